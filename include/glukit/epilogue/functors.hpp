@@ -1,0 +1,74 @@
+// Epilogue operations: the elementwise math applied to X = A@B + bias and the
+// auxiliary operand Y, declared without any architecture detail. Each is
+// GLUKIT_HOST_DEVICE and templated on the value type, so the fp64 host
+// reference evaluates the very same code the kernels run in fp32.
+//
+// An epilogue operation is a type E with
+//   static constexpr const char* name();
+//   static constexpr bool reads_aux;       // does it read Y?
+//   template <class T> T operator()(T x, T y) const;   // y unused if !reads_aux
+// The kernels supply the rest of the epilogue protocol around it: init (bias
+// into the accumulator), prefetch (Y into registers), apply, store.
+#pragma once
+#include <concepts>
+
+#include "glukit/platform/config.hpp"
+#include "glukit/platform/math.hpp"
+
+namespace glukit::epilogue {
+
+/// The reference gate: out = X + X * Y, one fused multiply-add.
+struct GluGate {
+  static constexpr const char* name() { return "GluGate"; }
+  static constexpr bool reads_aux = true;
+  template <class T>
+  GLUKIT_HOST_DEVICE T operator()(T x, T y) const {
+    return math::fma(x, y, x);
+  }
+};
+
+/// SwiGLU-style gate: out = silu(X) * Y = X / (1 + e^-X) * Y.
+struct SwiGlu {
+  static constexpr const char* name() { return "SwiGlu"; }
+  static constexpr bool reads_aux = true;
+  template <class T>
+  GLUKIT_HOST_DEVICE T operator()(T x, T y) const {
+    return x / (T(1) + math::exp(-x)) * y;
+  }
+};
+
+/// GeGLU (tanh approximation of GELU): out = gelu(X) * Y.
+struct GeGlu {
+  static constexpr const char* name() { return "GeGlu"; }
+  static constexpr bool reads_aux = true;
+  template <class T>
+  GLUKIT_HOST_DEVICE T operator()(T x, T y) const {
+    const T inner = T(0.7978845608028654) * math::fma(T(0.044715) * x, x * x, x);
+    return T(0.5) * x * (T(1) + math::tanh(inner)) * y;
+  }
+};
+
+/// Plain addmm: out = X; Y is not read (may still be passed).
+struct BiasOnly {
+  static constexpr const char* name() { return "BiasOnly"; }
+  static constexpr bool reads_aux = false;
+  template <class T>
+  GLUKIT_HOST_DEVICE T operator()(T x, T) const {
+    return x;
+  }
+};
+
+}  // namespace glukit::epilogue
+
+namespace glukit {
+
+/// What a type needs to be used as a policy's epilogue operation.
+template <class E>
+concept EpilogueOp = std::default_initializable<E> && requires(const E e, float x, double d) {
+  { E::name() } -> std::convertible_to<const char*>;
+  { E::reads_aux } -> std::convertible_to<bool>;
+  { e(x, x) } -> std::same_as<float>;
+  { e(d, d) } -> std::same_as<double>;
+};
+
+}  // namespace glukit

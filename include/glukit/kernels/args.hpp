@@ -1,0 +1,114 @@
+// The problem a launcher receives (AddmmGluArgs), the Status it returns, and
+// the argument rules every launcher checks on the host before touching the device.
+#pragma once
+#include <cstdint>
+
+#include "glukit/platform/half.hpp"
+
+namespace glukit {
+
+/// out = epilogue(a @ b + bias, y): row-major operands, element strides.
+/// A: m x k (lda), B: k x n (ldb), bias: n (may be null: no bias),
+/// Y: m x n (ldy), out: m x n (ldo).
+struct AddmmGluArgs {
+  const half_t* a = nullptr;
+  const half_t* b = nullptr;
+  const half_t* bias = nullptr;
+  const half_t* y = nullptr;
+  half_t* out = nullptr;
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  std::int64_t lda = 0;
+  std::int64_t ldb = 0;
+  std::int64_t ldy = 0;
+  std::int64_t ldo = 0;
+};
+
+enum class StatusCode {
+  ok = 0,
+  invalid_argument,   ///< an argument breaks a documented rule; nothing was launched
+  unsupported_device, ///< the current device cannot run this policy
+  runtime_error,      ///< the runtime reported an error at launch
+};
+
+/// Result of a launcher call. Messages are static strings that name the
+/// argument and the rule it broke, e.g. "lda: must be >= k".
+class Status {
+ public:
+  constexpr Status() = default;
+  constexpr Status(StatusCode code, const char* message) : code_(code), message_(message) {}
+  static constexpr Status success() { return {}; }
+  static constexpr Status invalid(const char* message) {
+    return {StatusCode::invalid_argument, message};
+  }
+  constexpr bool ok() const { return code_ == StatusCode::ok; }
+  constexpr StatusCode code() const { return code_; }
+  constexpr const char* message() const { return message_; }
+  constexpr explicit operator bool() const { return ok(); }
+
+ private:
+  StatusCode code_ = StatusCode::ok;
+  const char* message_ = "ok";
+};
+
+/// Alignment, in elements, of k, the leading dimensions and (in bytes: x2) the
+/// pointers: the vectorised paths move 16-byte chunks (8 fp16 values).
+inline constexpr std::int64_t vector_elems = 8;
+
+/// Largest element count of one operand whose byte offsets still fit the
+/// 32-bit-per-row, 64-bit-total index arithmetic of the kernels.
+inline constexpr std::int64_t max_dimension = std::int64_t{1} << 31;
+
+namespace detail {
+inline bool aligned16(const void* p) {
+  return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0;
+}
+}  // namespace detail
+
+/// The argument rules shared by every launcher (host only, no device access).
+/// m == 0 or n == 0: valid no-op. k == 0: valid (out = epilogue(bias or 0, y)).
+inline Status validate_arguments(const AddmmGluArgs& p) {
+  if (p.m < 0) return Status::invalid("m: must be >= 0");
+  if (p.n < 0) return Status::invalid("n: must be >= 0");
+  if (p.k < 0) return Status::invalid("k: must be >= 0");
+  if (p.m >= max_dimension) return Status::invalid("m: must be < 2^31");
+  if (p.n >= max_dimension) return Status::invalid("n: must be < 2^31");
+  if (p.k >= max_dimension) return Status::invalid("k: must be < 2^31");
+  if (p.m == 0 || p.n == 0) return Status::success();
+  if (p.k > 0 && p.a == nullptr) return Status::invalid("a: must not be null");
+  if (p.k > 0 && p.b == nullptr) return Status::invalid("b: must not be null");
+  if (p.y == nullptr) return Status::invalid("y: must not be null");
+  if (p.out == nullptr) return Status::invalid("out: must not be null");
+  if (p.k % vector_elems != 0) return Status::invalid("k: must be a multiple of 8");
+  if (p.k > 0 && p.lda < p.k) return Status::invalid("lda: must be >= k");
+  if (p.k > 0 && p.ldb < p.n) return Status::invalid("ldb: must be >= n");
+  if (p.ldy < p.n) return Status::invalid("ldy: must be >= n");
+  if (p.ldo < p.n) return Status::invalid("ldo: must be >= n");
+  if (p.k > 0 && p.lda % vector_elems != 0) return Status::invalid("lda: must be a multiple of 8");
+  if (p.k > 0 && p.ldb % vector_elems != 0) return Status::invalid("ldb: must be a multiple of 8");
+  if (p.ldy % vector_elems != 0) return Status::invalid("ldy: must be a multiple of 8");
+  if (p.ldo % vector_elems != 0) return Status::invalid("ldo: must be a multiple of 8");
+  if (p.k > 0 && !detail::aligned16(p.a)) return Status::invalid("a: must be 16-byte aligned");
+  if (p.k > 0 && !detail::aligned16(p.b)) return Status::invalid("b: must be 16-byte aligned");
+  if (p.bias != nullptr && !detail::aligned16(p.bias))
+    return Status::invalid("bias: must be 16-byte aligned");
+  if (!detail::aligned16(p.y)) return Status::invalid("y: must be 16-byte aligned");
+  if (!detail::aligned16(p.out)) return Status::invalid("out: must be 16-byte aligned");
+  // Element offsets (row * ld + col) are computed in 64 bits; keep the last one
+  // of each operand far below 2^62 bytes so no intermediate can overflow.
+  constexpr std::int64_t max_elems = std::int64_t{1} << 61;
+  const auto too_big = [&](std::int64_t rows, std::int64_t ld) {
+    return rows > 0 && ld > max_elems / rows;
+  };
+  if (too_big(p.m, p.lda)) return Status::invalid("lda: m * lda overflows the index range");
+  if (too_big(p.k, p.ldb)) return Status::invalid("ldb: k * ldb overflows the index range");
+  if (too_big(p.m, p.ldy)) return Status::invalid("ldy: m * ldy overflows the index range");
+  if (too_big(p.m, p.ldo)) return Status::invalid("ldo: m * ldo overflows the index range");
+  if (p.ldy >= max_dimension || p.ldo >= max_dimension || p.lda >= max_dimension ||
+      p.ldb >= max_dimension)
+    return Status::invalid("ld*: leading dimensions must be < 2^31");
+  return Status::success();
+}
+
+}  // namespace glukit

@@ -1,0 +1,2 @@
+// Placeholder until the CDNA kernels land: see kernels/cdna/.
+#pragma once

@@ -1,0 +1,82 @@
+// The four variants of the reference work's optimisation path as policies:
+// aliases over one kernel, differing only in these named members. A user
+// tunes or extends one by deriving from it and shadowing members, e.g.
+//   struct MyPolicy : glukit::policy::V4FusedEpilogue<glukit::arch::sm90a> {
+//     using epilogue_op = glukit::epilogue::SwiGlu;
+//     static constexpr const char* name() { return "MySwiGlu"; }
+//   };
+#pragma once
+#include "glukit/arch/tags.hpp"
+#include "glukit/epilogue/functors.hpp"
+#include "glukit/kernels/policy.hpp"
+
+namespace glukit::policy {
+
+enum class Variant { v1, v2, v3, v4 };
+
+/// Per-arch, per-variant tuned values (tiles, buffers, grouping). The primary
+/// template fails with a message; kernels/policies_sm90a.hpp and
+/// kernels/policies_cdna.hpp specialise it.
+template <Variant V, class Arch>
+struct VariantTuning {
+  static_assert(dependent_false<Arch>,
+                "glukit::policy: no tuned defaults for this variant on this arch tag");
+};
+
+/// Members common to every variant; the variant structs below override what differs.
+template <class Arch>
+struct PolicyBase {
+  using arch = Arch;
+  /// Elementwise epilogue operation (epilogue/functors.hpp).
+  using epilogue_op = epilogue::GluGate;
+  /// Chiplet count the tile order is swizzled for (arch_traits; 1 on Hopper).
+  static constexpr int chiplets = arch_traits<Arch>::chiplets;
+  /// Extra fp16 elements per shared-memory row against bank conflicts (CDNA's
+  /// padded layout; Hopper uses the 128-byte swizzle and ignores it).
+  static constexpr int smem_pad = 0;
+};
+
+template <class Arch>
+struct V1RegisterStaged : PolicyBase<Arch>, VariantTuning<Variant::v1, Arch> {
+  static constexpr const char* name() { return "V1RegisterStaged"; }
+  static constexpr CopierKind copier = CopierKind::register_staged;
+  static constexpr Schedule schedule = Schedule::one_tile_per_workgroup;
+  static constexpr EpilogueStyle epilogue_style = EpilogueStyle::after_mainloop;
+  static constexpr bool stage_pipeline = false;
+  static constexpr bool streaming_stores = false;
+};
+
+template <class Arch>
+struct V2DirectToLds : PolicyBase<Arch>, VariantTuning<Variant::v2, Arch> {
+  static constexpr const char* name() { return "V2DirectToLds"; }
+  static constexpr CopierKind copier = CopierKind::async_direct;
+  static constexpr Schedule schedule = Schedule::one_tile_per_workgroup;
+  static constexpr EpilogueStyle epilogue_style = EpilogueStyle::after_mainloop;
+  static constexpr bool stage_pipeline = true;
+  static constexpr bool streaming_stores = true;
+};
+
+template <class Arch>
+struct V3DeepPipelinePersistent : PolicyBase<Arch>, VariantTuning<Variant::v3, Arch> {
+  static constexpr const char* name() { return "V3DeepPipelinePersistent"; }
+  static constexpr CopierKind copier = CopierKind::async_direct;
+  static constexpr Schedule schedule = Schedule::persistent;
+  static constexpr EpilogueStyle epilogue_style = EpilogueStyle::after_mainloop;
+  static constexpr bool stage_pipeline = true;
+  static constexpr bool streaming_stores = true;
+};
+
+template <class Arch>
+struct V4FusedEpilogue : PolicyBase<Arch>, VariantTuning<Variant::v4, Arch> {
+  static constexpr const char* name() { return "V4FusedEpilogue"; }
+  static constexpr CopierKind copier = CopierKind::async_direct;
+  static constexpr Schedule schedule = Schedule::persistent;
+  static constexpr EpilogueStyle epilogue_style = EpilogueStyle::fused;
+  static constexpr bool stage_pipeline = true;
+  static constexpr bool streaming_stores = true;
+};
+
+}  // namespace glukit::policy
+
+#include "glukit/kernels/policies_cdna.hpp"
+#include "glukit/kernels/policies_sm90a.hpp"

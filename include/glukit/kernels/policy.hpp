@@ -1,0 +1,53 @@
+// The vocabulary of a policy (which copier, which schedule, which epilogue
+// style) and the Policy concept checked at the top of AddmmGlu<Policy>.
+#pragma once
+#include <concepts>
+
+#include "glukit/arch/tags.hpp"
+#include "glukit/epilogue/functors.hpp"
+
+namespace glukit {
+
+/// How tiles of A and B reach shared memory.
+enum class CopierKind {
+  register_staged,  ///< global -> registers -> shared (V1)
+  async_direct,     ///< global -> shared without registers: cp.async / global_load_lds
+  tma,              ///< bulk tensor copies completing on mbarriers (Hopper only)
+};
+
+/// How tiles are handed to workgroups.
+enum class Schedule {
+  one_tile_per_workgroup,  ///< grid = tile count
+  persistent,              ///< grid = resident workgroups, grid-stride over tiles
+};
+
+/// Where the epilogue's work sits relative to the main loop.
+enum class EpilogueStyle {
+  after_mainloop,  ///< bias add, then Y load, then the gate, after the K loop (V1-V3)
+  fused,           ///< bias in the accumulator init, Y prefetched before the drain MMAs,
+                   ///< the gate as one fma, 16-byte streaming stores (V4)
+};
+
+/// What AddmmGlu<P> requires of a policy P. Each member is documented on the
+/// variant defaults in kernels/policies.hpp.
+template <class P>
+concept Policy = requires {
+  typename P::arch;
+  typename P::epilogue_op;
+  { P::name() } -> std::convertible_to<const char*>;
+  { P::tile_m } -> std::convertible_to<int>;
+  { P::tile_n } -> std::convertible_to<int>;
+  { P::tile_k } -> std::convertible_to<int>;
+  { P::num_buffers } -> std::convertible_to<int>;
+  { P::warps } -> std::convertible_to<int>;
+  { P::group_size_m } -> std::convertible_to<int>;
+  { P::chiplet_chunk } -> std::convertible_to<int>;
+  { P::min_blocks_per_cu } -> std::convertible_to<int>;
+  { P::copier } -> std::convertible_to<CopierKind>;
+  { P::schedule } -> std::convertible_to<Schedule>;
+  { P::epilogue_style } -> std::convertible_to<EpilogueStyle>;
+  { P::stage_pipeline } -> std::convertible_to<bool>;
+  { P::streaming_stores } -> std::convertible_to<bool>;
+} && ArchTag<typename P::arch> && EpilogueOp<typename P::epilogue_op>;
+
+}  // namespace glukit

@@ -1,0 +1,38 @@
+// check_policy<P>(): every compile-time rule a policy must meet, each a
+// static_assert whose message names the member and the reason. Called once at
+// the top of AddmmGlu<P>.
+#pragma once
+#include "glukit/kernels/cdna/plan.hpp"
+#include "glukit/kernels/policy.hpp"
+#include "glukit/kernels/sm90/plan.hpp"
+
+namespace glukit {
+
+template <class P>
+constexpr bool check_policy() {
+  static_assert(Policy<P>,
+                "AddmmGlu<P>: P is not a glukit policy: it needs arch, epilogue_op, name(), tile_m, "
+                "tile_n, tile_k, num_buffers, warps, group_size_m, chiplet_chunk, "
+                "min_blocks_per_cu, copier, schedule, epilogue_style, stage_pipeline, "
+                "streaming_stores (derive from a glukit::policy variant)");
+  if constexpr (Policy<P>) {
+    static_assert(P::tile_m > 0 && P::tile_n > 0 && P::tile_k > 0, "tile_m/tile_n/tile_k: must be > 0");
+    static_assert(P::num_buffers >= 2,
+                  "num_buffers: a load-ahead pipeline needs at least 2 shared-memory buffers");
+    static_assert(P::copier == CopierKind::register_staged || P::num_buffers >= 2,
+                  "num_buffers: the async copier needs >= 2 buffers");
+    static_assert(P::group_size_m >= 1, "group_size_m: must be >= 1");
+    static_assert(P::chiplet_chunk >= 1, "chiplet_chunk: must be >= 1");
+    static_assert(P::warps * arch_traits<typename P::arch>::wave_size <=
+                      arch_traits<typename P::arch>::max_threads_per_block,
+                  "warps: more threads than a workgroup may have");
+    if constexpr (arch_traits<typename P::arch>::backend == Backend::cuda) {
+      return sm90::check_policy<P>();
+    } else {
+      return cdna::check_policy<P>();
+    }
+  }
+  return Policy<P>;
+}
+
+}  // namespace glukit

@@ -1,0 +1,65 @@
+// The handful of runtime calls the library needs, behind glukit:: names:
+// streams, errors, device and function attributes. On NVIDIA this includes
+// <cuda_runtime.h> directly (Debian's HIP-on-NVIDIA headers do not build with
+// CUDA 13); on AMD <hip/hip_runtime.h>; a host-only build gets an opaque stream.
+#pragma once
+#include "glukit/platform/config.hpp"
+
+#if defined(GLUKIT_BACKEND_CUDA)
+#include <cuda_runtime.h>
+#elif defined(GLUKIT_BACKEND_HIP)
+#include <hip/hip_runtime.h>
+#endif
+
+namespace glukit {
+
+#if defined(GLUKIT_BACKEND_CUDA)
+using stream_t = cudaStream_t;
+using error_t = cudaError_t;
+inline constexpr error_t success = cudaSuccess;
+inline const char* error_string(error_t e) { return cudaGetErrorString(e); }
+inline error_t get_last_error() { return cudaGetLastError(); }
+inline error_t get_device(int* d) { return cudaGetDevice(d); }
+inline error_t device_sm_count(int device, int* v) {
+  return cudaDeviceGetAttribute(v, cudaDevAttrMultiProcessorCount, device);
+}
+inline error_t device_max_smem_per_block(int device, int* v) {
+  return cudaDeviceGetAttribute(v, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+}
+inline error_t device_cc(int device, int* major, int* minor) {
+  error_t e = cudaDeviceGetAttribute(major, cudaDevAttrComputeCapabilityMajor, device);
+  return e != success ? e : cudaDeviceGetAttribute(minor, cudaDevAttrComputeCapabilityMinor, device);
+}
+template <class Kernel>
+inline error_t set_max_dynamic_smem(Kernel* k, int bytes) {
+  return cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+}
+template <class Kernel>
+inline error_t occupancy_blocks_per_sm(int* blocks, Kernel* k, int threads, int smem) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, k, threads, smem);
+}
+#elif defined(GLUKIT_BACKEND_HIP)
+using stream_t = hipStream_t;
+using error_t = hipError_t;
+inline constexpr error_t success = hipSuccess;
+inline const char* error_string(error_t e) { return hipGetErrorString(e); }
+inline error_t get_last_error() { return hipGetLastError(); }
+inline error_t get_device(int* d) { return hipGetDevice(d); }
+inline error_t device_sm_count(int device, int* v) {
+  return hipDeviceGetAttribute(v, hipDeviceAttributeMultiprocessorCount, device);
+}
+inline error_t device_max_smem_per_block(int device, int* v) {
+  return hipDeviceGetAttribute(v, hipDeviceAttributeMaxSharedMemoryPerBlock, device);
+}
+template <class Kernel>
+inline error_t set_max_dynamic_smem(Kernel* k, int bytes) {
+  return hipFuncSetAttribute(reinterpret_cast<const void*>(k),
+                             hipFuncAttributeMaxDynamicSharedMemorySize, bytes);
+}
+#else
+/// Host-only builds: no runtime; the stream is an opaque handle that is never used.
+struct opaque_stream;
+using stream_t = opaque_stream*;
+#endif
+
+}  // namespace glukit

@@ -1,0 +1,58 @@
+// fp64 host reference of out = epilogue(A @ B + bias, Y), and the relative
+// error measure the tests use. Reads host pointers in AddmmGluArgs.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "glukit/epilogue/functors.hpp"
+#include "glukit/kernels/args.hpp"
+#include "glukit/platform/half.hpp"
+
+namespace glukit::reference {
+
+/// X = A @ B + bias in fp64 (row-major m x n, ld = n).
+inline std::vector<double> addmm(const AddmmGluArgs& p) {
+  std::vector<double> x(static_cast<std::size_t>(p.m * p.n), 0.0);
+  std::vector<double> row(static_cast<std::size_t>(p.n));
+  for (std::int64_t i = 0; i < p.m; ++i) {
+    for (std::int64_t j = 0; j < p.n; ++j) row[j] = p.bias ? double(to_float(p.bias[j])) : 0.0;
+    for (std::int64_t kk = 0; kk < p.k; ++kk) {
+      const double aik = to_float(p.a[i * p.lda + kk]);
+      const half_t* brow = p.b + kk * p.ldb;
+      for (std::int64_t j = 0; j < p.n; ++j) row[j] += aik * double(to_float(brow[j]));
+    }
+    for (std::int64_t j = 0; j < p.n; ++j) x[i * p.n + j] = row[j];
+  }
+  return x;
+}
+
+/// out = op(X, Y) in fp64 (row-major m x n, ld = n).
+template <class Op = epilogue::GluGate>
+std::vector<double> addmm_glu(const AddmmGluArgs& p, Op op = {}) {
+  std::vector<double> out = addmm(p);
+  for (std::int64_t i = 0; i < p.m; ++i)
+    for (std::int64_t j = 0; j < p.n; ++j) {
+      const double y = Op::reads_aux ? double(to_float(p.y[i * p.ldy + j])) : 0.0;
+      out[i * p.n + j] = op(out[i * p.n + j], y);
+    }
+  return out;
+}
+
+/// ||got - ref||_2 / ||ref||_2 over the m x n output (got with leading dimension ldo).
+/// Returns +inf if any element of got is NaN or infinite.
+inline double relative_l2_error(const half_t* got, std::int64_t ldo, const std::vector<double>& ref,
+                                std::int64_t m, std::int64_t n) {
+  double num = 0.0, den = 0.0;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      const double g = to_float(got[i * ldo + j]);
+      if (!std::isfinite(g)) return INFINITY;
+      const double r = ref[i * n + j];
+      num += (g - r) * (g - r);
+      den += r * r;
+    }
+  return den > 0.0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+}  // namespace glukit::reference
