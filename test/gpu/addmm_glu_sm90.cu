@@ -126,3 +126,36 @@ TEMPLATE_LIST_TEST_CASE("other epilogue operations", "[gpu][epilogue]", Sm90Vari
   check_problem<WithOp<TestType, epilogue::SwiGlu>, epilogue::SwiGlu>({200, 1000, 96});
   check_problem<WithOp<TestType, epilogue::BiasOnly>, epilogue::BiasOnly>({200, 1000, 96});
 }
+
+/// Policies a user derives: the warp-specialised kernel (producer warpgroup +
+/// mbarrier ring + staged Y) with cp.async, and another tile width.
+struct WarpSpecializedV3 : policy::V3DeepPipelinePersistent<arch::sm90a> {
+  static constexpr bool warp_specialized = true;
+  static constexpr int warps = 12;
+  static constexpr int tile_n = 256;
+  static constexpr int min_blocks_per_cu = 1;
+  static constexpr const char* name() { return "WarpSpecializedV3"; }
+};
+struct WarpSpecializedV4 : policy::V4FusedEpilogue<arch::sm90a> {
+  static constexpr bool warp_specialized = true;
+  static constexpr int warps = 12;
+  static constexpr int tile_n = 192;
+  static constexpr int min_blocks_per_cu = 1;
+  static constexpr const char* name() { return "WarpSpecializedV4"; }
+};
+using UserPolicies = std::tuple<WarpSpecializedV3, WarpSpecializedV4>;
+
+TEMPLATE_LIST_TEST_CASE("user-derived policies", "[gpu][user][sanitize]", UserPolicies) {
+  check_problem<TestType>({1000, 21555, 200, 200, 21560, 21560, 21560});
+  check_problem<TestType>({1, 8, 8});
+  check_problem<TestType>({300, 1000, 136, 200, 1016, 1024, 1032});
+  Shape s{256, 640, 64};
+  s.bias = false;
+  check_problem<TestType>(s);
+  check_problem<TestType>({64, 200, 0});
+}
+
+TEMPLATE_LIST_TEST_CASE("user-derived policies at the reference shape", "[gpu][user]", UserPolicies) {
+  const std::int64_t k = GENERATE(256, 1024);
+  check_problem<TestType>({1024, 21568, k});
+}

@@ -39,28 +39,32 @@ struct GlobalTile {
 #if defined(GLUKIT_BACKEND_CUDA)
 
 /// Per-thread state: the global address of this thread's first chunk at the
-/// current k-block, so a copy costs one add per round (no 64-bit multiplies).
-template <class Layout, class Partition>
+/// current tile, so a copy costs one add per chunk (no 64-bit multiplies).
+/// A Swizzle128B tile is copied panel by panel (64 columns each): with a
+/// partition of one panel, consecutive rounds of a thread are rows_per_round
+/// rows apart in the same column, and rows_per_round is a multiple of the
+/// 8-row swizzle atom for any thread count that is a multiple of 64.
+template <class Layout, int Threads>
 struct AsyncTileCopier {
-  static_assert(Partition::rows == Layout::rows && Partition::cols == Layout::cols,
-                "AsyncTileCopier: partition and layout must describe the same tile");
+  static constexpr int panel_cols = Layout::panel_cols;
+  static constexpr int panels = Layout::panels;
+  using Partition = CopyPartition<Layout::rows, panel_cols, Threads>;
   static_assert(Partition::vec * 2 == 16, "AsyncTileCopier: copies 16-byte chunks");
-  static_assert(Partition::row_strided,
-                "AsyncTileCopier: threads must be a multiple of the chunks in a tile row");
+  static_assert(Partition::row_strided && Partition::rows_per_round % 8 == 0,
+                "AsyncTileCopier: the thread count must be a multiple of 64 (8 rows of 8 chunks)");
   static constexpr int rpr = Partition::rows_per_round;
 
-  const half_t* origin;       ///< element (0, 0) of the current tile: always inside the matrix
-  const half_t* ptr;          ///< chunk (row, col) of the current tile
-  std::int64_t round_stride;  ///< elements between rounds: rpr * ld
-  int row, col;               ///< this thread's round-0 chunk in the tile
+  const half_t* origin;  ///< element (0, 0) of the current tile: always inside the matrix
+  const half_t* ptr;     ///< this thread's round-0 chunk of panel 0
+  std::int64_t ld;
+  int row, col;          ///< this thread's round-0 chunk in panel 0
 
-  GLUKIT_DEVICE AsyncTileCopier(const half_t* tile_origin, std::int64_t ld, int thread)
-      : origin(tile_origin) {
+  GLUKIT_DEVICE AsyncTileCopier(const half_t* tile_origin, std::int64_t ld_, int thread)
+      : origin(tile_origin), ld(ld_) {
     const auto c = Partition::coord(0, thread);
     row = c.row;
     col = c.col;
     ptr = origin + row * ld + col;
-    round_stride = rpr * ld;
   }
   /// Moves to the next tile along the matrix (elements).
   GLUKIT_DEVICE void advance(std::int64_t elems) {
@@ -71,16 +75,20 @@ struct AsyncTileCopier {
   /// Issues this thread's copies of the tile into `smem` (not yet committed);
   /// rows >= rows_valid and columns >= cols_valid of the tile read as zero.
   GLUKIT_DEVICE void issue(unsigned char* smem, int rows_valid, int cols_valid) const {
-    const int cols = cols_valid - col;
-    const std::uint32_t row_bytes = cols <= 0 ? 0u : cols >= Partition::vec ? 16u : 2u * cols;
+    const std::int64_t round_stride = rpr * ld;
     const std::uint32_t s0 = Layout::offset(row, col);
 #pragma unroll
-    for (int r = 0; r < Partition::rounds; ++r) {
-      const std::uint32_t bytes = row + r * rpr < rows_valid ? row_bytes : 0u;
-      const half_t* g = bytes ? ptr + r * round_stride : origin;  // no bytes read
-      // rpr is a multiple of the 8-row swizzle atom, so the XOR pattern repeats.
-      static_assert(rpr % 8 == 0 || Layout::rows <= rpr, "rows_per_round must keep the swizzle phase");
-      arch::hopper::cp_async_16(smem + s0 + Layout::offset(r * rpr, 0), g, bytes);
+    for (int pn = 0; pn < panels; ++pn) {
+      const int cols = cols_valid - pn * panel_cols - col;
+      const std::uint32_t row_bytes = cols <= 0 ? 0u : cols >= Partition::vec ? 16u : 2u * cols;
+#pragma unroll
+      for (int r = 0; r < Partition::rounds; ++r) {
+        const std::uint32_t bytes = row + r * rpr < rows_valid ? row_bytes : 0u;
+        const half_t* g = bytes ? ptr + pn * panel_cols + r * round_stride : origin;  // no bytes read
+        // offset(row + r*rpr, col + 64 pn) = offset(row, col) + offset(r*rpr, 64 pn): the
+        // swizzle phase depends on row % 8 only.
+        arch::hopper::cp_async_16(smem + s0 + Layout::offset(r * rpr, pn * panel_cols), g, bytes);
+      }
     }
   }
   GLUKIT_DEVICE static void commit() { arch::hopper::cp_async_commit(); }

@@ -14,7 +14,8 @@ namespace glukit::policy {
 
 enum class Variant { v1, v2, v3, v4 };
 
-/// Per-arch, per-variant tuned values (tiles, buffers, grouping). The primary
+/// Per-arch, per-variant tuned values (tiles, buffers, grouping, whether the
+/// two-warp-group stage pipeline runs). The primary
 /// template fails with a message; kernels/policies_sm90a.hpp and
 /// kernels/policies_cdna.hpp specialise it.
 template <Variant V, class Arch>
@@ -42,7 +43,6 @@ struct V1RegisterStaged : PolicyBase<Arch>, VariantTuning<Variant::v1, Arch> {
   static constexpr CopierKind copier = CopierKind::register_staged;
   static constexpr Schedule schedule = Schedule::one_tile_per_workgroup;
   static constexpr EpilogueStyle epilogue_style = EpilogueStyle::after_mainloop;
-  static constexpr bool stage_pipeline = false;
   static constexpr bool streaming_stores = false;
 };
 
@@ -52,7 +52,6 @@ struct V2DirectToLds : PolicyBase<Arch>, VariantTuning<Variant::v2, Arch> {
   static constexpr CopierKind copier = CopierKind::async_direct;
   static constexpr Schedule schedule = Schedule::one_tile_per_workgroup;
   static constexpr EpilogueStyle epilogue_style = EpilogueStyle::after_mainloop;
-  static constexpr bool stage_pipeline = true;
   static constexpr bool streaming_stores = true;
 };
 
@@ -62,7 +61,6 @@ struct V3DeepPipelinePersistent : PolicyBase<Arch>, VariantTuning<Variant::v3, A
   static constexpr CopierKind copier = CopierKind::async_direct;
   static constexpr Schedule schedule = Schedule::persistent;
   static constexpr EpilogueStyle epilogue_style = EpilogueStyle::after_mainloop;
-  static constexpr bool stage_pipeline = true;
   static constexpr bool streaming_stores = true;
 };
 
@@ -72,7 +70,6 @@ struct V4FusedEpilogue : PolicyBase<Arch>, VariantTuning<Variant::v4, Arch> {
   static constexpr CopierKind copier = CopierKind::async_direct;
   static constexpr Schedule schedule = Schedule::persistent;
   static constexpr EpilogueStyle epilogue_style = EpilogueStyle::fused;
-  static constexpr bool stage_pipeline = true;
   static constexpr bool streaming_stores = true;
 };
 

@@ -26,13 +26,13 @@ struct CdnaGfx942Tile {
   static constexpr int min_blocks_per_cu = 1;
 };
 
-template <> struct VariantTuning<Variant::v1, arch::gfx950> : CdnaGfx950Tile { static constexpr int num_buffers = 2; };
-template <> struct VariantTuning<Variant::v2, arch::gfx950> : CdnaGfx950Tile { static constexpr int num_buffers = 2; };
-template <> struct VariantTuning<Variant::v3, arch::gfx950> : CdnaGfx950Tile { static constexpr int num_buffers = 3; };
-template <> struct VariantTuning<Variant::v4, arch::gfx950> : CdnaGfx950Tile { static constexpr int num_buffers = 3; };
-template <> struct VariantTuning<Variant::v1, arch::gfx942> : CdnaGfx942Tile { static constexpr int num_buffers = 2; };
-template <> struct VariantTuning<Variant::v2, arch::gfx942> : CdnaGfx942Tile { static constexpr int num_buffers = 2; };
-template <> struct VariantTuning<Variant::v3, arch::gfx942> : CdnaGfx942Tile { static constexpr int num_buffers = 3; };
-template <> struct VariantTuning<Variant::v4, arch::gfx942> : CdnaGfx942Tile { static constexpr int num_buffers = 3; };
+template <> struct VariantTuning<Variant::v1, arch::gfx950> : CdnaGfx950Tile { static constexpr int num_buffers = 2; static constexpr bool stage_pipeline = false; };
+template <> struct VariantTuning<Variant::v2, arch::gfx950> : CdnaGfx950Tile { static constexpr int num_buffers = 2; static constexpr bool stage_pipeline = true; };
+template <> struct VariantTuning<Variant::v3, arch::gfx950> : CdnaGfx950Tile { static constexpr int num_buffers = 3; static constexpr bool stage_pipeline = true; };
+template <> struct VariantTuning<Variant::v4, arch::gfx950> : CdnaGfx950Tile { static constexpr int num_buffers = 3; static constexpr bool stage_pipeline = true; };
+template <> struct VariantTuning<Variant::v1, arch::gfx942> : CdnaGfx942Tile { static constexpr int num_buffers = 2; static constexpr bool stage_pipeline = false; };
+template <> struct VariantTuning<Variant::v2, arch::gfx942> : CdnaGfx942Tile { static constexpr int num_buffers = 2; static constexpr bool stage_pipeline = true; };
+template <> struct VariantTuning<Variant::v3, arch::gfx942> : CdnaGfx942Tile { static constexpr int num_buffers = 3; static constexpr bool stage_pipeline = true; };
+template <> struct VariantTuning<Variant::v4, arch::gfx942> : CdnaGfx942Tile { static constexpr int num_buffers = 3; static constexpr bool stage_pipeline = true; };
 
 }  // namespace glukit::policy

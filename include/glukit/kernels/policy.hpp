@@ -50,4 +50,12 @@ concept Policy = requires {
   { P::streaming_stores } -> std::convertible_to<bool>;
 } && ArchTag<typename P::arch> && EpilogueOp<typename P::epilogue_op>;
 
+/// Optional member `warp_specialized` (default false): on sm90a, a producer
+/// warpgroup fills the ring and signals consumer warpgroups through mbarriers.
+template <class P>
+constexpr bool warp_specialized() {
+  if constexpr (requires { P::warp_specialized; }) return P::warp_specialized;
+  else return false;
+}
+
 }  // namespace glukit

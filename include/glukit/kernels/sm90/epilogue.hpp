@@ -40,6 +40,7 @@ struct Epilogue {
   bool interior;       ///< the whole tile lies inside the output
   uint4 y_chunks[fused ? 2 : 1][fused ? G : 1];
 
+  /// tid: the thread's index among the consumer threads (warpgroup w owns rows 64w..).
   GLUKIT_DEVICE Epilogue(const AddmmGluArgs& args, std::int64_t m0, std::int64_t n0_, int tid)
       : a(args), n0(n0_) {
     const int t = tid % 128, lane = t % 32;
@@ -108,6 +109,54 @@ struct Epilogue {
     }
   }
 
+  /// init, warp-specialised: the bias row staged in shared memory with the first k-block
+  /// (columns past n arrive as zeros).
+  GLUKIT_DEVICE void init_staged(float (&acc)[R], const unsigned char* bias_row) const {
+#pragma unroll
+    for (int i = 0; i < R; ++i) acc[i] = 0.f;
+    if (!fused || a.bias == nullptr) return;
+#pragma unroll
+    for (int j = 0; j < J; ++j) {
+      const float2 b = unpack_half2(*reinterpret_cast<const std::uint32_t*>(bias_row + 2 * (8 * j + 2 * q)));
+      acc[4 * j + 0] = acc[4 * j + 2] = b.x;
+      acc[4 * j + 1] = acc[4 * j + 3] = b.y;
+    }
+  }
+
+  /// apply + store, warp-specialised V4: Y comes from the swizzled shared tile the
+  /// producer loaded during the main loop (YLayout: conflict-free fragment reads).
+  template <class YLayout>
+  GLUKIT_DEVICE void finish_staged(float (&acc)[R], const unsigned char* y_tile, std::int64_t m0) const {
+    const Op op{};
+    const int local_row0 = static_cast<int>(row0 - m0);
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int g = 0; g < G; ++g) {
+        std::uint32_t o[4];
+#pragma unroll
+        for (int s = 0; s < 4; ++s) {
+          const int j = 4 * g + s, i = 4 * j + 2 * h;
+          float2 yv = make_float2(0.f, 0.f);
+          if constexpr (Op::reads_aux)
+            yv = unpack_half2(*reinterpret_cast<const std::uint32_t*>(
+                y_tile + YLayout::offset(local_row0 + 8 * h, 8 * j + 2 * q)));
+          o[s] = pack_half2(op(acc[i], yv.x), op(acc[i + 1], yv.y));
+        }
+        quad_transpose(o, q);  // fragment layout -> chunk layout
+        const std::int64_t row = row0 + 8 * h, col = n0 + 32 * g + 8 * q;
+        half_t* p = a.out + row * a.ldo + col;
+        if (interior || (row < a.m && col + 8 <= a.n)) {
+          arch::hopper::st_global_cs_128(p, make_uint4(o[0], o[1], o[2], o[3]));
+        } else if (row < a.m) {
+          for (int e = 0; e < 4; ++e) store_pair(p + 2 * e, o[e], col + 2 * e, a.n, false);
+        }
+        // Keeps the next group's shared loads from being hoisted above these stores:
+        // hoisting all of them would hold the whole Y tile in registers.
+        asm volatile("" ::: "memory");
+      }
+  }
+
   /// apply + store.
   GLUKIT_DEVICE void finish(float (&acc)[R]) {
     const Op op{};
@@ -148,27 +197,32 @@ struct Epilogue {
           acc[4 * j + 1] += b.y, acc[4 * j + 3] += b.y;
         }
       }
-      // 2) Y load, 3) gate + store, one 8-column group at a time
+      // 2) Y load, 64 columns at a time (all their pairs first, so the loads overlap
+      //    each other rather than each waiting behind the previous store), 3) gate + store.
+      constexpr int JB = J < 8 ? J : 8;
 #pragma unroll
-      for (int j = 0; j < J; ++j) {
-        const std::int64_t col = col0 + 8 * j;
-        std::uint32_t y[2] = {0u, 0u};
-        if constexpr (Op::reads_aux) {
+      for (int jb = 0; jb < J; jb += JB) {
+        std::uint32_t y[JB][2];
+#pragma unroll
+        for (int jj = 0; jj < JB; ++jj)
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
-            const std::int64_t row = row0 + 8 * h;
-            if (interior || row < a.m)
-              y[h] = load_pair(a.y + row * a.ldy + col, col, a.n, interior || col + 1 < a.n);
+            const std::int64_t row = row0 + 8 * h, col = col0 + 8 * (jb + jj);
+            y[jj][h] = 0u;
+            if (Op::reads_aux && (interior || row < a.m))
+              y[jj][h] = load_pair(a.y + row * a.ldy + col, col, a.n, interior || col + 1 < a.n);
           }
-        }
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const std::int64_t row = row0 + 8 * h;
-          const float2 yv = unpack_half2(y[h]);
-          const std::uint32_t o = pack_half2(op(acc[4 * j + 2 * h], yv.x), op(acc[4 * j + 2 * h + 1], yv.y));
-          if (interior || row < a.m)
-            store_pair(a.out + row * a.ldo + col, o, col, a.n, interior || col + 1 < a.n);
-        }
+        for (int jj = 0; jj < JB; ++jj)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int j = jb + jj;
+            const std::int64_t row = row0 + 8 * h, col = col0 + 8 * j;
+            const float2 yv = unpack_half2(y[jj][h]);
+            const std::uint32_t o = pack_half2(op(acc[4 * j + 2 * h], yv.x), op(acc[4 * j + 2 * h + 1], yv.y));
+            if (interior || row < a.m)
+              store_pair(a.out + row * a.ldo + col, o, col, a.n, interior || col + 1 < a.n);
+          }
       }
     }
   }

@@ -64,6 +64,18 @@ struct Kernel {
     wgmma_commit();
   }
 
+  /// The compute stage of k-block kb: wgmma on its ring slot; on the last k-block
+  /// the epilogue's prefetch is issued while the MMAs run (V4: Y in flight during the drain).
+  template <class Stages>
+  GLUKIT_DEVICE static void compute_stage(const Ring& ring, int kb, int kbs, int wg,
+                                          float (&acc)[Mma::accumulators], Epi& epi, const Stages& stages) {
+    if constexpr (P::stage_pipeline) stages.enter_compute(kb);
+    mma_stage(ring, kb % S, wg, acc);
+    if (kb == kbs - 1) epi.prefetch();
+    arch::hopper::wgmma_wait<0>();
+    if constexpr (P::stage_pipeline) stages.leave_compute(kb, kbs);
+  }
+
   GLUKIT_DEVICE static void run(const KernelParams& p) {
     extern __shared__ unsigned char smem_raw[];
     const Ring ring = Ring::from_raw(smem_raw);
@@ -83,8 +95,8 @@ struct Kernel {
       epi.init(acc);
 
       if constexpr (async_copy) {
-        using CA = AsyncTileCopier<typename Plan::ALayout, CopyA>;
-        using CB = AsyncTileCopier<typename Plan::BLayout, CopyB>;
+        using CA = AsyncTileCopier<typename Plan::ALayout, Plan::copy_threads>;
+        using CB = AsyncTileCopier<typename Plan::BLayout, Plan::copy_threads>;
         // Copiers sit at k-block `issued`; rows/cols valid in A: (m - m0, k - k0), in B: (k - k0, n - n0).
         CA ca(args.a + m0 * args.lda, args.lda, tid);
         CB cb(args.b + n0, args.ldb, tid);
@@ -106,14 +118,13 @@ struct Kernel {
         for (int s = 0; s < S - 1; ++s) issue_next();
         for (int kb = 0; kb < kbs; ++kb) {
           CA::template wait<Plan::Pipeline::groups_in_flight>();
-          arch::hopper::fence_proxy_async_shared();
+          // No proxy fence here: it compiles to MEMBAR.ALL.CTA, which also waits for the
+          // younger cp.async groups still in flight and so drains the pipeline
+          // (docs/perf-notes.md, "sm90 v0 -> v1"). cp.async completion plus the CTA
+          // barrier makes the stage visible to wgmma, as CUTLASS's cp.async GMMA mainloop does.
           __syncthreads();  // stage kb landed for everyone; stage kb-1's MMAs are done
           issue_next();     // k-block kb + S - 1 into the buffer stage kb-1 used
-          if constexpr (P::stage_pipeline) stages.enter_compute(kb);
-          if (kb == kbs - 1) epi.prefetch();  // V4: Y in flight during the drain MMAs
-          mma_stage(ring, kb % S, wg, acc);
-          arch::hopper::wgmma_wait<0>();
-          if constexpr (P::stage_pipeline) stages.leave_compute(kb, kbs);
+          compute_stage(ring, kb, kbs, wg, acc, epi, stages);
         }
       } else {
         RegisterTileCopier<typename Plan::ALayout, CopyA> ca;
@@ -123,13 +134,9 @@ struct Kernel {
           cb.load(b_tile(args, n0, kb), tid);
           ca.store(ring.template tile<0>(kb % S), tid);
           cb.store(ring.template tile<1>(kb % S), tid);
-          arch::hopper::fence_proxy_async_shared();
+          arch::hopper::fence_proxy_async_shared();  // st.shared (generic) -> wgmma (async proxy)
           __syncthreads();
-          if constexpr (P::stage_pipeline) stages.enter_compute(kb);
-          if (kb == kbs - 1) epi.prefetch();
-          mma_stage(ring, kb % S, wg, acc);
-          arch::hopper::wgmma_wait<0>();
-          if constexpr (P::stage_pipeline) stages.leave_compute(kb, kbs);
+          compute_stage(ring, kb, kbs, wg, acc, epi, stages);
         }
       }
       if (kbs == 0) epi.prefetch();
@@ -139,10 +146,14 @@ struct Kernel {
 };
 
 template <class P>
+struct WsKernel;
+
+template <class P>
 __global__ void __launch_bounds__(MainloopPlan<P>::threads, P::min_blocks_per_cu)
     addmm_glu_kernel(const __grid_constant__ KernelParams params) {
 #if defined(GLUKIT_ARCH_SM90A)
-  Kernel<P>::run(params);
+  if constexpr (MainloopPlan<P>::specialized) WsKernel<P>::run(params);
+  else Kernel<P>::run(params);
 #else
   (void)params;
   __trap();  // built without sm_90a: the launcher refuses other devices first
@@ -150,3 +161,5 @@ __global__ void __launch_bounds__(MainloopPlan<P>::threads, P::min_blocks_per_cu
 }
 
 }  // namespace glukit::sm90
+
+#include "glukit/kernels/sm90/ws_kernel.hpp"

@@ -3,6 +3,8 @@
 // compile-time checks of a policy against them. The kernel and the launcher
 // both read this, so they cannot disagree.
 #pragma once
+#include <type_traits>
+
 #include "glukit/arch/tags.hpp"
 #include "glukit/blocks/copy_partition.hpp"
 #include "glukit/blocks/pipeline.hpp"
@@ -16,24 +18,49 @@ struct MainloopPlan {
   using traits = arch_traits<arch::sm90a>;
   static constexpr int threads = P::warps * traits::wave_size;
   static constexpr int warpgroups = threads / traits::warpgroup_size;
+  static constexpr bool specialized = warp_specialized<P>();
+  /// Warpgroups that issue wgmma (all of them, or all but the producer).
+  static constexpr int consumer_warpgroups = warpgroups - (specialized ? 1 : 0);
+  static constexpr int consumer_threads = consumer_warpgroups * traits::warpgroup_size;
+  /// Threads that copy tiles: all, or the producer warpgroup.
+  static constexpr int copy_threads = specialized ? traits::warpgroup_size : threads;
+  /// Warp-specialised V4 stages Y in shared memory: producer warps 0-1 fill the ring,
+  /// warps 2-3 load Y, so each half's cp.async completion tracking stays its own.
+  static constexpr bool stage_y = specialized && P::epilogue_style == EpilogueStyle::fused;
+  static constexpr int ring_copy_threads = stage_y ? copy_threads / 2 : copy_threads;
+  static constexpr int y_copy_threads = stage_y ? copy_threads - ring_copy_threads : copy_threads;
   static constexpr int wg_rows = traits::mma_m;  ///< rows of the tile each warpgroup owns
   static constexpr int k_steps = P::tile_k / traits::mma_k;  ///< wgmma per k-block
   /// (row, k) of A, K-major; (k, col) of B, N-major: both 128-byte swizzled panels.
   using ALayout = Swizzle128B<P::tile_m, P::tile_k>;
   using BLayout = Swizzle128B<P::tile_k, P::tile_n>;
-  using Buffers = MultiBufferPlan<P::num_buffers, ALayout, BLayout>;
-  using ACopy = CopyPartition<P::tile_m, P::tile_k, threads>;
-  using BCopy = CopyPartition<P::tile_k, P::tile_n, threads>;
+  /// Warp-specialised kernels also stage the tile's bias (one row) with its first
+  /// k-block, and Y (the whole tile, swizzled) in a buffer of its own.
+  using BiasLayout = PaddedRows<1, P::tile_n, 0>;
+  using YLayout = Swizzle128B<P::tile_m, P::tile_n>;
+  using Buffers = std::conditional_t<specialized, MultiBufferPlan<P::num_buffers, ALayout, BLayout, BiasLayout>,
+                                     MultiBufferPlan<P::num_buffers, ALayout, BLayout>>;
+  static constexpr int y_offset = Buffers::bytes;  ///< after the ring, 1024-aligned
+  static constexpr int y_bytes = stage_y ? YLayout::bytes : 0;
+  using ACopy = CopyPartition<P::tile_m, P::tile_k, ring_copy_threads>;
+  using BCopy = CopyPartition<P::tile_k, P::tile_n, ring_copy_threads>;
+  using YCopy = CopyPartition<P::tile_m, P::tile_n, y_copy_threads>;
   using Pipeline = MultistagePlan<P::num_buffers>;
   /// Dynamic shared memory: the ring plus slack to align its base to 1024 bytes.
-  static constexpr int smem_bytes = Buffers::bytes + Buffers::max_alignment;
+  /// Warp-specialised: a full and an empty mbarrier per stage after the ring.
+  static constexpr int barrier_bytes = specialized ? (2 * P::num_buffers + 2) * 8 : 0;
+  static constexpr int smem_bytes = Buffers::bytes + y_bytes + Buffers::max_alignment + barrier_bytes;
+  /// setmaxnreg targets of the warp-specialised kernel (sum fits 64K registers).
+  static constexpr int producer_registers = 40;
+  static constexpr int consumer_registers = 232;
   static constexpr int accumulators_per_thread = P::tile_n / 2;  ///< fp32, m64nN fragment
   /// Registers a thread can have when min_blocks_per_cu blocks share an SM.
-  static constexpr int register_budget = traits::registers_per_sm / (threads * P::min_blocks_per_cu);
+  /// ptxas caps the whole kernel at this (setmaxnreg does not raise its budget).
+  static constexpr int register_budget = traits::registers_per_sm / (threads * P::min_blocks_per_cu) / 8 * 8;
   /// Accumulators plus the Y prefetch (V4: one half2 per accumulator pair) plus ~24 for addresses and indices.
   static constexpr int registers_needed =
       accumulators_per_thread +
-      (P::epilogue_style == EpilogueStyle::fused ? accumulators_per_thread / 2 : 0) + 24;
+      (P::epilogue_style == EpilogueStyle::fused && !stage_y ? accumulators_per_thread / 2 : 0) + 24;
 };
 
 /// Compile-time checks of a policy against the sm90a mainloop.
@@ -43,8 +70,14 @@ constexpr bool check_policy() {
   using traits = arch_traits<arch::sm90a>;
   static_assert(P::warps % 4 == 0 && P::warps >= 4,
                 "warps: sm90a kernels issue wgmma per warpgroup; warps must be a multiple of 4");
-  static_assert(P::tile_m == Plan::warpgroups * traits::mma_m,
-                "tile_m: must equal 64 x (warps / 4): each consumer warpgroup owns 64 rows");
+  static_assert(P::tile_m == Plan::consumer_warpgroups * traits::mma_m,
+                "tile_m: must equal 64 x consumer warpgroups (warps / 4, minus the producer when "
+                "warp_specialized): each consumer warpgroup owns 64 rows");
+  static_assert(!Plan::specialized || (P::min_blocks_per_cu == 1 &&
+                                       Plan::producer_registers * 128 + Plan::consumer_registers *
+                                       Plan::consumer_threads <= traits::registers_per_sm),
+                "warp_specialized: one block per SM, and setmaxnreg's producer + consumer registers "
+                "must fit the register file");
   static_assert(P::tile_n % 64 == 0 && P::tile_n <= traits::mma_n_max,
                 "tile_n: must be a multiple of 64 (one swizzle panel) and <= 256 (wgmma N)");
   static_assert(P::tile_k % 64 == 0,

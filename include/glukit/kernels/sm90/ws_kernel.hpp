@@ -1,0 +1,188 @@
+// The warp-specialised sm90a kernel (V3, V4): warpgroup 0 is the producer
+// (the memory stage), warpgroups 1.. are consumers (the compute stage). They
+// meet at a ring of NumBuffers stages guarded by a full and an empty mbarrier
+// per stage; the ring position {index, phase} runs on across tiles, so the
+// producer loads the next tile while the consumers run the current epilogue.
+//   producer: wait empty[s] -> cp.async the stage -> commit -> wait_group<N>
+//             (N = groups_in_flight: the newest stage stays in flight) ->
+//             arrive full[previous stage]
+//   consumer: wait full[s] -> wgmma -> wait for the previous k-block's wgmma ->
+//             arrive empty[previous stage]; epilogue from registers
+// V4 (fused epilogue) splits the producer: warps 0-1 fill the ring (with the
+// tile's bias row in its first stage, so the bias is the accumulator's initial
+// value), warps 2-3 load the tile's Y into shared memory one tile ahead, so the
+// epilogue reads Y without waiting on global memory.
+// setmaxnreg moves registers from the producer to the consumers.
+#pragma once
+#include <cstdint>
+
+#include "glukit/arch/hopper/hopper.hpp"
+#include "glukit/blocks/pipeline.hpp"
+#include "glukit/blocks/smem_multi_buffer.hpp"
+#include "glukit/blocks/tile_copier.hpp"
+#include "glukit/blocks/tile_scheduler.hpp"
+#include "glukit/kernels/args.hpp"
+#include "glukit/kernels/sm90/epilogue.hpp"
+#include "glukit/kernels/sm90/plan.hpp"
+
+namespace glukit::sm90 {
+
+template <class P>
+struct WsKernel {
+  using Plan = MainloopPlan<P>;
+  using Ring = SmemMultiBuffer<typename Plan::Buffers>;
+  using Mma = arch::hopper::WgmmaF16<P::tile_n>;
+  using Epi = Epilogue<P>;
+  using State = PipelineState<P::num_buffers>;
+  static constexpr int BM = P::tile_m, BN = P::tile_n, BK = P::tile_k, S = P::num_buffers;
+  static_assert(P::copier == CopierKind::async_direct,
+                "copier: the warp-specialised sm90a kernel's producer issues cp.async");
+
+  struct Shared {
+    Ring ring;
+    unsigned char* y_tile;  ///< Plan::YLayout, when Plan::stage_y
+    std::uint64_t* full;    ///< [S]: the stage has landed (ring_copy_threads arrivals)
+    std::uint64_t* empty;   ///< [S]: the stage may be overwritten (consumer_threads arrivals)
+    std::uint64_t* y_full;  ///< Y of the current tile has landed (y_copy_threads arrivals)
+    std::uint64_t* y_empty; ///< the consumers are done reading Y (consumer_threads arrivals)
+  };
+
+  /// Ring producer: A and B of every k-block (and the bias row with the first one).
+  GLUKIT_DEVICE static void produce_ring(const KernelParams& p, const Shared& sh, int ptid) {
+    using CA = AsyncTileCopier<typename Plan::ALayout, Plan::ring_copy_threads>;
+    using CB = AsyncTileCopier<typename Plan::BLayout, Plan::ring_copy_threads>;
+    const AddmmGluArgs& args = p.args;
+    State st{};
+    int landed_pending = -1;  // stage whose full barrier waits for its copies to land
+    for (std::int64_t slot = blockIdx.x; slot < p.schedule.tiles(); slot += gridDim.x) {
+      const TileCoord tc = p.schedule.tile(slot);
+      const std::int64_t m0 = tc.m * BM, n0 = tc.n * BN;
+      CA ca(args.a + m0 * args.lda, args.lda, ptid);
+      CB cb(args.b + n0, args.ldb, ptid);
+      const int a_rows = static_cast<int>(args.m - m0 < BM ? args.m - m0 : BM);
+      const int b_cols = static_cast<int>(args.n - n0 < BN ? args.n - n0 : BN);
+      for (int kb = 0; kb < p.k_blocks; ++kb) {
+        arch::hopper::mbarrier_wait(&sh.empty[st.index], st.phase ^ 1u);
+        const int k_left = static_cast<int>(args.k - std::int64_t{kb} * BK);
+        ca.issue(sh.ring.template tile<0>(st.index), a_rows, k_left);
+        cb.issue(sh.ring.template tile<1>(st.index), k_left, b_cols);
+        if (kb == 0 && Plan::stage_y && args.bias != nullptr) {
+          for (int c = ptid; c < BN / 8; c += Plan::ring_copy_threads) {
+            const int cols = b_cols - 8 * c;
+            const std::uint32_t bytes = cols <= 0 ? 0u : cols >= 8 ? 16u : 2u * cols;
+            arch::hopper::cp_async_16(sh.ring.template tile<2>(st.index) + 16 * c,
+                                      bytes ? args.bias + n0 + 8 * c : args.bias, bytes);
+          }
+        }
+        ca.advance(BK);
+        cb.advance(BK * args.ldb);
+        CA::commit();
+        if (landed_pending >= 0) {  // the newest stage stays in flight
+          CA::template wait<Plan::Pipeline::groups_in_flight>();
+          arch::hopper::mbarrier_arrive(&sh.full[landed_pending]);
+        }
+        landed_pending = st.index;
+        ++st;
+      }
+    }
+    if (landed_pending >= 0) {
+      CA::template wait<0>();
+      arch::hopper::mbarrier_arrive(&sh.full[landed_pending]);
+    }
+  }
+
+  /// Y producer (V4): the whole Y tile into shared memory, one tile ahead of its epilogue.
+  GLUKIT_DEVICE static void produce_y(const KernelParams& p, const Shared& sh, int ytid) {
+    using CY = AsyncTileCopier<typename Plan::YLayout, Plan::y_copy_threads>;
+    const AddmmGluArgs& args = p.args;
+    std::uint32_t phase = 0;
+    for (std::int64_t slot = blockIdx.x; slot < p.schedule.tiles(); slot += gridDim.x) {
+      const TileCoord tc = p.schedule.tile(slot);
+      const std::int64_t m0 = tc.m * BM, n0 = tc.n * BN;
+      arch::hopper::mbarrier_wait(sh.y_empty, phase ^ 1u);
+      if constexpr (P::epilogue_op::reads_aux) {
+        const CY cy(args.y + m0 * args.ldy + n0, args.ldy, ytid);
+        cy.issue(sh.y_tile, static_cast<int>(args.m - m0 < BM ? args.m - m0 : BM),
+                 static_cast<int>(args.n - n0 < BN ? args.n - n0 : BN));
+        CY::commit();
+        CY::template wait<0>();
+      }
+      arch::hopper::mbarrier_arrive(sh.y_full);
+      phase ^= 1u;
+    }
+  }
+
+  GLUKIT_DEVICE static void consume(const KernelParams& p, const Shared& sh, int ctid) {
+    using namespace arch::hopper;
+    const int cwg = ctid / 128;
+    State st{};
+    std::uint32_t y_phase = 0;
+    for (std::int64_t slot = blockIdx.x; slot < p.schedule.tiles(); slot += gridDim.x) {
+      const TileCoord tc = p.schedule.tile(slot);
+      const std::int64_t m0 = tc.m * BM;
+      float acc[Mma::accumulators];
+      Epi epi(p.args, m0, tc.n * BN, ctid);
+      bool initialised = false;
+      if constexpr (Plan::stage_y) {
+        if (p.k_blocks > 0) {
+          // The bias row arrives with the tile's first stage and becomes the accumulators'
+          // initial value before any wgmma of the tile is issued.
+          mbarrier_wait(&sh.full[st.index], st.phase);
+          epi.init_staged(acc, sh.ring.template tile<2>(st.index));
+          initialised = true;
+        }
+      }
+      if (!initialised) epi.init(acc);
+      int release = -1;
+      for (int kb = 0; kb < p.k_blocks; ++kb) {
+        mbarrier_wait(&sh.full[st.index], st.phase);
+        Kernel<P>::mma_stage(sh.ring, st.index, cwg, acc);
+        if constexpr (!Plan::stage_y)
+          if (kb == p.k_blocks - 1) epi.prefetch();
+        wgmma_wait<1>();  // the previous k-block's MMAs are done with their stage
+        if (release >= 0) mbarrier_arrive(&sh.empty[release]);
+        release = st.index;
+        ++st;
+      }
+      wgmma_wait<0>();
+      if (release >= 0) mbarrier_arrive(&sh.empty[release]);
+      if constexpr (Plan::stage_y) {
+        mbarrier_wait(sh.y_full, y_phase);
+        epi.template finish_staged<typename Plan::YLayout>(acc, sh.y_tile, m0);
+        mbarrier_arrive(sh.y_empty);
+        y_phase ^= 1u;
+      } else {
+        if (p.k_blocks == 0) epi.prefetch();
+        epi.finish(acc);
+      }
+    }
+  }
+
+  GLUKIT_DEVICE static void run(const KernelParams& p) {
+    extern __shared__ unsigned char smem_raw[];
+    const Ring ring = Ring::from_raw(smem_raw);
+    auto* bar = reinterpret_cast<std::uint64_t*>(ring.base + Plan::Buffers::bytes + Plan::y_bytes);
+    const Shared sh{ring, ring.base + Plan::y_offset, bar, bar + S, bar + 2 * S, bar + 2 * S + 1};
+    const int tid = static_cast<int>(threadIdx.x);
+    if (tid == 0) {
+      for (int s = 0; s < S; ++s) {
+        arch::hopper::mbarrier_init(&sh.full[s], Plan::ring_copy_threads);
+        arch::hopper::mbarrier_init(&sh.empty[s], Plan::consumer_threads);
+      }
+      arch::hopper::mbarrier_init(sh.y_full, Plan::y_copy_threads);
+      arch::hopper::mbarrier_init(sh.y_empty, Plan::consumer_threads);
+      arch::hopper::fence_mbarrier_init();
+    }
+    __syncthreads();
+    if (tid < Plan::copy_threads) {
+      arch::hopper::setmaxnreg_dec<Plan::producer_registers>();
+      if (tid < Plan::ring_copy_threads) produce_ring(p, sh, tid);
+      else if constexpr (Plan::stage_y) produce_y(p, sh, tid - Plan::ring_copy_threads);
+    } else {
+      arch::hopper::setmaxnreg_inc<Plan::consumer_registers>();
+      consume(p, sh, tid - Plan::copy_threads);
+    }
+  }
+};
+
+}  // namespace glukit::sm90
