@@ -70,8 +70,18 @@ struct WsKernel {
           for (int c = ptid; c < BN / 8; c += Plan::ring_copy_threads) {
             const int cols = b_cols - 8 * c;
             const std::uint32_t bytes = cols <= 0 ? 0u : cols >= 8 ? 16u : 2u * cols;
-            arch::hopper::cp_async_16(sh.ring.template tile<2>(st.index) + 16 * c,
-                                      bytes ? args.bias + n0 + 8 * c : args.bias, bytes);
+            unsigned char* dst = sh.ring.template tile<2>(st.index) + 16 * c;
+            if (bytes == 16) {
+              arch::hopper::cp_async_16(dst, args.bias + n0 + 8 * c, 16);
+            } else {
+              // The bias has exactly n elements: a partial chunk is read element by
+              // element (a short cp.async still reads 16 bytes from global memory).
+              unsigned short v[8] = {};
+              for (std::uint32_t e = 0; e < bytes / 2; ++e)
+                v[e] = reinterpret_cast<const unsigned short*>(args.bias + n0 + 8 * c)[e];
+              arch::hopper::st_shared_128(dst, make_uint4(v[0] | (v[1] << 16), v[2] | (v[3] << 16),
+                                                          v[4] | (v[5] << 16), v[6] | (v[7] << 16)));
+            }
           }
         }
         ca.advance(BK);
