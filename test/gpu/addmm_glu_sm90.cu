@@ -137,13 +137,18 @@ struct WarpSpecializedV3 : policy::V3DeepPipelinePersistent<arch::sm90a> {
   static constexpr const char* name() { return "WarpSpecializedV3"; }
 };
 struct WarpSpecializedV4 : policy::V4FusedEpilogue<arch::sm90a> {
+  static constexpr bool bias_in_accumulator = false;
   static constexpr bool warp_specialized = true;
   static constexpr int warps = 12;
   static constexpr int tile_n = 192;
   static constexpr int min_blocks_per_cu = 1;
   static constexpr const char* name() { return "WarpSpecializedV4"; }
 };
-using UserPolicies = std::tuple<WarpSpecializedV3, WarpSpecializedV4>;
+struct WarpSpecializedV4BiasInAccumulator : WarpSpecializedV4 {
+  static constexpr bool bias_in_accumulator = true;
+  static constexpr const char* name() { return "WarpSpecializedV4BiasInAccumulator"; }
+};
+using UserPolicies = std::tuple<WarpSpecializedV3, WarpSpecializedV4, WarpSpecializedV4BiasInAccumulator>;
 
 TEMPLATE_LIST_TEST_CASE("user-derived policies", "[gpu][user][sanitize]", UserPolicies) {
   check_problem<TestType>({1000, 21555, 200, 200, 21560, 21560, 21560});

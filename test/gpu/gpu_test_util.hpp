@@ -167,7 +167,7 @@ inline std::int64_t count_padding_written(const std::vector<half_t>& out, const 
 
 using Sm90Variants = std::tuple<policy::V1RegisterStaged<arch::sm90a>, policy::V2DirectToLds<arch::sm90a>,
                                 policy::V3DeepPipelinePersistent<arch::sm90a>,
-                                policy::V4FusedEpilogue<arch::sm90a>>;
+                                policy::V4FusedEpilogue<arch::sm90a>, policy::WarpSpecializedTma<arch::sm90a>>;
 
 /// Runs Policy on a fresh problem and checks it against the fp64 reference.
 template <class Policy, class Op = epilogue::GluGate>

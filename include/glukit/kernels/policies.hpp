@@ -12,7 +12,7 @@
 
 namespace glukit::policy {
 
-enum class Variant { v1, v2, v3, v4 };
+enum class Variant { v1, v2, v3, v4, warp_specialized_tma };
 
 /// Per-arch, per-variant tuned values (tiles, buffers, grouping, whether the
 /// two-warp-group stage pipeline runs). The primary
@@ -71,6 +71,20 @@ struct V4FusedEpilogue : PolicyBase<Arch>, VariantTuning<Variant::v4, Arch> {
   static constexpr Schedule schedule = Schedule::persistent;
   static constexpr EpilogueStyle epilogue_style = EpilogueStyle::fused;
   static constexpr bool streaming_stores = true;
+};
+
+/// Hopper-native (beyond the reference path): TMA loads issued by a producer
+/// warpgroup into a ring guarded by mbarriers, two consumer warpgroups,
+/// persistent, Y staged in shared memory by TMA one tile ahead, bias in the
+/// accumulator, one fma, 16-byte streaming stores.
+template <class Arch>
+struct WarpSpecializedTma : PolicyBase<Arch>, VariantTuning<Variant::warp_specialized_tma, Arch> {
+  static constexpr const char* name() { return "WarpSpecializedTma"; }
+  static constexpr CopierKind copier = CopierKind::tma;
+  static constexpr Schedule schedule = Schedule::persistent;
+  static constexpr EpilogueStyle epilogue_style = EpilogueStyle::fused;
+  static constexpr bool streaming_stores = true;
+  static constexpr bool warp_specialized = true;
 };
 
 }  // namespace glukit::policy

@@ -54,4 +54,25 @@ struct VariantTuning<Variant::v4, arch::sm90a> : Sm90Tile128x128 {
   static constexpr int min_blocks_per_cu = 2;
 };
 
+template <>
+struct VariantTuning<Variant::warp_specialized_tma, arch::sm90a> {
+  static constexpr int tile_m = 128;  ///< 2 consumer warpgroups x 64 rows
+  /// 192: 904 tiles = 6.85 waves on 132 SMs (98 %). Measured (qt, H200, 2026-11-29,
+  /// us at K = 256/512/1024): 128x192x4 buffers 52.9/67.6/95.3; 128x256x3 70.0/84.9/116.5;
+  /// 128x128x5 56.7/70.8/100.7.
+  static constexpr int tile_n = 192;
+  static constexpr int tile_k = 64;
+  static constexpr int warps = 12;    ///< producer warpgroup + 2 consumer warpgroups
+  static constexpr int num_buffers = 4;  ///< 4 x 41 KiB ring + 49 KiB Y tile
+  static constexpr int group_size_m = 8;  ///< raster along M: each B column read from HBM once
+  static constexpr int chiplet_chunk = 1;
+  static constexpr int min_blocks_per_cu = 1;
+  static constexpr bool stage_pipeline = true;  ///< producer / consumer warpgroups
+  /// The bias row travels with Y and is added in the epilogue: initialising the
+  /// accumulators from shared memory makes ptxas serialise every wgmma (C7515;
+  /// SASS: WARPGROUP.DEPBAR after each HGMMA): 55.7/69.9/100.0 us against
+  /// 52.9/67.6/95.3 us with the bias in the epilogue.
+  static constexpr bool bias_in_accumulator = false;
+};
+
 }  // namespace glukit::policy

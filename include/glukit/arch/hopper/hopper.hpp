@@ -4,4 +4,5 @@
 #include "glukit/arch/hopper/mbarrier.hpp"
 #include "glukit/arch/hopper/memory.hpp"
 #include "glukit/arch/hopper/sync.hpp"
+#include "glukit/arch/hopper/tma.hpp"
 #include "glukit/arch/hopper/wgmma.hpp"

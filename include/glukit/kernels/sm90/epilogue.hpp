@@ -114,7 +114,7 @@ struct Epilogue {
   GLUKIT_DEVICE void init_staged(float (&acc)[R], const unsigned char* bias_row) const {
 #pragma unroll
     for (int i = 0; i < R; ++i) acc[i] = 0.f;
-    if (!fused || a.bias == nullptr) return;
+    if (!fused || a.bias == nullptr || bias_row == nullptr) return;
 #pragma unroll
     for (int j = 0; j < J; ++j) {
       const float2 b = unpack_half2(*reinterpret_cast<const std::uint32_t*>(bias_row + 2 * (8 * j + 2 * q)));
@@ -125,9 +125,19 @@ struct Epilogue {
 
   /// apply + store, warp-specialised V4: Y comes from the swizzled shared tile the
   /// producer loaded during the main loop (YLayout: conflict-free fragment reads).
+  /// bias_row: null when the bias is already in the accumulators (or absent).
   template <class YLayout>
-  GLUKIT_DEVICE void finish_staged(float (&acc)[R], const unsigned char* y_tile, std::int64_t m0) const {
+  GLUKIT_DEVICE void finish_staged(float (&acc)[R], const unsigned char* y_tile, const unsigned char* bias_row,
+                                   std::int64_t m0) const {
     const Op op{};
+    if (bias_row != nullptr) {
+#pragma unroll
+      for (int j = 0; j < J; ++j) {
+        const float2 b = unpack_half2(*reinterpret_cast<const std::uint32_t*>(bias_row + 2 * (8 * j + 2 * q)));
+        acc[4 * j + 0] += b.x, acc[4 * j + 2] += b.x;
+        acc[4 * j + 1] += b.y, acc[4 * j + 3] += b.y;
+      }
+    }
     const int local_row0 = static_cast<int>(row0 - m0);
 #pragma unroll
     for (int h = 0; h < 2; ++h)

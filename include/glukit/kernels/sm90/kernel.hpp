@@ -17,8 +17,14 @@
 
 namespace glukit::sm90 {
 
+/// Tensor maps of the TMA producer (unused by the cp.async kernels).
+struct TensorMaps {
+  CUtensorMap a, b, y, bias;
+};
+
 /// Everything a launch passes to the kernel (by value, __grid_constant__).
 struct KernelParams {
+  TensorMaps maps;
   AddmmGluArgs args;
   TileSchedulePlan schedule;
   int k_blocks;
@@ -52,6 +58,7 @@ struct Kernel {
     using namespace arch::hopper;
     const unsigned char* a = ring.template tile<0>(stage) + wg * Plan::wg_rows * Plan::ALayout::row_bytes;
     const unsigned char* b = ring.template tile<1>(stage);
+    fence_accumulators(acc);  // no accumulator write may move into the wgmma batch (C7515)
     wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < Plan::k_steps; ++ks) {
@@ -62,6 +69,7 @@ struct Kernel {
       Mma::mma(acc, da, db, 1);
     }
     wgmma_commit();
+    fence_accumulators(acc);
   }
 
   /// The compute stage of k-block kb: wgmma on its ring slot; on the last k-block

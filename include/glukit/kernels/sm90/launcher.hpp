@@ -59,9 +59,27 @@ struct DeviceSetup {
 template <class P>
 KernelParams make_params(const AddmmGluArgs& args, int workers) {
   const std::int64_t persistent = P::schedule == Schedule::persistent ? workers : 0;
-  return {args,
+  return {{},
+          args,
           make_tile_schedule(args.m, args.n, P::tile_m, P::tile_n, P::group_size_m, 1, 1, persistent),
           static_cast<int>(ceil_div(args.k, P::tile_k))};
+}
+
+/// Tensor maps for the TMA producer: A, B, Y as 128-byte-swizzled 64-column boxes,
+/// the bias as one unswizzled row. Operands a launch does not read stay unencoded.
+template <class P>
+Status encode_tensor_maps(const AddmmGluArgs& a, TensorMaps* maps) {
+  using namespace arch::hopper;
+  bool ok = true;
+  if (a.k > 0) {
+    ok &= encode_tensor_map_fp16(&maps->a, a.a, a.m, a.k, a.lda, P::tile_m, 64, true);
+    ok &= encode_tensor_map_fp16(&maps->b, a.b, a.k, a.n, a.ldb, P::tile_k, 64, true);
+  }
+  if (P::epilogue_op::reads_aux) ok &= encode_tensor_map_fp16(&maps->y, a.y, a.m, a.n, a.ldy, P::tile_m, 64, true);
+  if (a.bias != nullptr)
+    ok &= encode_tensor_map_fp16(&maps->bias, a.bias, 1, a.n, (a.n + 7) / 8 * 8, 1, P::tile_n, false);
+  return ok ? Status::success()
+            : Status{StatusCode::runtime_error, "tensor maps: cuTensorMapEncodeTiled failed or is unavailable"};
 }
 
 }  // namespace glukit::sm90
@@ -77,7 +95,9 @@ struct BackendLauncher<P, Backend::cuda> {
     if (get_device(&device) != success) return {StatusCode::runtime_error, "device: no current CUDA device"};
     int workers = 0;
     if (Status s = sm90::DeviceSetup<P>::get(device, &workers); !s.ok()) return s;
-    const sm90::KernelParams params = sm90::make_params<P>(args, workers);
+    sm90::KernelParams params = sm90::make_params<P>(args, workers);
+    if constexpr (sm90::MainloopPlan<P>::tma)
+      if (Status s = sm90::encode_tensor_maps<P>(args, &params.maps); !s.ok()) return s;
     sm90::addmm_glu_kernel<P><<<static_cast<unsigned>(params.schedule.workers), sm90::MainloopPlan<P>::threads,
                                 sm90::MainloopPlan<P>::smem_bytes, stream>>>(params);
     if (error_t e = get_last_error(); e != success) return {StatusCode::runtime_error, error_string(e)};

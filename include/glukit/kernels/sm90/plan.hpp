@@ -27,6 +27,14 @@ struct MainloopPlan {
   /// Warp-specialised V4 stages Y in shared memory: producer warps 0-1 fill the ring,
   /// warps 2-3 load Y, so each half's cp.async completion tracking stays its own.
   static constexpr bool stage_y = specialized && P::epilogue_style == EpilogueStyle::fused;
+  static constexpr bool tma = P::copier == CopierKind::tma;
+  /// Optional policy member bias_in_accumulator (default true): the bias is the
+  /// accumulators' initial value (staged with a tile's first k-block). False: it is
+  /// staged beside Y and added in the epilogue.
+  static constexpr bool bias_in_accumulator = [] {
+    if constexpr (requires { P::bias_in_accumulator; }) return bool(P::bias_in_accumulator);
+    else return true;
+  }();
   static constexpr int ring_copy_threads = stage_y ? copy_threads / 2 : copy_threads;
   static constexpr int y_copy_threads = stage_y ? copy_threads - ring_copy_threads : copy_threads;
   static constexpr int wg_rows = traits::mma_m;  ///< rows of the tile each warpgroup owns
@@ -41,7 +49,8 @@ struct MainloopPlan {
   using Buffers = std::conditional_t<specialized, MultiBufferPlan<P::num_buffers, ALayout, BLayout, BiasLayout>,
                                      MultiBufferPlan<P::num_buffers, ALayout, BLayout>>;
   static constexpr int y_offset = Buffers::bytes;  ///< after the ring, 1024-aligned
-  static constexpr int y_bytes = stage_y ? YLayout::bytes : 0;
+  static constexpr int y_bias_offset = y_offset + YLayout::bytes;  ///< bias row beside Y
+  static constexpr int y_bytes = stage_y ? YLayout::bytes + align_up(P::tile_n * 2, 1024) : 0;
   using ACopy = CopyPartition<P::tile_m, P::tile_k, ring_copy_threads>;
   using BCopy = CopyPartition<P::tile_k, P::tile_n, ring_copy_threads>;
   using YCopy = CopyPartition<P::tile_m, P::tile_n, y_copy_threads>;
@@ -50,6 +59,10 @@ struct MainloopPlan {
   /// Warp-specialised: a full and an empty mbarrier per stage after the ring.
   static constexpr int barrier_bytes = specialized ? (2 * P::num_buffers + 2) * 8 : 0;
   static constexpr int smem_bytes = Buffers::bytes + y_bytes + Buffers::max_alignment + barrier_bytes;
+  /// Bytes one ring stage receives from TMA (full boxes, edge tiles included), without
+  /// and with the bias row of a tile's first k-block.
+  static constexpr int stage_tx_bytes = (P::tile_m + P::tile_n) * P::tile_k * 2;
+  static constexpr int bias_tx_bytes = P::tile_n * 2;
   /// setmaxnreg targets of the warp-specialised kernel (sum fits 64K registers).
   static constexpr int producer_registers = 40;
   static constexpr int consumer_registers = 232;
@@ -82,9 +95,10 @@ constexpr bool check_policy() {
                 "tile_n: must be a multiple of 64 (one swizzle panel) and <= 256 (wgmma N)");
   static_assert(P::tile_k % 64 == 0,
                 "tile_k: must be a multiple of 64 (one 128-byte swizzle row of fp16)");
-  static_assert(P::copier != CopierKind::tma,
-                "copier: the V1-V4 sm90a kernel copies with registers or cp.async; TMA is "
-                "WarpSpecializedTma's");
+  static_assert(P::copier != CopierKind::tma || Plan::specialized,
+                "copier: TMA loads are issued by a producer warpgroup: set warp_specialized = true");
+  static_assert(P::copier != CopierKind::tma || P::tile_m <= 256,
+                "tile_m: a TMA box has at most 256 rows");
   static_assert(Plan::smem_bytes * P::min_blocks_per_cu <= traits::smem_bytes_per_sm &&
                     Plan::smem_bytes <= traits::smem_bytes_per_block,
                 "num_buffers / tile sizes / min_blocks_per_cu: the shared-memory ring does not fit "
