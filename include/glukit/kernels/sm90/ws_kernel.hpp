@@ -41,7 +41,7 @@ struct WsKernel {
   struct Shared {
     Ring ring;
     unsigned char* y_tile;  ///< Plan::YLayout, when Plan::stage_y
-    unsigned char* y_bias;  ///< the tile's bias row beside Y, when Plan::bias_with_y
+    unsigned char* y_bias;  ///< the tile's bias row beside Y, when bias_beside_y()
     std::uint64_t* full;    ///< [S]: the stage has landed (ring_copy_threads arrivals)
     std::uint64_t* empty;   ///< [S]: the stage may be overwritten (consumer_threads arrivals)
     std::uint64_t* y_full;  ///< Y of the current tile has landed (y_copy_threads arrivals)
