@@ -20,6 +20,11 @@ struct CopyPartition {
   static_assert(chunks % Threads == 0,
                 "CopyPartition: the tile's 16-byte chunks must divide evenly among the threads");
 
+  /// When Threads is a multiple of chunks_per_row, round r of a thread is its round-0
+  /// chunk moved down r * rows_per_round rows (same column): one pointer per thread suffices.
+  static constexpr bool row_strided = Threads % chunks_per_row == 0;
+  static constexpr int rows_per_round = row_strided ? Threads / chunks_per_row : 0;
+
   struct Coord {
     int row;
     int col;

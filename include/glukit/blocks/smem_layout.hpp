@@ -65,7 +65,7 @@ struct MultiBufferPlan {
   }();
 
   template <int I>
-  static constexpr int member_offset() {
+  GLUKIT_HOST_DEVICE static constexpr int member_offset() {
     constexpr int align[] = {Layouts::alignment...};
     constexpr int size[] = {Layouts::bytes...};
     int off = 0;

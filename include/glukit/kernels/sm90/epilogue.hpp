@@ -1,0 +1,177 @@
+// The sm90a epilogue: the epilogue protocol (init, prefetch, apply + store)
+// for one thread's accumulator fragment, wrapped around the policy's
+// elementwise operation.
+//   after_mainloop (V1-V3): after the K loop, bias is added, then Y is loaded
+//     (4-byte pairs in the fragment layout), then the operation is applied and
+//     pairs are stored.
+//   fused (V4): bias is the accumulator's initial value; Y is loaded as 16-byte
+//     row chunks before the last k-block's MMAs; after them each chunk is quad-
+//     transposed into the fragment layout, the operation (one fma for the GLU
+//     gate) runs in fp32, and the result is transposed back and written with
+//     16-byte streaming stores.
+// Rows and columns outside the output are never read from Y nor written.
+#pragma once
+#include <cstdint>
+
+#include "glukit/arch/hopper/memory.hpp"
+#include "glukit/kernels/args.hpp"
+#include "glukit/kernels/policy.hpp"
+#include "glukit/kernels/sm90/fragment.hpp"
+#include "glukit/platform/half.hpp"
+
+namespace glukit::sm90 {
+
+template <class P>
+struct Epilogue {
+  using Op = typename P::epilogue_op;
+  static constexpr int BM = P::tile_m, BN = P::tile_n;
+  static constexpr int R = BN / 2;        ///< accumulators per thread
+  static constexpr int J = BN / 8;        ///< 8-column groups of the fragment
+  static constexpr int G = BN / 32;       ///< groups of 4 chunks (one quad transpose each)
+  static constexpr bool fused = P::epilogue_style == EpilogueStyle::fused;
+  static constexpr bool streaming = P::streaming_stores;
+  static_assert(BN % 32 == 0, "tile_n: the sm90a epilogue works on 32-column groups");
+
+  const AddmmGluArgs& a;
+  std::int64_t row0;   ///< output row of fragment half h = 0
+  std::int64_t col0;   ///< first output column of this thread's pairs (n0 + 2q)
+  std::int64_t n0;
+  int q;               ///< lane % 4
+  bool interior;       ///< the whole tile lies inside the output
+  uint4 y_chunks[fused ? 2 : 1][fused ? G : 1];
+
+  GLUKIT_DEVICE Epilogue(const AddmmGluArgs& args, std::int64_t m0, std::int64_t n0_, int tid)
+      : a(args), n0(n0_) {
+    const int t = tid % 128, lane = t % 32;
+    q = lane % 4;
+    row0 = m0 + (tid / 128) * 64 + (t / 32) * 16 + lane / 4;
+    col0 = n0 + 2 * q;
+    interior = m0 + BM <= a.m && n0 + BN <= a.n;
+  }
+
+  GLUKIT_DEVICE static std::uint32_t load_pair(const half_t* p, std::int64_t col, std::int64_t n,
+                                               bool full) {
+    if (full) return streaming ? arch::hopper::ld_global_cs_32(p) : arch::hopper::ld_global_32(p);
+    const unsigned short* s = reinterpret_cast<const unsigned short*>(p);
+    const std::uint32_t lo = col < n ? s[0] : 0u;
+    const std::uint32_t hi = col + 1 < n ? s[1] : 0u;
+    return lo | (hi << 16);
+  }
+  GLUKIT_DEVICE static void store_pair(half_t* p, std::uint32_t v, std::int64_t col, std::int64_t n,
+                                       bool full) {
+    if (full) {
+      if constexpr (streaming) arch::hopper::st_global_cs_32(p, v);
+      else arch::hopper::st_global_32(p, v);
+      return;
+    }
+    unsigned short* s = reinterpret_cast<unsigned short*>(p);
+    if (col < n) s[0] = static_cast<unsigned short>(v & 0xffffu);
+    if (col + 1 < n) s[1] = static_cast<unsigned short>(v >> 16);
+  }
+
+  /// init: the accumulator's starting value (fused: the bias, broadcast over rows).
+  GLUKIT_DEVICE void init(float (&acc)[R]) const {
+#pragma unroll
+    for (int i = 0; i < R; ++i) acc[i] = 0.f;
+    if constexpr (fused) {
+      if (a.bias == nullptr) return;
+#pragma unroll
+      for (int j = 0; j < J; ++j) {
+        const std::int64_t col = col0 + 8 * j;
+        const float2 b = unpack_half2(load_pair(a.bias + col, col, a.n, interior || col + 1 < a.n));
+        acc[4 * j + 0] = acc[4 * j + 2] = b.x;
+        acc[4 * j + 1] = acc[4 * j + 3] = b.y;
+      }
+    }
+  }
+
+  /// prefetch: issue the loads of Y (fused: 16-byte chunks into registers).
+  GLUKIT_DEVICE void prefetch() {
+    if constexpr (fused && Op::reads_aux) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+          const std::int64_t row = row0 + 8 * h, col = n0 + 32 * g + 8 * q;
+          const half_t* p = a.y + row * a.ldy + col;
+          if (interior || (row < a.m && col + 8 <= a.n)) {
+            y_chunks[h][g] = arch::hopper::ld_global_cs_128(p);
+          } else {
+            unsigned short v[8] = {};
+            if (row < a.m)
+              for (int e = 0; e < 8; ++e)
+                if (col + e < a.n) v[e] = reinterpret_cast<const unsigned short*>(p)[e];
+            y_chunks[h][g] = make_uint4(v[0] | (v[1] << 16), v[2] | (v[3] << 16),
+                                        v[4] | (v[5] << 16), v[6] | (v[7] << 16));
+          }
+        }
+    }
+  }
+
+  /// apply + store.
+  GLUKIT_DEVICE void finish(float (&acc)[R]) {
+    const Op op{};
+    if constexpr (fused) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+          std::uint32_t y[4] = {0u, 0u, 0u, 0u};
+          if constexpr (Op::reads_aux) {
+            y[0] = y_chunks[h][g].x, y[1] = y_chunks[h][g].y, y[2] = y_chunks[h][g].z, y[3] = y_chunks[h][g].w;
+            quad_transpose(y, q);  // chunk layout -> fragment layout
+          }
+          std::uint32_t o[4];
+#pragma unroll
+          for (int s = 0; s < 4; ++s) {
+            const int i = 4 * (4 * g + s) + 2 * h;
+            const float2 yv = unpack_half2(y[s]);
+            o[s] = pack_half2(op(acc[i], yv.x), op(acc[i + 1], yv.y));
+          }
+          quad_transpose(o, q);  // fragment layout -> chunk layout
+          const std::int64_t row = row0 + 8 * h, col = n0 + 32 * g + 8 * q;
+          half_t* p = a.out + row * a.ldo + col;
+          if (interior || (row < a.m && col + 8 <= a.n)) {
+            arch::hopper::st_global_cs_128(p, make_uint4(o[0], o[1], o[2], o[3]));
+          } else if (row < a.m) {
+            for (int e = 0; e < 4; ++e) store_pair(p + 2 * e, o[e], col + 2 * e, a.n, false);
+          }
+        }
+    } else {
+      // 1) bias add
+      if (a.bias != nullptr) {
+#pragma unroll
+        for (int j = 0; j < J; ++j) {
+          const std::int64_t col = col0 + 8 * j;
+          const float2 b = unpack_half2(load_pair(a.bias + col, col, a.n, interior || col + 1 < a.n));
+          acc[4 * j + 0] += b.x, acc[4 * j + 2] += b.x;
+          acc[4 * j + 1] += b.y, acc[4 * j + 3] += b.y;
+        }
+      }
+      // 2) Y load, 3) gate + store, one 8-column group at a time
+#pragma unroll
+      for (int j = 0; j < J; ++j) {
+        const std::int64_t col = col0 + 8 * j;
+        std::uint32_t y[2] = {0u, 0u};
+        if constexpr (Op::reads_aux) {
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const std::int64_t row = row0 + 8 * h;
+            if (interior || row < a.m)
+              y[h] = load_pair(a.y + row * a.ldy + col, col, a.n, interior || col + 1 < a.n);
+          }
+        }
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const std::int64_t row = row0 + 8 * h;
+          const float2 yv = unpack_half2(y[h]);
+          const std::uint32_t o = pack_half2(op(acc[4 * j + 2 * h], yv.x), op(acc[4 * j + 2 * h + 1], yv.y));
+          if (interior || row < a.m)
+            store_pair(a.out + row * a.ldo + col, o, col, a.n, interior || col + 1 < a.n);
+        }
+      }
+    }
+  }
+};
+
+}  // namespace glukit::sm90

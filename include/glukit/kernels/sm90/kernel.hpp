@@ -1,0 +1,152 @@
+// The sm90a addmm + GLU kernel shared by V1-V4: a composition of the tile
+// scheduler, the shared-memory ring, a copier (register-staged or cp.async),
+// wgmma, the optional two-warpgroup stage pipeline and the epilogue, all
+// selected by the policy. Two consumer warpgroups; warpgroup w owns rows
+// [64w, 64w + 64) of the tile and every column.
+#pragma once
+#include <cstdint>
+
+#include "glukit/arch/hopper/hopper.hpp"
+#include "glukit/blocks/smem_multi_buffer.hpp"
+#include "glukit/blocks/stage_pipeline.hpp"
+#include "glukit/blocks/tile_copier.hpp"
+#include "glukit/blocks/tile_scheduler.hpp"
+#include "glukit/kernels/args.hpp"
+#include "glukit/kernels/sm90/epilogue.hpp"
+#include "glukit/kernels/sm90/plan.hpp"
+
+namespace glukit::sm90 {
+
+/// Everything a launch passes to the kernel (by value, __grid_constant__).
+struct KernelParams {
+  AddmmGluArgs args;
+  TileSchedulePlan schedule;
+  int k_blocks;
+};
+
+template <class P>
+struct Kernel {
+  using Plan = MainloopPlan<P>;
+  using Ring = SmemMultiBuffer<typename Plan::Buffers>;
+  using Mma = arch::hopper::WgmmaF16<P::tile_n>;
+  using Epi = Epilogue<P>;
+  static constexpr int BM = P::tile_m, BN = P::tile_n, BK = P::tile_k, S = P::num_buffers;
+  static constexpr int threads = Plan::threads;
+  static constexpr bool async_copy = P::copier == CopierKind::async_direct;
+  using CopyA = typename Plan::ACopy;
+  using CopyB = typename Plan::BCopy;
+
+  GLUKIT_DEVICE static GlobalTile a_tile(const AddmmGluArgs& a, std::int64_t m0, int kb) {
+    const std::int64_t k0 = std::int64_t{kb} * BK;
+    return {a.a + m0 * a.lda + k0, a.lda, static_cast<int>(a.m - m0 < BM ? a.m - m0 : BM),
+            static_cast<int>(a.k - k0 < BK ? a.k - k0 : BK)};
+  }
+  GLUKIT_DEVICE static GlobalTile b_tile(const AddmmGluArgs& a, std::int64_t n0, int kb) {
+    const std::int64_t k0 = std::int64_t{kb} * BK;
+    return {a.b + k0 * a.ldb + n0, a.ldb, static_cast<int>(a.k - k0 < BK ? a.k - k0 : BK),
+            static_cast<int>(a.n - n0 < BN ? a.n - n0 : BN)};
+  }
+
+  /// One wgmma k-block: k_steps m64nBNk16 products from ring stage `stage`.
+  GLUKIT_DEVICE static void mma_stage(const Ring& ring, int stage, int wg, float (&acc)[Mma::accumulators]) {
+    using namespace arch::hopper;
+    const unsigned char* a = ring.template tile<0>(stage) + wg * Plan::wg_rows * Plan::ALayout::row_bytes;
+    const unsigned char* b = ring.template tile<1>(stage);
+    wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < Plan::k_steps; ++ks) {
+      // A: +32 bytes per k16 inside the 128-byte swizzle row (BK = 64 is one panel).
+      const auto da = smem_desc_sw128(a + (ks % 4) * 32 + (ks / 4) * Plan::ALayout::panel_bytes, 16, 1024);
+      // B: +16 rows of 128 bytes per k16; panels of 64 columns are panel_bytes apart.
+      const auto db = smem_desc_sw128(b + ks * 16 * Plan::BLayout::row_bytes, Plan::BLayout::panel_bytes, 1024);
+      Mma::mma(acc, da, db, 1);
+    }
+    wgmma_commit();
+  }
+
+  GLUKIT_DEVICE static void run(const KernelParams& p) {
+    extern __shared__ unsigned char smem_raw[];
+    const Ring ring = Ring::from_raw(smem_raw);
+    const int tid = static_cast<int>(threadIdx.x);
+    const int wg = tid / 128;
+    const AddmmGluArgs& args = p.args;
+    const int kbs = p.k_blocks;
+    const WarpgroupStagePipeline<threads> stages{wg};
+
+    for (std::int64_t slot = blockIdx.x; slot < p.schedule.tiles(); slot += gridDim.x) {
+      const TileCoord tc = p.schedule.tile(slot);
+      const std::int64_t m0 = tc.m * BM, n0 = tc.n * BN;
+      if (slot != blockIdx.x) __syncthreads();  // previous tile's MMAs are done with the ring
+
+      float acc[Mma::accumulators];
+      Epi epi(args, m0, n0, tid);
+      epi.init(acc);
+
+      if constexpr (async_copy) {
+        using CA = AsyncTileCopier<typename Plan::ALayout, CopyA>;
+        using CB = AsyncTileCopier<typename Plan::BLayout, CopyB>;
+        // Copiers sit at k-block `issued`; rows/cols valid in A: (m - m0, k - k0), in B: (k - k0, n - n0).
+        CA ca(args.a + m0 * args.lda, args.lda, tid);
+        CB cb(args.b + n0, args.ldb, tid);
+        const int a_rows = static_cast<int>(args.m - m0 < BM ? args.m - m0 : BM);
+        const int b_cols = static_cast<int>(args.n - n0 < BN ? args.n - n0 : BN);
+        int issued = 0;
+        const auto issue_next = [&] {
+          if (issued < kbs) {
+            const int k_left = static_cast<int>(args.k - std::int64_t{issued} * BK);
+            ca.issue(ring.template tile<0>(issued % S), a_rows, k_left);
+            cb.issue(ring.template tile<1>(issued % S), k_left, b_cols);
+            ca.advance(BK);
+            cb.advance(BK * args.ldb);
+          }
+          ++issued;
+          CA::commit();  // empty groups past the last k-block keep the wait count uniform
+        };
+#pragma unroll
+        for (int s = 0; s < S - 1; ++s) issue_next();
+        for (int kb = 0; kb < kbs; ++kb) {
+          CA::template wait<Plan::Pipeline::groups_in_flight>();
+          arch::hopper::fence_proxy_async_shared();
+          __syncthreads();  // stage kb landed for everyone; stage kb-1's MMAs are done
+          issue_next();     // k-block kb + S - 1 into the buffer stage kb-1 used
+          if constexpr (P::stage_pipeline) stages.enter_compute(kb);
+          if (kb == kbs - 1) epi.prefetch();  // V4: Y in flight during the drain MMAs
+          mma_stage(ring, kb % S, wg, acc);
+          arch::hopper::wgmma_wait<0>();
+          if constexpr (P::stage_pipeline) stages.leave_compute(kb, kbs);
+        }
+      } else {
+        RegisterTileCopier<typename Plan::ALayout, CopyA> ca;
+        RegisterTileCopier<typename Plan::BLayout, CopyB> cb;
+        for (int kb = 0; kb < kbs; ++kb) {
+          ca.load(a_tile(args, m0, kb), tid);
+          cb.load(b_tile(args, n0, kb), tid);
+          ca.store(ring.template tile<0>(kb % S), tid);
+          cb.store(ring.template tile<1>(kb % S), tid);
+          arch::hopper::fence_proxy_async_shared();
+          __syncthreads();
+          if constexpr (P::stage_pipeline) stages.enter_compute(kb);
+          if (kb == kbs - 1) epi.prefetch();
+          mma_stage(ring, kb % S, wg, acc);
+          arch::hopper::wgmma_wait<0>();
+          if constexpr (P::stage_pipeline) stages.leave_compute(kb, kbs);
+        }
+      }
+      if (kbs == 0) epi.prefetch();
+      epi.finish(acc);
+    }
+  }
+};
+
+template <class P>
+__global__ void __launch_bounds__(MainloopPlan<P>::threads, P::min_blocks_per_cu)
+    addmm_glu_kernel(const __grid_constant__ KernelParams params) {
+#if defined(GLUKIT_ARCH_SM90A)
+  Kernel<P>::run(params);
+#else
+  (void)params;
+  __trap();  // built without sm_90a: the launcher refuses other devices first
+#endif
+}
+
+}  // namespace glukit::sm90

@@ -1,0 +1,128 @@
+// GPU tests (label gpu): every sm90a variant against the fp64 host reference on
+// fresh random inputs, at the reference shape and on ragged shapes, with the
+// output poisoned before each run; plus argument errors, determinism, and
+// concurrent launches.
+#include <thread>
+
+#include "gpu_test_util.hpp"
+
+using namespace glukit;
+using namespace glukit::test;
+
+/// A variant with another epilogue operation (kernel template arguments must be
+/// namespace-scope types).
+template <class Base, class Op>
+struct WithOp : Base {
+  using epilogue_op = Op;
+};
+
+TEMPLATE_LIST_TEST_CASE("reference shape M=1024 N=21568", "[gpu][reference]", Sm90Variants) {
+  const std::int64_t k = GENERATE(256, 512, 1024);
+  check_problem<TestType>({1024, 21568, k});
+}
+
+TEMPLATE_LIST_TEST_CASE("ragged shapes", "[gpu][ragged][sanitize]", Sm90Variants) {
+  // M, N not multiples of any tile; leading dimensions past the row.
+  check_problem<TestType>({1000, 21555, 200, 200, 21560, 21560, 21560});
+  check_problem<TestType>({1, 8, 8});
+  check_problem<TestType>({129, 130, 72});
+  check_problem<TestType>({300, 1000, 136, 200, 1016, 1024, 1032});
+  check_problem<TestType>({77, 333, 8});
+  check_problem<TestType>({257, 321, 1000});
+}
+
+TEMPLATE_LIST_TEST_CASE("bias null", "[gpu][ragged]", Sm90Variants) {
+  Shape s{256, 640, 64};
+  s.bias = false;
+  check_problem<TestType>(s);
+  Shape r{100, 250, 40, 48, 256, 264, 272};
+  r.bias = false;
+  check_problem<TestType>(r);
+}
+
+TEMPLATE_LIST_TEST_CASE("k = 0 gives out = gate(bias, y)", "[gpu]", Sm90Variants) {
+  check_problem<TestType>({64, 200, 0});
+  Shape s{33, 17, 0};
+  s.bias = false;
+  check_problem<TestType>(s);
+}
+
+TEMPLATE_LIST_TEST_CASE("m = 0 or n = 0 is a no-op", "[gpu]", Sm90Variants) {
+  Problem pr({16, 16, 16}, fresh_seed());
+  AddmmGluArgs args = pr.device_args();
+  args.m = 0;
+  REQUIRE(addmm_glu<TestType>(args).ok());
+  args.m = 16;
+  args.n = 0;
+  REQUIRE(addmm_glu<TestType>(args).ok());
+  GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+  const auto out = pr.dout.download();
+  CHECK(count_unwritten(out, {16, 16, 16, 16, 16, 16, 16}) == 16 * 16);  // untouched
+}
+
+TEMPLATE_LIST_TEST_CASE("bad arguments are refused and nothing is written", "[gpu]", Sm90Variants) {
+  Problem pr({64, 64, 64}, fresh_seed());
+  const AddmmGluArgs good = pr.device_args();
+  std::vector<AddmmGluArgs> bad(6, good);
+  bad[0].a = nullptr;
+  bad[1].lda = 8;
+  bad[2].ldo = 60;
+  bad[3].k = 12;
+  bad[4].y = good.y + 1;  // misaligned
+  bad[5].m = -1;
+  for (const auto& b : bad) {
+    const Status st = addmm_glu<TestType>(b);
+    INFO(st.message());
+    CHECK_FALSE(st.ok());
+    CHECK(st.code() == StatusCode::invalid_argument);
+  }
+  GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+  CHECK(count_unwritten(pr.dout.download(), pr.s) == 64 * 64);
+}
+
+TEMPLATE_LIST_TEST_CASE("bitwise deterministic across runs", "[gpu][determinism]", Sm90Variants) {
+  Problem pr({1000, 4000, 512}, fresh_seed());
+  REQUIRE(addmm_glu<TestType>(pr.device_args()).ok());
+  GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+  const auto first = pr.dout.download();
+  for (int run = 0; run < 3; ++run) {
+    pr.dout.poison();
+    REQUIRE(addmm_glu<TestType>(pr.device_args()).ok());
+    GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+    const auto again = pr.dout.download();
+    REQUIRE(std::memcmp(first.data(), again.data(), first.size() * sizeof(half_t)) == 0);
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("concurrent streams and host threads", "[gpu][concurrency]", Sm90Variants) {
+  constexpr int lanes = 4;
+  std::vector<std::unique_ptr<Problem>> problems;
+  for (int i = 0; i < lanes; ++i)
+    problems.push_back(std::make_unique<Problem>(Shape{300 + 17 * i, 2000 + 8 * i, 128}, fresh_seed()));
+  std::vector<cudaStream_t> streams(lanes);
+  for (auto& s : streams) GLUKIT_CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  std::vector<Status> status(lanes);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < lanes; ++i)
+    threads.emplace_back([&, i] {
+      cudaSetDevice(0);
+      for (int rep = 0; rep < 5; ++rep) status[i] = addmm_glu<TestType>(problems[i]->device_args(), streams[i]);
+    });
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < lanes; ++i) {
+    INFO(status[i].message());
+    REQUIRE(status[i].ok());
+    GLUKIT_CHECK_CUDA(cudaStreamSynchronize(streams[i]));
+    const auto out = problems[i]->dout.download();
+    CHECK(count_unwritten(out, problems[i]->s) == 0);
+    const auto ref = reference_parallel(problems[i]->host_args());
+    CHECK(reference::relative_l2_error(out.data(), problems[i]->s.ldo, ref, problems[i]->s.m,
+                                       problems[i]->s.n) < 1e-2);
+  }
+  for (auto& s : streams) GLUKIT_CHECK_CUDA(cudaStreamDestroy(s));
+}
+
+TEMPLATE_LIST_TEST_CASE("other epilogue operations", "[gpu][epilogue]", Sm90Variants) {
+  check_problem<WithOp<TestType, epilogue::SwiGlu>, epilogue::SwiGlu>({200, 1000, 96});
+  check_problem<WithOp<TestType, epilogue::BiasOnly>, epilogue::BiasOnly>({200, 1000, 96});
+}

@@ -1,0 +1,193 @@
+// Helpers of the GPU tests: checked CUDA calls, device buffers, random
+// inputs, the poisoned output, and a multi-threaded fp64 reference.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "glukit/glukit.hpp"
+
+#define GLUKIT_CHECK_CUDA(expr)                                                        \
+  do {                                                                                 \
+    const cudaError_t err_ = (expr);                                                   \
+    INFO(#expr << " -> " << cudaGetErrorString(err_));                                 \
+    REQUIRE(err_ == cudaSuccess);                                                      \
+  } while (0)
+
+namespace glukit::test {
+
+inline constexpr std::uint16_t poison_bits = 0xFFFF;  // fp16 NaN
+
+/// Seed printed by every failing check (Catch INFO) so a failure can be replayed.
+inline std::uint64_t fresh_seed() {
+  std::random_device rd;
+  return (std::uint64_t{rd()} << 32) ^ rd();
+}
+
+template <class T>
+struct DeviceBuffer {
+  T* ptr = nullptr;
+  std::size_t count = 0;
+  explicit DeviceBuffer(std::size_t n) : count(n) {
+    if (n) GLUKIT_CHECK_CUDA(cudaMalloc(&ptr, n * sizeof(T)));
+  }
+  ~DeviceBuffer() {
+    if (ptr) cudaFree(ptr);
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void upload(const std::vector<T>& h) {
+    REQUIRE(h.size() == count);
+    if (count) GLUKIT_CHECK_CUDA(cudaMemcpy(ptr, h.data(), count * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  std::vector<T> download() const {
+    std::vector<T> h(count);
+    if (count) GLUKIT_CHECK_CUDA(cudaMemcpy(h.data(), ptr, count * sizeof(T), cudaMemcpyDeviceToHost));
+    return h;
+  }
+  void poison() {
+    if (count) GLUKIT_CHECK_CUDA(cudaMemset(ptr, 0xFF, count * sizeof(T)));
+  }
+};
+
+/// Shape of one problem (leading dimensions 0 mean "tight").
+struct Shape {
+  std::int64_t m, n, k, lda = 0, ldb = 0, ldy = 0, ldo = 0;
+  bool bias = true;
+  Shape tight() const {
+    Shape s = *this;
+    auto up8 = [](std::int64_t v) { return (v + 7) / 8 * 8; };
+    if (!s.lda) s.lda = up8(std::max<std::int64_t>(k, 8));
+    if (!s.ldb) s.ldb = up8(std::max<std::int64_t>(n, 8));
+    if (!s.ldy) s.ldy = up8(std::max<std::int64_t>(n, 8));
+    if (!s.ldo) s.ldo = up8(std::max<std::int64_t>(n, 8));
+    return s;
+  }
+};
+
+inline void fill_random(std::vector<half_t>& v, std::mt19937_64& rng, float lo = -1.f, float hi = 1.f) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  for (auto& x : v) {
+    float f = d(rng);
+    if (f == 0.f) f = 0.5f;  // never zeros
+    x = to_half(f);
+  }
+}
+
+/// A problem on host and device: fresh random A, B, bias, Y; poisoned out.
+struct Problem {
+  Shape s;
+  std::uint64_t seed;
+  std::vector<half_t> a, b, bias, y;
+  DeviceBuffer<half_t> da, db, dbias, dy, dout;
+
+  Problem(Shape shape, std::uint64_t seed_)
+      : s(shape.tight()),
+        seed(seed_),
+        a(static_cast<std::size_t>(s.m * s.lda)),
+        b(static_cast<std::size_t>(s.k * s.ldb)),
+        bias(s.bias ? static_cast<std::size_t>(s.n) : 0),
+        y(static_cast<std::size_t>(s.m * s.ldy)),
+        da(a.size()),
+        db(b.size()),
+        dbias(bias.size()),
+        dy(y.size()),
+        dout(static_cast<std::size_t>(s.m * s.ldo)) {
+    std::mt19937_64 rng(seed);
+    fill_random(a, rng);
+    fill_random(b, rng);
+    fill_random(bias, rng);
+    fill_random(y, rng);
+    da.upload(a);
+    db.upload(b);
+    dbias.upload(bias);
+    dy.upload(y);
+    dout.poison();
+  }
+  AddmmGluArgs device_args() const {
+    return {da.ptr, db.ptr, s.bias ? dbias.ptr : nullptr, dy.ptr, dout.ptr, s.m, s.n, s.k,
+            s.lda, s.ldb, s.ldy, s.ldo};
+  }
+  AddmmGluArgs host_args() const {
+    return {a.data(), b.data(), s.bias ? bias.data() : nullptr, y.data(), nullptr, s.m, s.n, s.k,
+            s.lda, s.ldb, s.ldy, s.ldo};
+  }
+};
+
+/// fp64 reference of the whole output, rows split over the host's cores.
+template <class Op = epilogue::GluGate>
+std::vector<double> reference_parallel(const AddmmGluArgs& p, Op op = {}) {
+  std::vector<double> out(static_cast<std::size_t>(p.m * p.n));
+  const int workers = std::max(1u, std::min(32u, std::thread::hardware_concurrency()));
+  const std::int64_t rows = (p.m + workers - 1) / workers;
+  std::vector<std::thread> pool;
+  for (int w = 0; w < workers; ++w) {
+    const std::int64_t r0 = w * rows, r1 = std::min(p.m, r0 + rows);
+    if (r0 >= r1) break;
+    pool.emplace_back([&, r0, r1] {
+      AddmmGluArgs sub = p;
+      sub.m = r1 - r0;
+      sub.a = p.a + r0 * p.lda;
+      sub.y = p.y + r0 * p.ldy;
+      const std::vector<double> part = reference::addmm_glu(sub, op);
+      std::copy(part.begin(), part.end(), out.begin() + r0 * p.n);
+    });
+  }
+  for (auto& t : pool) t.join();
+  return out;
+}
+
+/// Every element of the m x n output was written (no poison left) and is finite.
+inline std::int64_t count_unwritten(const std::vector<half_t>& out, const Shape& s) {
+  std::int64_t bad = 0;
+  for (std::int64_t i = 0; i < s.m; ++i)
+    for (std::int64_t j = 0; j < s.n; ++j)
+      if (!std::isfinite(to_float(out[i * s.ldo + j]))) ++bad;
+  return bad;
+}
+
+/// Padding between rows (columns n..ldo) must stay poisoned: nothing written out of bounds.
+inline std::int64_t count_padding_written(const std::vector<half_t>& out, const Shape& s) {
+  std::int64_t bad = 0;
+  for (std::int64_t i = 0; i < s.m; ++i)
+    for (std::int64_t j = s.n; j < s.ldo; ++j) {
+      std::uint16_t bits;
+      std::memcpy(&bits, &out[i * s.ldo + j], 2);
+      if (bits != poison_bits) ++bad;
+    }
+  return bad;
+}
+
+using Sm90Variants = std::tuple<policy::V1RegisterStaged<arch::sm90a>, policy::V2DirectToLds<arch::sm90a>,
+                                policy::V3DeepPipelinePersistent<arch::sm90a>,
+                                policy::V4FusedEpilogue<arch::sm90a>>;
+
+/// Runs Policy on a fresh problem and checks it against the fp64 reference.
+template <class Policy, class Op = epilogue::GluGate>
+void check_problem(const Shape& shape, double tol = 1e-2) {
+  const std::uint64_t seed = fresh_seed();
+  INFO("policy " << Policy::name() << " m=" << shape.m << " n=" << shape.n << " k=" << shape.k
+                 << " bias=" << shape.bias << " seed=" << seed);
+  Problem pr(shape, seed);
+  const Status st = addmm_glu<Policy>(pr.device_args());
+  INFO("status: " << st.message());
+  REQUIRE(st.ok());
+  GLUKIT_CHECK_CUDA(cudaGetLastError());
+  GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+  const std::vector<half_t> out = pr.dout.download();
+  CHECK(count_unwritten(out, pr.s) == 0);
+  CHECK(count_padding_written(out, pr.s) == 0);
+  const std::vector<double> ref = reference_parallel(pr.host_args(), Op{});
+  const double err = reference::relative_l2_error(out.data(), pr.s.ldo, ref, pr.s.m, pr.s.n);
+  INFO("relative L2 error " << err);
+  CHECK(err < tol);
+}
+
+}  // namespace glukit::test
