@@ -121,7 +121,7 @@ void init_device() {
   GLUKIT_BENCH_CHECK_CUDA(cudaMalloc(&g_lt_workspace, kLtWorkspaceBytes));
 }
 
-void add_context() {
+void add_context(const std::string& command_line) {
   int driver_api = 0, runtime = 0, cublas = 0;
   GLUKIT_BENCH_CHECK_CUDA(cudaDriverGetVersion(&driver_api));
   GLUKIT_BENCH_CHECK_CUDA(cudaRuntimeGetVersion(&runtime));
@@ -145,6 +145,7 @@ void add_context() {
                                             " event-timed launches after " +
                                             std::to_string(settings().warmup) + " warm-up");
   benchmark::AddCustomContext("seed", std::to_string(settings().seed));
+  benchmark::AddCustomContext("command_line", command_line);
 }
 
 void teardown() {
@@ -196,6 +197,8 @@ bool only_listing(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   using namespace glukit_bench;
+  std::string command_line = argv[0];
+  for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
   if (!parse_flags(&argc, argv)) settings().seed = std::random_device{}() & 0xFFFFFFFFu;
   const bool listing = only_listing(argc, argv);
   const std::unique_ptr<benchmark::BenchmarkReporter> file_reporter = make_file_reporter(argc, argv);
@@ -204,7 +207,7 @@ int main(int argc, char** argv) {
 
   if (!listing) {
     init_device();
-    add_context();
+    add_context(command_line);
   }
   for (const std::int64_t k : kRefKs) {
     register_cublas_gemm(k);  // first: the other benchmarks of this K divide by its time
