@@ -1,0 +1,107 @@
+// glukit's four sm90a variants at the reference shape: <PolicyName>/<K>.
+// Each benchmark first runs its variant once on poisoned output and compares
+// the whole output with the unfused cuBLASLt path on the same inputs (relative
+// L2 error < kTolerance, every element written and finite), then times it over
+// the rotated input sets.
+#include <cstdint>
+#include <string>
+
+#include <benchmark/benchmark.h>
+
+#include "bench_context.hpp"
+#include "common/device_data.cuh"
+#include "common/event_timer.hpp"
+#include "cublas_paths.cuh"
+#include "gate_kernel.cuh"
+#include "glukit/glukit.hpp"
+#include "problem.hpp"
+
+namespace glukit_bench {
+namespace {
+
+using Arch = glukit::arch::sm90a;
+
+/// The cuBLASLt GEMM + bias, then the gate, on set 0: the output the variant must match.
+DeviceBuffer<__half> unfused_reference(const RotatedOperands& ops, cudaStream_t stream) {
+  const GemmShape& shape = ops.shape();
+  const auto mn = static_cast<std::size_t>(shape.m * shape.n);
+  const OperandSet& s = ops.set(0);
+  DeviceBuffer<__half> x(mn), out(mn);
+  CublasLtBiasGemm gemm(cublaslt_handle(), shape, cublaslt_workspace(),
+                        cublaslt_workspace_bytes(), s.bias.get());
+  gemm.run(s.a.get(), s.b.get(), s.bias.get(), x.get(), stream);
+  launch_gate(x.get(), s.y.get(), out.get(), mn, device_info().sm_count, stream);
+  GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
+  return out;
+}
+
+template <class Policy>
+void bm_variant(benchmark::State& state, std::int64_t k) {
+  const GemmShape shape{kRefM, kRefN, k};
+  const std::string name = std::string(Policy::name()) + "/" + std::to_string(k);
+  for (auto _ : state) {
+    Stream stream;
+    const RotatedOperands ops(shape, Operands::fused, device_info().l2_bytes, next_seed(), stream);
+    const auto mn = static_cast<std::size_t>(shape.m * shape.n);
+
+    // Spot check, once per benchmark, on set 0 (its output starts poisoned).
+    Comparison check;
+    {
+      const DeviceBuffer<__half> expected = unfused_reference(ops, stream);
+      const glukit::Status st = glukit::addmm_glu<Policy>(ops.args(0), stream);
+      if (!st.ok()) {
+        fail(state, name + ": addmm_glu returned an error: " + st.message());
+        break;
+      }
+      GLUKIT_BENCH_CHECK_LAUNCH();
+      GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
+      check = compare(ops.set(0).out.get(), expected.get(), mn, stream);
+    }
+    if (!check.passes(kTolerance)) {
+      fail(state, name + ": output differs from the cuBLASLt path: relative L2 error " +
+                      std::to_string(check.relative_l2) + " (limit " + std::to_string(kTolerance) +
+                      "), " + std::to_string(check.nonfinite) +
+                      " non-finite or unwritten elements");
+      break;
+    }
+
+    const double cublas_us = cublas_gemm_us(k);
+    const char* launch_error = nullptr;
+    const auto launch = [&](int i) {
+      const glukit::Status st = glukit::addmm_glu<Policy>(ops.args(i), stream);
+      if (!st.ok()) launch_error = st.message();
+      return st.ok();
+    };
+    TimingSummary t;
+    if (!time_launches(stream, settings().warmup, settings().samples, launch, t)) {
+      fail(state, name + ": addmm_glu returned an error while timed: " + launch_error);
+      break;
+    }
+    const double seconds = t.median_us * 1e-6;
+    state.SetIterationTime(seconds);
+    state.counters["us"] = t.median_us;
+    state.counters["us_min"] = t.min_us;
+    state.counters["TFLOPS"] = shape.flops() / seconds * 1e-12;
+    state.counters["GBps"] = ops.bytes_per_launch() / seconds * 1e-9;
+    state.counters["vs_cublas"] = cublas_us / t.median_us;
+    state.counters["sets"] = ops.count();
+    state.counters["rel_l2"] = check.relative_l2;
+  }
+}
+
+template <class Policy>
+void register_variant(std::int64_t k) {
+  const std::string name = std::string(Policy::name()) + "/" + std::to_string(k);
+  configure(benchmark::RegisterBenchmark(name.c_str(), bm_variant<Policy>, k));
+}
+
+}  // namespace
+
+void register_glukit_variants(std::int64_t k) {
+  register_variant<glukit::policy::V1RegisterStaged<Arch>>(k);
+  register_variant<glukit::policy::V2DirectToLds<Arch>>(k);
+  register_variant<glukit::policy::V3DeepPipelinePersistent<Arch>>(k);
+  register_variant<glukit::policy::V4FusedEpilogue<Arch>>(k);
+}
+
+}  // namespace glukit_bench
