@@ -1,4 +1,4 @@
-// glukit's four sm90a variants at the reference shape: <PolicyName>/<K>.
+// glukit's sm90a variants (V1-V4 and WarpSpecializedTma) at the reference shape: <PolicyName>/<K>.
 // Each benchmark first runs its variant once on poisoned output and compares
 // the whole output with the unfused cuBLASLt path on the same inputs (relative
 // L2 error < kTolerance, every element written and finite), then times it over
@@ -102,6 +102,7 @@ void register_glukit_variants(std::int64_t k) {
   register_variant<glukit::policy::V2DirectToLds<Arch>>(k);
   register_variant<glukit::policy::V3DeepPipelinePersistent<Arch>>(k);
   register_variant<glukit::policy::V4FusedEpilogue<Arch>>(k);
+  register_variant<glukit::policy::WarpSpecializedTma<Arch>>(k);
 }
 
 }  // namespace glukit_bench

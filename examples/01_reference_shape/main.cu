@@ -185,7 +185,7 @@ int main() {
     rows.push_back(cublas);
     run_variants<glukit::policy::V1RegisterStaged<Arch>, glukit::policy::V2DirectToLds<Arch>,
                  glukit::policy::V3DeepPipelinePersistent<Arch>,
-                 glukit::policy::V4FusedEpilogue<Arch>>(p, stream, rows);
+                 glukit::policy::V4FusedEpilogue<Arch>, glukit::policy::WarpSpecializedTma<Arch>>(p, stream, rows);
     free_problem(p);
   }
 
