@@ -9,14 +9,17 @@
 # (The CDNA headers get their clang-21 check in test/isa.)
 
 # Headers, relative to include/glukit/, that need a device compiler: matched as
-# regular expressions against the relative path.
+# regular expressions against the relative path. The arch layers are device
+# code; so are the backend kernel directories (kernel, launcher, mainloop,
+# epilogue, fragment, copier, ... headers), apart from their host-side plans.
 set(GLUKIT_HEADER_CHECK_HOST_EXCLUDE
   "^arch/hopper/"
   "^arch/cdna/"
-  "^kernels/sm90/(kernel|launcher|mainloop|epilogue)[^/]*\\.hpp$"
+  "^kernels/sm90/"
   "^kernels/cdna/")
-# ... except these, which are plain constexpr plans every host build includes.
+# ... except these, the constexpr plans every host build includes (policy_check.hpp).
 set(GLUKIT_HEADER_CHECK_HOST_KEEP
+  "^kernels/sm90/plan[^/]*\\.hpp$"
   "^kernels/cdna/plan[^/]*\\.hpp$")
 set(GLUKIT_HEADER_CHECK_CUDA_EXCLUDE
   "^arch/cdna/"
