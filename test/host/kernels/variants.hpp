@@ -18,6 +18,11 @@ using AllVariants = std::tuple<
     gp::V1RegisterStaged<ga::gfx950>, gp::V2DirectToLds<ga::gfx950>,
     gp::V3DeepPipelinePersistent<ga::gfx950>, gp::V4FusedEpilogue<ga::gfx950>>;
 
+/// Whether a variant runs the two-warp-group stage pipeline: V1 never (serial
+/// load, stage, compute), V2 always (it is what V2 adds); for V3 and V4 it is a
+/// tuned, per-arch value.
+enum class StagePipeline { off, on, tuned };
+
 /// What the design says each variant is, independent of the policy's members.
 template <class P>
 struct Expected;
@@ -29,7 +34,8 @@ struct Expected<gp::V1RegisterStaged<A>> {
   static constexpr int min_buffers = 2, max_buffers = 16;
   static constexpr glukit::Schedule schedule = glukit::Schedule::one_tile_per_workgroup;
   static constexpr glukit::EpilogueStyle epilogue = glukit::EpilogueStyle::after_mainloop;
-  static constexpr bool stage_pipeline = false, streaming_stores = false;
+  static constexpr StagePipeline stage_pipeline = StagePipeline::off;
+  static constexpr bool streaming_stores = false;
 };
 template <class A>
 struct Expected<gp::V2DirectToLds<A>> {
@@ -38,7 +44,8 @@ struct Expected<gp::V2DirectToLds<A>> {
   static constexpr int min_buffers = 2, max_buffers = 2;
   static constexpr glukit::Schedule schedule = glukit::Schedule::one_tile_per_workgroup;
   static constexpr glukit::EpilogueStyle epilogue = glukit::EpilogueStyle::after_mainloop;
-  static constexpr bool stage_pipeline = true, streaming_stores = true;
+  static constexpr StagePipeline stage_pipeline = StagePipeline::on;
+  static constexpr bool streaming_stores = true;
 };
 template <class A>
 struct Expected<gp::V3DeepPipelinePersistent<A>> {
@@ -47,7 +54,8 @@ struct Expected<gp::V3DeepPipelinePersistent<A>> {
   static constexpr int min_buffers = 3, max_buffers = 3;
   static constexpr glukit::Schedule schedule = glukit::Schedule::persistent;
   static constexpr glukit::EpilogueStyle epilogue = glukit::EpilogueStyle::after_mainloop;
-  static constexpr bool stage_pipeline = true, streaming_stores = true;
+  static constexpr StagePipeline stage_pipeline = StagePipeline::tuned;
+  static constexpr bool streaming_stores = true;
 };
 template <class A>
 struct Expected<gp::V4FusedEpilogue<A>> {
@@ -56,7 +64,8 @@ struct Expected<gp::V4FusedEpilogue<A>> {
   static constexpr int min_buffers = 3, max_buffers = 3;
   static constexpr glukit::Schedule schedule = glukit::Schedule::persistent;
   static constexpr glukit::EpilogueStyle epilogue = glukit::EpilogueStyle::fused;
-  static constexpr bool stage_pipeline = true, streaming_stores = true;
+  static constexpr StagePipeline stage_pipeline = StagePipeline::tuned;
+  static constexpr bool streaming_stores = true;
 };
 
 }  // namespace glukit_test
