@@ -73,3 +73,24 @@ TEST_CASE("CopyPartition hand-computed coordinates") {
   CHECK(P::coord(3, 255).row == 127);
   CHECK(P::coord(3, 255).col == 56);
 }
+
+TEMPLATE_LIST_TEST_CASE("CopyPartition: row-strided rounds, where the partition says so", "[copy]", Partitions) {
+  // When the thread count is a multiple of the chunks per row, a thread's round
+  // r is its round-0 chunk moved down r * rows_per_round rows.
+  using P = TestType;
+  if constexpr (requires { P::row_strided; P::rows_per_round; }) {
+    CHECK(P::row_strided == (P::threads % P::chunks_per_row == 0));
+    if constexpr (P::row_strided) {
+      int off = 0;
+      for (int r = 0; r < P::rounds; ++r)
+        for (int t = 0; t < P::threads; ++t) {
+          const auto c0 = P::coord(0, t);
+          const auto c = P::coord(r, t);
+          off += c.row != c0.row + r * P::rows_per_round || c.col != c0.col;
+        }
+      CHECK(off == 0);
+    }
+  } else {
+    SUCCEED("this CopyPartition has no row_strided member");
+  }
+}
