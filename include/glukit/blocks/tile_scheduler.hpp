@@ -83,14 +83,15 @@ struct TileSchedulePlan {
   /// First slot of workgroup w, and the stride between its slots.
   GLUKIT_HOST_DEVICE constexpr std::int64_t first_slot(std::int64_t w) const { return w; }
   GLUKIT_HOST_DEVICE constexpr std::int64_t stride() const { return workers; }
-  /// Number of tiles workgroup w computes.
+  /// Number of tiles workgroup w computes (0 for a workgroup past the plan's
+  /// workers, e.g. of a grid rounded up, so no tile is computed twice).
   GLUKIT_HOST_DEVICE constexpr std::int64_t tiles_of(std::int64_t w) const {
-    return w < tiles() ? ceil_div(tiles() - w, workers) : 0;
+    return w >= 0 && w < workers && w < tiles() ? ceil_div(tiles() - w, workers) : 0;
   }
 };
 
 /// Makes the plan for an m x n output. persistent_workers == 0: one tile per workgroup.
-constexpr TileSchedulePlan make_tile_schedule(std::int64_t m, std::int64_t n, int tile_m, int tile_n,
+GLUKIT_HOST_DEVICE constexpr TileSchedulePlan make_tile_schedule(std::int64_t m, std::int64_t n, int tile_m, int tile_n,
                                               std::int64_t group_m, int chiplets, int chunk,
                                               std::int64_t persistent_workers) {
   TileSchedulePlan p{TileGrid::of(m, n, tile_m, tile_n), group_m, chiplets, chunk, 0};

@@ -23,12 +23,27 @@ struct BackendLauncher {
 };
 }  // namespace detail
 
+namespace detail {
+/// arch and epilogue_op of a policy; void for a type that is not one, so that
+/// AddmmGlu<NotAPolicy> reports only check_policy's message.
+template <class P, bool = PolicyMembers<P>>
+struct PolicyTypes {
+  using arch = void;
+  using epilogue_op = void;
+};
+template <class P>
+struct PolicyTypes<P, true> {
+  using arch = typename P::arch;
+  using epilogue_op = typename P::epilogue_op;
+};
+}  // namespace detail
+
 template <class P>
 struct AddmmGlu {
   static_assert(check_policy<P>(), "AddmmGlu<P>: policy check failed");
   using policy = P;
-  using arch = typename P::arch;
-  using epilogue_op = typename P::epilogue_op;
+  using arch = typename detail::PolicyTypes<P>::arch;
+  using epilogue_op = typename detail::PolicyTypes<P>::epilogue_op;
   static constexpr const char* name() { return P::name(); }
 
   /// The host-side argument rules (no device access).

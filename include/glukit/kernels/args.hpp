@@ -95,19 +95,20 @@ inline Status validate_arguments(const AddmmGluArgs& p) {
     return Status::invalid("bias: must be 16-byte aligned");
   if (!detail::aligned16(p.y)) return Status::invalid("y: must be 16-byte aligned");
   if (!detail::aligned16(p.out)) return Status::invalid("out: must be 16-byte aligned");
+  if (p.k > 0 && p.lda >= max_dimension) return Status::invalid("lda: must be < 2^31");
+  if (p.k > 0 && p.ldb >= max_dimension) return Status::invalid("ldb: must be < 2^31");
+  if (p.ldy >= max_dimension) return Status::invalid("ldy: must be < 2^31");
+  if (p.ldo >= max_dimension) return Status::invalid("ldo: must be < 2^31");
   // Element offsets (row * ld + col) are computed in 64 bits; keep the last one
   // of each operand far below 2^62 bytes so no intermediate can overflow.
   constexpr std::int64_t max_elems = std::int64_t{1} << 61;
   const auto too_big = [&](std::int64_t rows, std::int64_t ld) {
     return rows > 0 && ld > max_elems / rows;
   };
-  if (too_big(p.m, p.lda)) return Status::invalid("lda: m * lda overflows the index range");
-  if (too_big(p.k, p.ldb)) return Status::invalid("ldb: k * ldb overflows the index range");
+  if (p.k > 0 && too_big(p.m, p.lda)) return Status::invalid("lda: m * lda overflows the index range");
+  if (p.k > 0 && too_big(p.k, p.ldb)) return Status::invalid("ldb: k * ldb overflows the index range");
   if (too_big(p.m, p.ldy)) return Status::invalid("ldy: m * ldy overflows the index range");
   if (too_big(p.m, p.ldo)) return Status::invalid("ldo: m * ldo overflows the index range");
-  if (p.ldy >= max_dimension || p.ldo >= max_dimension || p.lda >= max_dimension ||
-      p.ldb >= max_dimension)
-    return Status::invalid("ld*: leading dimensions must be < 2^31");
   return Status::success();
 }
 

@@ -28,10 +28,10 @@ enum class EpilogueStyle {
                    ///< the gate as one fma, 16-byte streaming stores (V4)
 };
 
-/// What AddmmGlu<P> requires of a policy P. Each member is documented on the
-/// variant defaults in kernels/policies.hpp.
+namespace detail {
+/// The named members of a policy, without looking into arch or epilogue_op.
 template <class P>
-concept Policy = requires {
+concept PolicyMembers = requires {
   typename P::arch;
   typename P::epilogue_op;
   { P::name() } -> std::convertible_to<const char*>;
@@ -48,7 +48,14 @@ concept Policy = requires {
   { P::epilogue_style } -> std::convertible_to<EpilogueStyle>;
   { P::stage_pipeline } -> std::convertible_to<bool>;
   { P::streaming_stores } -> std::convertible_to<bool>;
-} && ArchTag<typename P::arch> && EpilogueOp<typename P::epilogue_op>;
+};
+}  // namespace detail
+
+/// What AddmmGlu<P> requires of a policy P. Each member is documented on the
+/// variant defaults in kernels/policies.hpp.
+template <class P>
+concept Policy = detail::PolicyMembers<P> && ArchTag<typename P::arch> &&
+                 EpilogueOp<typename P::epilogue_op>;
 
 /// Optional member `warp_specialized` (default false): on sm90a, a producer
 /// warpgroup fills the ring and signals consumer warpgroups through mbarriers.

@@ -10,29 +10,42 @@ namespace glukit {
 
 template <class P>
 constexpr bool check_policy() {
-  static_assert(Policy<P>,
+  static_assert(detail::PolicyMembers<P>,
                 "AddmmGlu<P>: P is not a glukit policy: it needs arch, epilogue_op, name(), tile_m, "
                 "tile_n, tile_k, num_buffers, warps, group_size_m, chiplet_chunk, "
                 "min_blocks_per_cu, copier, schedule, epilogue_style, stage_pipeline, "
                 "streaming_stores (derive from a glukit::policy variant)");
-  if constexpr (Policy<P>) {
-    static_assert(P::tile_m > 0 && P::tile_n > 0 && P::tile_k > 0, "tile_m/tile_n/tile_k: must be > 0");
-    static_assert(P::num_buffers >= 2,
-                  "num_buffers: a load-ahead pipeline needs at least 2 shared-memory buffers");
-    static_assert(P::copier == CopierKind::register_staged || P::num_buffers >= 2,
-                  "num_buffers: the async copier needs >= 2 buffers");
-    static_assert(P::group_size_m >= 1, "group_size_m: must be >= 1");
-    static_assert(P::chiplet_chunk >= 1, "chiplet_chunk: must be >= 1");
-    static_assert(P::warps * arch_traits<typename P::arch>::wave_size <=
-                      arch_traits<typename P::arch>::max_threads_per_block,
-                  "warps: more threads than a workgroup may have");
-    if constexpr (arch_traits<typename P::arch>::backend == Backend::cuda) {
-      return sm90::check_policy<P>();
-    } else {
-      return cdna::check_policy<P>();
+  if constexpr (detail::PolicyMembers<P>) {
+    // An unknown arch tag stops here with arch_traits' own message.
+    static_assert(ArchTag<typename P::arch>, "arch: not a glukit arch tag");
+    static_assert(EpilogueOp<typename P::epilogue_op>,
+                  "epilogue_op: does not meet glukit::EpilogueOp (epilogue/functors.hpp): it needs "
+                  "static name(), static bool reads_aux, a default constructor, and "
+                  "T operator()(T x, T y) const returning T for T = float and double");
+    if constexpr (Policy<P>) {
+      static_assert(P::tile_m > 0 && P::tile_n > 0 && P::tile_k > 0,
+                    "tile_m/tile_n/tile_k: must be > 0");
+      static_assert(P::num_buffers >= 2,
+                    "num_buffers: a load-ahead pipeline needs at least 2 shared-memory buffers");
+      static_assert(P::group_size_m >= 1, "group_size_m: must be >= 1");
+      static_assert(P::chiplet_chunk >= 1, "chiplet_chunk: must be >= 1");
+      static_assert(P::min_blocks_per_cu >= 1, "min_blocks_per_cu: must be >= 1");
+      static_assert(P::warps >= 1 && P::warps * arch_traits<typename P::arch>::wave_size <=
+                                         arch_traits<typename P::arch>::max_threads_per_block,
+                    "warps: must be >= 1 and give no more threads than a workgroup may have");
+      // The backend checks build plans from these members: only run them on a
+      // policy that passed the checks above, so one mistake gives one message.
+      if constexpr (P::tile_m > 0 && P::tile_n > 0 && P::tile_k > 0 && P::num_buffers >= 2 &&
+                    P::min_blocks_per_cu >= 1 && P::warps >= 1) {
+        if constexpr (arch_traits<typename P::arch>::backend == Backend::cuda) {
+          return sm90::check_policy<P>();
+        } else {
+          return cdna::check_policy<P>();
+        }
+      }
     }
   }
-  return Policy<P>;
+  return false;
 }
 
 }  // namespace glukit

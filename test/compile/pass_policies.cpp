@@ -1,0 +1,32 @@
+// The positive case: every variant on every arch, and a user's derived policy
+// with its own epilogue, pass the policy check and give a kernel type whose
+// host-side validation is usable from plain C++.
+#include <glukit/glukit.hpp>
+
+namespace gp = glukit::policy;
+namespace ga = glukit::arch;
+
+template <class P>
+constexpr bool kernel_ok() {
+  using K = glukit::AddmmGlu<P>;
+  return sizeof(K) > 0 && glukit::check_policy<P>();
+}
+
+template <class Arch>
+constexpr bool all_variants_ok() {
+  return kernel_ok<gp::V1RegisterStaged<Arch>>() && kernel_ok<gp::V2DirectToLds<Arch>>() &&
+         kernel_ok<gp::V3DeepPipelinePersistent<Arch>>() && kernel_ok<gp::V4FusedEpilogue<Arch>>();
+}
+static_assert(all_variants_ok<ga::sm90a>());
+static_assert(all_variants_ok<ga::gfx942>());
+static_assert(all_variants_ok<ga::gfx950>());
+
+struct MySwiGlu : gp::V4FusedEpilogue<ga::sm90a> {
+  using epilogue_op = glukit::epilogue::SwiGlu;
+  static constexpr const char* name() { return "MySwiGlu"; }
+};
+static_assert(kernel_ok<MySwiGlu>());
+
+glukit::Status validate(const glukit::AddmmGluArgs& args) {
+  return glukit::AddmmGlu<MySwiGlu>::validate(args);
+}

@@ -1,0 +1,157 @@
+// Tests of epilogue/functors.hpp: each epilogue operation against its formula
+// written independently here, in float and in double, and the EpilogueOp
+// concept on good and bad types.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+#include <tuple>
+
+#include "glukit/epilogue/functors.hpp"
+
+namespace ep = glukit::epilogue;
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+// Independent formulas, evaluated in long double and rounded once.
+long double glu_gate(long double x, long double y) { return x + x * y; }
+long double swiglu(long double x, long double y) { return x * (1.0L / (1.0L + std::exp(-x))) * y; }
+long double geglu(long double x, long double y) {
+  const long double c = std::sqrt(2.0L / static_cast<long double>(kPi));
+  return 0.5L * x * (1.0L + std::tanh(c * (x + 0.044715L * x * x * x))) * y;
+}
+
+const double kInputs[] = {-20.0, -6.5, -3.0, -1.0, -0.75, -0.125, -1e-3, 0.0, 1e-3, 0.3,
+                          0.5,   1.0,  2.25, 3.0,  5.5,   10.0,   19.0};
+
+/// Tolerance relative to the size of the terms, |x| * (1 + |y|): a few ulps of
+/// the type (the gates cancel near 0, so relative-to-result would be unfair to
+/// float tanh/exp); a wrong formula is off by O(1) of that scale.
+template <class T>
+constexpr double kTol = sizeof(T) == 4 ? 1e-6 : 1e-14;
+
+template <class Op, class T, class F>
+void check_against(F formula) {
+  const Op op{};
+  int checked = 0;
+  for (const double xd : kInputs)
+    for (const double yd : kInputs) {
+      const T x = static_cast<T>(xd), y = static_cast<T>(yd);
+      const long double want = formula(static_cast<long double>(x), static_cast<long double>(y));
+      const T got = op(x, y);
+      const double scale = std::fabs(xd) * (1.0 + std::fabs(yd)) + 1e-300;
+      const double err = std::fabs(static_cast<double>(got) - static_cast<double>(want));
+      INFO(Op::name() << "(" << xd << ", " << yd << ") = " << got << ", want "
+                      << static_cast<double>(want) << ", error / scale " << err / scale);
+      REQUIRE(std::isfinite(got));
+      REQUIRE(err <= kTol<T> * scale);
+      ++checked;
+    }
+  CHECK(checked == 17 * 17);
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("GluGate is X + X * Y", "[epilogue]", float, double) {
+  check_against<ep::GluGate, TestType>(glu_gate);
+}
+
+TEMPLATE_TEST_CASE("SwiGlu is silu(X) * Y", "[epilogue]", float, double) {
+  check_against<ep::SwiGlu, TestType>(swiglu);
+}
+
+TEMPLATE_TEST_CASE("GeGlu is gelu_tanh(X) * Y", "[epilogue]", float, double) {
+  check_against<ep::GeGlu, TestType>(geglu);
+}
+
+TEMPLATE_TEST_CASE("BiasOnly passes X through and ignores Y", "[epilogue]", float, double) {
+  const ep::BiasOnly op{};
+  for (const double x : kInputs) {
+    CHECK(op(static_cast<TestType>(x), TestType(12345)) == static_cast<TestType>(x));
+    CHECK(op(static_cast<TestType>(x), TestType(NAN)) == static_cast<TestType>(x));
+  }
+}
+
+TEST_CASE("GluGate rounds once: it is a fused multiply-add") {
+  // x = 1 + 2^-12 + 2^-23, y = -1 + 2^-12: the product x*y = -(1 + 2^-24 - 2^-35)
+  // rounds to -1 in float, so x*y + x rounded twice gives 2^-12 + 2^-23, while
+  // the exact x + x*y = x * 2^-12 is a float.
+  const float x = 1.0f + 0x1p-12f + 0x1p-23f;
+  const float y = -1.0f + 0x1p-12f;
+  const float exact = x * 0x1p-12f;
+  volatile float product = x * y;
+  const float twice_rounded = product + x;
+  REQUIRE(twice_rounded != exact);  // the inputs do tell the two apart
+  CHECK(ep::GluGate{}(x, y) == exact);
+
+  const double xd = 1.0 + 0x1p-27 + 0x1p-52;
+  const double yd = -1.0 + 0x1p-27;
+  volatile double product_d = xd * yd;
+  REQUIRE(product_d + xd != xd * 0x1p-27);
+  CHECK(ep::GluGate{}(xd, yd) == xd * 0x1p-27);
+}
+
+TEST_CASE("gated epilogues saturate without NaN or overflow") {
+  CHECK(ep::SwiGlu{}(-100.0f, 2.0f) == Approx(0.0f).margin(1e-30));
+  CHECK(ep::SwiGlu{}(100.0f, 2.0f) == Approx(200.0f));
+  CHECK(ep::GeGlu{}(-30.0f, 2.0f) == Approx(0.0f).margin(1e-30));
+  CHECK(ep::GeGlu{}(30.0f, 2.0f) == Approx(60.0f));
+  CHECK(ep::GeGlu{}(-30.0, 2.0) == Approx(0.0).margin(1e-200));
+}
+
+TEST_CASE("epilogue names and aux reads") {
+  CHECK(std::string(ep::GluGate::name()) == "GluGate");
+  CHECK(std::string(ep::SwiGlu::name()) == "SwiGlu");
+  CHECK(std::string(ep::GeGlu::name()) == "GeGlu");
+  CHECK(std::string(ep::BiasOnly::name()) == "BiasOnly");
+  STATIC_REQUIRE(ep::GluGate::reads_aux);
+  STATIC_REQUIRE(ep::SwiGlu::reads_aux);
+  STATIC_REQUIRE(ep::GeGlu::reads_aux);
+  STATIC_REQUIRE_FALSE(ep::BiasOnly::reads_aux);
+}
+
+namespace {
+struct UserGate {  // a user's epilogue: out = 2 X Y
+  static constexpr const char* name() { return "UserGate"; }
+  static constexpr bool reads_aux = true;
+  template <class T>
+  T operator()(T x, T y) const { return T(2) * x * y; }
+};
+struct NoName {
+  static constexpr bool reads_aux = true;
+  template <class T>
+  T operator()(T x, T) const { return x; }
+};
+struct NoAuxFlag {
+  static constexpr const char* name() { return "NoAuxFlag"; }
+  template <class T>
+  T operator()(T x, T) const { return x; }
+};
+struct FloatOnly {
+  static constexpr const char* name() { return "FloatOnly"; }
+  static constexpr bool reads_aux = true;
+  float operator()(float x, float) const { return x; }  // double would narrow to float
+};
+struct NotDefaultConstructible {
+  explicit NotDefaultConstructible(int) {}
+  static constexpr const char* name() { return "NotDefaultConstructible"; }
+  static constexpr bool reads_aux = true;
+  template <class T>
+  T operator()(T x, T) const { return x; }
+};
+}  // namespace
+
+TEST_CASE("EpilogueOp concept") {
+  STATIC_REQUIRE(glukit::EpilogueOp<ep::GluGate>);
+  STATIC_REQUIRE(glukit::EpilogueOp<ep::SwiGlu>);
+  STATIC_REQUIRE(glukit::EpilogueOp<ep::GeGlu>);
+  STATIC_REQUIRE(glukit::EpilogueOp<ep::BiasOnly>);
+  STATIC_REQUIRE(glukit::EpilogueOp<UserGate>);
+  STATIC_REQUIRE_FALSE(glukit::EpilogueOp<NoName>);
+  STATIC_REQUIRE_FALSE(glukit::EpilogueOp<NoAuxFlag>);
+  STATIC_REQUIRE_FALSE(glukit::EpilogueOp<FloatOnly>);
+  STATIC_REQUIRE_FALSE(glukit::EpilogueOp<NotDefaultConstructible>);
+  STATIC_REQUIRE_FALSE(glukit::EpilogueOp<int>);
+}
