@@ -1,0 +1,75 @@
+// Shape fuzzing (label gpu): >= 10 000 random problems (M, N, K, leading
+// dimensions, bias or not) within a size budget, each checked for every sm90a
+// variant against the fp64 host reference. The seed is printed on failure.
+#include <cstdlib>
+
+#include "gpu_test_util.hpp"
+
+using namespace glukit;
+using namespace glukit::test;
+
+namespace {
+
+template <class... Ps>
+struct RunAll;
+template <class... Ps>
+struct RunAll<std::tuple<Ps...>> {
+  /// Runs every policy on the problem; returns the worst error (inf if a launch failed).
+  static double worst_error(Problem& pr, const std::vector<double>& ref, std::string& failed) {
+    double worst = 0.0;
+    const auto one = [&](auto policy_tag) {
+      using P = decltype(policy_tag);
+      pr.dout.poison();
+      const Status st = addmm_glu<P>(pr.device_args());
+      if (!st.ok() || cudaDeviceSynchronize() != cudaSuccess) {
+        failed = P::name();
+        worst = INFINITY;
+        return;
+      }
+      const auto out = pr.dout.download();
+      double err = reference::relative_l2_error(out.data(), pr.s.ldo, ref, pr.s.m, pr.s.n);
+      if (count_unwritten(out, pr.s) != 0 || count_padding_written(out, pr.s) != 0) err = INFINITY;
+      if (err > worst) {
+        worst = err;
+        failed = P::name();
+      }
+    };
+    (one(Ps{}), ...);
+    return worst;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("fuzz: random shapes against the fp64 reference, every variant", "[gpu][fuzz]") {
+  const char* env = std::getenv("GLUKIT_FUZZ_PROBLEMS");
+  const int problems = env ? std::atoi(env) : 10000;
+  const std::uint64_t seed = fresh_seed();
+  INFO("fuzz seed " << seed << " (problems " << problems << ")");
+  std::mt19937_64 rng(seed);
+  const auto draw = [&](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  };
+  int checked = 0;
+  for (int i = 0; i < problems; ++i) {
+    Shape s{draw(1, 260), draw(1, 520), 8 * draw(0, 40)};
+    // Leading dimensions: tight (0) or padded by a multiple of 8.
+    if (draw(0, 1)) s.lda = (s.k + 7) / 8 * 8 + 8 * draw(0, 3);
+    if (draw(0, 1)) s.ldb = (s.n + 7) / 8 * 8 + 8 * draw(0, 3);
+    if (draw(0, 1)) s.ldy = (s.n + 7) / 8 * 8 + 8 * draw(0, 3);
+    if (draw(0, 1)) s.ldo = (s.n + 7) / 8 * 8 + 8 * draw(0, 3);
+    s.bias = draw(0, 1) == 1;
+    const std::uint64_t problem_seed = rng();
+    Problem pr(s, problem_seed);
+    const std::vector<double> ref = reference_parallel(pr.host_args());
+    std::string failed;
+    const double worst = RunAll<Sm90Variants>::worst_error(pr, ref, failed);
+    if (!(worst < 1e-2)) {
+      FAIL("problem " << i << ": m=" << pr.s.m << " n=" << pr.s.n << " k=" << pr.s.k << " lda=" << pr.s.lda
+                      << " ldb=" << pr.s.ldb << " ldy=" << pr.s.ldy << " ldo=" << pr.s.ldo << " bias=" << s.bias
+                      << " problem seed=" << problem_seed << ": " << failed << " error " << worst);
+    }
+    ++checked;
+  }
+  CHECK(checked == problems);
+}
