@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "glukit/platform/config.hpp"
+#include "glukit/platform/half.hpp"
 
 namespace glukit::sm90 {
 

@@ -23,6 +23,7 @@
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/args.hpp"
 #include "glukit/kernels/sm90/epilogue.hpp"
+#include "glukit/kernels/sm90/kernel.hpp"  // KernelParams, Kernel<P>::mma_stage (it includes this file last)
 #include "glukit/kernels/sm90/plan.hpp"
 
 namespace glukit::sm90 {
