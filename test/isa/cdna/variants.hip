@@ -16,6 +16,13 @@ struct V4SwiGluPolicy : glukit::policy::V4FusedEpilogue<Arch> {
   static constexpr const char* name() { return "V4SwiGlu"; }
 };
 
+/// V4 without an auxiliary operand: its epilogue has no fma (a negative case
+/// for the checker's fma check) and it compiles the reads_aux = false path.
+struct V4BiasOnlyPolicy : glukit::policy::V4FusedEpilogue<Arch> {
+  using epilogue_op = glukit::epilogue::BiasOnly;
+  static constexpr const char* name() { return "V4BiasOnly"; }
+};
+
 template <class Policy>
 glukit::Status launch(const glukit::AddmmGluArgs& args, glukit::stream_t stream) {
   return glukit::addmm_glu<Policy>(args, stream);
@@ -26,4 +33,5 @@ template glukit::Status launch<glukit::policy::V2DirectToLds<Arch>>(const glukit
 template glukit::Status launch<glukit::policy::V3DeepPipelinePersistent<Arch>>(const glukit::AddmmGluArgs&, glukit::stream_t);
 template glukit::Status launch<glukit::policy::V4FusedEpilogue<Arch>>(const glukit::AddmmGluArgs&, glukit::stream_t);
 template glukit::Status launch<V4SwiGluPolicy>(const glukit::AddmmGluArgs&, glukit::stream_t);
+template glukit::Status launch<V4BiasOnlyPolicy>(const glukit::AddmmGluArgs&, glukit::stream_t);
 }  // namespace isa

@@ -29,12 +29,13 @@ GLUKIT_DEVICE inline __amdgpu_buffer_rsrc_t make_buffer(const void* base, std::u
                                            static_cast<int>(num_records), buffer_word3);
 }
 
-/// The same resource as four 32-bit words, for inline asm ("s" constraint: SGPRs).
+/// The same resource as four 32-bit words for inline asm ("s" constraint), made
+/// wave-uniform explicitly: without it an unoptimised build may hand the asm VGPRs.
 GLUKIT_DEVICE inline i32x4_t make_buffer_words(const void* base, std::uint32_t num_records) {
   const auto address = reinterpret_cast<std::uint64_t>(base);
-  const i32x4_t words = {static_cast<std::int32_t>(static_cast<std::uint32_t>(address)),
-                         static_cast<std::int32_t>(static_cast<std::uint32_t>(address >> 32) & 0xffffu),
-                         static_cast<std::int32_t>(num_records), buffer_word3};
+  const i32x4_t words = {uniform(static_cast<std::int32_t>(static_cast<std::uint32_t>(address))),
+                         uniform(static_cast<std::int32_t>(static_cast<std::uint32_t>(address >> 32) & 0xffffu)),
+                         uniform(static_cast<std::int32_t>(num_records)), buffer_word3};
   return words;
 }
 

@@ -21,6 +21,9 @@ GLUKIT_DEVICE inline half4_t lds_read_b64(std::uint32_t address) { return *lds_a
 /// One fp16: ds_read_u16 (or its d16 / d16_hi forms when the compiler packs pairs).
 GLUKIT_DEVICE inline _Float16 lds_read_b16(std::uint32_t address) { return *lds_at<_Float16>(address); }
 
+/// 8 bytes to an 8-byte aligned address: ds_write_b64.
+GLUKIT_DEVICE inline void lds_write_b64(std::uint32_t address, u32x2_t v) { *lds_at<u32x2_t>(address) = v; }
+
 /// 16 bytes to a 16-byte aligned address: ds_write_b128.
 GLUKIT_DEVICE inline void lds_write_b128(std::uint32_t address, u32x4_t v) { *lds_at<u32x4_t>(address) = v; }
 

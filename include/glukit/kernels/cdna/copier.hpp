@@ -129,7 +129,14 @@ class RegisterStagedCopier {
   GLUKIT_DEVICE void store(std::uint32_t stage_base) const {
     for (int r = 0; r < ACopy::rounds; ++r) {
       const auto c = ACopy::coord(r, thread_);
-      arch::cdna::lds_write_b128(stage_base + Plan::a_member + Plan::ALayout::offset(c.row, c.col), a_[r]);
+      const std::uint32_t a = stage_base + Plan::a_member;
+      if constexpr (Plan::ALayout::granule == vec) {
+        arch::cdna::lds_write_b128(a + Plan::ALayout::offset(c.row, c.col), a_[r]);
+      } else {  // the 16-byte chunk spans two 8-byte granules
+        static_assert(Plan::ALayout::granule * 2 == vec, "RegisterStagedCopier: 4- or 8-element granules");
+        arch::cdna::lds_write_b64(a + Plan::ALayout::offset(c.row, c.col), a_[r].xy);
+        arch::cdna::lds_write_b64(a + Plan::ALayout::offset(c.row, c.col + vec / 2), a_[r].zw);
+      }
     }
     for (int r = 0; r < BCopy::rounds; ++r) {
       const auto c = BCopy::coord(r, thread_);

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "glukit/blocks/tile_scheduler.hpp"
+#include "glukit/kernels/addmm_glu.hpp"
 #include "glukit/kernels/args.hpp"
 #include "glukit/kernels/cdna/kernel.hpp"
 #include "glukit/kernels/cdna/params.hpp"

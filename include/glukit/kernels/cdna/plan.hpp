@@ -99,21 +99,24 @@ struct WaveLayout {
 // ---------------------------------------------------------------------------
 
 /// A tile (Rows x Cols, col = k contiguous in global memory) in blocks of 16
-/// rows; inside a block, 8-element granules (16 bytes) are stored granule by
+/// rows; inside a block, Granule-element granules are stored granule by
 /// granule, each holding its 16 rows:
-///   (r, c) -> 2 * ((r / 16) * 16 * Cols + (c / 8) * 128 + (r % 16) * 8 + c % 8)
-/// The A-fragment read of one k-quad by 64 lanes (16 rows x 4 quads) then
-/// touches 512 contiguous bytes: no bank conflicts, no padding needed. A
-/// direct-to-LDS instruction writes 64 consecutive slots, i.e. 16 rows x 64
-/// bytes of global memory, the same footprint as a row-major copy.
-template <int Rows, int Cols>
+///   (r, c) -> 2 * ((r / 16) * 16 * Cols + (c / G) * 16 * G + (r % 16) * G + c % G)
+/// The A-fragment read of one k-quad by 16 lanes (16 rows) then touches 16
+/// granules side by side, and the four lane groups' quads are neighbouring
+/// granules: 8-byte reads without bank conflicts and without padding. G is the
+/// smallest granule that holds one direct-to-LDS slot and one k-quad (8 on
+/// gfx950, 4 on gfx942). A direct-to-LDS instruction writes 64 consecutive
+/// slots: 16 rows x (64 slots / 16) granules, the same rows a row-major copy
+/// of the same bytes would touch.
+template <int Rows, int Cols, int Granule>
 struct GranuleMajorRows {
   static constexpr int rows = Rows, cols = Cols, pad = 0;
-  static constexpr int block_rows = 16, granule = 8;
+  static constexpr int block_rows = 16, granule = Granule;
   static constexpr int bytes = Rows * Cols * 2;
   static constexpr int alignment = 16;
   static_assert(Rows % block_rows == 0, "GranuleMajorRows: Rows must be a multiple of 16");
-  static_assert(Cols % granule == 0, "GranuleMajorRows: Cols must be a multiple of 8");
+  static_assert(Cols % Granule == 0, "GranuleMajorRows: Cols must be a multiple of the granule");
   static constexpr const char* name() { return "GranuleMajorRows"; }
 
   /// (row, col) -> byte offset
@@ -253,7 +256,9 @@ struct MainloopPlan {
   static constexpr int copy_elems = wave_size * dma_vec;
   static constexpr int b_pad = b_pad_elems<arch> + P::smem_pad;
 
-  using ALayout = GranuleMajorRows<P::tile_m, P::tile_k>;
+  /// A granule: one direct-to-LDS slot, at least one k-quad.
+  static constexpr int a_granule = dma_vec > 4 ? dma_vec : 4;
+  using ALayout = GranuleMajorRows<P::tile_m, P::tile_k, a_granule>;
   using BLayout = FoldedPaddedRows<P::tile_k, P::tile_n, copy_elems, b_pad>;
   using Buffers = MultiBufferPlan<P::num_buffers, ALayout, BLayout>;
   static constexpr int lds_bytes = Buffers::bytes;
