@@ -78,6 +78,18 @@ class Epilogue {
   }
 
   GLUKIT_DEVICE void store(const float4_t (&acc)[bm][bn]) const {
+    // Tile-uniform branch: only the last tile column can cross N.
+    if (n0_ + P::tile_n <= p_.n) {
+      store_blocks<true>(acc);
+    } else {
+      store_blocks<false>(acc);
+    }
+  }
+
+ private:
+  /// out = op(acc, y) for every block; Whole: no vector crosses N.
+  template <bool Whole>
+  GLUKIT_DEVICE void store_blocks(const float4_t (&acc)[bm][bn]) const {
     const Op op{};
     const auto out = arch::cdna::make_buffer(
         p_.out + (static_cast<std::int64_t>(m0_) * p_.ldo + n0_), buffer_num_records);
@@ -87,7 +99,8 @@ class Epilogue {
         half4_t h;
         if constexpr (Op::reads_aux) {
           const half4_t yh = __builtin_bit_cast(half4_t, y_[mb][nb]);
-          for (int i = 0; i < 4; ++i) h[i] = static_cast<_Float16>(op(acc[mb][nb][i], static_cast<float>(yh[i])));
+          for (int i = 0; i < 4; ++i)
+            h[i] = static_cast<_Float16>(op(acc[mb][nb][i], static_cast<float>(yh[i])));
         } else {
           for (int i = 0; i < 4; ++i) h[i] = static_cast<_Float16>(op(acc[mb][nb][i], 0.f));
         }
@@ -95,7 +108,7 @@ class Epilogue {
         const bool row_ok = m0_ + c.row < p_.m;
         const std::uint32_t offset = static_cast<std::uint32_t>((c.row * p_.ldo + c.col) * 2);
         const int col = n0_ + c.col;
-        if (col + 4 <= p_.n) {
+        if (Whole || col + 4 <= p_.n) {
           arch::cdna::buffer_store_b64<cache>(bits, out, row_ok ? offset : oob_offset);
         } else {
           const auto e = __builtin_bit_cast(arch::cdna::i16x4_t, h);
@@ -106,7 +119,6 @@ class Epilogue {
       }
   }
 
- private:
   /// bias[nb] = the lane's 4 bias values of block column nb (0 past N).
   GLUKIT_DEVICE void load_bias(float4_t (&bias)[bn]) const {
     const auto b = arch::cdna::make_buffer(p_.bias + n0_, buffer_num_records);
