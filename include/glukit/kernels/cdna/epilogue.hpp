@@ -78,24 +78,14 @@ class Epilogue {
   }
 
   GLUKIT_DEVICE void store(const float4_t (&acc)[bm][bn]) const {
-    // Tile-uniform branch: only the last tile column can cross N.
-    if (n0_ + P::tile_n <= p_.n) {
-      store_blocks<true>(acc);
-    } else {
-      store_blocks<false>(acc);
-    }
-  }
-
- private:
-  /// out = op(acc, y) for every block; Whole: no vector crosses N.
-  template <bool Whole>
-  GLUKIT_DEVICE void store_blocks(const float4_t (&acc)[bm][bn]) const {
+    // Apply the operation to every block first, so that every path below has
+    // consumed the Y registers (the compiler's wait tracking is path-insensitive:
+    // a Y load left unconsumed on any path would make it drain vmcnt(0) where the
+    // next tile reuses the register, inside the hot loop).
+    u32x2_t out[bm][bn];
     const Op op{};
-    const auto out = arch::cdna::make_buffer(
-        p_.out + (static_cast<std::int64_t>(m0_) * p_.ldo + n0_), buffer_num_records);
     for (int mb = 0; mb < bm; ++mb)
       for (int nb = 0; nb < bn; ++nb) {
-        const Coord2 c = Plan::acc_coord(mb, nb, wave_, lane_);
         half4_t h;
         if constexpr (Op::reads_aux) {
           const half4_t yh = __builtin_bit_cast(half4_t, y_[mb][nb]);
@@ -104,16 +94,34 @@ class Epilogue {
         } else {
           for (int i = 0; i < 4; ++i) h[i] = static_cast<_Float16>(op(acc[mb][nb][i], 0.f));
         }
-        const u32x2_t bits = __builtin_bit_cast(u32x2_t, h);
+        out[mb][nb] = __builtin_bit_cast(u32x2_t, h);
+      }
+    // Tile-uniform branch: only the last tile column can cross N.
+    if (n0_ + P::tile_n <= p_.n) {
+      write<true>(out);
+    } else {
+      write<false>(out);
+    }
+  }
+
+ private:
+  /// Stores the packed fp16 results; Whole: no vector crosses N.
+  template <bool Whole>
+  GLUKIT_DEVICE void write(const u32x2_t (&out)[bm][bn]) const {
+    const auto dst = arch::cdna::make_buffer(
+        p_.out + (static_cast<std::int64_t>(m0_) * p_.ldo + n0_), buffer_num_records);
+    for (int mb = 0; mb < bm; ++mb)
+      for (int nb = 0; nb < bn; ++nb) {
+        const Coord2 c = Plan::acc_coord(mb, nb, wave_, lane_);
         const bool row_ok = m0_ + c.row < p_.m;
         const std::uint32_t offset = static_cast<std::uint32_t>((c.row * p_.ldo + c.col) * 2);
         const int col = n0_ + c.col;
         if (Whole || col + 4 <= p_.n) {
-          arch::cdna::buffer_store_b64<cache>(bits, out, row_ok ? offset : oob_offset);
+          arch::cdna::buffer_store_b64<cache>(out[mb][nb], dst, row_ok ? offset : oob_offset);
         } else {
-          const auto e = __builtin_bit_cast(arch::cdna::i16x4_t, h);
+          const auto e = __builtin_bit_cast(arch::cdna::i16x4_t, out[mb][nb]);
           for (int i = 0; i < 4; ++i)
-            arch::cdna::buffer_store_b16<cache>(static_cast<std::uint16_t>(e[i]), out,
+            arch::cdna::buffer_store_b16<cache>(static_cast<std::uint16_t>(e[i]), dst,
                                                 row_ok && col + i < p_.n ? offset + 2 * i : oob_offset);
         }
       }
