@@ -18,7 +18,8 @@ must name exactly one kernel symbol of the file. Checks (names as printed):
   setprio       V2-V4: s_setprio present
   loop          the innermost loop holding MFMAs exists (natural loops of the control-flow
                 graph built from labels and branches: back edges to a dominating block);
-                V2-V4: it issues direct-to-LDS loads, s_barrier and s_setprio
+                V2-V4: it issues direct-to-LDS loads, s_barrier and s_setprio, and
+                moves no SGPR through VGPR lanes (no spill traffic)
   vmcnt         V3/V4: that loop waits with vmcnt(N) for some N > 0 and never with
                 vmcnt(0); V2: it waits on vmcnt (a full drain is allowed)
   fma           v4: an f32 fma (v_fma_f32 / v_pk_fma_f32 / v_fmac_f32, not a
@@ -241,14 +242,15 @@ def check_kernel(name, k, variant, arch, budget):
         n_bar = sum(1 for l in body if l.strip().startswith("s_barrier"))
         n_pri = sum(1 for l in body if l.strip().startswith("s_setprio"))
         n_mf = sum(1 for l in body if mfma in l.split())
+        n_lane = sum(1 for l in body if re.match(r"^\s*v_(?:read|write)lane_b32\b", l))
         facts["loops"].append({"label": label, "mfma": n_mf, "dma": n_dma,
-                               "vmcnt": counts, "barriers": n_bar, "setprio": n_pri})
+                               "vmcnt": counts, "barriers": n_bar, "setprio": n_pri, "lane_moves": n_lane})
         loop_detail.append(f"{label}: {n_mf} MFMA, {n_dma} direct-to-LDS, "
-                           f"{n_bar} s_barrier, {n_pri} s_setprio, vmcnt {counts}")
+                           f"{n_bar} s_barrier, {n_pri} s_setprio, {n_lane} v_readlane/v_writelane, vmcnt {counts}")
         if variant == "v1":
             loop_ok &= n_dma == 0
         else:
-            loop_ok &= n_dma > 0 and n_bar > 0 and n_pri > 0
+            loop_ok &= n_dma > 0 and n_bar > 0 and n_pri > 0 and n_lane == 0
         if variant in ("v3", "v4", "v4-op"):
             vm_ok &= any(c > 0 for c in counts) and 0 not in counts
         elif variant == "v2":
