@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/cdna/plan.hpp"
 #include "glukit/kernels/policies.hpp"
 #include "glukit/kernels/policy_check.hpp"
@@ -165,6 +166,148 @@ struct Model {
   }
 };
 
+/// A whole ragged problem through the same plan: tile schedule, copy with the
+/// edge rules (a vector starting outside reads 0; one starting inside is read
+/// whole, here from padding filled with poison), fragments, MFMA model, masked
+/// stores. Poison reaching a stored output, a store outside M x N, a missing
+/// or doubled output, or a read beyond the aligned vector holding the last
+/// element of a row (which could cross a page) all fail.
+template <class P>
+struct ProblemModel {
+  using Plan = cdna::MainloopPlan<P>;
+  using Mma = typename Plan::Mma;
+  static constexpr int tm = P::tile_m, tn = P::tile_n, tk = P::tile_k;
+  static constexpr std::int64_t poison = std::int64_t{1} << 40;
+  int M, N, K, lda, ldb;
+  std::vector<std::int64_t> A, B;
+  std::vector<int> written;
+  long bad = 0;
+
+  ProblemModel(int m, int n, int k)
+      : M(m), N(n), K(k), lda((k + 7) / 8 * 8 + 8), ldb((n + 7) / 8 * 8 + 8),
+        A(static_cast<std::size_t>(m) * lda), B(static_cast<std::size_t>(k) * ldb),
+        written(static_cast<std::size_t>(m) * n, 0) {
+    for (int r = 0; r < M; ++r)
+      for (int c = 0; c < lda; ++c) A[r * lda + c] = c < K ? (r * 7 + c * 3) % 11 - 5 : poison;
+    for (int r = 0; r < K; ++r)
+      for (int c = 0; c < ldb; ++c) B[r * ldb + c] = c < N ? (r * 5 + c * 13) % 9 - 4 : poison;
+  }
+  std::int64_t ref(int r, int c) const {
+    std::int64_t x = 0;
+    for (int k = 0; k < K; ++k) x += A[r * lda + k] * B[k * ldb + c];
+    return x;
+  }
+  // Reads element (r, c) as part of a vector of `vec` starting at column c0 of a row of
+  // `cols` valid elements: never past the aligned vector holding the row's last element.
+  std::int64_t read(const std::vector<std::int64_t>& x, int ld, int r, int c, int c0, int cols, int vec) {
+    const int limit = (cols + vec - 1) / vec * vec;
+    if (c0 >= cols || c >= limit) ++bad;
+    return x[static_cast<std::size_t>(r) * ld + c];
+  }
+
+  void run() {
+    const TileSchedulePlan sched =
+        make_tile_schedule(M, N, tm, tn, P::group_size_m, P::chiplets, P::chiplet_chunk, 0);
+    std::set<std::pair<std::int64_t, std::int64_t>> tiles;
+    for (std::int64_t slot = 0; slot < sched.tiles(); ++slot) {
+      const TileCoord t = sched.tile(slot);
+      REQUIRE(tiles.insert({t.m, t.n}).second);
+      tile(static_cast<int>(t.m) * tm, static_cast<int>(t.n) * tn);
+    }
+    REQUIRE(bad == 0);
+    for (int v : written) REQUIRE(v == 1);
+  }
+
+  void tile(int m0, int n0) {
+    const int waves = P::warps, bm = Plan::Waves::blocks_m, bn = Plan::Waves::blocks_n;
+    std::vector<std::int64_t> acc(static_cast<std::size_t>(waves) * 64 * bm * bn * 4, 0);
+    for (int k0 = 0; k0 < K; k0 += tk) {
+      std::vector<std::int64_t> lds(Plan::Buffers::stage_bytes / 2, -7);
+      if constexpr (P::copier == CopierKind::async_direct) {
+        using ADma = typename Plan::ADma;
+        using BDma = typename Plan::BDma;
+        for (int r = 0; r < ADma::rounds; ++r)
+          for (int t = 0; t < Plan::threads; ++t) {
+            const Coord2 e = ADma::element(r, t);
+            const bool in = Plan::a_vector_in(m0, k0, e, M, K);
+            for (int v = 0; v < ADma::vec; ++v)
+              lds[(Plan::a_member + Plan::ALayout::offset(e.row, e.col + v)) / 2] =
+                  in ? read(A, lda, m0 + e.row, k0 + e.col + v, k0 + e.col, K, ADma::vec) : 0;
+          }
+        for (int r = 0; r < BDma::rounds; ++r)
+          for (int t = 0; t < Plan::threads; ++t) {
+            const Coord2 e = BDma::element(r, t);
+            const bool in = Plan::b_vector_in(k0, n0, e, K, N);
+            for (int v = 0; v < BDma::vec; ++v)
+              lds[(Plan::b_member + Plan::BLayout::offset(e.row, e.col + v)) / 2] =
+                  in ? read(B, ldb, k0 + e.row, n0 + e.col + v, n0 + e.col, N, BDma::vec) : 0;
+          }
+      } else {  // register-staged: whole chunks of A; B up to N (rocPRIM's valid count)
+        using ACopy = typename Plan::ACopy;
+        using BCopy = typename Plan::BCopy;
+        for (int r = 0; r < ACopy::rounds; ++r)
+          for (int t = 0; t < Plan::threads; ++t) {
+            const auto c = ACopy::coord(r, t);
+            const bool in = m0 + c.row < M && k0 + c.col < K;
+            for (int v = 0; v < ACopy::vec; ++v)
+              lds[(Plan::a_member + Plan::ALayout::offset(c.row, c.col + v)) / 2] =
+                  in ? read(A, lda, m0 + c.row, k0 + c.col + v, k0 + c.col, K, ACopy::vec) : 0;
+          }
+        for (int r = 0; r < BCopy::rounds; ++r)
+          for (int t = 0; t < Plan::threads; ++t) {
+            const auto c = BCopy::coord(r, t);
+            for (int v = 0; v < BCopy::vec; ++v) {
+              const bool in = k0 + c.row < K && n0 + c.col + v < N;
+              lds[(Plan::b_member + Plan::BLayout::offset(c.row, c.col + v)) / 2] =
+                  in ? read(B, ldb, k0 + c.row, n0 + c.col + v, n0 + c.col, N, BCopy::vec) : 0;
+            }
+          }
+      }
+      const auto a_op = [&](int s, int mb, int w, int l, int e) {
+        return lds[(Plan::a_member + Plan::a_frag_offset(s, e / 4, mb, w, l) + 2 * (e % 4)) / 2];
+      };
+      const auto b_op = [&](int s, int nb, int w, int l, int e) {
+        if constexpr (Plan::traits::transposed_lds_read && Mma::quads == 2) {
+          const int src = 16 * (l / 16) + 4 * (e % 4) + (l % 16) / 4;
+          return lds[(Plan::b_member + Plan::b_frag_tr_offset(s, e / 4, nb, w, src) + 2 * (l % 4)) / 2];
+        } else {
+          return lds[(Plan::b_member + Plan::b_frag_elem_offset(s, e, nb, w, l)) / 2];
+        }
+      };
+      const int E = Mma::operand_elems;
+      for (int w = 0; w < waves; ++w)
+        for (int mb = 0; mb < bm; ++mb)
+          for (int nb = 0; nb < bn; ++nb)
+            for (int s = 0; s < Plan::k_steps; ++s)
+              for (int l = 0; l < 64; ++l)
+                for (int i = 0; i < 4; ++i) {
+                  const int p = 4 * (l / 16) + i, q = l % 16;  // result lane layout
+                  std::int64_t d = 0;
+                  for (int kappa = 0; kappa < Mma::k; ++kappa)
+                    d += b_op(s, nb, w, p + 16 * (kappa / E), kappa % E) *
+                         a_op(s, mb, w, q + 16 * (kappa / E), kappa % E);
+                  acc[(((static_cast<std::size_t>(w) * 64 + l) * bm + mb) * bn + nb) * 4 + i] += d;
+                }
+    }
+    for (int w = 0; w < waves; ++w)
+      for (int l = 0; l < 64; ++l)
+        for (int mb = 0; mb < bm; ++mb)
+          for (int nb = 0; nb < bn; ++nb) {
+            const Coord2 c = Plan::acc_coord(mb, nb, w, l);
+            if (m0 + c.row >= M) continue;  // out-of-range offset: store dropped
+            const bool whole = Plan::out_vector_whole(n0, c.col, N);
+            for (int i = 0; i < 4; ++i) {
+              const int row = m0 + c.row, col = n0 + c.col + i;
+              if (!whole && col >= N) continue;
+              REQUIRE(col < N);
+              ++written[static_cast<std::size_t>(row) * N + col];
+              const std::int64_t got = acc[(((static_cast<std::size_t>(w) * 64 + l) * bm + mb) * bn + nb) * 4 + i];
+              if (got != ref(row, col)) ++bad;
+            }
+          }
+  }
+};
+
 /// Largest number of distinct dwords one bank serves in one phase of an LDS
 /// instruction; phases of banks * 4 / bytes lanes (a model, not a measurement).
 int conflict_ways(const std::vector<std::uint32_t>& address, int bytes, int banks) {
@@ -249,6 +392,14 @@ TEMPLATE_TEST_CASE("cdna lane model: register-staged copy computes the tile", "[
   Model<TestType> m;
   m.fill_register_staged();
   m.check_product();
+}
+
+TEMPLATE_TEST_CASE("cdna lane model: ragged M, N, K through schedule, edge rules and masked stores", "[cdna]",
+                   policy::V1RegisterStaged<arch::gfx942>, policy::V4FusedEpilogue<arch::gfx942>,
+                   policy::V1RegisterStaged<arch::gfx950>, policy::V4FusedEpilogue<arch::gfx950>) {
+  // two tile rows and columns, the last of each ragged; N odd: a vector crosses N.
+  ProblemModel<TestType> m(TestType::tile_m + 3, TestType::tile_n + 5, TestType::tile_k + 8);
+  m.run();
 }
 
 TEMPLATE_TEST_CASE("cdna LDS fragment reads are conflict-free under the bank model", "[cdna]",

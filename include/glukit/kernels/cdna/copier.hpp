@@ -53,7 +53,7 @@ class DirectToLdsCopier {
     const auto a = arch::cdna::make_buffer_words(
         p_.a + (static_cast<std::int64_t>(m0_) * p_.lda + k0), buffer_num_records);
     for (int r = 0; r < ADma::rounds; ++r) {
-      const bool ok = m0_ + a_row_[r] < p_.m && k0 + a_col_[r] < p_.k;
+      const bool ok = Plan::a_vector_in(m0_, k0, {a_row_[r], a_col_[r]}, p_.m, p_.k);
       const std::uint32_t offset = static_cast<std::uint32_t>((a_row_[r] * p_.lda + a_col_[r]) * 2);
       arch::cdna::load_to_lds<bytes>(a, stage_base + Plan::a_member + ADma::wave_base(r, wave_),
                                      ok ? offset : oob_offset);
@@ -61,7 +61,7 @@ class DirectToLdsCopier {
     const auto b = arch::cdna::make_buffer_words(
         p_.b + (static_cast<std::int64_t>(k0) * p_.ldb + n0_), buffer_num_records);
     for (int r = 0; r < BDma::rounds; ++r) {
-      const bool ok = k0 + b_row_[r] < p_.k && n0_ + b_col_[r] < p_.n;
+      const bool ok = Plan::b_vector_in(k0, n0_, {b_row_[r], b_col_[r]}, p_.k, p_.n);
       const std::uint32_t offset = static_cast<std::uint32_t>((b_row_[r] * p_.ldb + b_col_[r]) * 2);
       arch::cdna::load_to_lds<bytes>(b, stage_base + Plan::b_member + BDma::wave_base(r, wave_),
                                      ok ? offset : oob_offset);

@@ -116,7 +116,7 @@ class Epilogue {
         const bool row_ok = m0_ + c.row < p_.m;
         const std::uint32_t offset = static_cast<std::uint32_t>((c.row * p_.ldo + c.col) * 2);
         const int col = n0_ + c.col;
-        if (Whole || col + 4 <= p_.n) {
+        if (Whole || Plan::out_vector_whole(n0_, c.col, p_.n)) {
           arch::cdna::buffer_store_b64<cache>(out[mb][nb], dst, row_ok ? offset : oob_offset);
         } else {
           const auto e = __builtin_bit_cast(arch::cdna::i16x4_t, out[mb][nb]);

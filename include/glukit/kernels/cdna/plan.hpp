@@ -299,6 +299,22 @@ struct MainloopPlan {
     return BLayout::offset(Mma::k * s + Mma::k_of(lane / 16, e),
                            Waves::col0(wave) + 16 * nb + lane % 16);
   }
+  // Ragged edges. A copied vector that starts outside the matrix is not read
+  // (it gets the out-of-range offset: 0 in LDS); one that starts inside is read
+  // whole, even across N (it cannot cross a page; the extra columns feed only
+  // outputs >= N). k is a multiple of 8, so no vector crosses K.
+  /// A vector at tile element e of the tile at (m0, k0) is read.
+  GLUKIT_HOST_DEVICE static constexpr bool a_vector_in(int m0, int k0, Coord2 e, int m, int k) {
+    return m0 + e.row < m && k0 + e.col < k;
+  }
+  /// B vector at tile element e of the tile at (k0, n0) is read.
+  GLUKIT_HOST_DEVICE static constexpr bool b_vector_in(int k0, int n0, Coord2 e, int k, int n) {
+    return k0 + e.row < k && n0 + e.col < n;
+  }
+  /// An output (or Y, or bias) vector of 4 columns starting at tile column col of
+  /// the tile at n0: stored whole when it ends inside N, element-wise otherwise.
+  GLUKIT_HOST_DEVICE static constexpr bool out_vector_whole(int n0, int col, int n) { return n0 + col + 4 <= n; }
+
   /// Accumulator block (mb, nb) of `lane`: tile row and first of its 4 consecutive columns.
   GLUKIT_HOST_DEVICE static constexpr Coord2 acc_coord(int mb, int nb, int wave, int lane) {
     return {Waves::row0(wave) + 16 * mb + lane % 16, Waves::col0(wave) + 16 * nb + 4 * (lane / 16)};
