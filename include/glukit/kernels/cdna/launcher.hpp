@@ -69,6 +69,8 @@ struct BackendLauncher<P, Backend::hip> {
     if (Status s = cdna::DeviceFacts::query<typename P::arch>(device, &compute_units); !s) return s;
 
     const TileSchedulePlan schedule = cdna::plan_schedule<P>(args, compute_units);
+    if (schedule.workers > 0x7fffffff)
+      return Status::invalid("m, n: more tiles than one launch grid holds (2^31 - 1)");
     const cdna::KernelParams params = cdna::make_kernel_params(args, schedule);
     cdna::addmm_glu_kernel<P><<<dim3(static_cast<unsigned>(schedule.workers)),
                                 dim3(cdna::AddmmGluKernel<P>::threads), 0, stream>>>(params);
