@@ -64,8 +64,8 @@ endif()
 
 set(_cdna_kernels --kernel V1RegisterStaged=v1 --kernel V2DirectToLds=v2 --kernel V3DeepPipelinePersistent=v3
              --kernel V4FusedEpilogue=v4 --kernel V4SwiGlu=v4-op --kernel V4BiasOnly=v4-op)
-set(_budget_gfx942 65536)
-set(_budget_gfx950 163840)
+set(_cdna_budget_gfx942 65536)
+set(_cdna_budget_gfx950 163840)
 
 foreach(arch gfx942 gfx950)
   add_test(NAME isa.cdna.compile.${arch}
