@@ -73,3 +73,14 @@ TEST_CASE("fuzz: random shapes against the fp64 reference, every variant", "[gpu
   }
   CHECK(checked == problems);
 }
+
+TEST_CASE("fuzz regressions", "[gpu][fuzz-regressions]") {
+  // Problems the fuzzer once failed (shape and leading dimensions; fresh values each run).
+  Shape s{52, 25, 208, 208, 56, 32, 32};
+  check_problem<policy::WarpSpecializedTma<arch::sm90a>>(s);
+  s.bias = false;
+  check_problem<policy::WarpSpecializedTma<arch::sm90a>>(s);
+  check_problem<policy::WarpSpecializedTma<arch::sm90a>>({52, 25, 208});
+  check_problem<policy::WarpSpecializedTma<arch::sm90a>>({52, 25, 200, 208, 56, 32, 32});
+  check_problem<policy::WarpSpecializedTma<arch::sm90a>>({64, 25, 64, 64, 56, 32, 32});
+}

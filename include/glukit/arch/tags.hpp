@@ -54,6 +54,8 @@ struct arch_traits<arch::gfx942> {
   static constexpr int chiplets = 8;              ///< XCDs, workgroups dispatched round-robin
   static constexpr int mma_m = 16, mma_n = 16, mma_k = 16;  ///< v_mfma_f32_16x16x16_f16
   static constexpr int direct_to_lds_max_bytes = 4;
+  static constexpr int lds_banks = 32;                ///< 4-byte LDS banks
+  static constexpr bool transposed_lds_read = false;  ///< no ds_read_b64_tr_b16
 };
 
 template <>
@@ -69,6 +71,8 @@ struct arch_traits<arch::gfx950> {
   static constexpr int chiplets = 8;
   static constexpr int mma_m = 16, mma_n = 16, mma_k = 32;  ///< v_mfma_f32_16x16x32_f16
   static constexpr int direct_to_lds_max_bytes = 16;
+  static constexpr int lds_banks = 64;               ///< 4-byte LDS banks
+  static constexpr bool transposed_lds_read = true;  ///< ds_read_b64_tr_b16
 };
 
 /// True when an arch tag names a known chip.

@@ -1,23 +1,403 @@
-// Host-side plan of the CDNA mainloop: LDS layouts (padded rows) and ring,
-// copy partitions, wait counts, and the compile-time checks of a policy.
+// Host-side plan of the CDNA kernels: MFMA operand geometry, wave layout, LDS
+// layouts and ring, copy partitions (direct-to-LDS slots and register-staged
+// chunks), fragment and accumulator addressing, vmcnt counts, and the
+// compile-time checks of a policy. Everything here is constexpr and compiles
+// with any host compiler; the device code in kernels/cdna/ calls these same
+// functions, so the plan and the kernel cannot disagree. test/isa/cdna runs the
+// lane model of this file on the host.
 #pragma once
+#include <cstdint>
+
 #include "glukit/arch/tags.hpp"
 #include "glukit/blocks/copy_partition.hpp"
 #include "glukit/blocks/pipeline.hpp"
 #include "glukit/blocks/smem_layout.hpp"
+#include "glukit/epilogue/functors.hpp"
+#include "glukit/kernels/args.hpp"
 #include "glukit/kernels/policy.hpp"
 
 namespace glukit::cdna {
 
+/// (row, col) of an element inside a tile.
+struct Coord2 {
+  int row;
+  int col;
+  friend constexpr bool operator==(Coord2, Coord2) = default;
+};
+
+/// Byte offset used as the per-lane offset of a buffer access that must not
+/// touch memory: it is >= every buffer's num_records, so loads return 0 and
+/// stores are dropped (the ragged-edge mask of every CDNA load and store).
+inline constexpr std::uint32_t oob_offset = 0x80000000u;
+/// num_records of every buffer resource: valid per-lane offsets stay below it.
+inline constexpr std::uint32_t buffer_num_records = 0x80000000u;
+
+// ---------------------------------------------------------------------------
+// MFMA operand geometry
+// ---------------------------------------------------------------------------
+
+/// One 16x16 MFMA step of width k (16 on gfx942, 32 on gfx950). The kernels
+/// swap the operands: srcA is the B fragment (its 16 "rows" are output
+/// columns n), srcB the A fragment (its 16 "columns" are output rows m), so a
+/// lane's four accumulators are four consecutive n of one output row -- an
+/// 8-byte vector for Y and out.
+///   operand lane l, element e -> (p = l % 16, k = k_of(l / 16, e))
+///   accumulator lane l, element i -> (row m = l % 16, col n = 4 * (l / 16) + i)
+/// k_of is the same for both operands, so any bijection works; this one makes
+/// a lane group hold 4-element k-quads, which the 8-byte LDS reads (and the
+/// transposed read on gfx950) deliver.
+template <class Arch>
+struct MfmaGeometry {
+  static constexpr int m = 16, n = 16;
+  static constexpr int k = arch_traits<Arch>::mma_k;
+  static constexpr int lane_groups = 4;           ///< lanes 16g .. 16g + 15
+  static constexpr int quads = k / 16;            ///< k-quads per lane per operand: 1 or 2
+  static constexpr int operand_elems = 4 * quads; ///< fp16 per lane per operand: 4 or 8
+  static constexpr int acc_elems = 4;             ///< fp32 accumulators per lane
+  static_assert(k == 16 || k == 32, "MfmaGeometry: 16x16x16 or 16x16x32 MFMA expected");
+  /// (lane group g, element e) -> k inside one step: 16 * (e / 4) + 4 * g + e % 4
+  GLUKIT_HOST_DEVICE static constexpr int k_of(int g, int e) { return 16 * (e / 4) + 4 * g + e % 4; }
+};
+
+// ---------------------------------------------------------------------------
+// Wave layout
+// ---------------------------------------------------------------------------
+
+/// Waves of a workgroup as a waves_m x waves_n grid over the tile; each wave
+/// owns a wave_m x wave_n sub-tile of blocks_m x blocks_n MFMA blocks. The grid
+/// minimises wave_m + wave_n (the LDS bytes a wave reads per k-block) among the
+/// shapes that divide the tile, preferring two wave rows (the two groups of the
+/// stage pipeline then own one row each).
+///   wave w -> (wave_row, wave_col) = (w / waves_n, w % waves_n)
+template <int Waves, int TileM, int TileN>
+struct WaveLayout {
+  static constexpr int waves = Waves;
+  static constexpr int waves_m = [] {
+    constexpr int order[] = {2, 1, 4, 8, 16};
+    int best = 0, best_cost = 1 << 30;
+    for (int wm : order) {
+      if (wm > Waves || Waves % wm != 0) continue;
+      const int wn = Waves / wm;
+      if (TileM % (16 * wm) != 0 || TileN % (16 * wn) != 0) continue;
+      const int cost = TileM / wm + TileN / wn;
+      if (cost < best_cost) best = wm, best_cost = cost;
+    }
+    return best;
+  }();
+  static constexpr bool valid = waves_m > 0;
+  static constexpr int waves_n = valid ? Waves / waves_m : 1;
+  static constexpr int wave_m = valid ? TileM / waves_m : 16;
+  static constexpr int wave_n = valid ? TileN / waves_n : 16;
+  static constexpr int blocks_m = wave_m / 16;
+  static constexpr int blocks_n = wave_n / 16;
+  GLUKIT_HOST_DEVICE static constexpr int row0(int wave) { return (wave / waves_n) * wave_m; }
+  GLUKIT_HOST_DEVICE static constexpr int col0(int wave) { return (wave % waves_n) * wave_n; }
+};
+
+// ---------------------------------------------------------------------------
+// LDS layouts
+// ---------------------------------------------------------------------------
+
+/// A tile (Rows x Cols, col = k contiguous in global memory) in blocks of 16
+/// rows; inside a block, Granule-element granules are stored granule by
+/// granule, each holding its 16 rows:
+///   (r, c) -> 2 * ((r / 16) * 16 * Cols + (c / G) * 16 * G + (r % 16) * G + c % G)
+/// The A-fragment read of one k-quad by 16 lanes (16 rows) then touches 16
+/// granules side by side, and the four lane groups' quads are neighbouring
+/// granules: 8-byte reads without bank conflicts and without padding. G is the
+/// smallest granule that holds one direct-to-LDS slot and one k-quad (8 on
+/// gfx950, 4 on gfx942). A direct-to-LDS instruction writes 64 consecutive
+/// slots: 16 rows x (64 slots / 16) granules, the same rows a row-major copy
+/// of the same bytes would touch.
+template <int Rows, int Cols, int Granule>
+struct GranuleMajorRows {
+  static constexpr int rows = Rows, cols = Cols, pad = 0;
+  static constexpr int block_rows = 16, granule = Granule;
+  static constexpr int bytes = Rows * Cols * 2;
+  static constexpr int alignment = 16;
+  static_assert(Rows % block_rows == 0, "GranuleMajorRows: Rows must be a multiple of 16");
+  static_assert(Cols % Granule == 0, "GranuleMajorRows: Cols must be a multiple of the granule");
+  static constexpr const char* name() { return "GranuleMajorRows"; }
+
+  /// (row, col) -> byte offset
+  GLUKIT_HOST_DEVICE static constexpr std::uint32_t offset(int r, int c) {
+    return static_cast<std::uint32_t>(
+        2 * ((r / block_rows) * block_rows * Cols + (c / granule) * block_rows * granule +
+             (r % block_rows) * granule + c % granule));
+  }
+  /// Storage position e (elements, in storage order) -> (row, col); inverse of offset / 2.
+  GLUKIT_HOST_DEVICE static constexpr Coord2 element_at(int e) {
+    const int block = e / (block_rows * Cols);
+    const int rem = e % (block_rows * Cols);
+    return {block * block_rows + (rem % (block_rows * granule)) / granule,
+            (rem / (block_rows * granule)) * granule + rem % granule};
+  }
+  /// Byte offset of direct-to-LDS slot t of Vec elements (storage is unpadded).
+  GLUKIT_HOST_DEVICE static constexpr std::uint32_t slot_offset(int t, int vec) {
+    return static_cast<std::uint32_t>(t * vec * 2);
+  }
+};
+
+/// B tile (Rows x Cols, col = n contiguous) as LDS rows of CopyElems elements
+/// -- what one direct-to-LDS instruction writes (64 lanes x vector) -- each
+/// followed by Pad elements; the direct-to-LDS copy cannot scatter, so padding
+/// can only sit between these rows. A tile row shorter than a copy row is
+/// folded: copy row cr holds tile rows cr + j * fold (fold = Rows / rows_per_copy).
+/// A longer one spans Cols / CopyElems consecutive copy rows.
+///   rows_per_copy > 1: (r, c) -> 2 * ((r % fold) * pitch + (r / fold) * Cols + c)
+///   otherwise:         (r, c) -> 2 * ((r * copies_per_row + c / CopyElems) * pitch + c % CopyElems)
+/// The fold keeps the 8 consecutive k-rows read together by one transposed
+/// read (gfx950) or the 4 rows read by the four lane groups (gfx942) in
+/// different copy rows, and the pad shifts those rows into different banks.
+template <int Rows, int Cols, int CopyElems, int Pad>
+struct FoldedPaddedRows {
+  static constexpr int rows = Rows, cols = Cols, copy_elems = CopyElems, pad = Pad;
+  static constexpr int rows_per_copy = CopyElems >= Cols ? CopyElems / Cols : 1;
+  static constexpr int copies_per_row = Cols > CopyElems ? Cols / CopyElems : 1;
+  static constexpr int copy_rows = Rows * Cols / CopyElems;
+  static constexpr int fold = Rows / rows_per_copy;
+  static constexpr int pitch = CopyElems + Pad;  ///< elements from one copy row to the next
+  static constexpr int bytes = copy_rows * pitch * 2;
+  static constexpr int alignment = 16;
+  static_assert(Pad >= 0, "FoldedPaddedRows: Pad must be >= 0");
+  static_assert(CopyElems >= Cols ? CopyElems % Cols == 0 : Cols % CopyElems == 0,
+                "FoldedPaddedRows: a tile row must be a whole fraction or multiple of a copy row");
+  static_assert(Rows % rows_per_copy == 0 && (Rows * Cols) % CopyElems == 0,
+                "FoldedPaddedRows: the tile must fill whole copy rows");
+  static constexpr const char* name() { return "FoldedPaddedRows"; }
+
+  GLUKIT_HOST_DEVICE static constexpr std::uint32_t offset(int r, int c) {
+    if constexpr (rows_per_copy > 1) {
+      return static_cast<std::uint32_t>(2 * ((r % fold) * pitch + (r / fold) * Cols + c));
+    } else {
+      return static_cast<std::uint32_t>(
+          2 * ((r * copies_per_row + c / CopyElems) * pitch + c % CopyElems));
+    }
+  }
+  GLUKIT_HOST_DEVICE static constexpr Coord2 element_at(int e) {
+    const int cr = e / CopyElems;
+    const int w = e % CopyElems;
+    if constexpr (rows_per_copy > 1) {
+      return {cr + (w / Cols) * fold, w % Cols};
+    } else {
+      return {cr / copies_per_row, (cr % copies_per_row) * CopyElems + w};
+    }
+  }
+  GLUKIT_HOST_DEVICE static constexpr std::uint32_t slot_offset(int t, int vec) {
+    return static_cast<std::uint32_t>(2 * (((t * vec) / CopyElems) * pitch + (t * vec) % CopyElems));
+  }
+};
+
+// ---------------------------------------------------------------------------
+// Copy partitions
+// ---------------------------------------------------------------------------
+
+/// Direct-to-LDS partition of one operand tile: slot t (Vec elements) is
+/// copied in round t / Threads by thread t % Threads. The slots of one wave in
+/// one round are 64 consecutive storage slots, so the instruction's LDS
+/// destination is one wave-uniform base (M0) plus lane * Vec * 2 bytes, and
+/// the per-lane global address does the layout's permutation.
+///   (round, thread) -> slot = round * Threads + thread -> Layout::element_at(slot * Vec)
+template <class Layout, int Threads, int WaveSize, int Vec>
+struct DirectToLdsPartition {
+  static constexpr int vec = Vec;
+  static constexpr int slots = Layout::rows * Layout::cols / Vec;
+  static constexpr int rounds = slots / Threads;  ///< instructions per wave per tile
+  static_assert(slots % Threads == 0,
+                "DirectToLdsPartition: the tile's direct-to-LDS slots must divide evenly among "
+                "the threads (tile size vs warps)");
+  static_assert(Threads % WaveSize == 0, "DirectToLdsPartition: whole waves expected");
+
+  GLUKIT_HOST_DEVICE static constexpr Coord2 element(int round, int thread) {
+    return Layout::element_at((round * Threads + thread) * Vec);
+  }
+  /// LDS byte offset (inside the tile) of lane 0 of `wave` in `round`: the M0 base.
+  GLUKIT_HOST_DEVICE static constexpr std::uint32_t wave_base(int round, int wave) {
+    return Layout::slot_offset(round * Threads + wave * WaveSize, Vec);
+  }
+  /// True when every wave instruction writes 64 contiguous slots and every slot
+  /// lands where Layout::offset puts its element (checked in check_policy).
+  static constexpr bool consistent() {
+    for (int t = 0; t < slots; ++t) {
+      const int t0 = t - t % WaveSize;
+      if (Layout::slot_offset(t, Vec) != Layout::slot_offset(t0, Vec) + (t - t0) * Vec * 2) return false;
+      const Coord2 e = Layout::element_at(t * Vec);
+      for (int v = 0; v < Vec; ++v)
+        if (Layout::offset(e.row, e.col + v) != Layout::slot_offset(t, Vec) + 2 * v) return false;
+    }
+    return true;
+  }
+};
+
+// ---------------------------------------------------------------------------
+// The mainloop plan of a policy
+// ---------------------------------------------------------------------------
+
+/// Extra B-row padding (fp16 elements) that makes the B-fragment reads
+/// conflict-free: gfx950 reads 8 consecutive k-rows x 32 bytes per half-wave
+/// with ds_read_b64_tr_b16 over 64 banks (shift 32 bytes per row), gfx942 reads
+/// 4 rows (4 apart) x 32 bytes with 2-byte reads over 32 banks (shift 8 bytes
+/// per row). P::smem_pad adds to it.
+template <class Arch>
+inline constexpr int b_pad_elems = arch_traits<Arch>::transposed_lds_read ? 16 : 4;
+
 template <class P>
 struct MainloopPlan {
-  using traits = arch_traits<typename P::arch>;
-  static constexpr int threads = P::warps * traits::wave_size;
-  using ALayout = PaddedRows<P::tile_m, P::tile_k, P::smem_pad>;
-  using BLayout = PaddedRows<P::tile_k, P::tile_n, P::smem_pad>;
+  using arch = typename P::arch;
+  using traits = arch_traits<arch>;
+  using Mma = MfmaGeometry<arch>;
+  static constexpr int wave_size = traits::wave_size;
+  static constexpr int threads = P::warps * wave_size;
+  using Waves = WaveLayout<P::warps, P::tile_m, P::tile_n>;
+
+  /// fp16 elements one lane moves with one direct-to-LDS instruction (8 on gfx950, 2 on gfx942).
+  static constexpr int dma_vec = traits::direct_to_lds_max_bytes / 2;
+  /// Elements one direct-to-LDS instruction writes: one LDS copy row.
+  static constexpr int copy_elems = wave_size * dma_vec;
+  static constexpr int b_pad = b_pad_elems<arch> + P::smem_pad;
+
+  /// A granule: one direct-to-LDS slot, at least one k-quad.
+  static constexpr int a_granule = dma_vec > 4 ? dma_vec : 4;
+  using ALayout = GranuleMajorRows<P::tile_m, P::tile_k, a_granule>;
+  using BLayout = FoldedPaddedRows<P::tile_k, P::tile_n, copy_elems, b_pad>;
   using Buffers = MultiBufferPlan<P::num_buffers, ALayout, BLayout>;
   static constexpr int lds_bytes = Buffers::bytes;
+  static constexpr int a_member = Buffers::template member_offset<0>();
+  static constexpr int b_member = Buffers::template member_offset<1>();
+
+  /// Direct-to-LDS partitions (V2+).
+  using ADma = DirectToLdsPartition<ALayout, threads, wave_size, dma_vec>;
+  using BDma = DirectToLdsPartition<BLayout, threads, wave_size, dma_vec>;
+  /// Register-staged partitions (V1): 16-byte chunks in row order, from blocks/.
+  using ACopy = CopyPartition<P::tile_m, P::tile_k, threads, 8>;
+  using BCopy = CopyPartition<P::tile_k, P::tile_n, threads, 8>;
+
+  static constexpr int k_steps = P::tile_k / Mma::k;  ///< MFMA steps per k-block
+
+  /// A-fragment read: byte offset (inside the A tile) of k-quad `h` of MFMA step
+  /// `s`, block `mb`, for `lane` of `wave`:
+  ///   (s, h, mb, wave, lane) -> (row0(wave) + 16 mb + lane % 16, k * s + 16 h + 4 (lane / 16))
+  GLUKIT_HOST_DEVICE static constexpr std::uint32_t a_frag_offset(int s, int h, int mb, int wave,
+                                                                  int lane) {
+    return ALayout::offset(Waves::row0(wave) + 16 * mb + lane % 16,
+                           Mma::k * s + 16 * h + 4 * (lane / 16));
+  }
+  /// B-fragment transposed read (gfx950, ds_read_b64_tr_b16): each 16-lane group
+  /// reads a 4 x 16 block, lane i supplying row i / 4, columns 4 (i % 4) .. +3,
+  /// and receives column i. Group g takes rows k * s + 16 h + 4 g .. +3:
+  ///   (s, h, nb, wave, lane) -> (k s + 16 h + 4 (lane / 16) + (lane % 16) / 4,
+  ///                              col0(wave) + 16 nb + 4 (lane % 4))
+  GLUKIT_HOST_DEVICE static constexpr std::uint32_t b_frag_tr_offset(int s, int h, int nb, int wave,
+                                                                     int lane) {
+    return BLayout::offset(Mma::k * s + 16 * h + 4 * (lane / 16) + (lane % 16) / 4,
+                           Waves::col0(wave) + 16 * nb + 4 * (lane % 4));
+  }
+  /// B-fragment element read (gfx942, 2-byte reads): element e of the lane:
+  ///   (s, e, nb, wave, lane) -> (k s + k_of(lane / 16, e), col0(wave) + 16 nb + lane % 16)
+  GLUKIT_HOST_DEVICE static constexpr std::uint32_t b_frag_elem_offset(int s, int e, int nb,
+                                                                       int wave, int lane) {
+    return BLayout::offset(Mma::k * s + Mma::k_of(lane / 16, e),
+                           Waves::col0(wave) + 16 * nb + lane % 16);
+  }
+  // Ragged edges. A copied vector that starts outside the matrix is not read
+  // (it gets the out-of-range offset: 0 in LDS); one that starts inside is read
+  // whole, even across N (it cannot cross a page; the extra columns feed only
+  // outputs >= N). k is a multiple of 8, so no vector crosses K.
+  /// A vector at tile element e of the tile at (m0, k0) is read.
+  GLUKIT_HOST_DEVICE static constexpr bool a_vector_in(int m0, int k0, Coord2 e, int m, int k) {
+    return m0 + e.row < m && k0 + e.col < k;
+  }
+  /// B vector at tile element e of the tile at (k0, n0) is read.
+  GLUKIT_HOST_DEVICE static constexpr bool b_vector_in(int k0, int n0, Coord2 e, int k, int n) {
+    return k0 + e.row < k && n0 + e.col < n;
+  }
+  /// An output (or Y, or bias) vector of 4 columns starting at tile column col of
+  /// the tile at n0: stored whole when it ends inside N, element-wise otherwise.
+  GLUKIT_HOST_DEVICE static constexpr bool out_vector_whole(int n0, int col, int n) { return n0 + col + 4 <= n; }
+
+  /// Accumulator block (mb, nb) of `lane`: tile row and first of its 4 consecutive columns.
+  GLUKIT_HOST_DEVICE static constexpr Coord2 acc_coord(int mb, int nb, int wave, int lane) {
+    return {Waves::row0(wave) + 16 * mb + lane % 16, Waves::col0(wave) + 16 * nb + 4 * (lane / 16)};
+  }
 };
+
+// ---------------------------------------------------------------------------
+// Wait counts
+// ---------------------------------------------------------------------------
+
+/// vmcnt counts of the direct-to-LDS pipeline, from the plan. On gfx9 vmcnt
+/// counts every vector-memory instruction of the wave (direct-to-LDS loads,
+/// register loads, stores), and they retire in order, so "stage kb has landed"
+/// is "at most (younger instructions) outstanding":
+///   per_stage     = direct-to-LDS instructions a wave issues per k-block (A + B rounds)
+///   hot           = groups_in_flight (NumBuffers - 2) x per_stage: the hot loop waits
+///                   for k-block i + 2 right after issuing k-block i + NumBuffers
+///   aux_loads     = Y loads issued after the last direct-to-LDS group (V4's prefetch)
+///   tail(r)       = wait of the drain iteration with r k-blocks left (r >= 3)
+///   prologue(j,n) = wait for k-block j after issuing the first n k-blocks
+template <class P>
+struct WaitPlan {
+  using Plan = MainloopPlan<P>;
+  static constexpr int per_stage = Plan::ADma::rounds + Plan::BDma::rounds;
+  static constexpr int buffers = P::num_buffers;
+  static constexpr int hot = MultistagePlan<P::num_buffers>::groups_in_flight * per_stage;
+  static constexpr int aux_loads =
+      (P::epilogue_style == EpilogueStyle::fused && P::epilogue_op::reads_aux)
+          ? Plan::Waves::blocks_m * Plan::Waves::blocks_n
+          : 0;
+  GLUKIT_HOST_DEVICE static constexpr int prologue(int kb, int issued) {
+    return (issued - 1 - kb) * per_stage;
+  }
+  GLUKIT_HOST_DEVICE static constexpr int tail(int left) {
+    return left >= 3 ? (left - 3) * per_stage + aux_loads : 0;
+  }
+  /// Largest count the kernel emits (s_waitcnt vmcnt holds 0..63 on gfx9).
+  static constexpr int max_count = [] {
+    int m = hot;
+    for (int n = 1; n <= buffers; ++n)
+      for (int kb = 0; kb < n; ++kb) m = prologue(kb, n) > m ? prologue(kb, n) : m;
+    for (int r = 1; r <= buffers; ++r) m = tail(r) > m ? tail(r) : m;
+    return m;
+  }();
+};
+
+/// The two wave groups of the stage pipeline: group 1 runs one stage behind
+/// group 0 (it passes one extra s_barrier before the loop, group 0 one after).
+///   wave w -> group w / (waves / 2)
+template <int Waves>
+struct StagePipelinePlan {
+  static constexpr int groups = 2;
+  static constexpr int waves_per_group = Waves / 2;
+  GLUKIT_HOST_DEVICE static constexpr int group_of(int wave) { return wave / waves_per_group; }
+  GLUKIT_HOST_DEVICE static constexpr int barriers_before(int group) { return group == 1 ? 1 : 0; }
+  GLUKIT_HOST_DEVICE static constexpr int barriers_after(int group) { return group == 0 ? 1 : 0; }
+};
+
+/// Register estimate of one wave (VGPR + AGPR, 32-bit): accumulators, two sets
+/// of operand fragments (the stage being computed and the one being read), the
+/// Y prefetch, and a margin for addresses.
+template <class P>
+struct RegisterPlan {
+  using Plan = MainloopPlan<P>;
+  static constexpr int blocks = Plan::Waves::blocks_m * Plan::Waves::blocks_n;
+  static constexpr int acc = blocks * 4;
+  static constexpr int fragments =
+      2 * Plan::k_steps * (Plan::Waves::blocks_m + Plan::Waves::blocks_n) * Plan::Mma::operand_elems / 2;
+  static constexpr int aux = WaitPlan<P>::aux_loads * 2;
+  static constexpr int margin = 40;
+  static constexpr int estimate = acc + fragments + aux + margin;
+  /// Registers a wave may hold with P::warps waves per workgroup and
+  /// min_blocks_per_cu workgroups per CU (512 per SIMD lane, 4 SIMDs).
+  static constexpr int budget = [] {
+    const int waves_per_simd = (P::warps * P::min_blocks_per_cu + 3) / 4;
+    const int r = 512 / (waves_per_simd > 0 ? waves_per_simd : 1);
+    return r > 512 ? 512 : r;
+  }();
+};
+
+// ---------------------------------------------------------------------------
+// Checks
+// ---------------------------------------------------------------------------
 
 template <class P>
 constexpr bool check_policy() {
@@ -26,9 +406,41 @@ constexpr bool check_policy() {
   static_assert(P::tile_m % traits::mma_m == 0, "tile_m: must be a multiple of the MFMA M (16)");
   static_assert(P::tile_n % traits::mma_n == 0, "tile_n: must be a multiple of the MFMA N (16)");
   static_assert(P::tile_k % traits::mma_k == 0, "tile_k: must be a multiple of the MFMA K");
+  static_assert(Plan::Waves::valid,
+                "warps: no waves_m x waves_n grid of the workgroup's waves tiles tile_m x tile_n "
+                "into 16x16 MFMA blocks");
   static_assert(Plan::lds_bytes <= traits::smem_bytes_per_block,
                 "num_buffers / tile sizes: the LDS ring exceeds the chip's LDS budget");
+  static_assert(RegisterPlan<P>::estimate <= RegisterPlan<P>::budget,
+                "tile_m / tile_n / warps: a wave's accumulators and fragments exceed the registers "
+                "it may hold (use more warps or a smaller tile)");
+  if constexpr (P::copier == CopierKind::async_direct) {
+    static_assert(Plan::ADma::consistent() && Plan::BDma::consistent(),
+                  "tile sizes / warps: the direct-to-LDS slots do not map onto the LDS layout");
+    static_assert(WaitPlan<P>::max_count <= 63,
+                  "num_buffers / tile sizes: a vmcnt wait count exceeds 63 (gfx9 limit)");
+  }
+  if constexpr (P::stage_pipeline) {
+    static_assert(P::warps % 2 == 0, "warps: the stage pipeline needs two equal wave groups");
+  }
+  static_assert(P::copier != CopierKind::tma, "copier: TMA exists only on Hopper");
   return true;
+}
+
+/// The per-launch rules of the CDNA kernels beyond validate_arguments: every
+/// per-lane buffer offset of a tile (32-bit, below buffer_num_records) must fit.
+template <class P>
+inline Status validate_for_plan(const AddmmGluArgs& p) {
+  constexpr std::int64_t limit = std::int64_t{buffer_num_records};
+  if (p.k > 0 && (std::int64_t{P::tile_m} * p.lda + P::tile_k) * 2 >= limit)
+    return Status::invalid("lda: tile_m * lda * 2 bytes must stay below 2^31 (CDNA buffer offsets)");
+  if (p.k > 0 && (std::int64_t{P::tile_k} * p.ldb + P::tile_n) * 2 >= limit)
+    return Status::invalid("ldb: tile_k * ldb * 2 bytes must stay below 2^31 (CDNA buffer offsets)");
+  if ((std::int64_t{P::tile_m} * p.ldy + P::tile_n) * 2 >= limit)
+    return Status::invalid("ldy: tile_m * ldy * 2 bytes must stay below 2^31 (CDNA buffer offsets)");
+  if ((std::int64_t{P::tile_m} * p.ldo + P::tile_n) * 2 >= limit)
+    return Status::invalid("ldo: tile_m * ldo * 2 bytes must stay below 2^31 (CDNA buffer offsets)");
+  return Status::success();
 }
 
 }  // namespace glukit::cdna

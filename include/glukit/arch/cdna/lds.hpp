@@ -1,0 +1,39 @@
+// LDS reads and writes at byte addresses (the layouts of kernels/cdna/plan.hpp
+// compute them), including gfx950's transposed read.
+#pragma once
+#include <cstdint>
+
+#include "glukit/arch/cdna/device.hpp"
+
+namespace glukit::arch::cdna {
+
+template <class T>
+using lds_ptr = __attribute__((address_space(3))) T*;
+
+template <class T>
+GLUKIT_DEVICE inline lds_ptr<T> lds_at(std::uint32_t address) {
+  return reinterpret_cast<lds_ptr<T>>(static_cast<std::uintptr_t>(address));
+}
+
+/// 8 bytes (4 fp16) from an 8-byte aligned address: ds_read_b64.
+GLUKIT_DEVICE inline half4_t lds_read_b64(std::uint32_t address) { return *lds_at<half4_t>(address); }
+
+/// One fp16: ds_read_u16 (or its d16 / d16_hi forms when the compiler packs pairs).
+GLUKIT_DEVICE inline _Float16 lds_read_b16(std::uint32_t address) { return *lds_at<_Float16>(address); }
+
+/// 8 bytes to an 8-byte aligned address: ds_write_b64.
+GLUKIT_DEVICE inline void lds_write_b64(std::uint32_t address, u32x2_t v) { *lds_at<u32x2_t>(address) = v; }
+
+/// 16 bytes to a 16-byte aligned address: ds_write_b128.
+GLUKIT_DEVICE inline void lds_write_b128(std::uint32_t address, u32x4_t v) { *lds_at<u32x4_t>(address) = v; }
+
+/// gfx950 ds_read_b64_tr_b16: each group of 16 lanes reads a 4 x 16 block of
+/// fp16 -- lane i supplies the address of row i / 4, columns 4 (i % 4) .. +3 --
+/// and lane i receives column i, rows 0..3: a k-quad of an MFMA operand whose
+/// k runs down the rows (row-major B).
+GLUKIT_DEVICE inline half4_t lds_read_tr16_b64(std::uint32_t address) {
+  const i16x4_t v = __builtin_amdgcn_ds_read_tr16_b64_v4i16(lds_at<i16x4_t>(address));
+  return __builtin_bit_cast(half4_t, v);
+}
+
+}  // namespace glukit::arch::cdna

@@ -1,0 +1,92 @@
+// AddmmGluKernel<P>: the CDNA kernel assembled from the blocks the policy
+// names -- copier (register-staged or direct-to-LDS), mainloop (serial or
+// stage-pipelined), epilogue -- over the tile schedule (grouped order + chiplet
+// swizzle; one tile per workgroup or persistent). The __global__ entry compiles
+// to an empty body in device passes for other chips.
+#pragma once
+#include <cstdint>
+#include <type_traits>
+
+#include "glukit/arch/cdna/cdna.hpp"
+#include "glukit/blocks/tile_scheduler.hpp"
+#include "glukit/kernels/cdna/copier.hpp"
+#include "glukit/kernels/cdna/epilogue.hpp"
+#include "glukit/kernels/cdna/mainloop.hpp"
+#include "glukit/kernels/cdna/params.hpp"
+#include "glukit/kernels/cdna/plan.hpp"
+#include "glukit/kernels/policy.hpp"
+
+namespace glukit::cdna {
+
+/// What the kernel needs of a copier.
+template <class C>
+concept TileCopier = requires(C c, int i) {
+  { C::name() } -> std::convertible_to<const char*>;
+  c.begin_tile(i, i);
+};
+
+template <class P>
+struct AddmmGluKernel {
+  using Plan = MainloopPlan<P>;
+  using Copier = std::conditional_t<P::copier == CopierKind::register_staged, RegisterStagedCopier<P>,
+                                    DirectToLdsCopier<P>>;
+  using Mainloop = std::conditional_t<P::copier == CopierKind::register_staged, SerialMainloop<P>,
+                                      PipelinedMainloop<P>>;
+  using Epi = Epilogue<P>;
+  static_assert(TileCopier<Copier>, "AddmmGluKernel: the copier lacks name() or begin_tile(m0, n0)");
+  static_assert(P::copier != CopierKind::register_staged || !P::stage_pipeline,
+                "stage_pipeline: the CDNA stage pipeline needs the async direct-to-LDS copier");
+  static_assert(P::epilogue_style == EpilogueStyle::after_mainloop ||
+                    P::copier == CopierKind::async_direct,
+                "epilogue_style: the fused epilogue prefetches Y before the drain of the "
+                "direct-to-LDS pipeline");
+  static_assert(WaitPlan<P>::aux_loads == (P::epilogue_style == EpilogueStyle::fused ? Epi::aux_loads : 0),
+                "AddmmGluKernel: the wait plan and the epilogue disagree on the Y loads");
+
+  static constexpr int threads = Plan::threads;
+
+  GLUKIT_DEVICE static void run(const KernelParams& p) {
+    __shared__ __attribute__((aligned(16))) unsigned char smem[Plan::lds_bytes];
+    const std::uint32_t lds = arch::cdna::lds_address(smem);
+    const int thread = arch::cdna::thread_id();
+    const int wave = arch::cdna::wave_id();
+    const int lane = arch::cdna::lane_id();
+    const int k_blocks = (p.k + P::tile_k - 1) / P::tile_k;
+
+    Copier copier(p, thread, wave);
+    Epi epi(p, wave, lane);
+    const std::int64_t tiles = p.schedule.tiles();
+    for (std::int64_t slot = arch::cdna::workgroup_id(); slot < tiles; slot += p.schedule.stride()) {
+      const TileCoord t = p.schedule.tile(slot);
+      const int m0 = static_cast<int>(t.m) * P::tile_m;
+      const int n0 = static_cast<int>(t.n) * P::tile_n;
+      copier.begin_tile(m0, n0);
+      epi.begin_tile(m0, n0);
+      arch::cdna::float4_t acc[Plan::Waves::blocks_m][Plan::Waves::blocks_n];
+      epi.init(acc);
+      Mainloop::run(copier, acc, lds, k_blocks, wave, lane, [&] {
+        if constexpr (P::epilogue_style == EpilogueStyle::fused) epi.prefetch();
+      });
+      if constexpr (P::epilogue_style == EpilogueStyle::after_mainloop) {
+        epi.add_bias(acc);
+        epi.prefetch();
+      }
+      epi.store(acc);
+    }
+  }
+};
+
+/// Waves per SIMD the kernel is compiled for: P::warps waves per workgroup,
+/// P::min_blocks_per_cu workgroups per CU, 4 SIMDs per CU.
+template <class P>
+inline constexpr int waves_per_simd = (P::warps * P::min_blocks_per_cu + 3) / 4;
+
+template <class P>
+__global__ void __attribute__((amdgpu_flat_work_group_size(AddmmGluKernel<P>::threads,
+                                                           AddmmGluKernel<P>::threads),
+                               amdgpu_waves_per_eu(waves_per_simd<P>)))
+addmm_glu_kernel(KernelParams p) {
+  if constexpr (arch::cdna::compiling_for<typename P::arch>) AddmmGluKernel<P>::run(p);
+}
+
+}  // namespace glukit::cdna

@@ -1,0 +1,135 @@
+# CDNA (gfx942, gfx950) part of test/isa. The compiler is clang-21 inside the
+# Debian sid root GLUKIT_SID_ROOT (scripts/setup-amd-toolchain.sh), run through
+# chroot (CI runs as root). Tests:
+#   isa.cdna.stage                 copy include/ and these sources into the root
+#   isa.cdna.compile.<arch>        every variant through the public launcher, device
+#                                  code only, -O3 -S (test/isa/cdna/variants.hip)
+#   isa.cdna.check.<arch>          check_cdna_isa.py on that assembly (docs/cdna.md)
+#   isa.cdna.fails.<check>.<arch>  the same checks against a wrong expectation must fail
+#   isa.cdna.launcher.<arch>       full hip-clang compile (host launcher + device code
+#                                  + device link, so no undefined device-library symbol)
+#   isa.cdna.header.<name>         each arch/cdna and kernels/cdna header on its own
+#   isa.cdna.lane_model            host: plan index math x hardware lane semantics
+set(_cdna_dir ${CMAKE_CURRENT_LIST_DIR})
+
+# The lane model needs only a host compiler.
+add_executable(glukit_isa_cdna_lane_model ${_cdna_dir}/lane_model.cpp)
+target_link_libraries(glukit_isa_cdna_lane_model PRIVATE glukit::glukit Catch2::Catch2)
+add_test(NAME isa.cdna.lane_model COMMAND glukit_isa_cdna_lane_model)
+set_tests_properties(isa.cdna.lane_model PROPERTIES LABELS "isa;cdna")
+
+if(NOT GLUKIT_HAVE_HIP)
+  message(STATUS "glukit: test/isa CDNA compile checks skipped (no clang-21 sid root)")
+  return()
+endif()
+
+find_program(GLUKIT_CHROOT chroot PATHS /usr/sbin /sbin REQUIRED)
+find_package(Python3 COMPONENTS Interpreter QUIET)
+
+string(MD5 _cdna_hash "${CMAKE_BINARY_DIR}")
+string(SUBSTRING "${_cdna_hash}" 0 12 _cdna_hash)
+set(_cdna_root "${GLUKIT_SID_ROOT}")
+set(_cdna_in_root "/tmp/glukit-${_cdna_hash}")  # path seen inside the root
+set(_cdna_stage "${_cdna_root}${_cdna_in_root}")           # the same folder seen from the host
+set(_cdna_clang ${GLUKIT_CHROOT} ${_cdna_root} clang++-21)
+set(_cdna_hip_flags -x hip -nogpulib -std=c++20 -I${_cdna_in_root}/include -Wall -Wextra)
+set(_cdna_labels "isa;cdna")
+
+# Header self-containment: one translation unit per header, including it twice.
+file(GLOB _cdna_headers CONFIGURE_DEPENDS
+     ${PROJECT_SOURCE_DIR}/include/glukit/arch/cdna/*.hpp
+     ${PROJECT_SOURCE_DIR}/include/glukit/kernels/cdna/*.hpp)
+set(_cdna_generated ${CMAKE_CURRENT_BINARY_DIR}/cdna-selfcontained)
+file(REMOVE_RECURSE ${_cdna_generated})
+set(_cdna_header_units)
+foreach(h ${_cdna_headers})
+  file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR}/include ${h})
+  string(REGEX REPLACE "[/.]" "_" unit ${rel})
+  file(WRITE ${_cdna_generated}/${unit}.hip "#include \"${rel}\"\n#include \"${rel}\"  // include guard\n")
+  list(APPEND _cdna_header_units ${unit}:${rel})
+endforeach()
+
+add_test(NAME isa.cdna.stage
+         COMMAND ${CMAKE_COMMAND} -DINCLUDE_DIR=${PROJECT_SOURCE_DIR}/include -DTEST_DIR=${_cdna_dir}
+                 -DGENERATED_DIR=${_cdna_generated} -DDST=${_cdna_stage} -P ${_cdna_dir}/stage.cmake)
+set_tests_properties(isa.cdna.stage PROPERTIES FIXTURES_SETUP glukit_cdna_stage LABELS "${_cdna_labels}")
+
+if(Python3_Interpreter_FOUND)
+  set(_cdna_checker ${Python3_EXECUTABLE} ${_cdna_dir}/check_cdna_isa.py)
+  set(_cdna_asm_dir ${_cdna_stage}/out)
+else()  # the root's python3 (a dependency of clang-21 there)
+  set(_cdna_checker ${GLUKIT_CHROOT} ${_cdna_root} python3 ${_cdna_in_root}/src/check_cdna_isa.py)
+  set(_cdna_asm_dir ${_cdna_in_root}/out)
+endif()
+
+set(_cdna_kernels --kernel V1RegisterStaged=v1 --kernel V2DirectToLds=v2 --kernel V3DeepPipelinePersistent=v3
+             --kernel V4FusedEpilogue=v4 --kernel V4SwiGlu=v4-op --kernel V4BiasOnly=v4-op)
+set(_cdna_budget_gfx942 65536)
+set(_cdna_budget_gfx950 163840)
+
+foreach(arch gfx942 gfx950)
+  add_test(NAME isa.cdna.compile.${arch}
+           COMMAND ${_cdna_clang} ${_cdna_hip_flags} --offload-arch=${arch} --cuda-device-only -O3 -S
+                   -DGLUKIT_ISA_ARCH=${arch} -o ${_cdna_in_root}/out/variants-${arch}.s
+                   ${_cdna_in_root}/src/variants.hip)
+  set_tests_properties(isa.cdna.compile.${arch} PROPERTIES
+                       FIXTURES_REQUIRED glukit_cdna_stage FIXTURES_SETUP glukit_cdna_${arch}
+                       LABELS "${_cdna_labels}")
+
+  set(_cdna_asm ${_cdna_asm_dir}/variants-${arch}.s)
+  add_test(NAME isa.cdna.check.${arch}
+           COMMAND ${_cdna_checker} --asm ${_cdna_asm} --arch ${arch} --lds-budget ${_cdna_budget_${arch}} ${_cdna_kernels}
+                   --report ${CMAKE_CURRENT_BINARY_DIR}/cdna-isa-${arch}.txt)
+  set_tests_properties(isa.cdna.check.${arch} PROPERTIES FIXTURES_REQUIRED glukit_cdna_${arch}
+                       LABELS "${_cdna_labels}")
+
+  # Each check shown able to fail: the real kernels against a wrong expectation.
+  set(_cdna_b ${_cdna_budget_${arch}})
+  set(_cdna_fails
+      "vmcnt|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V2DirectToLds=v3"
+      "dma|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V1RegisterStaged=v2"
+      "setprio|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V1RegisterStaged=v2"
+      "loop|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V1RegisterStaged=v3"
+      "fma|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4BiasOnly=v4"
+      "lds|--arch,${arch},--lds-budget,32768,--kernel,V3DeepPipelinePersistent=v3")
+  if(arch STREQUAL "gfx942")  # gfx942 code judged as gfx950: wrong MFMA, 4-byte copies
+    list(APPEND _cdna_fails "mfma|--arch,gfx950,--lds-budget,65536,--kernel,V4FusedEpilogue=v4"
+                       "dma16|--arch,gfx950,--lds-budget,65536,--kernel,V4FusedEpilogue=v4")
+  endif()
+  foreach(f ${_cdna_fails})
+    string(REPLACE "|" ";" f "${f}")
+    list(GET f 0 check)
+    list(GET f 1 f)
+    string(REPLACE "," ";" f "${f}")
+    add_test(NAME isa.cdna.fails.${check}.${arch}
+             COMMAND ${_cdna_checker} --asm ${_cdna_asm} ${f} --expect-fail ${check})
+    set_tests_properties(isa.cdna.fails.${check}.${arch} PROPERTIES
+                         FIXTURES_REQUIRED glukit_cdna_${arch} LABELS "${_cdna_labels}")
+  endforeach()
+
+  add_test(NAME isa.cdna.launcher.${arch}
+           COMMAND ${_cdna_clang} ${_cdna_hip_flags} --offload-arch=${arch} -O1 -c -DGLUKIT_ISA_ARCH=${arch}
+                   -o ${_cdna_in_root}/out/launcher-${arch}.o ${_cdna_in_root}/src/variants.hip)
+  set_tests_properties(isa.cdna.launcher.${arch} PROPERTIES FIXTURES_REQUIRED glukit_cdna_stage
+                       LABELS "${_cdna_labels}")
+endforeach()
+
+foreach(u ${_cdna_header_units})
+  string(REPLACE ":" ";" u "${u}")
+  list(GET u 0 unit)
+  list(GET u 1 rel)
+  add_test(NAME isa.cdna.header.${unit}
+           COMMAND ${_cdna_clang} ${_cdna_hip_flags} --offload-arch=gfx942 --offload-arch=gfx950 -fsyntax-only
+                   -Werror ${_cdna_in_root}/selfcontained/${unit}.hip)
+  set_tests_properties(isa.cdna.header.${unit} PROPERTIES FIXTURES_REQUIRED glukit_cdna_stage
+                       LABELS "${_cdna_labels}")
+endforeach()
+# The plan headers are also part of every host build (kernels/policy_check.hpp).
+foreach(rel glukit/kernels/cdna/plan.hpp glukit/kernels/cdna/params.hpp)
+  string(REGEX REPLACE "[/.]" "_" unit ${rel})
+  add_test(NAME isa.cdna.header.host.${unit}
+           COMMAND ${_cdna_clang} -x c++ -std=c++20 -I${_cdna_in_root}/include -Wall -Wextra -Werror -fsyntax-only
+                   ${_cdna_in_root}/selfcontained/${unit}.hip)
+  set_tests_properties(isa.cdna.header.host.${unit} PROPERTIES FIXTURES_REQUIRED glukit_cdna_stage
+                       LABELS "${_cdna_labels}")
+endforeach()

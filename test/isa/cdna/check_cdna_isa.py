@@ -1,0 +1,361 @@
+#!/usr/bin/env python3
+"""Checks the CDNA kernels of one `clang -S` output against what each variant claims.
+
+Usage:
+  check_cdna_isa.py --asm FILE.s --arch gfx942|gfx950 --lds-budget BYTES
+                    --kernel SUBSTRING=VARIANT [--kernel ...]
+                    [--expect-fail CHECK] [--report FILE]
+
+VARIANT is v1, v2, v3, v4 (V4 with the reference gate: its epilogue must hold an
+f32 fma) or v4-op (V4's structure with any epilogue operation). Each SUBSTRING
+must name exactly one kernel symbol of the file. Checks (names as printed):
+
+  mfma          the chip's MFMA is present (gfx942: v_mfma_f32_16x16x16_f16,
+                gfx950: v_mfma_f32_16x16x32_f16)
+  dma           V1: no direct-to-LDS load; V2-V4: direct-to-LDS loads present
+  dma16         gfx950, V2-V4: every direct-to-LDS load is the 16-byte form
+                (buffer_load_dwordx4 ... lds / global_load_lds_dwordx4)
+  setprio       V2-V4: s_setprio present
+  loop          the innermost loop holding MFMAs exists (natural loops of the control-flow
+                graph built from labels and branches: back edges to a dominating block);
+                V2-V4: it issues direct-to-LDS loads, s_barrier and s_setprio, and
+                moves no SGPR through VGPR lanes (no spill traffic)
+  vmcnt         V3/V4: that loop waits with vmcnt(N) for some N > 0 and never with
+                vmcnt(0); V2: it waits on vmcnt (a full drain is allowed)
+  fma           v4: an f32 fma (v_fma_f32 / v_pk_fma_f32 / v_fmac_f32, not a
+                division helper with a literal) between the loop and the last store
+  scratch       private segment 0 (metadata and .amdhsa directive), no scratch
+                instructions, no VGPR spills
+  lds           group segment <= --lds-budget
+  calls         no calls (everything inlined; nothing from the device libraries)
+  m0            every M0 write is the direct-to-LDS sequence (s_mov_b32 m0 directly
+                followed by a `... lds` load), and nothing else reads M0
+
+With --expect-fail CHECK the script succeeds only if CHECK fails for every
+kernel given (the negative tests that show a check can fail).
+"""
+import argparse
+import re
+import sys
+
+MFMA = {"gfx942": "v_mfma_f32_16x16x16_f16", "gfx950": "v_mfma_f32_16x16x32_f16"}
+CHECKS = ["mfma", "dma", "dma16", "setprio", "loop", "vmcnt", "fma", "scratch", "lds", "calls", "m0"]
+
+LABEL = re.compile(r"^(\.LBB\d+_\d+):")
+BRANCH = re.compile(r"^\s*s_(?:cbranch_\w+|branch)\s+(\.LBB\d+_\d+)")
+DMA = re.compile(r"^\s*(?:(?:buffer|global)_load_\w+\s.*\blds\b|global_load_lds_\w+)")
+DMA16 = re.compile(r"^\s*(?:buffer_load_dwordx4\s.*\blds\b|global_load_lds_dwordx4\b)")
+VMCNT = re.compile(r"^\s*s_waitcnt\b.*\bvmcnt\((\d+)\)")
+FMA = re.compile(r"^\s*v_(?:pk_fma_f32|fma_f32|fmac_f32)\b")
+STORE = re.compile(r"^\s*(?:buffer|global|flat)_store_\w+")
+SCRATCH = re.compile(r"^\s*scratch_\w+|^\s*buffer_\w+\s.*s\[0:3\]")
+CALL = re.compile(r"^\s*s_(?:swappc_b64|setpc_b64|call_b64)\b")
+
+
+def instructions(body):
+    """Lines of a function body without comments, directives or blank lines (labels kept)."""
+    out = []
+    for line in body:
+        code = line.split(";", 1)[0].rstrip()
+        if not code.strip():
+            continue
+        if code.strip().startswith(".") and not LABEL.match(code):
+            continue
+        out.append(code)
+    return out
+
+
+def parse(path):
+    text = open(path).read().splitlines()
+    kernels = {}
+    # function bodies: "<sym>:" up to ".Lfunc_endN:"
+    cur = None
+    for line in text:
+        m = re.match(r"^(_Z\w+):", line)
+        if m and cur is None:
+            cur = m.group(1)
+            kernels[cur] = {"body": [], "meta": {}, "amdhsa": {}}
+            continue
+        if cur is not None:
+            if line.startswith(".Lfunc_end"):
+                cur = None
+            else:
+                kernels[cur]["body"].append(line)
+    # .amdhsa_kernel blocks
+    cur = None
+    for line in text:
+        m = re.match(r"^\s*\.amdhsa_kernel\s+(\S+)", line)
+        if m:
+            cur = m.group(1)
+            continue
+        if cur is not None:
+            if ".end_amdhsa_kernel" in line:
+                cur = None
+                continue
+            m = re.match(r"^\s*\.(amdhsa_\w+)\s+(\S+)", line)
+            if m and cur in kernels:
+                kernels[cur]["amdhsa"][m.group(1)] = m.group(2)
+    # amdgpu_metadata YAML: one "- .args" entry per kernel; key/value lines until the next entry
+    in_meta = False
+    entry = {}
+    entries = []
+    for line in text:
+        if re.match(r"^\s*\.amdgpu_metadata", line):
+            in_meta = True
+            continue
+        if re.match(r"^\s*\.end_amdgpu_metadata", line):
+            in_meta = False
+            if entry:
+                entries.append(entry)
+            continue
+        if not in_meta:
+            continue
+        m = re.match(r"^  - \.(\w+):\s*(.*)$", line)
+        if m:
+            if entry:
+                entries.append(entry)
+            entry = {m.group(1): m.group(2).strip()}
+            continue
+        m = re.match(r"^    \.(\w+):\s*(.*)$", line)
+        if m and entry is not None:
+            entry[m.group(1)] = m.group(2).strip()
+    for e in entries:
+        name = e.get("name")
+        if name in kernels:
+            kernels[name]["meta"] = e
+    return kernels
+
+
+def basic_blocks(code):
+    """Splits code into basic blocks: [(first, last) line index], and successor lists."""
+    starts = {0}
+    for i, line in enumerate(code):
+        if LABEL.match(line):
+            starts.add(i)
+        elif BRANCH.match(line) or re.match(r"^\s*s_endpgm\b", line):
+            starts.add(i + 1)
+    starts = sorted(s for s in starts if s < len(code))
+    blocks = [(s, (starts[j + 1] if j + 1 < len(starts) else len(code)) - 1) for j, s in enumerate(starts)]
+    label_block = {}
+    for b, (s, _) in enumerate(blocks):
+        m = LABEL.match(code[s])
+        if m:
+            label_block[m.group(1)] = b
+    succ = []
+    for b, (s, e) in enumerate(blocks):
+        last = code[e].strip()
+        out = []
+        m = BRANCH.match(code[e])
+        if m and m.group(1) in label_block:
+            out.append(label_block[m.group(1)])
+        falls = not (last.startswith("s_branch ") or last.startswith("s_endpgm")
+                     or last.startswith("s_setpc_b64"))
+        if falls and b + 1 < len(blocks):
+            out.append(b + 1)
+        succ.append(out)
+    return blocks, succ
+
+
+def natural_loops(blocks, succ):
+    """{header block: set of blocks} from the back edges (u -> h with h dominating u)."""
+    n = len(blocks)
+    pred = [[] for _ in range(n)]
+    for u in range(n):
+        for v in succ[u]:
+            pred[v].append(u)
+    everything = set(range(n))
+    dom = [everything.copy() for _ in range(n)]
+    dom[0] = {0}
+    changed = True
+    while changed:
+        changed = False
+        for b in range(1, n):
+            ps = [dom[p] for p in pred[b]]
+            new = (set.intersection(*ps) if ps else set()) | {b}
+            if new != dom[b]:
+                dom[b] = new
+                changed = True
+    loops = {}
+    for u in range(n):
+        for h in succ[u]:
+            if h in dom[u]:  # back edge u -> h
+                body = loops.setdefault(h, {h})
+                stack = [u]
+                while stack:
+                    x = stack.pop()
+                    if x not in body:
+                        body.add(x)
+                        stack.extend(pred[x])
+    return loops
+
+
+def innermost_mfma_loops(code, mfma):
+    """Line lists (in textual order) of the innermost natural loops holding an MFMA."""
+    blocks, succ = basic_blocks(code)
+    loops = natural_loops(blocks, succ)
+
+    def has_mfma(body):
+        return any(mfma in l.split() for b in body for l in code[blocks[b][0]:blocks[b][1] + 1])
+
+    with_mfma = {h: body for h, body in loops.items() if has_mfma(body)}
+    inner = [h for h, body in with_mfma.items()
+             if not any(h2 != h and body2 < body for h2, body2 in with_mfma.items())]
+    out = []
+    for h in sorted(inner):
+        lines = [l for b in sorted(with_mfma[h]) for l in code[blocks[b][0]:blocks[b][1] + 1]]
+        last = max(blocks[b][1] for b in with_mfma[h])
+        out.append((code[blocks[h][0]].rstrip(":") if LABEL.match(code[blocks[h][0]]) else f"block{h}",
+                    lines, last))
+    return out
+
+
+def check_kernel(name, k, variant, arch, budget):
+    """Returns (results: {check: (ok, detail)}, facts: {...})."""
+    code = instructions(k["body"])
+    mfma = MFMA[arch]
+    res = {}
+    dma_lines = [l for l in code if DMA.match(l)]
+    n_mfma = sum(1 for l in code if mfma in l.split())
+    other_mfma = sorted({l.split()[0] for l in code if l.strip().startswith("v_mfma") and mfma not in l.split()})
+    res["mfma"] = (n_mfma > 0, f"{n_mfma} x {mfma}" + (f"; other MFMAs: {other_mfma}" if other_mfma else ""))
+    if variant == "v1":
+        res["dma"] = (not dma_lines, f"{len(dma_lines)} direct-to-LDS loads (V1 expects none)")
+    else:
+        res["dma"] = (bool(dma_lines), f"{len(dma_lines)} direct-to-LDS loads")
+    if arch == "gfx950" and variant != "v1":
+        wide = [l for l in dma_lines if DMA16.match(l)]
+        res["dma16"] = (bool(dma_lines) and len(wide) == len(dma_lines),
+                        f"{len(wide)} of {len(dma_lines)} direct-to-LDS loads are 16-byte")
+    n_prio = sum(1 for l in code if l.strip().startswith("s_setprio"))
+    if variant != "v1":
+        res["setprio"] = (n_prio > 0, f"{n_prio} s_setprio")
+
+    inner = innermost_mfma_loops(code, mfma)
+    facts = {"loops": []}
+    loop_ok = bool(inner)
+    loop_detail = []
+    vm_ok = True
+    vm_detail = []
+    for (label, body, _) in inner:
+        counts = [int(m.group(1)) for m in (VMCNT.match(l) for l in body) if m]
+        n_dma = sum(1 for l in body if DMA.match(l))
+        n_bar = sum(1 for l in body if l.strip().startswith("s_barrier"))
+        n_pri = sum(1 for l in body if l.strip().startswith("s_setprio"))
+        n_mf = sum(1 for l in body if mfma in l.split())
+        n_lane = sum(1 for l in body if re.match(r"^\s*v_(?:read|write)lane_b32\b", l))
+        facts["loops"].append({"label": label, "mfma": n_mf, "dma": n_dma,
+                               "vmcnt": counts, "barriers": n_bar, "setprio": n_pri, "lane_moves": n_lane})
+        loop_detail.append(f"{label}: {n_mf} MFMA, {n_dma} direct-to-LDS, "
+                           f"{n_bar} s_barrier, {n_pri} s_setprio, {n_lane} v_readlane/v_writelane, vmcnt {counts}")
+        if variant == "v1":
+            loop_ok &= n_dma == 0
+        else:
+            loop_ok &= n_dma > 0 and n_bar > 0 and n_pri > 0 and n_lane == 0
+        if variant in ("v3", "v4", "v4-op"):
+            vm_ok &= any(c > 0 for c in counts) and 0 not in counts
+        elif variant == "v2":
+            vm_ok &= bool(counts)
+        vm_detail.append(f"vmcnt {counts}")
+    res["loop"] = (loop_ok, "; ".join(loop_detail) if loop_detail else "no loop holds an MFMA")
+    if variant != "v1":
+        res["vmcnt"] = (bool(inner) and vm_ok, "; ".join(vm_detail) if vm_detail else "no MFMA loop")
+
+    if variant == "v4":
+        last_loop_end = max((e for (_, _, e) in inner), default=0)
+        stores = [i for i, l in enumerate(code) if STORE.match(l)]
+        last_store = max(stores, default=len(code) - 1)
+        fmas = [l.strip() for l in code[last_loop_end:last_store + 1]
+                if FMA.match(l) and not re.search(r"0x[0-9a-fA-F]+", l)]
+        res["fma"] = (bool(fmas), f"{len(fmas)} f32 fma in the epilogue"
+                      + (f" (e.g. {fmas[0]})" if fmas else ""))
+
+    meta = k["meta"]
+    amd = k["amdhsa"]
+    priv = meta.get("private_segment_fixed_size")
+    priv2 = amd.get("amdhsa_private_segment_fixed_size")
+    scratch_ins = [l for l in code if SCRATCH.match(l)]
+    vspill = meta.get("vgpr_spill_count", "0")
+    res["scratch"] = (priv == "0" and priv2 == "0" and not scratch_ins and vspill == "0",
+                      f"private segment {priv} (.amdhsa {priv2}), {len(scratch_ins)} scratch "
+                      f"instructions, {vspill} VGPR spills")
+    lds = meta.get("group_segment_fixed_size")
+    res["lds"] = (lds is not None and int(lds) <= budget, f"group segment {lds} of {budget} bytes")
+    calls = [l.strip() for l in code if CALL.match(l)]
+    res["calls"] = (not calls, f"{len(calls)} calls" + (f" ({calls[0]})" if calls else ""))
+
+    m0_bad = []
+    for i, l in enumerate(code):
+        if not re.search(r"\bm0\b", l):
+            continue
+        if re.match(r"^\s*s_mov_b32\s+m0,", l) and i + 1 < len(code) and DMA.match(code[i + 1]):
+            continue
+        m0_bad.append(l.strip())
+    res["m0"] = (not m0_bad, f"{len(m0_bad)} other M0 uses" + (f" ({m0_bad[0]})" if m0_bad else ""))
+
+    facts.update({"lds": lds, "vgpr": meta.get("vgpr_count"), "agpr": meta.get("agpr_count"),
+                  "sgpr": meta.get("sgpr_count"), "sgpr_spill": meta.get("sgpr_spill_count"),
+                  "mfma": n_mfma, "dma": len(dma_lines)})
+    return res, facts
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--asm", required=True)
+    ap.add_argument("--arch", required=True, choices=sorted(MFMA))
+    ap.add_argument("--lds-budget", type=int, required=True)
+    ap.add_argument("--kernel", action="append", required=True, help="SUBSTRING=VARIANT")
+    ap.add_argument("--expect-fail", choices=CHECKS)
+    ap.add_argument("--report")
+    args = ap.parse_args()
+
+    kernels = parse(args.asm)
+    if not kernels:
+        print(f"FAIL: no kernels in {args.asm}")
+        return 1
+    lines = []
+    failed = False
+    expected_fail_seen = []
+    for spec in args.kernel:
+        sub, _, variant = spec.partition("=")
+        if variant not in ("v1", "v2", "v3", "v4", "v4-op"):
+            print(f"FAIL: unknown variant in --kernel {spec}")
+            return 1
+        names = [n for n in kernels if sub in n]
+        if len(names) != 1:
+            print(f"FAIL: --kernel {sub} matches {len(names)} kernels: {names}")
+            return 1
+        name = names[0]
+        res, facts = check_kernel(name, kernels[name], variant, args.arch, args.lds_budget)
+        lines.append(f"{args.arch} {sub} ({variant}): LDS {facts['lds']} B, VGPR {facts['vgpr']}, "
+                     f"AGPR {facts['agpr']}, SGPR {facts['sgpr']} (spilled to VGPR lanes: "
+                     f"{facts['sgpr_spill']}), {facts['mfma']} MFMA, {facts['dma']} direct-to-LDS")
+        for check in CHECKS:
+            if check not in res:
+                continue
+            ok, detail = res[check]
+            lines.append(f"  {'ok  ' if ok else 'FAIL'} {check:8s} {detail}")
+            if args.expect_fail:
+                if check == args.expect_fail:
+                    expected_fail_seen.append(not ok)
+            elif not ok:
+                failed = True
+        if args.expect_fail and args.expect_fail not in res:
+            lines.append(f"  check {args.expect_fail} does not apply to {variant}")
+            expected_fail_seen.append(False)
+    out = "\n".join(lines)
+    print(out)
+    if args.report:
+        with open(args.report, "w") as f:
+            f.write(out + "\n")
+    if args.expect_fail:
+        if expected_fail_seen and all(expected_fail_seen):
+            print(f"PASS: check '{args.expect_fail}' failed as expected")
+            return 0
+        print(f"FAIL: check '{args.expect_fail}' was expected to fail but did not")
+        return 1
+    print("FAIL" if failed else "PASS")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

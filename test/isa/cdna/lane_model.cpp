@@ -1,0 +1,446 @@
+// Lane model of the CDNA kernels, run on the host: the index functions of
+// kernels/cdna/plan.hpp -- the ones the device code calls -- composed with the
+// documented lane semantics of the hardware (direct-to-LDS: M0 + lane * size;
+// ds_read_b64_tr_b16; the 16x16 MFMA operand and result layouts) must compute
+// the tile product exactly. Also: LDS bank behaviour of the fragment reads
+// under a simple bank model, the wait counts, and the two-group stage pipeline
+// protocol (no LDS read before every wave's copy has landed, no overwrite
+// before every wave's read). No AMD GPU is needed; see docs/cdna.md.
+#define CATCH_CONFIG_MAIN
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "glukit/blocks/tile_scheduler.hpp"
+#include "glukit/kernels/cdna/plan.hpp"
+#include "glukit/kernels/policies.hpp"
+#include "glukit/kernels/policy_check.hpp"
+
+namespace {
+
+using namespace glukit;
+using cdna::Coord2;
+
+// Extra geometries that take the other branches of the layouts.
+struct Gfx950Tile128 : policy::V4FusedEpilogue<arch::gfx950> {
+  static constexpr int tile_n = 128;  // folded B rows: 4 k-rows per copy row
+  static constexpr int tile_k = 64;   // two MFMA steps per k-block
+};
+struct Gfx942Tile256 : policy::V3DeepPipelinePersistent<arch::gfx942> {
+  static constexpr int tile_m = 64;
+  static constexpr int tile_n = 256;  // one k-row spans two copy rows
+};
+
+template <class P>
+struct Model {
+  using Plan = cdna::MainloopPlan<P>;
+  using Mma = typename Plan::Mma;
+  static constexpr int tm = P::tile_m, tn = P::tile_n, tk = P::tile_k;
+  static constexpr int waves = P::warps, lanes = 64;
+
+  static std::int64_t a_val(int r, int c) { return (r * 7 + c * 3) % 11 - 5; }
+  static std::int64_t b_val(int r, int c) { return (r * 5 + c * 13) % 9 - 4; }
+  static std::int64_t a_id(int r, int c) { return 1 + r * tk + c; }
+  static std::int64_t b_id(int r, int c) { return 1'000'000 + r * tn + c; }
+
+  // LDS image of one stage: element ids by 2-byte slot, -1 = unwritten.
+  std::vector<std::int64_t> lds = std::vector<std::int64_t>(Plan::Buffers::stage_bytes / 2, -1);
+
+  void put(std::uint32_t byte, std::int64_t id) {
+    REQUIRE(byte % 2 == 0);
+    REQUIRE(byte / 2 < lds.size());
+    REQUIRE(lds[byte / 2] == -1);  // every slot written once
+    lds[byte / 2] = id;
+  }
+
+  void fill_direct_to_lds() {
+    using ADma = typename Plan::ADma;
+    using BDma = typename Plan::BDma;
+    for (int r = 0; r < ADma::rounds; ++r)
+      for (int w = 0; w < waves; ++w)
+        for (int l = 0; l < lanes; ++l) {
+          const Coord2 e = ADma::element(r, w * lanes + l);
+          for (int v = 0; v < ADma::vec; ++v)  // hardware: M0 + lane * size
+            put(Plan::a_member + ADma::wave_base(r, w) + l * ADma::vec * 2 + 2 * v, a_id(e.row, e.col + v));
+        }
+    for (int r = 0; r < BDma::rounds; ++r)
+      for (int w = 0; w < waves; ++w)
+        for (int l = 0; l < lanes; ++l) {
+          const Coord2 e = BDma::element(r, w * lanes + l);
+          for (int v = 0; v < BDma::vec; ++v)
+            put(Plan::b_member + BDma::wave_base(r, w) + l * BDma::vec * 2 + 2 * v, b_id(e.row, e.col + v));
+        }
+  }
+
+  void fill_register_staged() {
+    using ACopy = typename Plan::ACopy;
+    using BCopy = typename Plan::BCopy;
+    for (int r = 0; r < ACopy::rounds; ++r)
+      for (int t = 0; t < Plan::threads; ++t) {
+        const auto c = ACopy::coord(r, t);
+        for (int v = 0; v < ACopy::vec; ++v)
+          put(Plan::a_member + Plan::ALayout::offset(c.row, c.col + v), a_id(c.row, c.col + v));
+      }
+    for (int r = 0; r < BCopy::rounds; ++r)
+      for (int t = 0; t < Plan::threads; ++t) {
+        const auto c = BCopy::coord(r, t);
+        for (int v = 0; v < BCopy::vec; ++v)
+          put(Plan::b_member + Plan::BLayout::offset(c.row, c.col + v), b_id(c.row, c.col + v));
+      }
+  }
+
+  std::int64_t value(std::int64_t id) const {
+    REQUIRE(id > 0);
+    if (id >= 1'000'000) {
+      const std::int64_t i = id - 1'000'000;
+      return b_val(static_cast<int>(i / tn), static_cast<int>(i % tn));
+    }
+    return a_val(static_cast<int>((id - 1) / tk), static_cast<int>((id - 1) % tk));
+  }
+  std::int64_t at(std::uint32_t byte) const {
+    REQUIRE(byte / 2 < lds.size());
+    return lds[byte / 2];
+  }
+
+  /// srcB (A fragment) element e of lane l: the element id the kernel reads.
+  std::int64_t a_operand(int s, int mb, int w, int l, int e) const {
+    return at(Plan::a_member + Plan::a_frag_offset(s, e / 4, mb, w, l) + 2 * (e % 4));
+  }
+  /// srcA (B fragment) element e of lane l, with the transposed read's lane
+  /// exchange on gfx950: lane j of a 16-lane group receives, for row r, the
+  /// element at (address of lane 4 r + j / 4) + 2 (j % 4).
+  std::int64_t b_operand(int s, int nb, int w, int l, int e) const {
+    if constexpr (Plan::traits::transposed_lds_read && Mma::quads == 2) {
+      const int h = e / 4, r = e % 4, g = l / 16, j = l % 16;
+      const int src = 16 * g + 4 * r + j / 4;
+      return at(Plan::b_member + Plan::b_frag_tr_offset(s, h, nb, w, src) + 2 * (j % 4));
+    } else {
+      return at(Plan::b_member + Plan::b_frag_elem_offset(s, e, nb, w, l));
+    }
+  }
+
+  void check_product() {
+    // Each operand element is the one the lane-k map promises ...
+    for (int w = 0; w < waves; ++w)
+      for (int l = 0; l < lanes; ++l)
+        for (int s = 0; s < Plan::k_steps; ++s)
+          for (int e = 0; e < Mma::operand_elems; ++e) {
+            const int k = Mma::k * s + Mma::k_of(l / 16, e);
+            for (int mb = 0; mb < Plan::Waves::blocks_m; ++mb)
+              REQUIRE(a_operand(s, mb, w, l, e) == a_id(Plan::Waves::row0(w) + 16 * mb + l % 16, k));
+            for (int nb = 0; nb < Plan::Waves::blocks_n; ++nb)
+              REQUIRE(b_operand(s, nb, w, l, e) == b_id(k, Plan::Waves::col0(w) + 16 * nb + l % 16));
+          }
+    // ... and the MFMA model over those operands gives A @ B at acc_coord, each element once.
+    std::set<std::pair<int, int>> seen;
+    const int E = Mma::operand_elems;
+    for (int w = 0; w < waves; ++w)
+      for (int mb = 0; mb < Plan::Waves::blocks_m; ++mb)
+        for (int nb = 0; nb < Plan::Waves::blocks_n; ++nb) {
+          std::int64_t d[16][16] = {};
+          for (int s = 0; s < Plan::k_steps; ++s)
+            for (int p = 0; p < 16; ++p)
+              for (int q = 0; q < 16; ++q)
+                for (int kappa = 0; kappa < Mma::k; ++kappa) {
+                  // srcA row p, hardware k kappa: lane p + 16 (kappa / E), element kappa % E
+                  const std::int64_t sa = value(b_operand(s, nb, w, p + 16 * (kappa / E), kappa % E));
+                  const std::int64_t sb = value(a_operand(s, mb, w, q + 16 * (kappa / E), kappa % E));
+                  d[p][q] += sa * sb;
+                }
+          for (int l = 0; l < lanes; ++l) {
+            const Coord2 c = Plan::acc_coord(mb, nb, w, l);
+            for (int i = 0; i < 4; ++i) {
+              const std::int64_t got = d[4 * (l / 16) + i][l % 16];  // result lane layout
+              std::int64_t want = 0;
+              for (int k = 0; k < tk; ++k) want += a_val(c.row, k) * b_val(k, c.col + i);
+              REQUIRE(got == want);
+              REQUIRE(seen.insert({c.row, c.col + i}).second);
+            }
+          }
+        }
+    REQUIRE(seen.size() == static_cast<std::size_t>(tm) * tn);
+  }
+};
+
+/// A whole ragged problem through the same plan: tile schedule, copy with the
+/// edge rules (a vector starting outside reads 0; one starting inside is read
+/// whole, here from padding filled with poison), fragments, MFMA model, masked
+/// stores. Poison reaching a stored output, a store outside M x N, a missing
+/// or doubled output, or a read beyond the aligned vector holding the last
+/// element of a row (which could cross a page) all fail.
+template <class P>
+struct ProblemModel {
+  using Plan = cdna::MainloopPlan<P>;
+  using Mma = typename Plan::Mma;
+  static constexpr int tm = P::tile_m, tn = P::tile_n, tk = P::tile_k;
+  static constexpr std::int64_t poison = std::int64_t{1} << 40;
+  int M, N, K, lda, ldb;
+  std::vector<std::int64_t> A, B;
+  std::vector<int> written;
+  long bad = 0;
+
+  ProblemModel(int m, int n, int k)
+      : M(m), N(n), K(k), lda((k + 7) / 8 * 8 + 8), ldb((n + 7) / 8 * 8 + 8),
+        A(static_cast<std::size_t>(m) * lda), B(static_cast<std::size_t>(k) * ldb),
+        written(static_cast<std::size_t>(m) * n, 0) {
+    for (int r = 0; r < M; ++r)
+      for (int c = 0; c < lda; ++c) A[r * lda + c] = c < K ? (r * 7 + c * 3) % 11 - 5 : poison;
+    for (int r = 0; r < K; ++r)
+      for (int c = 0; c < ldb; ++c) B[r * ldb + c] = c < N ? (r * 5 + c * 13) % 9 - 4 : poison;
+  }
+  std::int64_t ref(int r, int c) const {
+    std::int64_t x = 0;
+    for (int k = 0; k < K; ++k) x += A[r * lda + k] * B[k * ldb + c];
+    return x;
+  }
+  // Reads element (r, c) as part of a vector of `vec` starting at column c0 of a row of
+  // `cols` valid elements: never past the aligned vector holding the row's last element.
+  std::int64_t read(const std::vector<std::int64_t>& x, int ld, int r, int c, int c0, int cols, int vec) {
+    const int limit = (cols + vec - 1) / vec * vec;
+    if (c0 >= cols || c >= limit) ++bad;
+    return x[static_cast<std::size_t>(r) * ld + c];
+  }
+
+  void run() {
+    const TileSchedulePlan sched =
+        make_tile_schedule(M, N, tm, tn, P::group_size_m, P::chiplets, P::chiplet_chunk, 0);
+    std::set<std::pair<std::int64_t, std::int64_t>> tiles;
+    for (std::int64_t slot = 0; slot < sched.tiles(); ++slot) {
+      const TileCoord t = sched.tile(slot);
+      REQUIRE(tiles.insert({t.m, t.n}).second);
+      tile(static_cast<int>(t.m) * tm, static_cast<int>(t.n) * tn);
+    }
+    REQUIRE(bad == 0);
+    for (int v : written) REQUIRE(v == 1);
+  }
+
+  void tile(int m0, int n0) {
+    const int waves = P::warps, bm = Plan::Waves::blocks_m, bn = Plan::Waves::blocks_n;
+    std::vector<std::int64_t> acc(static_cast<std::size_t>(waves) * 64 * bm * bn * 4, 0);
+    for (int k0 = 0; k0 < K; k0 += tk) {
+      std::vector<std::int64_t> lds(Plan::Buffers::stage_bytes / 2, -7);
+      if constexpr (P::copier == CopierKind::async_direct) {
+        using ADma = typename Plan::ADma;
+        using BDma = typename Plan::BDma;
+        for (int r = 0; r < ADma::rounds; ++r)
+          for (int t = 0; t < Plan::threads; ++t) {
+            const Coord2 e = ADma::element(r, t);
+            const bool in = Plan::a_vector_in(m0, k0, e, M, K);
+            for (int v = 0; v < ADma::vec; ++v)
+              lds[(Plan::a_member + Plan::ALayout::offset(e.row, e.col + v)) / 2] =
+                  in ? read(A, lda, m0 + e.row, k0 + e.col + v, k0 + e.col, K, ADma::vec) : 0;
+          }
+        for (int r = 0; r < BDma::rounds; ++r)
+          for (int t = 0; t < Plan::threads; ++t) {
+            const Coord2 e = BDma::element(r, t);
+            const bool in = Plan::b_vector_in(k0, n0, e, K, N);
+            for (int v = 0; v < BDma::vec; ++v)
+              lds[(Plan::b_member + Plan::BLayout::offset(e.row, e.col + v)) / 2] =
+                  in ? read(B, ldb, k0 + e.row, n0 + e.col + v, n0 + e.col, N, BDma::vec) : 0;
+          }
+      } else {  // register-staged: whole chunks of A; B up to N (rocPRIM's valid count)
+        using ACopy = typename Plan::ACopy;
+        using BCopy = typename Plan::BCopy;
+        for (int r = 0; r < ACopy::rounds; ++r)
+          for (int t = 0; t < Plan::threads; ++t) {
+            const auto c = ACopy::coord(r, t);
+            const bool in = m0 + c.row < M && k0 + c.col < K;
+            for (int v = 0; v < ACopy::vec; ++v)
+              lds[(Plan::a_member + Plan::ALayout::offset(c.row, c.col + v)) / 2] =
+                  in ? read(A, lda, m0 + c.row, k0 + c.col + v, k0 + c.col, K, ACopy::vec) : 0;
+          }
+        for (int r = 0; r < BCopy::rounds; ++r)
+          for (int t = 0; t < Plan::threads; ++t) {
+            const auto c = BCopy::coord(r, t);
+            for (int v = 0; v < BCopy::vec; ++v) {
+              const bool in = k0 + c.row < K && n0 + c.col + v < N;
+              lds[(Plan::b_member + Plan::BLayout::offset(c.row, c.col + v)) / 2] =
+                  in ? read(B, ldb, k0 + c.row, n0 + c.col + v, n0 + c.col, N, BCopy::vec) : 0;
+            }
+          }
+      }
+      const auto a_op = [&](int s, int mb, int w, int l, int e) {
+        return lds[(Plan::a_member + Plan::a_frag_offset(s, e / 4, mb, w, l) + 2 * (e % 4)) / 2];
+      };
+      const auto b_op = [&](int s, int nb, int w, int l, int e) {
+        if constexpr (Plan::traits::transposed_lds_read && Mma::quads == 2) {
+          const int src = 16 * (l / 16) + 4 * (e % 4) + (l % 16) / 4;
+          return lds[(Plan::b_member + Plan::b_frag_tr_offset(s, e / 4, nb, w, src) + 2 * (l % 4)) / 2];
+        } else {
+          return lds[(Plan::b_member + Plan::b_frag_elem_offset(s, e, nb, w, l)) / 2];
+        }
+      };
+      const int E = Mma::operand_elems;
+      for (int w = 0; w < waves; ++w)
+        for (int mb = 0; mb < bm; ++mb)
+          for (int nb = 0; nb < bn; ++nb)
+            for (int s = 0; s < Plan::k_steps; ++s)
+              for (int l = 0; l < 64; ++l)
+                for (int i = 0; i < 4; ++i) {
+                  const int p = 4 * (l / 16) + i, q = l % 16;  // result lane layout
+                  std::int64_t d = 0;
+                  for (int kappa = 0; kappa < Mma::k; ++kappa)
+                    d += b_op(s, nb, w, p + 16 * (kappa / E), kappa % E) *
+                         a_op(s, mb, w, q + 16 * (kappa / E), kappa % E);
+                  acc[(((static_cast<std::size_t>(w) * 64 + l) * bm + mb) * bn + nb) * 4 + i] += d;
+                }
+    }
+    for (int w = 0; w < waves; ++w)
+      for (int l = 0; l < 64; ++l)
+        for (int mb = 0; mb < bm; ++mb)
+          for (int nb = 0; nb < bn; ++nb) {
+            const Coord2 c = Plan::acc_coord(mb, nb, w, l);
+            if (m0 + c.row >= M) continue;  // out-of-range offset: store dropped
+            const bool whole = Plan::out_vector_whole(n0, c.col, N);
+            for (int i = 0; i < 4; ++i) {
+              const int row = m0 + c.row, col = n0 + c.col + i;
+              if (!whole && col >= N) continue;
+              REQUIRE(col < N);
+              ++written[static_cast<std::size_t>(row) * N + col];
+              const std::int64_t got = acc[(((static_cast<std::size_t>(w) * 64 + l) * bm + mb) * bn + nb) * 4 + i];
+              if (got != ref(row, col)) ++bad;
+            }
+          }
+  }
+};
+
+/// Largest number of distinct dwords one bank serves in one phase of an LDS
+/// instruction; phases of banks * 4 / bytes lanes (a model, not a measurement).
+int conflict_ways(const std::vector<std::uint32_t>& address, int bytes, int banks) {
+  const int phase = banks * 4 / bytes < 64 ? banks * 4 / bytes : 64;
+  int worst = 1;
+  for (std::size_t first = 0; first < address.size(); first += phase) {
+    std::map<int, std::set<std::uint32_t>> bank;
+    for (std::size_t l = first; l < first + phase && l < address.size(); ++l)
+      for (int b = 0; b < (bytes + 3) / 4; ++b) {
+        const std::uint32_t dword = address[l] / 4 + b;
+        bank[static_cast<int>(dword % banks)].insert(dword);
+      }
+    for (const auto& [b, d] : bank) worst = static_cast<int>(d.size()) > worst ? static_cast<int>(d.size()) : worst;
+  }
+  return worst;
+}
+
+template <class P>
+void check_banks() {
+  using Plan = cdna::MainloopPlan<P>;
+  constexpr int banks = Plan::traits::lds_banks;
+  for (int w = 0; w < P::warps; ++w) {
+    std::vector<std::uint32_t> a(64), b(64);
+    for (int l = 0; l < 64; ++l) a[l] = Plan::a_frag_offset(0, 0, 0, w, l);
+    CHECK(conflict_ways(a, 8, banks) == 1);
+    for (int l = 0; l < 64; ++l)
+      b[l] = Plan::traits::transposed_lds_read ? Plan::b_frag_tr_offset(0, 0, 0, w, l)
+                                               : Plan::b_frag_elem_offset(0, 0, 0, w, l);
+    CHECK(conflict_ways(b, Plan::traits::transposed_lds_read ? 8 : 2, banks) == 1);
+  }
+}
+
+/// The stage pipeline protocol of PipelinedMainloop as events per barrier
+/// window: group 0 runs stage j in window j, group 1 in window j + 1 (its extra
+/// barrier before the loop). Checks that every wave's copy of a k-block was
+/// waited for in a window before the first read of it, and that every read of
+/// a buffer happens in a window before the copy that overwrites it.
+void check_protocol(int stages, int k_blocks) {
+  struct Event { int window; int group; };
+  std::map<int, std::vector<Event>> landed, reads, writes;  // by k-block
+  // Prologue (both groups, windows -2 and -1 before the loop): copies of
+  // k-blocks 0..min(S,K)-1 issued, k-block 0 waited, read, k-block 1 waited.
+  for (int g = 0; g < 2; ++g) {
+    for (int j = 0; j < stages && j < k_blocks; ++j) writes[j].push_back({-3, g});
+    landed[0].push_back({-3, g});
+    reads[0].push_back({-2, g});
+    if (k_blocks > 1) landed[1].push_back({-2, g});
+  }
+  for (int g = 0; g < 2; ++g)
+    for (int i = 0; i < k_blocks; ++i) {
+      const int window = 2 * i + 1 + g;  // memory stage M_i (compute stage C_i is 2 i + g)
+      if (i + stages < k_blocks) writes[i + stages].push_back({window, g});
+      if (i + 1 < k_blocks) reads[i + 1].push_back({window, g});
+      if (i + 2 < k_blocks) landed[i + 2].push_back({window, g});
+    }
+  for (int j = 0; j < k_blocks; ++j) {
+    REQUIRE(landed[j].size() == 2);
+    for (const Event& r : reads[j])
+      for (const Event& l : landed[j]) REQUIRE(l.window < r.window);
+    if (j >= stages)  // the copy of k-block j overwrites the buffer of k-block j - stages
+      for (const Event& w : writes[j])
+        for (const Event& r : reads[j - stages]) REQUIRE(r.window < w.window);
+  }
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("cdna lane model: direct-to-LDS copy, fragment reads and MFMA compute the tile", "[cdna]",
+                   policy::V2DirectToLds<arch::gfx942>, policy::V3DeepPipelinePersistent<arch::gfx942>,
+                   policy::V4FusedEpilogue<arch::gfx942>, policy::V2DirectToLds<arch::gfx950>,
+                   policy::V3DeepPipelinePersistent<arch::gfx950>, policy::V4FusedEpilogue<arch::gfx950>,
+                   Gfx950Tile128, Gfx942Tile256) {
+  STATIC_REQUIRE(glukit::check_policy<TestType>());
+  Model<TestType> m;
+  m.fill_direct_to_lds();
+  m.check_product();
+}
+
+TEMPLATE_TEST_CASE("cdna lane model: register-staged copy computes the tile", "[cdna]",
+                   policy::V1RegisterStaged<arch::gfx942>, policy::V1RegisterStaged<arch::gfx950>) {
+  STATIC_REQUIRE(glukit::check_policy<TestType>());
+  Model<TestType> m;
+  m.fill_register_staged();
+  m.check_product();
+}
+
+TEMPLATE_TEST_CASE("cdna lane model: ragged M, N, K through schedule, edge rules and masked stores", "[cdna]",
+                   policy::V1RegisterStaged<arch::gfx942>, policy::V4FusedEpilogue<arch::gfx942>,
+                   policy::V1RegisterStaged<arch::gfx950>, policy::V4FusedEpilogue<arch::gfx950>) {
+  // two tile rows and columns, the last of each ragged; N odd: a vector crosses N.
+  ProblemModel<TestType> m(TestType::tile_m + 3, TestType::tile_n + 5, TestType::tile_k + 8);
+  m.run();
+}
+
+TEMPLATE_TEST_CASE("cdna LDS fragment reads are conflict-free under the bank model", "[cdna]",
+                   policy::V4FusedEpilogue<arch::gfx942>, policy::V4FusedEpilogue<arch::gfx950>,
+                   policy::V2DirectToLds<arch::gfx950>) {
+  check_banks<TestType>();
+}
+
+TEST_CASE("cdna wait counts follow from the plan", "[cdna]") {
+  using W950v2 = cdna::WaitPlan<policy::V2DirectToLds<arch::gfx950>>;
+  using W950v3 = cdna::WaitPlan<policy::V3DeepPipelinePersistent<arch::gfx950>>;
+  using W950v4 = cdna::WaitPlan<policy::V4FusedEpilogue<arch::gfx950>>;
+  using W942v4 = cdna::WaitPlan<policy::V4FusedEpilogue<arch::gfx942>>;
+  // gfx950: A 128x32 = 512 16-byte slots (1 round of 512 threads), B 32x256 = 1024 (2 rounds).
+  STATIC_REQUIRE(W950v3::per_stage == 3);
+  STATIC_REQUIRE(W950v2::hot == 0);  // two buffers: full drain
+  STATIC_REQUIRE(W950v3::hot == 3);  // three buffers: one k-block stays in flight
+  STATIC_REQUIRE(W950v3::aux_loads == 0);
+  STATIC_REQUIRE(W950v4::aux_loads == 16);  // 4x4 blocks of 8-byte Y loads per lane
+  STATIC_REQUIRE(W950v4::tail(3) == 16);    // drain wait: the Y loads are younger
+  // gfx942: 4-byte copies: A 128x32 -> 2048 slots (4 rounds), B 32x128 -> 2048 (4 rounds).
+  STATIC_REQUIRE(W942v4::per_stage == 8);
+  STATIC_REQUIRE(W942v4::hot == 8);
+  STATIC_REQUIRE(W942v4::aux_loads == 8);
+  STATIC_REQUIRE(W950v3::prologue(0, 3) == 6);
+  STATIC_REQUIRE(W950v3::prologue(1, 3) == 3);
+  STATIC_REQUIRE(W950v3::prologue(0, 1) == 0);
+}
+
+TEST_CASE("cdna LDS budgets of the default policies", "[cdna]") {
+  STATIC_REQUIRE(cdna::MainloopPlan<policy::V4FusedEpilogue<arch::gfx950>>::lds_bytes == 3 * (8192 + 16 * 1056));
+  STATIC_REQUIRE(cdna::MainloopPlan<policy::V4FusedEpilogue<arch::gfx942>>::lds_bytes == 3 * (8192 + 32 * 264));
+  STATIC_REQUIRE(cdna::MainloopPlan<policy::V4FusedEpilogue<arch::gfx942>>::lds_bytes <= 64 * 1024);
+}
+
+TEST_CASE("cdna stage pipeline protocol orders copies, waits and reads", "[cdna]") {
+  for (int stages = 2; stages <= 4; ++stages)
+    for (int k_blocks = 1; k_blocks <= 12; ++k_blocks) check_protocol(stages, k_blocks);
+  using Pipe = cdna::StagePipelinePlan<8>;
+  STATIC_REQUIRE(Pipe::group_of(3) == 0);
+  STATIC_REQUIRE(Pipe::group_of(4) == 1);
+  STATIC_REQUIRE(Pipe::barriers_before(0) + Pipe::barriers_after(0) ==
+                 Pipe::barriers_before(1) + Pipe::barriers_after(1));
+}
