@@ -58,6 +58,7 @@ TEMPLATE_LIST_TEST_CASE("m = 0 or n = 0 is a no-op", "[gpu]", Sm90Variants) {
   GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
   const auto out = pr.dout.download();
   CHECK(count_unwritten(out, {16, 16, 16, 16, 16, 16, 16}) == 16 * 16);  // untouched
+  GLUKIT_CHECK_CUDA(cudaGetLastError());
 }
 
 TEMPLATE_LIST_TEST_CASE("bad arguments are refused and nothing is written", "[gpu]", Sm90Variants) {
@@ -78,6 +79,7 @@ TEMPLATE_LIST_TEST_CASE("bad arguments are refused and nothing is written", "[gp
   }
   GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
   CHECK(count_unwritten(pr.dout.download(), pr.s) == 64 * 64);
+  GLUKIT_CHECK_CUDA(cudaGetLastError());
 }
 
 TEMPLATE_LIST_TEST_CASE("bitwise deterministic across runs", "[gpu][determinism]", Sm90Variants) {
@@ -92,6 +94,7 @@ TEMPLATE_LIST_TEST_CASE("bitwise deterministic across runs", "[gpu][determinism]
     const auto again = pr.dout.download();
     REQUIRE(std::memcmp(first.data(), again.data(), first.size() * sizeof(half_t)) == 0);
   }
+  GLUKIT_CHECK_CUDA(cudaGetLastError());
 }
 
 TEMPLATE_LIST_TEST_CASE("concurrent streams and host threads", "[gpu][concurrency]", Sm90Variants) {
@@ -120,6 +123,7 @@ TEMPLATE_LIST_TEST_CASE("concurrent streams and host threads", "[gpu][concurrenc
                                        problems[i]->s.n) < 1e-2);
   }
   for (auto& s : streams) GLUKIT_CHECK_CUDA(cudaStreamDestroy(s));
+  GLUKIT_CHECK_CUDA(cudaGetLastError());
 }
 
 TEMPLATE_LIST_TEST_CASE("other epilogue operations", "[gpu][epilogue]", Sm90Variants) {

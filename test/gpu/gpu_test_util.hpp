@@ -176,6 +176,7 @@ void check_problem(const Shape& shape, double tol = 1e-2) {
   INFO("policy " << Policy::name() << " m=" << shape.m << " n=" << shape.n << " k=" << shape.k
                  << " bias=" << shape.bias << " seed=" << seed);
   Problem pr(shape, seed);
+  GLUKIT_CHECK_CUDA(cudaGetLastError());  // nothing earlier left an error behind
   const Status st = addmm_glu<Policy>(pr.device_args());
   INFO("status: " << st.message());
   REQUIRE(st.ok());

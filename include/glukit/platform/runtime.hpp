@@ -38,6 +38,12 @@ template <class Kernel>
 inline error_t occupancy_blocks_per_sm(int* blocks, Kernel* k, int threads, int smem) {
   return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, k, threads, smem);
 }
+/// Launches `k` and returns the error of this launch alone.
+template <class Kernel>
+inline error_t launch_kernel(Kernel* k, unsigned grid, unsigned block, void** args, int smem, stream_t stream) {
+  return cudaLaunchKernel(reinterpret_cast<const void*>(k), dim3(grid), dim3(block), args,
+                          static_cast<std::size_t>(smem), stream);
+}
 #elif defined(GLUKIT_BACKEND_HIP)
 using stream_t = hipStream_t;
 using error_t = hipError_t;

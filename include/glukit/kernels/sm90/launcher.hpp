@@ -98,9 +98,14 @@ struct BackendLauncher<P, Backend::cuda> {
     sm90::KernelParams params = sm90::make_params<P>(args, workers);
     if constexpr (sm90::MainloopPlan<P>::tma)
       if (Status s = sm90::encode_tensor_maps<P>(args, &params.maps); !s.ok()) return s;
-    sm90::addmm_glu_kernel<P><<<static_cast<unsigned>(params.schedule.workers), sm90::MainloopPlan<P>::threads,
-                                sm90::MainloopPlan<P>::smem_bytes, stream>>>(params);
-    if (error_t e = get_last_error(); e != success) return {StatusCode::runtime_error, error_string(e)};
+    // cudaLaunchKernel reports this launch's own error; the thread's last-error state
+    // (which may hold an earlier, unrelated failure of the caller's) is left alone.
+    void* kernel_args[] = {&params};
+    if (error_t e = launch_kernel(&sm90::addmm_glu_kernel<P>, static_cast<unsigned>(params.schedule.workers),
+                                  sm90::MainloopPlan<P>::threads, kernel_args, sm90::MainloopPlan<P>::smem_bytes,
+                                  stream);
+        e != success)
+      return {StatusCode::runtime_error, error_string(e)};
     return Status::success();
   }
 };
