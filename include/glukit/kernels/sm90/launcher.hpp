@@ -24,6 +24,17 @@ struct DeviceSetup {
     return entries[device];
   }
 
+  /// Raises the kernel's dynamic shared-memory limit. Done before every launch, not
+  /// cached: each translation unit that launches the kernel holds its own copy of it
+  /// (whole-program compilation), and the attribute belongs to that copy. A cache shared
+  /// through this inline template would leave the second unit's copy at 48 KiB and its
+  /// launches failing with "invalid argument" (seen in the GPU tests, two .cu files).
+  static Status allow_smem() {
+    if (set_max_dynamic_smem(&addmm_glu_kernel<P>, MainloopPlan<P>::smem_bytes) != success)
+      return {StatusCode::runtime_error, "device: cannot raise the kernel's dynamic shared-memory limit"};
+    return Status::success();
+  }
+
   /// Returns the resident-block count (persistent grid size), or a non-ok status.
   static Status get(int device, int* workers) {
     if (device < 0 || device >= max_devices) return {StatusCode::unsupported_device, "device: ordinal >= 64"};
@@ -43,8 +54,7 @@ struct DeviceSetup {
       return {StatusCode::unsupported_device,
               "device: not enough shared memory per block for this policy's ring"};
     auto* k = &addmm_glu_kernel<P>;
-    if (set_max_dynamic_smem(k, MainloopPlan<P>::smem_bytes) != success)
-      return {StatusCode::runtime_error, "device: cannot raise the kernel's dynamic shared-memory limit"};
+    if (Status s = allow_smem(); !s.ok()) return s;
     int blocks = 0;
     if (occupancy_blocks_per_sm(&blocks, k, MainloopPlan<P>::threads, MainloopPlan<P>::smem_bytes) != success ||
         blocks < 1)
@@ -95,6 +105,7 @@ struct BackendLauncher<P, Backend::cuda> {
     if (get_device(&device) != success) return {StatusCode::runtime_error, "device: no current CUDA device"};
     int workers = 0;
     if (Status s = sm90::DeviceSetup<P>::get(device, &workers); !s.ok()) return s;
+    if (Status s = sm90::DeviceSetup<P>::allow_smem(); !s.ok()) return s;
     sm90::KernelParams params = sm90::make_params<P>(args, workers);
     if constexpr (sm90::MainloopPlan<P>::tma)
       if (Status s = sm90::encode_tensor_maps<P>(args, &params.maps); !s.ok()) return s;
