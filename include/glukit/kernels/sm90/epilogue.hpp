@@ -70,6 +70,20 @@ struct Epilogue {
     if (col + 1 < n) s[1] = static_cast<unsigned short>(v >> 16);
   }
 
+  /// Output pairs of 4 fragment groups (fragment layout) -> this thread's 16-byte
+  /// chunk of row half h, group g: quad transpose, then one streaming store (or
+  /// element stores at the ragged edge).
+  GLUKIT_DEVICE void store_chunk(std::uint32_t (&o)[4], int h, int g) const {
+    quad_transpose(o, q);  // fragment layout -> chunk layout
+    const std::int64_t row = row0 + 8 * h, col = n0 + 32 * g + 8 * q;
+    half_t* p = a.out + row * a.ldo + col;
+    if (interior || (row < a.m && col + 8 <= a.n)) {
+      arch::hopper::st_global_cs_128(p, make_uint4(o[0], o[1], o[2], o[3]));
+    } else if (row < a.m) {
+      for (int e = 0; e < 4; ++e) store_pair(p + 2 * e, o[e], col + 2 * e, a.n, false);
+    }
+  }
+
   /// init: the accumulator's starting value (fused: the bias, broadcast over rows).
   GLUKIT_DEVICE void init(float (&acc)[R]) const {
 #pragma unroll
@@ -153,14 +167,7 @@ struct Epilogue {
                 y_tile + YLayout::offset(local_row0 + 8 * h, 8 * j + 2 * q)));
           o[s] = pack_half2(op(acc[i], yv.x), op(acc[i + 1], yv.y));
         }
-        quad_transpose(o, q);  // fragment layout -> chunk layout
-        const std::int64_t row = row0 + 8 * h, col = n0 + 32 * g + 8 * q;
-        half_t* p = a.out + row * a.ldo + col;
-        if (interior || (row < a.m && col + 8 <= a.n)) {
-          arch::hopper::st_global_cs_128(p, make_uint4(o[0], o[1], o[2], o[3]));
-        } else if (row < a.m) {
-          for (int e = 0; e < 4; ++e) store_pair(p + 2 * e, o[e], col + 2 * e, a.n, false);
-        }
+        store_chunk(o, h, g);
         // Keeps the next group's shared loads from being hoisted above these stores:
         // hoisting all of them would hold the whole Y tile in registers.
         asm volatile("" ::: "memory");
@@ -187,14 +194,7 @@ struct Epilogue {
             const float2 yv = unpack_half2(y[s]);
             o[s] = pack_half2(op(acc[i], yv.x), op(acc[i + 1], yv.y));
           }
-          quad_transpose(o, q);  // fragment layout -> chunk layout
-          const std::int64_t row = row0 + 8 * h, col = n0 + 32 * g + 8 * q;
-          half_t* p = a.out + row * a.ldo + col;
-          if (interior || (row < a.m && col + 8 <= a.n)) {
-            arch::hopper::st_global_cs_128(p, make_uint4(o[0], o[1], o[2], o[3]));
-          } else if (row < a.m) {
-            for (int e = 0; e < 4; ++e) store_pair(p + 2 * e, o[e], col + 2 * e, a.n, false);
-          }
+          store_chunk(o, h, g);
         }
     } else {
       // 1) bias add
