@@ -1,14 +1,18 @@
-// Tuned values of the four variants on sm90a (H200, 132 SMs). Each value's
-// measurement is in docs/perf-notes.md under the same name.
+// Tuned values of the sm90a policies (H200, 132 SMs). Measurements: medians of
+// 60 event-timed launches over 5 rotated input sets at M=1024, N=21568, in us at
+// K = 256 / 1024, 2026-11-29 (docs/perf-notes.md has the runs).
 #pragma once
 #include "glukit/kernels/policies.hpp"
 
 namespace glukit::policy {
 
-/// Shared by all four: tile_m = 64 rows per consumer warpgroup.
+/// Shared by V1-V4: tile_m = 64 rows per consumer warpgroup.
 struct Sm90Tile128x128 {
   static constexpr int tile_m = 128;  ///< rows; 2 warpgroups x 64
-  static constexpr int tile_n = 128;  ///< columns
+  /// columns. 128 (two blocks per SM) beat 128 x 256 at one block per SM for V3:
+  /// 116.6 / 157.8 against 150.4 / 182.5, and 128 x 192 for V4: 80.4 / 142.4
+  /// against 106.2 / 173.3.
+  static constexpr int tile_n = 128;
   static constexpr int tile_k = 64;   ///< one 128-byte swizzle row of fp16
   static constexpr int warps = 8;     ///< 2 warpgroups
 };
@@ -29,12 +33,15 @@ struct VariantTuning<Variant::v2, arch::sm90a> : Sm90Tile128x128 {
   static constexpr bool stage_pipeline = true;
   static constexpr int group_size_m = 8;  ///< all 8 M-tiles of the reference shape per group
   static constexpr int chiplet_chunk = 1;
-  /// Two blocks per SM: one block's epilogue overlaps the other's main loop.
+  /// Two blocks per SM: one block's epilogue overlaps the other's main loop
+  /// (V4 at one block per SM: 117.4 / 194.3 against 80.4 / 142.4).
   static constexpr int min_blocks_per_cu = 2;
 };
 
 template <>
 struct VariantTuning<Variant::v3, arch::sm90a> : Sm90Tile128x128 {
+  /// 3 at two blocks per SM: 4 buffers (one block per SM) measured 114.6 / 187.4
+  /// against 116.6 / 157.8.
   static constexpr int num_buffers = 3;
   /// Off: ordered turns cost 124.2 -> 116.6 us at K=256, 178.6 -> 157.8 at K=1024
   /// (qt, H200, 2026-11-29); with cp.async the two warpgroups' MMAs interleave better free.
