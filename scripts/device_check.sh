@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# On the GPU machine, from a build made by scripts/build_device.sh: the whole GPU
+# test list, then the four compute-sanitizer tools on its [sanitize] subset.
+# Logs go to $OUT (or ./check-out); prints each step's summary line; exits
+# non-zero if any step failed.
+#
+#   scripts/device_check.sh [BUILD_DIR]     # default .carry/build
+set -uo pipefail
+build=${1:-.carry/build}
+out=${OUT:-$PWD/check-out}
+mkdir -p "$out"
+tests=$(find "$build" -name glukit_gpu_tests -type f -perm -u+x | head -n 1)
+[ -n "$tests" ] || { echo "device_check.sh: glukit_gpu_tests not found under $build" >&2; exit 1; }
+export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+status=0
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+"$tests" > "$out/gpu_tests.txt" 2>&1 || status=1
+echo "gpu tests: $(grep -E 'All tests passed|test cases:' "$out/gpu_tests.txt" | tail -1)"
+for tool in memcheck racecheck synccheck initcheck; do
+  compute-sanitizer --tool "$tool" --error-exitcode 1 "$tests" "[sanitize]" > "$out/sanitizer_$tool.txt" 2>&1 || status=1
+  echo "$tool: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer_$tool.txt" | tail -1)"
+done
+exit $status
