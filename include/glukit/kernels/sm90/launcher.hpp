@@ -54,7 +54,7 @@ struct DeviceSetup {
       return {StatusCode::unsupported_device,
               "device: not enough shared memory per block for this policy's ring"};
     auto* k = &addmm_glu_kernel<P>;
-    if (Status s = allow_smem(); !s.ok()) return s;
+    if (Status s = allow_smem(); !s.ok()) return s;  // the occupancy query needs it
     int blocks = 0;
     if (occupancy_blocks_per_sm(&blocks, k, MainloopPlan<P>::threads, MainloopPlan<P>::smem_bytes) != success ||
         blocks < 1)
@@ -104,7 +104,7 @@ struct BackendLauncher<P, Backend::cuda> {
     int device = 0;
     if (get_device(&device) != success) return {StatusCode::runtime_error, "device: no current CUDA device"};
     int workers = 0;
-    if (Status s = sm90::DeviceSetup<P>::get(device, &workers); !s.ok()) return s;
+    if (Status s = sm90::DeviceSetup<P>::get(device, &workers); !s.ok()) return s;  // device checks first
     if (Status s = sm90::DeviceSetup<P>::allow_smem(); !s.ok()) return s;
     sm90::KernelParams params = sm90::make_params<P>(args, workers);
     if constexpr (sm90::MainloopPlan<P>::tma)

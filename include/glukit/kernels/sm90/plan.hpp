@@ -53,7 +53,6 @@ struct MainloopPlan {
   static constexpr int y_bytes = stage_y ? YLayout::bytes + align_up(P::tile_n * 2, 1024) : 0;
   using ACopy = CopyPartition<P::tile_m, P::tile_k, ring_copy_threads>;
   using BCopy = CopyPartition<P::tile_k, P::tile_n, ring_copy_threads>;
-  using YCopy = CopyPartition<P::tile_m, P::tile_n, y_copy_threads>;
   using Pipeline = MultistagePlan<P::num_buffers>;
   /// Dynamic shared memory: the ring plus slack to align its base to 1024 bytes.
   /// Warp-specialised: a full and an empty mbarrier per stage after the ring.
