@@ -246,7 +246,7 @@ struct WsKernel {
     const Shared sh{ring, ring.base + Plan::y_offset, ring.base + Plan::y_bias_offset, bar, bar + S, bar + 2 * S, bar + 2 * S + 1};
     const int tid = static_cast<int>(threadIdx.x);
     if constexpr (Plan::tma) {
-      if (tid == 0) {
+      if (tid == 0 && p.k_blocks > 0) {  // k = 0 encodes no A/B maps
         arch::hopper::prefetch_tensor_map(&p.maps.a);
         arch::hopper::prefetch_tensor_map(&p.maps.b);
       }
