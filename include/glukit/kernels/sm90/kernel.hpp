@@ -1,4 +1,4 @@
-// The sm90a addmm + GLU kernel shared by V1-V4: a composition of the tile
+// The multistage sm90a kernel shared by V1-V4: a composition of the tile
 // scheduler, the shared-memory ring, a copier (register-staged or cp.async),
 // wgmma, the optional two-warpgroup stage pipeline and the epilogue, all
 // selected by the policy. Two consumer warpgroups; warpgroup w owns rows
@@ -13,22 +13,11 @@
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/args.hpp"
 #include "glukit/kernels/sm90/epilogue.hpp"
+#include "glukit/kernels/sm90/mainloop.hpp"
+#include "glukit/kernels/sm90/params.hpp"
 #include "glukit/kernels/sm90/plan.hpp"
 
 namespace glukit::sm90 {
-
-/// Tensor maps of the TMA producer (unused by the cp.async kernels).
-struct TensorMaps {
-  CUtensorMap a, b, y, bias;
-};
-
-/// Everything a launch passes to the kernel (by value, __grid_constant__).
-struct KernelParams {
-  TensorMaps maps;
-  AddmmGluArgs args;
-  TileSchedulePlan schedule;
-  int k_blocks;
-};
 
 template <class P>
 struct Kernel {
@@ -53,24 +42,6 @@ struct Kernel {
             static_cast<int>(a.n - n0 < BN ? a.n - n0 : BN)};
   }
 
-  /// One wgmma k-block: k_steps m64nBNk16 products from ring stage `stage`.
-  GLUKIT_DEVICE static void mma_stage(const Ring& ring, int stage, int wg, float (&acc)[Mma::accumulators]) {
-    using namespace arch::hopper;
-    const unsigned char* a = ring.template tile<0>(stage) + wg * Plan::wg_rows * Plan::ALayout::row_bytes;
-    const unsigned char* b = ring.template tile<1>(stage);
-    fence_accumulators(acc);  // no accumulator write may move into the wgmma batch (C7515)
-    wgmma_fence();
-#pragma unroll
-    for (int ks = 0; ks < Plan::k_steps; ++ks) {
-      // A: +32 bytes per k16 inside the 128-byte swizzle row (BK = 64 is one panel).
-      const auto da = smem_desc_sw128(a + (ks % 4) * 32 + (ks / 4) * Plan::ALayout::panel_bytes, 16, 1024);
-      // B: +16 rows of 128 bytes per k16; panels of 64 columns are panel_bytes apart.
-      const auto db = smem_desc_sw128(b + ks * 16 * Plan::BLayout::row_bytes, Plan::BLayout::panel_bytes, 1024);
-      Mma::mma(acc, da, db, 1);
-    }
-    wgmma_commit();
-    fence_accumulators(acc);
-  }
 
   /// The compute stage of k-block kb: wgmma on its ring slot; on the last k-block
   /// the epilogue's prefetch is issued while the MMAs run (V4: Y in flight during the drain).
@@ -78,7 +49,7 @@ struct Kernel {
   GLUKIT_DEVICE static void compute_stage(const Ring& ring, int kb, int kbs, int wg,
                                           float (&acc)[Mma::accumulators], Epi& epi, const Stages& stages) {
     if constexpr (P::stage_pipeline) stages.enter_compute(kb);
-    mma_stage(ring, kb % S, wg, acc);
+    mma_k_block<P>(ring, kb % S, wg, acc);
     if (kb == kbs - 1) epi.prefetch();
     arch::hopper::wgmma_wait<0>();
     if constexpr (P::stage_pipeline) stages.leave_compute(kb, kbs);
@@ -153,21 +124,5 @@ struct Kernel {
   }
 };
 
-template <class P>
-struct WsKernel;
-
-template <class P>
-__global__ void __launch_bounds__(MainloopPlan<P>::threads, P::min_blocks_per_cu)
-    addmm_glu_kernel(const __grid_constant__ KernelParams params) {
-#if defined(GLUKIT_ARCH_SM90A)
-  if constexpr (MainloopPlan<P>::specialized) WsKernel<P>::run(params);
-  else Kernel<P>::run(params);
-#else
-  (void)params;
-  __trap();  // built without sm_90a: the launcher refuses other devices first
-#endif
-}
-
 }  // namespace glukit::sm90
 
-#include "glukit/kernels/sm90/ws_kernel.hpp"

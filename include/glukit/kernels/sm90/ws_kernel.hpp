@@ -23,7 +23,8 @@
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/args.hpp"
 #include "glukit/kernels/sm90/epilogue.hpp"
-#include "glukit/kernels/sm90/kernel.hpp"  // KernelParams, Kernel<P>::mma_stage (it includes this file last)
+#include "glukit/kernels/sm90/mainloop.hpp"
+#include "glukit/kernels/sm90/params.hpp"
 #include "glukit/kernels/sm90/plan.hpp"
 
 namespace glukit::sm90 {
@@ -214,7 +215,7 @@ struct WsKernel {
       int release = -1;
       for (int kb = 0; kb < p.k_blocks; ++kb) {
         mbarrier_wait(&sh.full[st.index], st.phase);
-        Kernel<P>::mma_stage(sh.ring, st.index, cwg, acc);
+        mma_k_block<P>(sh.ring, st.index, cwg, acc);
         if constexpr (!Plan::stage_y)
           if (kb == p.k_blocks - 1) epi.prefetch();
         wgmma_wait<1>();  // the previous k-block's MMAs are done with their stage
