@@ -152,7 +152,15 @@ struct WarpSpecializedV4BiasInAccumulator : WarpSpecializedV4 {
   static constexpr bool bias_in_accumulator = true;
   static constexpr const char* name() { return "WarpSpecializedV4BiasInAccumulator"; }
 };
-using UserPolicies = std::tuple<WarpSpecializedV3, WarpSpecializedV4, WarpSpecializedV4BiasInAccumulator>;
+/// Four buffers: the producer's wait must still be wait_group<1> (the stage it
+/// signals has landed), not the multistage kernel's groups_in_flight.
+struct WarpSpecializedV3FourBuffers : WarpSpecializedV3 {
+  static constexpr int tile_n = 192;
+  static constexpr int num_buffers = 4;
+  static constexpr const char* name() { return "WarpSpecializedV3FourBuffers"; }
+};
+using UserPolicies = std::tuple<WarpSpecializedV3, WarpSpecializedV4, WarpSpecializedV4BiasInAccumulator,
+                                WarpSpecializedV3FourBuffers>;
 
 TEMPLATE_LIST_TEST_CASE("user-derived policies", "[gpu][user][sanitize]", UserPolicies) {
   check_problem<TestType>({1000, 21555, 200, 200, 21560, 21560, 21560});

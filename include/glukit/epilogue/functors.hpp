@@ -48,7 +48,7 @@ struct GeGlu {
   }
 };
 
-/// Plain addmm: out = X; Y is not read (may still be passed).
+/// Plain addmm: out = X; Y is not read (the argument rules still ask for a valid y).
 struct BiasOnly {
   static constexpr const char* name() { return "BiasOnly"; }
   static constexpr bool reads_aux = false;

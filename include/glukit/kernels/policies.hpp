@@ -75,8 +75,9 @@ struct V4FusedEpilogue : PolicyBase<Arch>, VariantTuning<Variant::v4, Arch> {
 
 /// Hopper-native (beyond the reference path): TMA loads issued by a producer
 /// warpgroup into a ring guarded by mbarriers, two consumer warpgroups,
-/// persistent, Y staged in shared memory by TMA one tile ahead, bias in the
-/// accumulator, one fma, 16-byte streaming stores.
+/// persistent, Y and the bias row staged in shared memory by TMA, the bias added
+/// in the epilogue (bias_in_accumulator = false: see policies_sm90a.hpp), one
+/// fma, 16-byte streaming stores.
 template <class Arch>
 struct WarpSpecializedTma : PolicyBase<Arch>, VariantTuning<Variant::warp_specialized_tma, Arch> {
   static constexpr const char* name() { return "WarpSpecializedTma"; }

@@ -36,6 +36,10 @@ GLUKIT_DEVICE inline void st_global_cs_128(void* p, uint4 v) {
                "r"(v.w)
                : "memory");
 }
+GLUKIT_DEVICE inline void st_global_128(void* p, uint4 v) {
+  asm volatile("st.global.v4.u32 [%0], {%1,%2,%3,%4};\n" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+               : "memory");
+}
 GLUKIT_DEVICE inline void st_global_cs_32(void* p, std::uint32_t v) {
   asm volatile("st.global.cs.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }

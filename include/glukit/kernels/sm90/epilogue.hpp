@@ -9,7 +9,8 @@
 //     transposed into the fragment layout, the operation (one fma for the GLU
 //     gate) runs in fp32, and the result is transposed back and written with
 //     16-byte streaming stores.
-// Rows and columns outside the output are never read from Y nor written.
+// Rows and columns outside the output are never written; the epilogue's own Y
+// loads stay inside the output too.
 #pragma once
 #include <cstdint>
 
@@ -78,7 +79,8 @@ struct Epilogue {
     const std::int64_t row = row0 + 8 * h, col = n0 + 32 * g + 8 * q;
     half_t* p = a.out + row * a.ldo + col;
     if (interior || (row < a.m && col + 8 <= a.n)) {
-      arch::hopper::st_global_cs_128(p, make_uint4(o[0], o[1], o[2], o[3]));
+      if constexpr (streaming) arch::hopper::st_global_cs_128(p, make_uint4(o[0], o[1], o[2], o[3]));
+      else arch::hopper::st_global_128(p, make_uint4(o[0], o[1], o[2], o[3]));
     } else if (row < a.m) {
       for (int e = 0; e < 4; ++e) store_pair(p + 2 * e, o[e], col + 2 * e, a.n, false);
     }
@@ -110,7 +112,7 @@ struct Epilogue {
           const std::int64_t row = row0 + 8 * h, col = n0 + 32 * g + 8 * q;
           const half_t* p = a.y + row * a.ldy + col;
           if (interior || (row < a.m && col + 8 <= a.n)) {
-            y_chunks[h][g] = arch::hopper::ld_global_cs_128(p);
+            y_chunks[h][g] = streaming ? arch::hopper::ld_global_cs_128(p) : arch::hopper::ld_global_128(p);
           } else {
             unsigned short v[8] = {};
             if (row < a.m)

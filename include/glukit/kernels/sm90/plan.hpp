@@ -96,8 +96,14 @@ constexpr bool check_policy() {
                 "tile_k: must be a multiple of 64 (one 128-byte swizzle row of fp16)");
   static_assert(P::copier != CopierKind::tma || Plan::specialized,
                 "copier: TMA loads are issued by a producer warpgroup: set warp_specialized = true");
-  static_assert(P::copier != CopierKind::tma || P::tile_m <= 256,
-                "tile_m: a TMA box has at most 256 rows");
+  static_assert(P::copier != CopierKind::tma || (P::tile_m <= 256 && P::tile_k <= 256),
+                "tile_m / tile_k: a TMA box has at most 256 rows");
+  static_assert(!Plan::specialized || P::copier == CopierKind::tma || P::num_buffers >= 3,
+                "num_buffers: the warp-specialised cp.async producer signals a stage only after "
+                "issuing the next one, so it needs >= 3 buffers (2 would deadlock)");
+  static_assert(Plan::specialized || !P::stage_pipeline || Plan::consumer_warpgroups == 2,
+                "stage_pipeline: the ordered turns are defined for exactly 2 consumer warpgroups "
+                "(warps = 8)");
   static_assert(Plan::smem_bytes * P::min_blocks_per_cu <= traits::smem_bytes_per_sm &&
                     Plan::smem_bytes <= traits::smem_bytes_per_block,
                 "num_buffers / tile sizes / min_blocks_per_cu: the shared-memory ring does not fit "

@@ -3,15 +3,17 @@
 // meet at a ring of NumBuffers stages guarded by a full and an empty mbarrier
 // per stage; the ring position {index, phase} runs on across tiles, so the
 // producer loads the next tile while the consumers run the current epilogue.
-//   producer: wait empty[s] -> cp.async the stage -> commit -> wait_group<N>
-//             (N = groups_in_flight: the newest stage stays in flight) ->
-//             arrive full[previous stage]
+//   producer (cp.async): wait empty[s] -> cp.async the stage -> commit ->
+//             wait_group<1> (the newest stage stays in flight) -> arrive
+//             full[previous stage]; (TMA): wait empty[s] -> arrive.expect_tx
+//             full[s] with the stage's bytes -> issue the boxes
 //   consumer: wait full[s] -> wgmma -> wait for the previous k-block's wgmma ->
 //             arrive empty[previous stage]; epilogue from registers
 // V4 (fused epilogue) splits the producer: warps 0-1 fill the ring (with the
 // tile's bias row in its first stage, so the bias is the accumulator's initial
-// value), warps 2-3 load the tile's Y into shared memory one tile ahead, so the
-// epilogue reads Y without waiting on global memory.
+// value), warps 2-3 load the tile's Y into shared memory as soon as the previous
+// tile's epilogue has released the single Y buffer, so Y arrives during the
+// tile's own main loop and the epilogue reads it from shared memory.
 // setmaxnreg moves registers from the producer to the consumers.
 #pragma once
 #include <cstdint>
@@ -44,15 +46,15 @@ struct WsKernel {
     Ring ring;
     unsigned char* y_tile;  ///< Plan::YLayout, when Plan::stage_y
     unsigned char* y_bias;  ///< the tile's bias row beside Y, when bias_beside_y()
-    std::uint64_t* full;    ///< [S]: the stage has landed (ring_copy_threads arrivals)
+    std::uint64_t* full;    ///< [S]: the stage has landed (ring_copy_threads arrivals; TMA: 1 + bytes)
     std::uint64_t* empty;   ///< [S]: the stage may be overwritten (consumer_threads arrivals)
-    std::uint64_t* y_full;  ///< Y of the current tile has landed (y_copy_threads arrivals)
+    std::uint64_t* y_full;  ///< Y of the current tile has landed (y_copy_threads arrivals; TMA: 1 + bytes)
     std::uint64_t* y_empty; ///< the consumers are done reading Y (consumer_threads arrivals)
   };
 
   /// The bias row of a tile (cols_valid of BN valid) into shared memory, cp.async for
   /// whole chunks; a partial chunk element by element, as the bias has exactly n
-  /// elements (a short cp.async still reads 16 bytes from global memory).
+  /// elements (compute-sanitizer reported a short cp.async as a 16-byte read past it).
   GLUKIT_DEVICE static void copy_bias_row(unsigned char* dst_row, const half_t* bias, int cols_valid, int tid,
                                           int threads) {
     for (int c = tid; c < BN / 8; c += threads) {
@@ -93,8 +95,8 @@ struct WsKernel {
         ca.advance(BK);
         cb.advance(BK * args.ldb);
         CA::commit();
-        if (landed_pending >= 0) {  // the newest stage stays in flight
-          CA::template wait<Plan::Pipeline::groups_in_flight>();
+        if (landed_pending >= 0) {  // the newest stage stays in flight, the one before has landed
+          CA::template wait<1>();
           arch::hopper::mbarrier_arrive(&sh.full[landed_pending]);
         }
         landed_pending = st.index;
@@ -143,7 +145,8 @@ struct WsKernel {
     }
   }
 
-  /// Y producer, TMA: the Y tile as 64-column swizzled panels, evict-first in L2.
+  /// Y producer, TMA: the Y tile as 64-column swizzled panels, evict-first in L2,
+  /// issued once the previous tile's epilogue has released the Y buffer.
   GLUKIT_DEVICE static void produce_y_tma(const KernelParams& p, const Shared& sh) {
     using namespace arch::hopper;
     std::uint32_t phase = 0;
@@ -167,7 +170,8 @@ struct WsKernel {
     }
   }
 
-  /// Y producer (V4): the whole Y tile into shared memory, one tile ahead of its epilogue.
+  /// Y producer (V4): the whole Y tile into shared memory, issued once the previous
+  /// tile's epilogue has released the Y buffer.
   GLUKIT_DEVICE static void produce_y(const KernelParams& p, const Shared& sh, int ytid) {
     using CY = AsyncTileCopier<typename Plan::YLayout, Plan::y_copy_threads>;
     const AddmmGluArgs& args = p.args;
