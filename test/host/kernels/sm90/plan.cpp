@@ -1,0 +1,100 @@
+// Host tests of include/glukit/kernels/sm90/plan.hpp: the shared-memory plan of
+// every sm90a policy meets what wgmma and TMA need (1024-byte aligned swizzled
+// tiles, 128-byte aligned TMA destinations), TMA byte counts equal the boxes the
+// producer issues, copy partitions are row-strided by whole swizzle atoms, and
+// the register plan of the warp-specialised kernel fits the register file.
+#include <catch2/catch.hpp>
+
+#include <tuple>
+
+#include "glukit/kernels/policies.hpp"
+#include "glukit/kernels/sm90/plan.hpp"
+
+namespace {
+
+namespace gp = glukit::policy;
+using glukit::arch::sm90a;
+
+struct WsCpAsyncV3 : gp::V3DeepPipelinePersistent<sm90a> {
+  static constexpr bool warp_specialized = true;
+  static constexpr int warps = 12;
+  static constexpr int tile_n = 256;
+  static constexpr int min_blocks_per_cu = 1;
+};
+struct WsCpAsyncV4 : gp::V4FusedEpilogue<sm90a> {
+  static constexpr bool warp_specialized = true;
+  static constexpr int warps = 12;
+  static constexpr int tile_n = 192;
+  static constexpr int min_blocks_per_cu = 1;
+};
+struct Tma256x3 : gp::WarpSpecializedTma<sm90a> {
+  static constexpr int tile_n = 256;
+  static constexpr int num_buffers = 3;
+};
+
+using Sm90Policies = std::tuple<gp::V1RegisterStaged<sm90a>, gp::V2DirectToLds<sm90a>,
+                                gp::V3DeepPipelinePersistent<sm90a>, gp::V4FusedEpilogue<sm90a>,
+                                gp::WarpSpecializedTma<sm90a>, WsCpAsyncV3, WsCpAsyncV4, Tma256x3>;
+
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE("sm90 plan: policies pass the check", "[sm90][plan]", Sm90Policies) {
+  STATIC_REQUIRE(glukit::sm90::check_policy<TestType>());
+}
+
+TEMPLATE_LIST_TEST_CASE("sm90 plan: shared-memory layout meets wgmma and TMA alignment", "[sm90][plan]",
+                        Sm90Policies) {
+  using Plan = glukit::sm90::MainloopPlan<TestType>;
+  using B = typename Plan::Buffers;
+  for (int s = 0; s < TestType::num_buffers; ++s) {
+    INFO("stage " << s);
+    CHECK((B::stage_offset(s) + B::template member_offset<0>()) % 1024 == 0);  // A tile (SWIZZLE_128B)
+    CHECK((B::stage_offset(s) + B::template member_offset<1>()) % 1024 == 0);  // B tile
+    // Every 64-column panel of a tile starts on a 1024-byte swizzle atom.
+    CHECK(Plan::ALayout::panel_bytes % 1024 == 0);
+    CHECK(Plan::BLayout::panel_bytes % 1024 == 0);
+  }
+  CHECK(B::bytes == TestType::num_buffers * B::stage_bytes);
+  if constexpr (Plan::stage_y) {
+    CHECK(Plan::y_offset % 1024 == 0);          // Y tile: swizzled TMA / cp.async destination
+    CHECK(Plan::y_bias_offset % 128 == 0);      // bias row: TMA destination
+    CHECK(Plan::y_bias_offset >= Plan::y_offset + Plan::YLayout::bytes);
+    CHECK(Plan::y_bias_offset + TestType::tile_n * 2 <= Plan::y_offset + Plan::y_bytes);
+  }
+  // Everything, with the alignment slack and the barriers, fits one block.
+  CHECK(Plan::smem_bytes <= glukit::arch_traits<sm90a>::smem_bytes_per_block);
+  CHECK(Plan::smem_bytes >= B::bytes + Plan::y_bytes + Plan::barrier_bytes);
+}
+
+TEMPLATE_LIST_TEST_CASE("sm90 plan: TMA transaction bytes equal the issued boxes", "[sm90][plan]",
+                        Sm90Policies) {
+  using Plan = glukit::sm90::MainloopPlan<TestType>;
+  // A: one tile_m x 64 box per 64-wide k panel; B: one 64 (k) x 64 box per 64-column panel.
+  const int a_boxes = Plan::ALayout::panels * TestType::tile_m * 64 * 2;
+  const int b_boxes = Plan::BLayout::panels * TestType::tile_k * 64 * 2;
+  CHECK(Plan::stage_tx_bytes == a_boxes + b_boxes);
+  CHECK(Plan::bias_tx_bytes == TestType::tile_n * 2);
+  CHECK(Plan::YLayout::bytes == Plan::YLayout::panels * TestType::tile_m * 64 * 2);
+}
+
+TEMPLATE_LIST_TEST_CASE("sm90 plan: warpgroup split and copy partitions", "[sm90][plan]", Sm90Policies) {
+  using Plan = glukit::sm90::MainloopPlan<TestType>;
+  CHECK(Plan::consumer_warpgroups * 64 == TestType::tile_m);
+  CHECK(Plan::consumer_threads + (Plan::specialized ? 128 : 0) == Plan::threads);
+  if constexpr (Plan::specialized) {
+    CHECK(Plan::ring_copy_threads + (Plan::stage_y ? Plan::y_copy_threads : 0) == Plan::copy_threads);
+    // setmaxnreg budget: producer + consumers within the register file.
+    CHECK(Plan::producer_registers * 128 + Plan::consumer_registers * Plan::consumer_threads <=
+          glukit::arch_traits<sm90a>::registers_per_sm);
+  }
+  // The async copier copies one 64-column panel at a time: for every thread count it
+  // uses, rounds are whole 8-row swizzle atoms apart.
+  for (int threads : {Plan::ring_copy_threads, Plan::y_copy_threads}) {
+    const int chunks_per_panel_row = 8;
+    INFO("threads " << threads);
+    CHECK(threads % chunks_per_panel_row == 0);
+    CHECK((threads / chunks_per_panel_row) % 8 == 0);
+  }
+  // The multistage pipeline's wait keeps NumBuffers - 2 groups in flight.
+  CHECK(Plan::Pipeline::groups_in_flight == TestType::num_buffers - 2);
+}
