@@ -62,6 +62,12 @@ inline error_t set_max_dynamic_smem(Kernel* k, int bytes) {
   return hipFuncSetAttribute(reinterpret_cast<const void*>(k),
                              hipFuncAttributeMaxDynamicSharedMemorySize, bytes);
 }
+/// Launches `k` and returns the error of this launch alone.
+template <class Kernel>
+inline error_t launch_kernel(Kernel* k, unsigned grid, unsigned block, void** args, int smem, stream_t stream) {
+  return hipLaunchKernel(reinterpret_cast<const void*>(k), dim3(grid), dim3(block), args,
+                         static_cast<std::size_t>(smem), stream);
+}
 #else
 /// Host-only builds: no runtime; the stream is an opaque handle that is never used.
 struct opaque_stream;

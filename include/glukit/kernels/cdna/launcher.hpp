@@ -71,10 +71,14 @@ struct BackendLauncher<P, Backend::hip> {
     const TileSchedulePlan schedule = cdna::plan_schedule<P>(args, compute_units);
     if (schedule.workers > 0x7fffffff)
       return Status::invalid("m, n: more tiles than one launch grid holds (2^31 - 1)");
-    const cdna::KernelParams params = cdna::make_kernel_params(args, schedule);
-    cdna::addmm_glu_kernel<P><<<dim3(static_cast<unsigned>(schedule.workers)),
-                                dim3(cdna::AddmmGluKernel<P>::threads), 0, stream>>>(params);
-    if (get_last_error() != success) return {StatusCode::runtime_error, "kernel launch failed"};
+    cdna::KernelParams params = cdna::make_kernel_params(args, schedule);
+    // hipLaunchKernel reports this launch's own error, not an earlier one left in
+    // the thread's last-error state by the caller.
+    void* kernel_args[] = {&params};
+    if (error_t e = launch_kernel(&cdna::addmm_glu_kernel<P>, static_cast<unsigned>(schedule.workers),
+                                  cdna::AddmmGluKernel<P>::threads, kernel_args, 0, stream);
+        e != success)
+      return {StatusCode::runtime_error, error_string(e)};
     return Status::success();
   }
 };
