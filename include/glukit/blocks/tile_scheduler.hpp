@@ -21,6 +21,12 @@ GLUKIT_HOST_DEVICE constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t 
   return (a + b - 1) / b;
 }
 
+/// How many of a tile's `tile` rows (or columns) starting at `origin` lie inside
+/// an extent of `extent`: tile, or fewer at the ragged edge.
+GLUKIT_HOST_DEVICE constexpr int tile_extent(std::int64_t extent, std::int64_t origin, int tile) {
+  return static_cast<int>(extent - origin < tile ? extent - origin : std::int64_t{tile});
+}
+
 /// The tile set of an m x n output cut into tile_m x tile_n tiles.
 struct TileGrid {
   std::int64_t tiles_m = 0;

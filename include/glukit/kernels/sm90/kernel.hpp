@@ -33,15 +33,14 @@ struct Kernel {
 
   GLUKIT_DEVICE static GlobalTile a_tile(const AddmmGluArgs& a, std::int64_t m0, int kb) {
     const std::int64_t k0 = std::int64_t{kb} * BK;
-    return {a.a + m0 * a.lda + k0, a.lda, static_cast<int>(a.m - m0 < BM ? a.m - m0 : BM),
-            static_cast<int>(a.k - k0 < BK ? a.k - k0 : BK)};
+    return {a.a + m0 * a.lda + k0, a.lda, tile_extent(a.m, m0, BM),
+            tile_extent(a.k, k0, BK)};
   }
   GLUKIT_DEVICE static GlobalTile b_tile(const AddmmGluArgs& a, std::int64_t n0, int kb) {
     const std::int64_t k0 = std::int64_t{kb} * BK;
-    return {a.b + k0 * a.ldb + n0, a.ldb, static_cast<int>(a.k - k0 < BK ? a.k - k0 : BK),
-            static_cast<int>(a.n - n0 < BN ? a.n - n0 : BN)};
+    return {a.b + k0 * a.ldb + n0, a.ldb, tile_extent(a.k, k0, BK),
+            tile_extent(a.n, n0, BN)};
   }
-
 
   /// The compute stage of k-block kb: wgmma on its ring slot; on the last k-block
   /// the epilogue's prefetch is issued while the MMAs run (V4: Y in flight during the drain).
@@ -79,8 +78,8 @@ struct Kernel {
         // Copiers sit at k-block `issued`; rows/cols valid in A: (m - m0, k - k0), in B: (k - k0, n - n0).
         CA ca(args.a + m0 * args.lda, args.lda, tid);
         CB cb(args.b + n0, args.ldb, tid);
-        const int a_rows = static_cast<int>(args.m - m0 < BM ? args.m - m0 : BM);
-        const int b_cols = static_cast<int>(args.n - n0 < BN ? args.n - n0 : BN);
+        const int a_rows = tile_extent(args.m, m0, BM);
+        const int b_cols = tile_extent(args.n, n0, BN);
         int issued = 0;
         const auto issue_next = [&] {
           if (issued < kbs) {

@@ -83,8 +83,8 @@ struct WsKernel {
       const std::int64_t m0 = tc.m * BM, n0 = tc.n * BN;
       CA ca(args.a + m0 * args.lda, args.lda, ptid);
       CB cb(args.b + n0, args.ldb, ptid);
-      const int a_rows = static_cast<int>(args.m - m0 < BM ? args.m - m0 : BM);
-      const int b_cols = static_cast<int>(args.n - n0 < BN ? args.n - n0 : BN);
+      const int a_rows = tile_extent(args.m, m0, BM);
+      const int b_cols = tile_extent(args.n, n0, BN);
       for (int kb = 0; kb < p.k_blocks; ++kb) {
         arch::hopper::mbarrier_wait(&sh.empty[st.index], st.phase ^ 1u);
         const int k_left = static_cast<int>(args.k - std::int64_t{kb} * BK);
@@ -179,15 +179,13 @@ struct WsKernel {
     for (std::int64_t slot = blockIdx.x; slot < p.schedule.tiles(); slot += gridDim.x) {
       const TileCoord tc = p.schedule.tile(slot);
       const std::int64_t m0 = tc.m * BM, n0 = tc.n * BN;
+      const int cols = tile_extent(args.n, n0, BN);
       arch::hopper::mbarrier_wait(sh.y_empty, phase ^ 1u);
       if constexpr (P::epilogue_op::reads_aux) {
         const CY cy(args.y + m0 * args.ldy + n0, args.ldy, ytid);
-        cy.issue(sh.y_tile, static_cast<int>(args.m - m0 < BM ? args.m - m0 : BM),
-                 static_cast<int>(args.n - n0 < BN ? args.n - n0 : BN));
+        cy.issue(sh.y_tile, tile_extent(args.m, m0, BM), cols);
       }
-      if (bias_beside_y(p))
-        copy_bias_row(sh.y_bias, args.bias + n0, static_cast<int>(args.n - n0 < BN ? args.n - n0 : BN), ytid,
-                      Plan::y_copy_threads);
+      if (bias_beside_y(p)) copy_bias_row(sh.y_bias, args.bias + n0, cols, ytid, Plan::y_copy_threads);
       CY::commit();
       CY::template wait<0>();
       arch::hopper::mbarrier_arrive(sh.y_full);
