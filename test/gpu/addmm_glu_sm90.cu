@@ -159,8 +159,40 @@ struct WarpSpecializedV3FourBuffers : WarpSpecializedV3 {
   static constexpr int num_buffers = 4;
   static constexpr const char* name() { return "WarpSpecializedV3FourBuffers"; }
 };
+/// Two Y buffers with the cp.async producer (Y buffer index and parity per tile).
+struct WarpSpecializedV4TwoY : WarpSpecializedV4 {
+  static constexpr int num_buffers = 3;
+  static constexpr int y_buffers = 2;
+  static constexpr const char* name() { return "WarpSpecializedV4TwoY"; }
+};
+/// The TMA kernel with one Y buffer and the consumers' own 16-byte global stores.
+struct WarpSpecializedTmaOneY : policy::WarpSpecializedTma<arch::sm90a> {
+  static constexpr int num_buffers = 4;
+  static constexpr int y_buffers = 1;
+  static constexpr bool tma_store = false;
+  static constexpr const char* name() { return "WarpSpecializedTmaOneY"; }
+};
+/// The TMA kernel with a TMA-store epilogue over a single Y buffer, 128-column tiles.
+struct WarpSpecializedTmaStoreOneY : policy::WarpSpecializedTma<arch::sm90a> {
+  static constexpr int tile_n = 128;
+  static constexpr int num_buffers = 4;
+  static constexpr int y_buffers = 1;
+  static constexpr bool tma_store = true;
+  static constexpr const char* name() { return "WarpSpecializedTmaStoreOneY"; }
+};
+/// Ping-pong consumers: each warpgroup owns whole 64-row tiles, in turns.
+struct WarpSpecializedTmaPingpong : policy::WarpSpecializedTma<arch::sm90a> {
+  static constexpr bool pingpong = true;
+  static constexpr int tile_m = 64;
+  static constexpr int num_buffers = 4;
+  static constexpr int y_buffers = 2;
+  static constexpr bool tma_store = true;
+  static constexpr int group_size_m = 16;
+  static constexpr const char* name() { return "WarpSpecializedTmaPingpong"; }
+};
 using UserPolicies = std::tuple<WarpSpecializedV3, WarpSpecializedV4, WarpSpecializedV4BiasInAccumulator,
-                                WarpSpecializedV3FourBuffers>;
+                                WarpSpecializedV3FourBuffers, WarpSpecializedV4TwoY, WarpSpecializedTmaOneY,
+                                WarpSpecializedTmaStoreOneY, WarpSpecializedTmaPingpong>;
 
 TEMPLATE_LIST_TEST_CASE("user-derived policies", "[gpu][user][sanitize]", UserPolicies) {
   check_problem<TestType>({1000, 21555, 200, 200, 21560, 21560, 21560});

@@ -30,10 +30,12 @@ struct RunAll<std::tuple<Ps...>> {
         why = std::string("synchronize: ") + cudaGetErrorString(sync);
       } else {
         const auto out = pr.dout.download();
-        const std::int64_t unwritten = count_unwritten(out, pr.s), padding = count_padding_written(out, pr.s);
+        const std::int64_t unwritten = count_unwritten(out, pr.s), padding = count_padding_written(out, pr.s),
+                           guard = count_guard_written(out, pr.s);
         err = reference::relative_l2_error(out.data(), pr.s.ldo, ref, pr.s.m, pr.s.n);
-        if (unwritten != 0 || padding != 0) {
-          why = "unwritten " + std::to_string(unwritten) + ", padding written " + std::to_string(padding);
+        if (unwritten != 0 || padding != 0 || guard != 0) {
+          why = "unwritten " + std::to_string(unwritten) + ", padding written " + std::to_string(padding) +
+                ", guard written " + std::to_string(guard);
           err = INFINITY;
         }
       }

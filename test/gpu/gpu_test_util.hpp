@@ -81,6 +81,10 @@ inline void fill_random(std::vector<half_t>& v, std::mt19937_64& rng, float lo =
   }
 }
 
+/// Poisoned elements after the m x ldo output (a whole tile's rows past the last one):
+/// a store that clips rows wrongly lands here.
+inline std::int64_t guard_elements(const Shape& s) { return 256 * std::max<std::int64_t>(s.ldo, 8); }
+
 /// A problem on host and device: fresh random A, B, bias, Y; poisoned out.
 struct Problem {
   Shape s;
@@ -99,7 +103,7 @@ struct Problem {
         db(b.size()),
         dbias(bias.size()),
         dy(y.size()),
-        dout(static_cast<std::size_t>(s.m * s.ldo)) {
+        dout(static_cast<std::size_t>(s.m * s.ldo + guard_elements(s))) {
     std::mt19937_64 rng(seed);
     fill_random(a, rng);
     fill_random(b, rng);
@@ -153,6 +157,17 @@ inline std::int64_t count_unwritten(const std::vector<half_t>& out, const Shape&
   return bad;
 }
 
+/// The guard after the output must stay poisoned.
+inline std::int64_t count_guard_written(const std::vector<half_t>& out, const Shape& s) {
+  std::int64_t bad = 0;
+  for (std::size_t i = static_cast<std::size_t>(s.m * s.ldo); i < out.size(); ++i) {
+    std::uint16_t bits;
+    std::memcpy(&bits, &out[i], 2);
+    if (bits != poison_bits) ++bad;
+  }
+  return bad;
+}
+
 /// Padding between rows (columns n..ldo) must stay poisoned: nothing written out of bounds.
 inline std::int64_t count_padding_written(const std::vector<half_t>& out, const Shape& s) {
   std::int64_t bad = 0;
@@ -185,6 +200,7 @@ void check_problem(const Shape& shape, double tol = 1e-2) {
   const std::vector<half_t> out = pr.dout.download();
   CHECK(count_unwritten(out, pr.s) == 0);
   CHECK(count_padding_written(out, pr.s) == 0);
+  CHECK(count_guard_written(out, pr.s) == 0);
   const std::vector<double> ref = reference_parallel(pr.host_args(), Op{});
   const double err = reference::relative_l2_error(out.data(), pr.s.ldo, ref, pr.s.m, pr.s.n);
   INFO("relative L2 error " << err);

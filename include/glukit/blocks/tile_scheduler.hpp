@@ -47,6 +47,17 @@ struct TileGrid {
 GLUKIT_HOST_DEVICE constexpr TileCoord grouped_tile(std::int64_t id, TileGrid grid,
                                                     std::int64_t group_m) {
   const std::int64_t per_group = group_m * grid.tiles_n;
+  constexpr std::int64_t u32 = std::int64_t{1} << 32;
+  if (id >= 0 && id < u32 && per_group < u32 && grid.tiles_m < u32) {
+    // The same arithmetic in 32 bits: a 64-bit division is a long subroutine on GPUs,
+    // and a persistent kernel does this for every tile.
+    const auto uid = static_cast<std::uint32_t>(id), upg = static_cast<std::uint32_t>(per_group);
+    const auto ugm = static_cast<std::uint32_t>(group_m), utm = static_cast<std::uint32_t>(grid.tiles_m);
+    const std::uint32_t group = uid / upg, first_m = group * ugm;
+    const std::uint32_t rows = (utm - first_m) < ugm ? (utm - first_m) : ugm;
+    const std::uint32_t local = uid - group * upg;
+    return {std::int64_t{first_m + local % rows}, std::int64_t{local / rows}};
+  }
   const std::int64_t group = id / per_group;
   const std::int64_t first_m = group * group_m;
   const std::int64_t rows = (grid.tiles_m - first_m) < group_m ? (grid.tiles_m - first_m) : group_m;

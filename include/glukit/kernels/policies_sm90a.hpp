@@ -70,7 +70,12 @@ struct VariantTuning<Variant::warp_specialized_tma, arch::sm90a> {
   static constexpr int tile_n = 192;
   static constexpr int tile_k = 64;
   static constexpr int warps = 12;    ///< producer warpgroup + 2 consumer warpgroups
-  static constexpr int num_buffers = 4;  ///< 4 x 41 KiB ring + 49 KiB Y tile
+  static constexpr int num_buffers = 3;  ///< 3 x 41 KiB ring + 2 x 49 KiB Y tiles
+  /// Two Y buffers: the next tile's Y loads during this tile's epilogue.
+  static constexpr int y_buffers = 2;
+  /// The epilogue writes the output over the Y tile and a producer thread stores it
+  /// with TMA: the consumers start the next tile without waiting for stores.
+  static constexpr bool tma_store = true;
   static constexpr int group_size_m = 8;  ///< raster along M: each B column read from HBM once
   static constexpr int chiplet_chunk = 1;
   static constexpr int min_blocks_per_cu = 1;

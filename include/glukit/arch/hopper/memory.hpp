@@ -46,6 +46,28 @@ GLUKIT_DEVICE inline void st_global_cs_32(void* p, std::uint32_t v) {
 GLUKIT_DEVICE inline void st_global_32(void* p, std::uint32_t v) {
   asm volatile("st.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
+/// 4-byte shared-memory load by shared-window address (smem_u32): an explicit
+/// ld.shared rather than a generic load through a pointer whose state space the
+/// compiler cannot see.
+GLUKIT_DEVICE inline std::uint32_t ld_shared_32(std::uint32_t addr) {
+  std::uint32_t v;
+  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
+  return v;
+}
+/// Four 8x8 fp16 matrices between shared memory and the mma fragment layout: lane L
+/// gives the address of row L % 8 of matrix L / 8 (16 contiguous bytes); register i
+/// of lane T holds row T / 4, columns 2 (T % 4) and +1 of matrix i.
+GLUKIT_DEVICE inline void ldmatrix_x4(std::uint32_t addr, std::uint32_t (&r)[4]) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr)
+               : "memory");
+}
+GLUKIT_DEVICE inline void stmatrix_x4(std::uint32_t addr, const std::uint32_t (&r)[4]) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r[0]),
+               "r"(r[1]), "r"(r[2]), "r"(r[3])
+               : "memory");
+}
 GLUKIT_DEVICE inline void st_shared_128(void* p, uint4 v) {
   const auto a = static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
   asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};\n" ::"r"(a), "r"(v.x), "r"(v.y), "r"(v.z),

@@ -38,13 +38,15 @@ struct Epilogue {
   std::int64_t col0;   ///< first output column of this thread's pairs (n0 + 2q)
   std::int64_t n0;
   int q;               ///< lane % 4
+  int lane;
   bool interior;       ///< the whole tile lies inside the output
   uint4 y_chunks[fused ? 2 : 1][fused ? G : 1];
 
   /// tid: the thread's index among the consumer threads (warpgroup w owns rows 64w..).
   GLUKIT_DEVICE Epilogue(const AddmmGluArgs& args, std::int64_t m0, std::int64_t n0_, int tid)
       : a(args), n0(n0_) {
-    const int t = tid % 128, lane = t % 32;
+    const int t = tid % 128;
+    lane = t % 32;
     q = lane % 4;
     row0 = m0 + (tid / 128) * 64 + (t / 32) * 16 + lane / 4;
     col0 = n0 + 2 * q;
@@ -145,16 +147,19 @@ struct Epilogue {
   template <class YLayout>
   GLUKIT_DEVICE void finish_staged(float (&acc)[R], const unsigned char* y_tile, const unsigned char* bias_row,
                                    std::int64_t m0) const {
+    using arch::hopper::ld_shared_32;
     const Op op{};
     if (bias_row != nullptr) {
+      const auto bias_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(bias_row));
 #pragma unroll
       for (int j = 0; j < J; ++j) {
-        const float2 b = unpack_half2(*reinterpret_cast<const std::uint32_t*>(bias_row + 2 * (8 * j + 2 * q)));
+        const float2 b = unpack_half2(ld_shared_32(bias_s + 2 * (8 * j + 2 * q)));
         acc[4 * j + 0] += b.x, acc[4 * j + 2] += b.x;
         acc[4 * j + 1] += b.y, acc[4 * j + 3] += b.y;
       }
     }
     const int local_row0 = static_cast<int>(row0 - m0);
+    const auto y_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(y_tile));
 #pragma unroll
     for (int h = 0; h < 2; ++h)
 #pragma unroll
@@ -165,8 +170,7 @@ struct Epilogue {
           const int j = 4 * g + s, i = 4 * j + 2 * h;
           float2 yv = make_float2(0.f, 0.f);
           if constexpr (Op::reads_aux)
-            yv = unpack_half2(*reinterpret_cast<const std::uint32_t*>(
-                y_tile + YLayout::offset(local_row0 + 8 * h, 8 * j + 2 * q)));
+            yv = unpack_half2(ld_shared_32(y_s + YLayout::offset(local_row0 + 8 * h, 8 * j + 2 * q)));
           o[s] = pack_half2(op(acc[i], yv.x), op(acc[i + 1], yv.y));
         }
         store_chunk(o, h, g);
@@ -174,6 +178,69 @@ struct Epilogue {
         // hoisting all of them would hold the whole Y tile in registers.
         asm volatile("" ::: "memory");
       }
+  }
+
+  /// apply in place, warp-specialised with a TMA store: Y is read from the swizzled
+  /// shared tile with ldmatrix (four 8x8 blocks = two 8-column groups x both row halves
+  /// of the fragment per instruction), the result is written back over it with
+  /// stmatrix, for the TMA store of columns < store_cols; pairs at columns >= store_cols
+  /// are stored to global memory here. Loads of the next 4 groups are issued before the
+  /// current ones are stored. bias_row: as in finish_staged.
+  template <class YLayout>
+  GLUKIT_DEVICE void finish_in_place(float (&acc)[R], unsigned char* y_tile, const unsigned char* bias_row,
+                                     std::int64_t m0, std::int64_t store_cols) const {
+    using namespace arch::hopper;
+    static_assert(J % 8 == 0, "tile_n: the in-place epilogue works on 64-column batches");
+    constexpr int JJ = J / 2;  // ldmatrix.x4 per thread
+    constexpr int NB = 4;      // of them per batch
+    const Op op{};
+    if (bias_row != nullptr) {
+      const auto bias_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(bias_row));
+      std::uint32_t bv[J];
+#pragma unroll
+      for (int j = 0; j < J; ++j) bv[j] = ld_shared_32(bias_s + 2 * (8 * j + 2 * q));
+#pragma unroll
+      for (int j = 0; j < J; ++j) {
+        const float2 b = unpack_half2(bv[j]);
+        acc[4 * j + 0] += b.x, acc[4 * j + 2] += b.x;
+        acc[4 * j + 1] += b.y, acc[4 * j + 3] += b.y;
+      }
+    }
+    // This lane's ldmatrix row: matrix i = lane / 8 covers row half h = i & 1 and
+    // 8-column group 2 jj + (i >> 1).
+    const int mrow = static_cast<int>(row0 - m0) - lane / 4 + lane % 8 + 8 * ((lane >> 3) & 1);
+    const auto y_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(y_tile));
+    const auto addr = [&](int jj) { return y_s + YLayout::offset(mrow, 8 * (2 * jj + (lane >> 4))); };
+    const bool tail = n0 + BN > store_cols;  // the tile reaches past the TMA-stored columns
+    std::uint32_t v[2][NB][4];
+    const auto load = [&](int batch) {
+#pragma unroll
+      for (int b = 0; b < NB; ++b) {
+        if constexpr (Op::reads_aux) ldmatrix_x4(addr(batch * NB + b), v[batch % 2][b]);
+        else v[batch % 2][b][0] = v[batch % 2][b][1] = v[batch % 2][b][2] = v[batch % 2][b][3] = 0u;
+      }
+    };
+    load(0);
+#pragma unroll
+    for (int batch = 0; batch < JJ / NB; ++batch) {
+      if (batch + 1 < JJ / NB) load(batch + 1);
+#pragma unroll
+      for (int b = 0; b < NB; ++b) {
+        const int jj = batch * NB + b;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int j = 2 * jj + (i >> 1), h = i & 1, k = 4 * j + 2 * h;
+          const float2 yv = unpack_half2(v[batch % 2][b][i]);
+          const std::uint32_t o = pack_half2(op(acc[k], yv.x), op(acc[k + 1], yv.y));
+          v[batch % 2][b][i] = o;
+          if (tail) {
+            const std::int64_t row = row0 + 8 * h, col = col0 + 8 * j;
+            if (row < a.m && col >= store_cols && col < a.n) store_pair(a.out + row * a.ldo + col, o, col, a.n, false);
+          }
+        }
+        stmatrix_x4(addr(jj), v[batch % 2][b]);
+      }
+    }
   }
 
   /// apply + store.

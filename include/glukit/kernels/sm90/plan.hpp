@@ -35,6 +35,32 @@ struct MainloopPlan {
     if constexpr (requires { P::bias_in_accumulator; }) return bool(P::bias_in_accumulator);
     else return true;
   }();
+  /// Optional policy member y_buffers (default 1, at most 4): Y tiles the warp-specialised
+  /// fused kernel keeps in shared memory. With more than one, the next tiles' Y loads while
+  /// the current tile's epilogue still reads its buffer.
+  static constexpr int y_buffers = [] {
+    if constexpr (requires { P::y_buffers; }) return int(P::y_buffers);
+    else return 1;
+  }();
+  /// Optional policy member tma_store (default false; TMA copier only): the epilogue
+  /// writes the output tile over the Y tile it read, and a producer thread stores it
+  /// with TMA, so the consumers go on to the next tile without waiting for stores.
+  static constexpr bool tma_store = [] {
+    if constexpr (requires { P::tma_store; }) return bool(P::tma_store);
+    else return false;
+  }();
+  /// Optional policy member pingpong (default false; TMA copier only): each consumer
+  /// warpgroup owns whole tiles of 64 rows (tile_m = 64) and the warpgroups take the
+  /// block's tiles in turn, so one's epilogue runs while the other's wgmma run.
+  /// Otherwise (cooperative) all consumer warpgroups share each tile, 64 rows each.
+  static constexpr bool pingpong = [] {
+    if constexpr (requires { P::pingpong; }) return bool(P::pingpong);
+    else return false;
+  }();
+  /// Consumer warpgroups that work on one tile, and their threads: the arrivals that
+  /// release a ring stage or a Y buffer.
+  static constexpr int tile_warpgroups = pingpong ? 1 : consumer_warpgroups;
+  static constexpr int tile_consumer_threads = tile_warpgroups * traits::warpgroup_size;
   static constexpr int ring_copy_threads = stage_y ? copy_threads / 2 : copy_threads;
   static constexpr int y_copy_threads = stage_y ? copy_threads - ring_copy_threads : copy_threads;
   static constexpr int wg_rows = traits::mma_m;  ///< rows of the tile each warpgroup owns
@@ -48,15 +74,17 @@ struct MainloopPlan {
   using YLayout = Swizzle128B<P::tile_m, P::tile_n>;
   using Buffers = std::conditional_t<specialized, MultiBufferPlan<P::num_buffers, ALayout, BLayout, BiasLayout>,
                                      MultiBufferPlan<P::num_buffers, ALayout, BLayout>>;
-  static constexpr int y_offset = Buffers::bytes;  ///< after the ring, 1024-aligned
-  static constexpr int y_bias_offset = y_offset + YLayout::bytes;  ///< bias row beside Y
-  static constexpr int y_bytes = stage_y ? YLayout::bytes + align_up(P::tile_n * 2, 1024) : 0;
+  static constexpr int y_offset = Buffers::bytes;  ///< Y buffer 0, after the ring, 1024-aligned
+  static constexpr int y_bias_offset = y_offset + YLayout::bytes;  ///< buffer 0's bias row beside its Y
+  static constexpr int y_stride = YLayout::bytes + align_up(P::tile_n * 2, 1024);  ///< Y buffer b: + b * y_stride
+  static constexpr int y_bytes = stage_y ? y_buffers * y_stride : 0;
   using ACopy = CopyPartition<P::tile_m, P::tile_k, ring_copy_threads>;
   using BCopy = CopyPartition<P::tile_k, P::tile_n, ring_copy_threads>;
   using Pipeline = MultistagePlan<P::num_buffers>;
   /// Dynamic shared memory: the ring plus slack to align its base to 1024 bytes.
-  /// Warp-specialised: a full and an empty mbarrier per stage after the ring.
-  static constexpr int barrier_bytes = specialized ? (2 * P::num_buffers + 2) * 8 : 0;
+  /// Warp-specialised: a full and an empty mbarrier per stage after the ring, then a
+  /// full, an empty and an output-written mbarrier per Y buffer.
+  static constexpr int barrier_bytes = specialized ? (2 * P::num_buffers + 3 * y_buffers) * 8 : 0;
   static constexpr int smem_bytes = Buffers::bytes + y_bytes + Buffers::max_alignment + barrier_bytes;
   /// Bytes one ring stage receives from TMA (full boxes, edge tiles included), without
   /// and with the bias row of a tile's first k-block.
@@ -82,9 +110,15 @@ constexpr bool check_policy() {
   using traits = arch_traits<arch::sm90a>;
   static_assert(P::warps % 4 == 0 && P::warps >= 4,
                 "warps: sm90a kernels issue wgmma per warpgroup; warps must be a multiple of 4");
-  static_assert(P::tile_m == Plan::consumer_warpgroups * traits::mma_m,
+  static_assert(Plan::pingpong || P::tile_m == Plan::consumer_warpgroups * traits::mma_m,
                 "tile_m: must equal 64 x consumer warpgroups (warps / 4, minus the producer when "
                 "warp_specialized): each consumer warpgroup owns 64 rows");
+  static_assert(!Plan::pingpong || (Plan::tma && P::tile_m == traits::mma_m),
+                "pingpong: needs copier = CopierKind::tma (warp_specialized) and tile_m = 64 (each "
+                "consumer warpgroup owns a whole tile)");
+  static_assert(!Plan::pingpong || Plan::y_buffers % Plan::consumer_warpgroups == 0,
+                "y_buffers: with pingpong, a multiple of the consumer warpgroups (each Y buffer must "
+                "belong to one warpgroup, or a parity wait could see the other's phase)");
   static_assert(!Plan::specialized || (P::min_blocks_per_cu == 1 &&
                                        Plan::producer_registers * 128 + Plan::consumer_registers *
                                        Plan::consumer_threads <= traits::registers_per_sm),
@@ -101,6 +135,11 @@ constexpr bool check_policy() {
   static_assert(!Plan::specialized || P::copier == CopierKind::tma || P::num_buffers >= 3,
                 "num_buffers: the warp-specialised cp.async producer signals a stage only after "
                 "issuing the next one, so it needs >= 3 buffers (2 would deadlock)");
+  static_assert(Plan::y_buffers == 1 || (Plan::stage_y && Plan::y_buffers >= 2 && Plan::y_buffers <= 4),
+                "y_buffers: 1, or 2 to 4 for a warp-specialised fused policy (it stages Y in shared memory)");
+  static_assert(!Plan::tma_store || (Plan::tma && Plan::stage_y),
+                "tma_store: needs copier = CopierKind::tma, warp_specialized = true and the fused "
+                "epilogue (the output tile is written over the staged Y tile)");
   static_assert(Plan::specialized || !P::stage_pipeline || Plan::consumer_warpgroups == 2,
                 "stage_pipeline: the ordered turns are defined for exactly 2 consumer warpgroups "
                 "(warps = 8)");

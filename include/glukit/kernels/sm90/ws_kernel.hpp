@@ -14,6 +14,13 @@
 // value), warps 2-3 load the tile's Y into shared memory as soon as the previous
 // tile's epilogue has released the single Y buffer, so Y arrives during the
 // tile's own main loop and the epilogue reads it from shared memory.
+// With y_buffers = 2 the Y producer fills one buffer while the epilogue reads the
+// other. With tma_store the epilogue writes each result over the Y element it
+// read, and a third producer thread (its own warp) stores the tile with TMA and
+// then hands the buffer back to the Y producer:
+//   Y producer: wait y_empty[b] -> load Y (and bias) -> y_full[b]
+//   consumers:  wait y_full[b] -> gate in place -> proxy fence -> out_full[b]
+//   storer:     wait out_full[b] -> TMA store -> wait until read -> y_empty[b]
 // setmaxnreg moves registers from the producer to the consumers.
 #pragma once
 #include <cstdint>
@@ -42,15 +49,30 @@ struct WsKernel {
   static_assert(P::copier == CopierKind::async_direct || P::copier == CopierKind::tma,
                 "copier: the warp-specialised sm90a producer issues cp.async or TMA");
 
+  static constexpr int YB = Plan::y_buffers;
+
   struct Shared {
     Ring ring;
-    unsigned char* y_tile;  ///< Plan::YLayout, when Plan::stage_y
-    unsigned char* y_bias;  ///< the tile's bias row beside Y, when bias_beside_y()
-    std::uint64_t* full;    ///< [S]: the stage has landed (ring_copy_threads arrivals; TMA: 1 + bytes)
-    std::uint64_t* empty;   ///< [S]: the stage may be overwritten (consumer_threads arrivals)
-    std::uint64_t* y_full;  ///< Y of the current tile has landed (y_copy_threads arrivals; TMA: 1 + bytes)
-    std::uint64_t* y_empty; ///< the consumers are done reading Y (consumer_threads arrivals)
+    unsigned char* y_base;     ///< Y buffer 0 (Plan::YLayout), when Plan::stage_y
+    std::uint64_t* full;       ///< [S]: the stage has landed (ring_copy_threads arrivals; TMA: 1 + bytes)
+    std::uint64_t* empty;      ///< [S]: the stage may be overwritten (tile_consumer_threads arrivals)
+    std::uint64_t* y_full;     ///< [YB]: the buffer's Y has landed (y_copy_threads arrivals; TMA: 1 + bytes)
+    std::uint64_t* y_empty;    ///< [YB]: the buffer may be refilled (tile_consumer_threads arrivals;
+                               ///< tma_store: 1, once the store has read it)
+    std::uint64_t* out_full;   ///< [YB]: tma_store: the buffer holds the output tile (tile_consumer_threads)
+    GLUKIT_DEVICE unsigned char* y_tile(int b) const { return y_base + b * Plan::y_stride; }
+    /// The tile's bias row beside Y, when bias_beside_y().
+    GLUKIT_DEVICE unsigned char* y_bias(int b) const { return y_tile(b) + Plan::YLayout::bytes; }
   };
+
+  /// The Y buffer and its barrier parity for the li-th tile a block walks.
+  struct YSlot {
+    int buffer;
+    std::uint32_t phase;
+  };
+  GLUKIT_DEVICE static YSlot y_slot(std::int64_t li) {
+    return {static_cast<int>(li % YB), static_cast<std::uint32_t>((li / YB) & 1)};
+  }
 
   /// The bias row of a tile (cols_valid of BN valid) into shared memory, cp.async for
   /// whole chunks; a partial chunk element by element, as the bias has exactly n
@@ -149,25 +171,50 @@ struct WsKernel {
   /// issued once the previous tile's epilogue has released the Y buffer.
   GLUKIT_DEVICE static void produce_y_tma(const KernelParams& p, const Shared& sh) {
     using namespace arch::hopper;
-    std::uint32_t phase = 0;
-    for (std::int64_t slot = blockIdx.x; slot < p.schedule.tiles(); slot += gridDim.x) {
+    std::int64_t li = 0;
+    for (std::int64_t slot = blockIdx.x; slot < p.schedule.tiles(); slot += gridDim.x, ++li) {
       const TileCoord tc = p.schedule.tile(slot);
-      mbarrier_wait(sh.y_empty, phase ^ 1u);
+      const auto [b, phase] = y_slot(li);
+      std::uint64_t* full = &sh.y_full[b];
+      mbarrier_wait(&sh.y_empty[b], phase ^ 1u);
       const bool with_bias = bias_beside_y(p);
       if (P::epilogue_op::reads_aux || with_bias) {
-        mbarrier_arrive_expect_tx(sh.y_full, (P::epilogue_op::reads_aux ? Plan::YLayout::bytes : 0) +
-                                                 (with_bias ? Plan::bias_tx_bytes : 0));
-        if (with_bias) tma_load_2d(sh.y_bias, &p.maps.bias, sh.y_full, static_cast<int>(tc.n * BN), 0);
+        mbarrier_arrive_expect_tx(full, (P::epilogue_op::reads_aux ? Plan::YLayout::bytes : 0) +
+                                            (with_bias ? Plan::bias_tx_bytes : 0));
+        if (with_bias) tma_load_2d(sh.y_bias(b), &p.maps.bias, full, static_cast<int>(tc.n * BN), 0);
       }
       if constexpr (P::epilogue_op::reads_aux) {
 #pragma unroll
         for (int pn = 0; pn < Plan::YLayout::panels; ++pn)
-          tma_load_2d_evict_first(sh.y_tile + pn * Plan::YLayout::panel_bytes, &p.maps.y, sh.y_full,
+          tma_load_2d_evict_first(sh.y_tile(b) + pn * Plan::YLayout::panel_bytes, &p.maps.y, full,
                                   static_cast<int>(tc.n * BN) + pn * 64, static_cast<int>(tc.m * BM));
       }
-      if (!P::epilogue_op::reads_aux && !with_bias) mbarrier_arrive(sh.y_full);
-      phase ^= 1u;
+      if (!P::epilogue_op::reads_aux && !with_bias) mbarrier_arrive(full);
     }
+  }
+
+  /// Output store thread (tma_store): once the consumers have written a tile's output
+  /// over its Y buffer, stores it with TMA (clipped at the matrix edges) and, once the
+  /// store has read the buffer, hands it back to the Y producer.
+  GLUKIT_DEVICE static void store_out_tma(const KernelParams& p, const Shared& sh) {
+    using namespace arch::hopper;
+    std::int64_t li = 0;
+    for (std::int64_t slot = blockIdx.x; slot < p.schedule.tiles(); slot += gridDim.x, ++li) {
+      const TileCoord tc = p.schedule.tile(slot);
+      const auto [b, phase] = y_slot(li);
+      mbarrier_wait(&sh.out_full[b], phase);
+#pragma unroll
+      for (int pn = 0; pn < Plan::YLayout::panels; ++pn) {
+        const int col = static_cast<int>(tc.n * BN) + pn * 64;
+        if (col < p.store_cols)  // columns from store_cols on were stored by the consumers
+          tma_store_2d(&p.maps.out, sh.y_tile(b) + pn * Plan::YLayout::panel_bytes, col,
+                       static_cast<int>(tc.m * BM), P::streaming_stores);
+      }
+      tma_store_commit();
+      tma_store_wait_read<0>();
+      mbarrier_arrive(&sh.y_empty[b]);
+    }
+    tma_store_wait<0>();
   }
 
   /// Y producer (V4): the whole Y tile into shared memory, issued once the previous
@@ -175,34 +222,49 @@ struct WsKernel {
   GLUKIT_DEVICE static void produce_y(const KernelParams& p, const Shared& sh, int ytid) {
     using CY = AsyncTileCopier<typename Plan::YLayout, Plan::y_copy_threads>;
     const AddmmGluArgs& args = p.args;
-    std::uint32_t phase = 0;
-    for (std::int64_t slot = blockIdx.x; slot < p.schedule.tiles(); slot += gridDim.x) {
+    std::int64_t li = 0;
+    for (std::int64_t slot = blockIdx.x; slot < p.schedule.tiles(); slot += gridDim.x, ++li) {
       const TileCoord tc = p.schedule.tile(slot);
       const std::int64_t m0 = tc.m * BM, n0 = tc.n * BN;
       const int cols = tile_extent(args.n, n0, BN);
-      arch::hopper::mbarrier_wait(sh.y_empty, phase ^ 1u);
+      const auto [b, phase] = y_slot(li);
+      arch::hopper::mbarrier_wait(&sh.y_empty[b], phase ^ 1u);
       if constexpr (P::epilogue_op::reads_aux) {
         const CY cy(args.y + m0 * args.ldy + n0, args.ldy, ytid);
-        cy.issue(sh.y_tile, tile_extent(args.m, m0, BM), cols);
+        cy.issue(sh.y_tile(b), tile_extent(args.m, m0, BM), cols);
       }
-      if (bias_beside_y(p)) copy_bias_row(sh.y_bias, args.bias + n0, cols, ytid, Plan::y_copy_threads);
+      if (bias_beside_y(p)) copy_bias_row(sh.y_bias(b), args.bias + n0, cols, ytid, Plan::y_copy_threads);
       CY::commit();
       CY::template wait<0>();
-      arch::hopper::mbarrier_arrive(sh.y_full);
-      phase ^= 1u;
+      arch::hopper::mbarrier_arrive(&sh.y_full[b]);
     }
   }
 
   GLUKIT_DEVICE static void consume(const KernelParams& p, const Shared& sh, int ctid) {
     using namespace arch::hopper;
     const int cwg = ctid / 128;
+    // Ping-pong: this warpgroup takes every consumer_warpgroups-th tile of the block and
+    // works on it alone (rows 0-63 of the tile, A at row 0 of the stage).
+    constexpr int turns = Plan::pingpong ? Plan::consumer_warpgroups : 1;
+    const int a_wg = Plan::pingpong ? 0 : cwg;
+    const int tile_tid = Plan::pingpong ? ctid % 128 : ctid;
+    // Ping-pong turns: a warpgroup starts waiting on a tile's stages only after the
+    // previous tile's warpgroup has waited on all of its own (named barrier 2 + w, arrived
+    // by the warpgroup before). Without it a parity wait two phases ahead of the
+    // barrier would pass at once.
+    const std::int64_t block_tiles =
+        blockIdx.x < p.schedule.tiles() ? (p.schedule.tiles() - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
     State st{};
-    std::uint32_t y_phase = 0;
-    for (std::int64_t slot = blockIdx.x; slot < p.schedule.tiles(); slot += gridDim.x) {
+    std::int64_t li = 0;
+    for (std::int64_t slot = blockIdx.x; slot < p.schedule.tiles(); slot += gridDim.x, ++li) {
+      if (Plan::pingpong && li % turns != cwg) {
+        st = st.advanced(p.k_blocks);  // another warpgroup's tile: its stages go by
+        continue;
+      }
       const TileCoord tc = p.schedule.tile(slot);
       const std::int64_t m0 = tc.m * BM;
       float acc[Mma::accumulators];
-      Epi epi(p.args, m0, tc.n * BN, ctid);
+      Epi epi(p.args, m0, tc.n * BN, tile_tid);
       // One definition of the accumulators before the tile's first wgmma: two alternative
       // initialisations (bias staged with the first k-block, or not) make ptxas serialise
       // every wgmma of the kernel (C7515).
@@ -214,10 +276,12 @@ struct WsKernel {
       } else {
         epi.init(acc);
       }
+      if constexpr (Plan::pingpong)
+        if (li > 0) named_barrier_sync<2 * 128>(2 + cwg);
       int release = -1;
       for (int kb = 0; kb < p.k_blocks; ++kb) {
         mbarrier_wait(&sh.full[st.index], st.phase);
-        mma_k_block<P>(sh.ring, st.index, cwg, acc);
+        mma_k_block<P>(sh.ring, st.index, a_wg, acc);
         if constexpr (!Plan::stage_y)
           if (kb == p.k_blocks - 1) epi.prefetch();
         wgmma_wait<1>();  // the previous k-block's MMAs are done with their stage
@@ -226,15 +290,25 @@ struct WsKernel {
         release = st.index;
         ++st;
       }
+      if constexpr (Plan::pingpong)
+        if (li + 1 < block_tiles) named_barrier_arrive<2 * 128>(2 + (cwg + 1) % turns);
       wgmma_wait<0>();
       fence_accumulators(acc);
       if (release >= 0) mbarrier_arrive(&sh.empty[release]);
       if constexpr (Plan::stage_y) {
-        mbarrier_wait(sh.y_full, y_phase);
-        epi.template finish_staged<typename Plan::YLayout>(
-            acc, sh.y_tile, bias_beside_y(p) ? sh.y_bias : nullptr, m0);
-        mbarrier_arrive(sh.y_empty);
-        y_phase ^= 1u;
+        const auto [b, phase] = y_slot(li);
+        mbarrier_wait(&sh.y_full[b], phase);
+        unsigned char* bias_row = bias_beside_y(p) ? sh.y_bias(b) : nullptr;
+        if constexpr (Plan::tma_store)
+          epi.template finish_in_place<typename Plan::YLayout>(acc, sh.y_tile(b), bias_row, m0, p.store_cols);
+        else
+          epi.template finish_staged<typename Plan::YLayout>(acc, sh.y_tile(b), bias_row, m0);
+        if constexpr (Plan::tma_store) {
+          fence_proxy_async_shared();  // the output tile, written by this proxy, is read by TMA
+          mbarrier_arrive(&sh.out_full[b]);
+        } else {
+          mbarrier_arrive(&sh.y_empty[b]);
+        }
       } else {
         if (p.k_blocks == 0) epi.prefetch();
         epi.finish(acc);
@@ -246,7 +320,7 @@ struct WsKernel {
     extern __shared__ unsigned char smem_raw[];
     const Ring ring = Ring::from_raw(smem_raw);
     auto* bar = reinterpret_cast<std::uint64_t*>(ring.base + Plan::Buffers::bytes + Plan::y_bytes);
-    const Shared sh{ring, ring.base + Plan::y_offset, ring.base + Plan::y_bias_offset, bar, bar + S, bar + 2 * S, bar + 2 * S + 1};
+    const Shared sh{ring, ring.base + Plan::y_offset, bar, bar + S, bar + 2 * S, bar + 2 * S + YB, bar + 2 * S + 2 * YB};
     const int tid = static_cast<int>(threadIdx.x);
     if constexpr (Plan::tma) {
       if (tid == 0 && p.k_blocks > 0) {  // k = 0 encodes no A/B maps
@@ -257,10 +331,13 @@ struct WsKernel {
     if (tid == 0) {
       for (int s = 0; s < S; ++s) {
         arch::hopper::mbarrier_init(&sh.full[s], Plan::tma ? 1 : Plan::ring_copy_threads);
-        arch::hopper::mbarrier_init(&sh.empty[s], Plan::consumer_threads);
+        arch::hopper::mbarrier_init(&sh.empty[s], Plan::tile_consumer_threads);
       }
-      arch::hopper::mbarrier_init(sh.y_full, Plan::tma ? 1 : Plan::y_copy_threads);
-      arch::hopper::mbarrier_init(sh.y_empty, Plan::consumer_threads);
+      for (int b = 0; b < YB; ++b) {
+        arch::hopper::mbarrier_init(&sh.y_full[b], Plan::tma ? 1 : Plan::y_copy_threads);
+        arch::hopper::mbarrier_init(&sh.y_empty[b], Plan::tma_store ? 1 : Plan::tile_consumer_threads);
+        arch::hopper::mbarrier_init(&sh.out_full[b], Plan::tile_consumer_threads);
+      }
       arch::hopper::fence_mbarrier_init();
     }
     __syncthreads();
@@ -269,6 +346,7 @@ struct WsKernel {
       if constexpr (Plan::tma) {
         if (tid == 0) produce_ring_tma(p, sh);
         if (Plan::stage_y && tid == Plan::ring_copy_threads) produce_y_tma(p, sh);
+        if (Plan::tma_store && tid == Plan::ring_copy_threads + 32) store_out_tma(p, sh);  // its own warp
       } else {
         if (tid < Plan::ring_copy_threads) produce_ring(p, sh, tid);
         else if constexpr (Plan::stage_y) produce_y(p, sh, tid - Plan::ring_copy_threads);

@@ -30,11 +30,17 @@ struct WsCpAsyncV4 : gp::V4FusedEpilogue<sm90a> {
 struct Tma256x3 : gp::WarpSpecializedTma<sm90a> {
   static constexpr int tile_n = 256;
   static constexpr int num_buffers = 3;
+  static constexpr int y_buffers = 1;  // two 256-column Y tiles and 3 stages do not fit
+};
+struct WsCpAsyncV4TwoY : WsCpAsyncV4 {
+  static constexpr int num_buffers = 3;
+  static constexpr int y_buffers = 2;
 };
 
 using Sm90Policies = std::tuple<gp::V1RegisterStaged<sm90a>, gp::V2DirectToLds<sm90a>,
                                 gp::V3DeepPipelinePersistent<sm90a>, gp::V4FusedEpilogue<sm90a>,
-                                gp::WarpSpecializedTma<sm90a>, WsCpAsyncV3, WsCpAsyncV4, Tma256x3>;
+                                gp::WarpSpecializedTma<sm90a>, WsCpAsyncV3, WsCpAsyncV4, Tma256x3,
+                                WsCpAsyncV4TwoY>;
 
 }  // namespace
 
@@ -56,10 +62,15 @@ TEMPLATE_LIST_TEST_CASE("sm90 plan: shared-memory layout meets wgmma and TMA ali
   }
   CHECK(B::bytes == TestType::num_buffers * B::stage_bytes);
   if constexpr (Plan::stage_y) {
-    CHECK(Plan::y_offset % 1024 == 0);          // Y tile: swizzled TMA / cp.async destination
-    CHECK(Plan::y_bias_offset % 128 == 0);      // bias row: TMA destination
-    CHECK(Plan::y_bias_offset >= Plan::y_offset + Plan::YLayout::bytes);
-    CHECK(Plan::y_bias_offset + TestType::tile_n * 2 <= Plan::y_offset + Plan::y_bytes);
+    CHECK(Plan::y_bytes == Plan::y_buffers * Plan::y_stride);
+    for (int b = 0; b < Plan::y_buffers; ++b) {
+      INFO("Y buffer " << b);
+      const int y = Plan::y_offset + b * Plan::y_stride, bias = Plan::y_bias_offset + b * Plan::y_stride;
+      CHECK(y % 1024 == 0);                     // Y tile: swizzled TMA / cp.async destination (and TMA store source)
+      CHECK(bias % 128 == 0);                   // bias row: TMA destination
+      CHECK(bias >= y + Plan::YLayout::bytes);  // the bias row does not overlap its Y tile ...
+      CHECK(bias + TestType::tile_n * 2 <= y + Plan::y_stride);  // ... nor the next buffer
+    }
   }
   // Everything, with the alignment slack and the barriers, fits one block.
   CHECK(Plan::smem_bytes <= glukit::arch_traits<sm90a>::smem_bytes_per_block);
