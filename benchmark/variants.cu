@@ -95,6 +95,46 @@ void register_variant(std::int64_t k) {
   configure(benchmark::RegisterBenchmark(name.c_str(), bm_variant<Policy>, k));
 }
 
+/// Tuning alternatives of WarpSpecializedTma, timed beside it in the same run
+/// (docs/perf-notes.md, "TMA-store epilogue and ping-pong consumers").
+using Tma = glukit::policy::WarpSpecializedTma<Arch>;
+/// The epilogue writes the output over the Y tile; a producer thread stores it with TMA.
+struct TmaStore : Tma {
+  static constexpr bool tma_store = true;
+  static constexpr const char* name() { return "WarpSpecializedTma_TmaStore"; }
+};
+/// ... with two Y buffers (the ring drops to 3 stages to make room).
+struct TmaStoreTwoY : TmaStore {
+  static constexpr int num_buffers = 3;
+  static constexpr int y_buffers = 2;
+  static constexpr const char* name() { return "WarpSpecializedTma_TmaStore2Y"; }
+};
+/// ... at 128 x 128 tiles, where 4 stages and 2 Y buffers fit.
+struct TmaStoreTwoY128 : TmaStoreTwoY {
+  static constexpr int tile_n = 128;
+  static constexpr int num_buffers = 4;
+  static constexpr const char* name() { return "WarpSpecializedTma_TmaStore2Y_128"; }
+};
+/// Ping-pong consumers: each warpgroup owns whole 64 x 192 tiles, in turns.
+struct Pingpong : TmaStoreTwoY {
+  static constexpr bool pingpong = true;
+  static constexpr int tile_m = 64;
+  static constexpr int group_size_m = 16;
+  static constexpr int num_buffers = 5;
+  static constexpr const char* name() { return "WarpSpecializedTma_Pingpong"; }
+};
+
+/// Clusters of two blocks along M that share each B panel (TMA multicast).
+struct Cluster2 : Tma {
+  static constexpr int cluster_m = 2;
+  static constexpr const char* name() { return "WarpSpecializedTma_Cluster2"; }
+};
+/// ... with the TMA-store epilogue.
+struct Cluster2TmaStore : Cluster2 {
+  static constexpr bool tma_store = true;
+  static constexpr const char* name() { return "WarpSpecializedTma_Cluster2_TmaStore"; }
+};
+
 }  // namespace
 
 void register_glukit_variants(std::int64_t k) {
@@ -103,6 +143,12 @@ void register_glukit_variants(std::int64_t k) {
   register_variant<glukit::policy::V3DeepPipelinePersistent<Arch>>(k);
   register_variant<glukit::policy::V4FusedEpilogue<Arch>>(k);
   register_variant<glukit::policy::WarpSpecializedTma<Arch>>(k);
+  register_variant<TmaStore>(k);
+  register_variant<TmaStoreTwoY>(k);
+  register_variant<TmaStoreTwoY128>(k);
+  register_variant<Pingpong>(k);
+  register_variant<Cluster2>(k);
+  register_variant<Cluster2TmaStore>(k);
 }
 
 }  // namespace glukit_bench

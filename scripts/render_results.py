@@ -37,6 +37,7 @@ ORDER = [
     "V2DirectToLds",
     "V3DeepPipelinePersistent",
     "V4FusedEpilogue",
+    "WarpSpecializedTma",
 ]
 LABELS = {
     "cublas_gemm": "cuBLAS GEMM only",

@@ -209,6 +209,31 @@ TEMPLATE_LIST_TEST_CASE("user-derived policies at the reference shape", "[gpu][u
   check_problem<TestType>({1024, 21568, k});
 }
 
+/// Clusters of two blocks along M sharing each B panel (TMA multicast).
+struct WarpSpecializedTmaCluster : policy::WarpSpecializedTma<arch::sm90a> {
+  static constexpr int cluster_m = 2;
+  static constexpr const char* name() { return "WarpSpecializedTmaCluster"; }
+};
+/// ... with the TMA-store epilogue.
+struct WarpSpecializedTmaClusterStore : WarpSpecializedTmaCluster {
+  static constexpr bool tma_store = true;
+  static constexpr const char* name() { return "WarpSpecializedTmaClusterStore"; }
+};
+using ClusterPolicies = std::tuple<WarpSpecializedTmaCluster, WarpSpecializedTmaClusterStore>;
+
+TEMPLATE_LIST_TEST_CASE("clusters of two blocks sharing B", "[gpu][cluster]", ClusterPolicies) {
+  // Odd numbers of 128-row tiles (m = 300, m = 1: the second block of the last cluster
+  // has only rows past m), ragged edges, k = 0, and the reference shape.
+  check_problem<TestType>({1000, 21555, 200, 200, 21560, 21560, 21560});
+  check_problem<TestType>({300, 1000, 136, 200, 1016, 1024, 1032});
+  check_problem<TestType>({1, 8, 8});
+  Shape s{384, 640, 64};
+  s.bias = false;
+  check_problem<TestType>(s);
+  check_problem<TestType>({64, 200, 0});
+  check_problem<TestType>({1024, 21568, 512});
+}
+
 TEST_CASE("back-to-back launches keep the mbarrier phases right", "[gpu][stress]") {
   // Tile counts per block and k-block counts that are not multiples of the ring's
   // stage count, launched many times in a row on one stream; every launch's output

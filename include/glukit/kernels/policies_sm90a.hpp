@@ -70,12 +70,18 @@ struct VariantTuning<Variant::warp_specialized_tma, arch::sm90a> {
   static constexpr int tile_n = 192;
   static constexpr int tile_k = 64;
   static constexpr int warps = 12;    ///< producer warpgroup + 2 consumer warpgroups
-  static constexpr int num_buffers = 3;  ///< 3 x 41 KiB ring + 2 x 49 KiB Y tiles
-  /// Two Y buffers: the next tile's Y loads during this tile's epilogue.
-  static constexpr int y_buffers = 2;
-  /// The epilogue writes the output over the Y tile and a producer thread stores it
-  /// with TMA: the consumers start the next tile without waiting for stores.
-  static constexpr bool tma_store = true;
+  static constexpr int num_buffers = 4;  ///< 4 x 41 KiB ring + 49 KiB Y tile
+  /// One Y buffer and 16-byte streaming stores from registers. Measured against the
+  /// other epilogues (qt3, batched launches, H200, 2026-11-29, us at K = 256/512/1024;
+  /// cuBLAS 27.0/41.1/71.9): this one 46.4/61.0/92.7; TMA store over the Y tile, 4
+  /// buffers 48.4/66.5/91.5; TMA store with 2 Y buffers, 3 buffers 50.1/71.1/103.1 (the
+  /// ring loses a stage, and the main loop needs it at K >= 512); the same at 128x128,
+  /// 4 buffers 43.3/72.3/105.5. Ping-pong consumers (64x192 tiles per warpgroup, 5
+  /// buffers, 2 Y, TMA store) 47.8/61.9/100.8: twice the B traffic of 128-row tiles.
+  /// glukit_bench runs these as WarpSpecializedTma_* beside this policy.
+  static constexpr int y_buffers = 1;
+  static constexpr bool tma_store = false;
+  static constexpr bool pingpong = false;  ///< cooperative: both consumer warpgroups share each tile
   static constexpr int group_size_m = 8;  ///< raster along M: each B column read from HBM once
   static constexpr int chiplet_chunk = 1;
   static constexpr int min_blocks_per_cu = 1;

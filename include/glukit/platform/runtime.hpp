@@ -38,11 +38,43 @@ template <class Kernel>
 inline error_t occupancy_blocks_per_sm(int* blocks, Kernel* k, int threads, int smem) {
   return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, k, threads, smem);
 }
-/// Launches `k` and returns the error of this launch alone.
+/// Launches `k` and returns the error of this launch alone. cluster > 1: in clusters of
+/// that many consecutive blocks along x.
 template <class Kernel>
-inline error_t launch_kernel(Kernel* k, unsigned grid, unsigned block, void** args, int smem, stream_t stream) {
-  return cudaLaunchKernel(reinterpret_cast<const void*>(k), dim3(grid), dim3(block), args,
-                          static_cast<std::size_t>(smem), stream);
+inline error_t launch_kernel(Kernel* k, unsigned grid, unsigned block, void** args, int smem, stream_t stream,
+                             unsigned cluster = 1) {
+  if (cluster <= 1)
+    return cudaLaunchKernel(reinterpret_cast<const void*>(k), dim3(grid), dim3(block), args,
+                            static_cast<std::size_t>(smem), stream);
+  cudaLaunchConfig_t config{};
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = cluster;
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = 1;
+  config.gridDim = dim3(grid);
+  config.blockDim = dim3(block);
+  config.dynamicSmemBytes = static_cast<std::size_t>(smem);
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(k), args);
+}
+/// Clusters of `cluster` blocks (along x) of `k` that can be resident at once.
+template <class Kernel>
+inline error_t occupancy_clusters(int* clusters, Kernel* k, int threads, int smem, unsigned cluster) {
+  cudaLaunchConfig_t config{};
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = cluster;
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = 1;
+  config.gridDim = dim3(cluster);
+  config.blockDim = dim3(threads);
+  config.dynamicSmemBytes = static_cast<std::size_t>(smem);
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return cudaOccupancyMaxActiveClusters(clusters, reinterpret_cast<const void*>(k), &config);
 }
 #elif defined(GLUKIT_BACKEND_HIP)
 using stream_t = hipStream_t;

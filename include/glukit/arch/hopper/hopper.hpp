@@ -1,5 +1,6 @@
 // All sm_90a primitives in one include.
 #pragma once
+#include "glukit/arch/hopper/cluster.hpp"
 #include "glukit/arch/hopper/cp_async.hpp"
 #include "glukit/arch/hopper/mbarrier.hpp"
 #include "glukit/arch/hopper/memory.hpp"

@@ -25,6 +25,17 @@ GLUKIT_DEVICE inline void tma_load_2d(void* dst, const CUtensorMap* map, std::ui
       "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_u32(bar))
       : "memory");
 }
+/// As tma_load_2d, into the same shared offset of every block of the cluster whose
+/// bit is set in `cta_mask`; the bytes complete on each destination block's mbarrier
+/// at `bar`'s offset.
+GLUKIT_DEVICE inline void tma_load_2d_multicast(void* dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1,
+                                                std::uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, "
+      "%3}], [%4], %5;\n" ::"r"(smem_u32(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_u32(bar)), "h"(cta_mask)
+      : "memory");
+}
 /// As tma_load_2d, marking the lines evict-first in L2 (streamed operands such as Y).
 GLUKIT_DEVICE inline void tma_load_2d_evict_first(void* dst, const CUtensorMap* map, std::uint64_t* bar, int c0,
                                                   int c1) {

@@ -59,7 +59,13 @@ struct DeviceSetup {
     if (occupancy_blocks_per_sm(&blocks, k, MainloopPlan<P>::threads, MainloopPlan<P>::smem_bytes) != success ||
         blocks < 1)
       return {StatusCode::unsupported_device, "device: the kernel cannot be resident (registers or shared memory)"};
-    const int w = sms * blocks;
+    int w = sms * blocks;  // workers: resident blocks, or resident clusters
+    if constexpr (MainloopPlan<P>::cluster_m > 1) {
+      if (occupancy_clusters(&w, k, MainloopPlan<P>::threads, MainloopPlan<P>::smem_bytes,
+                             MainloopPlan<P>::cluster_m) != success ||
+          w < 1)
+        return {StatusCode::unsupported_device, "device: no cluster of this policy's blocks can be resident"};
+    }
     e.workers.store(w, std::memory_order_release);
     *workers = w;
     return Status::success();
@@ -68,10 +74,13 @@ struct DeviceSetup {
 
 template <class P>
 KernelParams make_params(const AddmmGluArgs& args, int workers) {
+  // A cluster of cluster_m blocks is one worker of cluster_m x tile_m rows.
+  constexpr int cm = MainloopPlan<P>::cluster_m;
   const std::int64_t persistent = P::schedule == Schedule::persistent ? workers : 0;
   return {{},
           args,
-          make_tile_schedule(args.m, args.n, P::tile_m, P::tile_n, P::group_size_m, 1, 1, persistent),
+          make_tile_schedule(args.m, args.n, P::tile_m * cm, P::tile_n, P::group_size_m > cm ? P::group_size_m / cm : 1,
+                             1, 1, persistent),
           static_cast<int>(ceil_div(args.k, P::tile_k)),
           MainloopPlan<P>::tma_store ? static_cast<int>(args.n / 8 * 8) : 0};
 }
@@ -110,8 +119,9 @@ struct BackendLauncher<P, Backend::cuda> {
     if (Status s = sm90::DeviceSetup<P>::get(device, &workers); !s.ok()) return s;  // device checks first
     if (Status s = sm90::DeviceSetup<P>::allow_smem(); !s.ok()) return s;
     sm90::KernelParams params = sm90::make_params<P>(args, workers);
+    constexpr std::int64_t cm = sm90::MainloopPlan<P>::cluster_m;
     constexpr std::int64_t max_grid = (std::int64_t{1} << 31) - 1;
-    if (params.schedule.workers > max_grid)
+    if (params.schedule.workers * cm > max_grid)
       return Status::invalid("m, n: more tiles than one grid can launch (2^31 - 1); use a persistent policy");
     if constexpr (sm90::MainloopPlan<P>::tma) {
       // TMA box coordinates are 32-bit: the last box of a dimension must start below 2^31.
@@ -124,9 +134,9 @@ struct BackendLauncher<P, Backend::cuda> {
     // cudaLaunchKernel reports this launch's own error; the thread's last-error state
     // (which may hold an earlier, unrelated failure of the caller's) is left alone.
     void* kernel_args[] = {&params};
-    if (error_t e = launch_kernel(&sm90::addmm_glu_kernel<P>, static_cast<unsigned>(params.schedule.workers),
+    if (error_t e = launch_kernel(&sm90::addmm_glu_kernel<P>, static_cast<unsigned>(params.schedule.workers * cm),
                                   sm90::MainloopPlan<P>::threads, kernel_args, sm90::MainloopPlan<P>::smem_bytes,
-                                  stream);
+                                  stream, static_cast<unsigned>(cm));
         e != success)
       return {StatusCode::runtime_error, error_string(e)};
     return Status::success();

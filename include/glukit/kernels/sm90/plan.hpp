@@ -61,6 +61,18 @@ struct MainloopPlan {
   /// release a ring stage or a Y buffer.
   static constexpr int tile_warpgroups = pingpong ? 1 : consumer_warpgroups;
   static constexpr int tile_consumer_threads = tile_warpgroups * traits::warpgroup_size;
+  /// Optional policy member cluster_m (default 1; 2 with the TMA copier and cooperative
+  /// consumers): blocks of a cluster take vertically adjacent tiles (the same B columns),
+  /// and each B panel is loaded once for both of them (TMA multicast). A ring stage is
+  /// then refilled only after every block's consumers released it: each consumer warp
+  /// arrives on the stage's empty barrier in every block of the cluster.
+  static constexpr int cluster_m = [] {
+    if constexpr (requires { P::cluster_m; }) return int(P::cluster_m);
+    else return 1;
+  }();
+  static constexpr int empty_arrivals =
+      cluster_m > 1 ? cluster_m * consumer_warpgroups * traits::warpgroup_size / traits::wave_size
+                    : tile_consumer_threads;
   static constexpr int ring_copy_threads = stage_y ? copy_threads / 2 : copy_threads;
   static constexpr int y_copy_threads = stage_y ? copy_threads - ring_copy_threads : copy_threads;
   static constexpr int wg_rows = traits::mma_m;  ///< rows of the tile each warpgroup owns
@@ -116,6 +128,8 @@ constexpr bool check_policy() {
   static_assert(!Plan::pingpong || (Plan::tma && P::tile_m == traits::mma_m),
                 "pingpong: needs copier = CopierKind::tma (warp_specialized) and tile_m = 64 (each "
                 "consumer warpgroup owns a whole tile)");
+  static_assert(Plan::cluster_m == 1 || (Plan::cluster_m == 2 && Plan::tma && !Plan::pingpong),
+                "cluster_m: 1, or 2 with copier = CopierKind::tma and cooperative consumers (pingpong = false)");
   static_assert(!Plan::pingpong || Plan::y_buffers % Plan::consumer_warpgroups == 0,
                 "y_buffers: with pingpong, a multiple of the consumer warpgroups (each Y buffer must "
                 "belong to one warpgroup, or a parity wait could see the other's phase)");

@@ -65,6 +65,16 @@ struct WsKernel {
     GLUKIT_DEVICE unsigned char* y_bias(int b) const { return y_tile(b) + Plan::YLayout::bytes; }
   };
 
+  /// The tile walk: a cluster of CM blocks takes slots first_slot(), + slot_stride(), ...
+  /// of the schedule (built with tile_m = CM x BM); the block of rank r takes the r-th
+  /// BM rows of each slot's tile (rows past m are zeros in, nothing out).
+  static constexpr int CM = Plan::cluster_m;
+  GLUKIT_DEVICE static std::int64_t first_slot() { return blockIdx.x / CM; }
+  GLUKIT_DEVICE static std::int64_t slot_stride() { return gridDim.x / CM; }
+  GLUKIT_DEVICE static std::int64_t tile_row(const TileCoord& tc) {
+    return (tc.m * CM + blockIdx.x % CM) * BM;
+  }
+
   /// The Y buffer and its barrier parity for the li-th tile a block walks.
   struct YSlot {
     int buffer;
@@ -100,9 +110,9 @@ struct WsKernel {
     const AddmmGluArgs& args = p.args;
     State st{};
     int landed_pending = -1;  // stage whose full barrier waits for its copies to land
-    for (std::int64_t slot = blockIdx.x; slot < p.schedule.tiles(); slot += gridDim.x) {
+    for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride()) {
       const TileCoord tc = p.schedule.tile(slot);
-      const std::int64_t m0 = tc.m * BM, n0 = tc.n * BN;
+      const std::int64_t m0 = tile_row(tc), n0 = tc.n * BN;
       CA ca(args.a + m0 * args.lda, args.lda, ptid);
       CB cb(args.b + n0, args.ldb, ptid);
       const int a_rows = tile_extent(args.m, m0, BM);
@@ -144,11 +154,12 @@ struct WsKernel {
     using namespace arch::hopper;
     const AddmmGluArgs& args = p.args;
     State st{};
-    for (std::int64_t slot = blockIdx.x; slot < p.schedule.tiles(); slot += gridDim.x) {
+    for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride()) {
       const TileCoord tc = p.schedule.tile(slot);
-      const int m0 = static_cast<int>(tc.m * BM), n0 = static_cast<int>(tc.n * BN);
+      const int m0 = static_cast<int>(tile_row(tc)), n0 = static_cast<int>(tc.n * BN);
       for (int kb = 0; kb < p.k_blocks; ++kb) {
-        mbarrier_wait(&sh.empty[st.index], st.phase ^ 1u);
+        if constexpr (CM > 1) mbarrier_wait_cluster(&sh.empty[st.index], st.phase ^ 1u);  // every block released it
+        else mbarrier_wait(&sh.empty[st.index], st.phase ^ 1u);
         const bool with_bias = kb == 0 && Plan::stage_y && Plan::bias_in_accumulator && args.bias != nullptr;
         mbarrier_arrive_expect_tx(&sh.full[st.index], Plan::stage_tx_bytes + (with_bias ? Plan::bias_tx_bytes : 0));
         const int k0 = kb * BK;
@@ -157,9 +168,16 @@ struct WsKernel {
           tma_load_2d(sh.ring.template tile<0>(st.index) + pn * Plan::ALayout::panel_bytes, &p.maps.a,
                       &sh.full[st.index], k0 + pn * 64, m0);
 #pragma unroll
-        for (int pn = 0; pn < Plan::BLayout::panels; ++pn)
-          tma_load_2d(sh.ring.template tile<1>(st.index) + pn * Plan::BLayout::panel_bytes, &p.maps.b,
-                      &sh.full[st.index], n0 + pn * 64, k0);
+        for (int pn = 0; pn < Plan::BLayout::panels; ++pn) {
+          unsigned char* dst = sh.ring.template tile<1>(st.index) + pn * Plan::BLayout::panel_bytes;
+          if constexpr (CM > 1) {
+            // The cluster's blocks share B: block r loads the panels pn % CM == r into all of them.
+            if (pn % CM == static_cast<int>(blockIdx.x % CM))
+              tma_load_2d_multicast(dst, &p.maps.b, &sh.full[st.index], n0 + pn * 64, k0, (1u << CM) - 1u);
+          } else {
+            tma_load_2d(dst, &p.maps.b, &sh.full[st.index], n0 + pn * 64, k0);
+          }
+        }
         if constexpr (Plan::stage_y)
           if (with_bias) tma_load_2d(sh.ring.template tile<2>(st.index), &p.maps.bias, &sh.full[st.index], n0, 0);
         ++st;
@@ -172,7 +190,7 @@ struct WsKernel {
   GLUKIT_DEVICE static void produce_y_tma(const KernelParams& p, const Shared& sh) {
     using namespace arch::hopper;
     std::int64_t li = 0;
-    for (std::int64_t slot = blockIdx.x; slot < p.schedule.tiles(); slot += gridDim.x, ++li) {
+    for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride(), ++li) {
       const TileCoord tc = p.schedule.tile(slot);
       const auto [b, phase] = y_slot(li);
       std::uint64_t* full = &sh.y_full[b];
@@ -187,7 +205,7 @@ struct WsKernel {
 #pragma unroll
         for (int pn = 0; pn < Plan::YLayout::panels; ++pn)
           tma_load_2d_evict_first(sh.y_tile(b) + pn * Plan::YLayout::panel_bytes, &p.maps.y, full,
-                                  static_cast<int>(tc.n * BN) + pn * 64, static_cast<int>(tc.m * BM));
+                                  static_cast<int>(tc.n * BN) + pn * 64, static_cast<int>(tile_row(tc)));
       }
       if (!P::epilogue_op::reads_aux && !with_bias) mbarrier_arrive(full);
     }
@@ -199,7 +217,7 @@ struct WsKernel {
   GLUKIT_DEVICE static void store_out_tma(const KernelParams& p, const Shared& sh) {
     using namespace arch::hopper;
     std::int64_t li = 0;
-    for (std::int64_t slot = blockIdx.x; slot < p.schedule.tiles(); slot += gridDim.x, ++li) {
+    for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride(), ++li) {
       const TileCoord tc = p.schedule.tile(slot);
       const auto [b, phase] = y_slot(li);
       mbarrier_wait(&sh.out_full[b], phase);
@@ -208,7 +226,7 @@ struct WsKernel {
         const int col = static_cast<int>(tc.n * BN) + pn * 64;
         if (col < p.store_cols)  // columns from store_cols on were stored by the consumers
           tma_store_2d(&p.maps.out, sh.y_tile(b) + pn * Plan::YLayout::panel_bytes, col,
-                       static_cast<int>(tc.m * BM), P::streaming_stores);
+                       static_cast<int>(tile_row(tc)), P::streaming_stores);
       }
       tma_store_commit();
       tma_store_wait_read<0>();
@@ -223,9 +241,9 @@ struct WsKernel {
     using CY = AsyncTileCopier<typename Plan::YLayout, Plan::y_copy_threads>;
     const AddmmGluArgs& args = p.args;
     std::int64_t li = 0;
-    for (std::int64_t slot = blockIdx.x; slot < p.schedule.tiles(); slot += gridDim.x, ++li) {
+    for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride(), ++li) {
       const TileCoord tc = p.schedule.tile(slot);
-      const std::int64_t m0 = tc.m * BM, n0 = tc.n * BN;
+      const std::int64_t m0 = tile_row(tc), n0 = tc.n * BN;
       const int cols = tile_extent(args.n, n0, BN);
       const auto [b, phase] = y_slot(li);
       arch::hopper::mbarrier_wait(&sh.y_empty[b], phase ^ 1u);
@@ -237,6 +255,18 @@ struct WsKernel {
       CY::commit();
       CY::template wait<0>();
       arch::hopper::mbarrier_arrive(&sh.y_full[b]);
+    }
+  }
+
+  /// A consumer is done reading ring stage `stage`. In a cluster, each warp arrives once
+  /// on the stage's empty barrier of every block (they all receive the shared B panels).
+  GLUKIT_DEVICE static void release_stage(const Shared& sh, int stage) {
+    if constexpr (CM > 1) {
+      __syncwarp();
+      if (threadIdx.x % 32 == 0)
+        for (int r = 0; r < CM; ++r) arch::hopper::mbarrier_arrive_cluster(&sh.empty[stage], r);
+    } else {
+      arch::hopper::mbarrier_arrive(&sh.empty[stage]);
     }
   }
 
@@ -253,16 +283,16 @@ struct WsKernel {
     // by the warpgroup before). Without it a parity wait two phases ahead of the
     // barrier would pass at once.
     const std::int64_t block_tiles =
-        blockIdx.x < p.schedule.tiles() ? (p.schedule.tiles() - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
+        first_slot() < p.schedule.tiles() ? (p.schedule.tiles() - first_slot() + slot_stride() - 1) / slot_stride() : 0;
     State st{};
     std::int64_t li = 0;
-    for (std::int64_t slot = blockIdx.x; slot < p.schedule.tiles(); slot += gridDim.x, ++li) {
+    for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride(), ++li) {
       if (Plan::pingpong && li % turns != cwg) {
         st = st.advanced(p.k_blocks);  // another warpgroup's tile: its stages go by
         continue;
       }
       const TileCoord tc = p.schedule.tile(slot);
-      const std::int64_t m0 = tc.m * BM;
+      const std::int64_t m0 = tile_row(tc);
       float acc[Mma::accumulators];
       Epi epi(p.args, m0, tc.n * BN, tile_tid);
       // One definition of the accumulators before the tile's first wgmma: two alternative
@@ -286,7 +316,7 @@ struct WsKernel {
           if (kb == p.k_blocks - 1) epi.prefetch();
         wgmma_wait<1>();  // the previous k-block's MMAs are done with their stage
         fence_accumulators(acc);
-        if (release >= 0) mbarrier_arrive(&sh.empty[release]);
+        if (release >= 0) release_stage(sh, release);
         release = st.index;
         ++st;
       }
@@ -294,7 +324,7 @@ struct WsKernel {
         if (li + 1 < block_tiles) named_barrier_arrive<2 * 128>(2 + (cwg + 1) % turns);
       wgmma_wait<0>();
       fence_accumulators(acc);
-      if (release >= 0) mbarrier_arrive(&sh.empty[release]);
+      if (release >= 0) release_stage(sh, release);
       if constexpr (Plan::stage_y) {
         const auto [b, phase] = y_slot(li);
         mbarrier_wait(&sh.y_full[b], phase);
@@ -331,7 +361,7 @@ struct WsKernel {
     if (tid == 0) {
       for (int s = 0; s < S; ++s) {
         arch::hopper::mbarrier_init(&sh.full[s], Plan::tma ? 1 : Plan::ring_copy_threads);
-        arch::hopper::mbarrier_init(&sh.empty[s], Plan::tile_consumer_threads);
+        arch::hopper::mbarrier_init(&sh.empty[s], Plan::empty_arrivals);
       }
       for (int b = 0; b < YB; ++b) {
         arch::hopper::mbarrier_init(&sh.y_full[b], Plan::tma ? 1 : Plan::y_copy_threads);
@@ -340,7 +370,10 @@ struct WsKernel {
       }
       arch::hopper::fence_mbarrier_init();
     }
-    __syncthreads();
+    // The barriers are initialised before any block of the cluster arrives on them or
+    // multicasts into this block.
+    if constexpr (CM > 1) arch::hopper::cluster_sync();
+    else __syncthreads();
     if (tid < Plan::copy_threads) {
       arch::hopper::setmaxnreg_dec<Plan::producer_registers>();
       if constexpr (Plan::tma) {
@@ -355,6 +388,8 @@ struct WsKernel {
       arch::hopper::setmaxnreg_inc<Plan::consumer_registers>();
       consume(p, sh, tid - Plan::copy_threads);
     }
+    // No block leaves while another may still arrive on its barriers.
+    if constexpr (CM > 1) arch::hopper::cluster_sync();
   }
 };
 

@@ -1,0 +1,19 @@
+// sm90a policies whose PTX is checked beside the shipped ones (sm90.cmake): the
+// warp-specialised TMA kernel's optional epilogue and consumer modes.
+#pragma once
+#include "glukit/glukit.hpp"
+
+namespace glukit_isa {
+
+/// TMA-store epilogue (ldmatrix / stmatrix in place over the Y tile), two Y buffers,
+/// ping-pong consumers.
+struct WarpSpecializedTmaStorePingpong : glukit::policy::WarpSpecializedTma<glukit::arch::sm90a> {
+  static constexpr bool tma_store = true;
+  static constexpr int y_buffers = 2;
+  static constexpr bool pingpong = true;
+  static constexpr int tile_m = 64;
+  static constexpr int num_buffers = 5;
+  static constexpr const char* name() { return "WarpSpecializedTmaStorePingpong"; }
+};
+
+}  // namespace glukit_isa
