@@ -5,6 +5,7 @@
 # non-zero if any step failed.
 #
 #   scripts/device_check.sh [BUILD_DIR]     # default .carry/build
+#   GLUKIT_GPU_TEST_SPEC='~[cluster]' ...   # a Catch2 test spec for the whole-list run
 set -uo pipefail
 build=${1:-.carry/build}
 out=${OUT:-$PWD/check-out}
@@ -14,7 +15,7 @@ tests=$(find "$build" -name glukit_gpu_tests -type f -perm -u+x | head -n 1)
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 status=0
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-"$tests" > "$out/gpu_tests.txt" 2>&1 || status=1
+"$tests" ${GLUKIT_GPU_TEST_SPEC:+"$GLUKIT_GPU_TEST_SPEC"} > "$out/gpu_tests.txt" 2>&1 || status=1
 echo "gpu tests: $(grep -E 'All tests passed|test cases:' "$out/gpu_tests.txt" | tail -1)"
 for tool in memcheck racecheck synccheck initcheck; do
   compute-sanitizer --tool "$tool" --error-exitcode 1 "$tests" "[sanitize]" > "$out/sanitizer_$tool.txt" 2>&1 || status=1
