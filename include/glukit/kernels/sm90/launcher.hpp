@@ -74,13 +74,9 @@ struct DeviceSetup {
 
 template <class P>
 KernelParams make_params(const AddmmGluArgs& args, int workers) {
-  // A cluster of cluster_m blocks is one worker of cluster_m x tile_m rows.
-  constexpr int cm = MainloopPlan<P>::cluster_m;
-  const std::int64_t persistent = P::schedule == Schedule::persistent ? workers : 0;
   return {{},
           args,
-          make_tile_schedule(args.m, args.n, P::tile_m * cm, P::tile_n, P::group_size_m > cm ? P::group_size_m / cm : 1,
-                             1, 1, persistent),
+          MainloopPlan<P>::schedule(args.m, args.n, workers),
           static_cast<int>(ceil_div(args.k, P::tile_k)),
           MainloopPlan<P>::tma_store ? static_cast<int>(args.n / 8 * 8) : 0};
 }

@@ -9,6 +9,7 @@
 #include "glukit/blocks/copy_partition.hpp"
 #include "glukit/blocks/pipeline.hpp"
 #include "glukit/blocks/smem_layout.hpp"
+#include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/policy.hpp"
 
 namespace glukit::sm90 {
@@ -73,6 +74,19 @@ struct MainloopPlan {
   static constexpr int empty_arrivals =
       cluster_m > 1 ? cluster_m * consumer_warpgroups * traits::warpgroup_size / traits::wave_size
                     : tile_consumer_threads;
+  /// The tile schedule of an m x n launch with `workers` resident workers (a persistent
+  /// policy; otherwise one tile per worker). A cluster of cluster_m blocks is one worker:
+  /// its tiles have cluster_m x tile_m rows, and block_row() splits them.
+  static constexpr TileSchedulePlan schedule(std::int64_t m, std::int64_t n, std::int64_t workers) {
+    const std::int64_t group = P::group_size_m > cluster_m ? P::group_size_m / cluster_m : 1;
+    return make_tile_schedule(m, n, P::tile_m * cluster_m, P::tile_n, group, 1, 1,
+                              P::schedule == Schedule::persistent ? workers : 0);
+  }
+  /// First output row of block `block`'s part of schedule tile `tc` (rows past m are
+  /// zeros in and nothing out: the last cluster's second block may have only those).
+  GLUKIT_HOST_DEVICE static constexpr std::int64_t block_row(TileCoord tc, std::int64_t block) {
+    return (tc.m * cluster_m + block % cluster_m) * P::tile_m;
+  }
   static constexpr int ring_copy_threads = stage_y ? copy_threads / 2 : copy_threads;
   static constexpr int y_copy_threads = stage_y ? copy_threads - ring_copy_threads : copy_threads;
   static constexpr int wg_rows = traits::mma_m;  ///< rows of the tile each warpgroup owns

@@ -66,14 +66,12 @@ struct WsKernel {
   };
 
   /// The tile walk: a cluster of CM blocks takes slots first_slot(), + slot_stride(), ...
-  /// of the schedule (built with tile_m = CM x BM); the block of rank r takes the r-th
-  /// BM rows of each slot's tile (rows past m are zeros in, nothing out).
+  /// of the schedule (Plan::schedule); the block of rank r takes the r-th BM rows of
+  /// each slot's tile (Plan::block_row).
   static constexpr int CM = Plan::cluster_m;
   GLUKIT_DEVICE static std::int64_t first_slot() { return blockIdx.x / CM; }
   GLUKIT_DEVICE static std::int64_t slot_stride() { return gridDim.x / CM; }
-  GLUKIT_DEVICE static std::int64_t tile_row(const TileCoord& tc) {
-    return (tc.m * CM + blockIdx.x % CM) * BM;
-  }
+  GLUKIT_DEVICE static std::int64_t tile_row(const TileCoord& tc) { return Plan::block_row(tc, blockIdx.x); }
 
   /// The Y buffer and its barrier parity for the li-th tile a block walks.
   struct YSlot {

@@ -5,7 +5,9 @@
 // the register plan of the warp-specialised kernel fits the register file.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <tuple>
+#include <vector>
 
 #include "glukit/kernels/policies.hpp"
 #include "glukit/kernels/sm90/plan.hpp"
@@ -36,11 +38,21 @@ struct WsCpAsyncV4TwoY : WsCpAsyncV4 {
   static constexpr int num_buffers = 3;
   static constexpr int y_buffers = 2;
 };
+struct TmaStorePingpong : gp::WarpSpecializedTma<sm90a> {
+  static constexpr bool tma_store = true;
+  static constexpr int y_buffers = 2;
+  static constexpr bool pingpong = true;
+  static constexpr int tile_m = 64;
+  static constexpr int num_buffers = 5;
+};
+struct TmaCluster : gp::WarpSpecializedTma<sm90a> {
+  static constexpr int cluster_m = 2;
+};
 
 using Sm90Policies = std::tuple<gp::V1RegisterStaged<sm90a>, gp::V2DirectToLds<sm90a>,
                                 gp::V3DeepPipelinePersistent<sm90a>, gp::V4FusedEpilogue<sm90a>,
                                 gp::WarpSpecializedTma<sm90a>, WsCpAsyncV3, WsCpAsyncV4, Tma256x3,
-                                WsCpAsyncV4TwoY>;
+                                WsCpAsyncV4TwoY, TmaStorePingpong, TmaCluster>;
 
 }  // namespace
 
@@ -90,7 +102,11 @@ TEMPLATE_LIST_TEST_CASE("sm90 plan: TMA transaction bytes equal the issued boxes
 
 TEMPLATE_LIST_TEST_CASE("sm90 plan: warpgroup split and copy partitions", "[sm90][plan]", Sm90Policies) {
   using Plan = glukit::sm90::MainloopPlan<TestType>;
-  CHECK(Plan::consumer_warpgroups * 64 == TestType::tile_m);
+  CHECK(Plan::tile_warpgroups * 64 == TestType::tile_m);  // cooperative: all consumers; ping-pong: one
+  // Arrivals that release a ring stage: every consumer thread of the tile, or in a
+  // cluster one per consumer warp of every block.
+  CHECK(Plan::empty_arrivals == (Plan::cluster_m > 1 ? Plan::cluster_m * Plan::consumer_threads / 32
+                                                     : Plan::tile_warpgroups * 128));
   CHECK(Plan::consumer_threads + (Plan::specialized ? 128 : 0) == Plan::threads);
   if constexpr (Plan::specialized) {
     CHECK(Plan::ring_copy_threads + (Plan::stage_y ? Plan::y_copy_threads : 0) == Plan::copy_threads);
@@ -108,4 +124,42 @@ TEMPLATE_LIST_TEST_CASE("sm90 plan: warpgroup split and copy partitions", "[sm90
   }
   // The multistage pipeline's wait keeps NumBuffers - 2 groups in flight.
   CHECK(Plan::Pipeline::groups_in_flight == TestType::num_buffers - 2);
+}
+
+TEMPLATE_LIST_TEST_CASE("sm90 plan: every block's tile walk covers each output tile once", "[sm90][plan]",
+                        Sm90Policies) {
+  // The walk of the warp-specialised kernel (and, with cluster_m = 1, of the others):
+  // block b takes slots b / cluster_m + i * (grid / cluster_m) of the schedule and the
+  // rows block_row(tile, b). Every tile_m x tile_n tile of the output comes up exactly
+  // once; anything else a block is given lies wholly below row m.
+  using Plan = glukit::sm90::MainloopPlan<TestType>;
+  constexpr int cm = Plan::cluster_m, bm = TestType::tile_m, bn = TestType::tile_n;
+  const std::int64_t shapes[][2] = {{1024, 21568}, {1000, 21555}, {300, 1000}, {1, 8}, {129, 130}, {384, 640}};
+  for (const auto& shape : shapes) {
+    for (const std::int64_t workers : {1, 3, 66, 132, 100000}) {
+      const std::int64_t m = shape[0], n = shape[1];
+      INFO("m=" << m << " n=" << n << " workers=" << workers);
+      const glukit::TileSchedulePlan plan = Plan::schedule(m, n, workers);
+      const std::int64_t tiles_m = (m + bm - 1) / bm, tiles_n = (n + bn - 1) / bn;
+      std::vector<int> seen(static_cast<std::size_t>(tiles_m * tiles_n), 0);
+      std::int64_t outside = 0;
+      const std::int64_t grid = plan.workers * cm;
+      for (std::int64_t b = 0; b < grid; ++b)
+        for (std::int64_t slot = b / cm; slot < plan.tiles(); slot += grid / cm) {
+          const glukit::TileCoord tc = plan.tile(slot);
+          const std::int64_t row = Plan::block_row(tc, b);
+          REQUIRE(row % bm == 0);
+          REQUIRE(tc.n >= 0);
+          REQUIRE(tc.n < tiles_n);
+          if (row >= m) {
+            ++outside;
+            continue;
+          }
+          ++seen[static_cast<std::size_t>(row / bm * tiles_n + tc.n)];
+        }
+      CHECK(std::count(seen.begin(), seen.end(), 1) == static_cast<std::ptrdiff_t>(seen.size()));
+      // Only a cluster's second block can be given rows past m, one per odd tile row count.
+      CHECK(outside == (cm > 1 && tiles_m % 2 ? tiles_n : 0));
+    }
+  }
 }
