@@ -38,6 +38,24 @@ template <class Kernel>
 inline error_t occupancy_blocks_per_sm(int* blocks, Kernel* k, int threads, int smem) {
   return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, k, threads, smem);
 }
+/// A launch configuration in clusters of `cluster` blocks along x (`attribute` is
+/// the storage its attribute list points to).
+inline cudaLaunchConfig_t cluster_launch_config(unsigned grid, unsigned block, int smem, stream_t stream,
+                                                unsigned cluster, cudaLaunchAttribute* attribute) {
+  *attribute = {};
+  attribute->id = cudaLaunchAttributeClusterDimension;
+  attribute->val.clusterDim.x = cluster;
+  attribute->val.clusterDim.y = 1;
+  attribute->val.clusterDim.z = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(grid);
+  config.blockDim = dim3(block);
+  config.dynamicSmemBytes = static_cast<std::size_t>(smem);
+  config.stream = stream;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  return config;
+}
 /// Launches `k` and returns the error of this launch alone. cluster > 1: in clusters of
 /// that many consecutive blocks along x.
 template <class Kernel>
@@ -46,34 +64,15 @@ inline error_t launch_kernel(Kernel* k, unsigned grid, unsigned block, void** ar
   if (cluster <= 1)
     return cudaLaunchKernel(reinterpret_cast<const void*>(k), dim3(grid), dim3(block), args,
                             static_cast<std::size_t>(smem), stream);
-  cudaLaunchConfig_t config{};
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = cluster;
-  attribute.val.clusterDim.y = 1;
-  attribute.val.clusterDim.z = 1;
-  config.gridDim = dim3(grid);
-  config.blockDim = dim3(block);
-  config.dynamicSmemBytes = static_cast<std::size_t>(smem);
-  config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
+  cudaLaunchAttribute attribute;
+  const cudaLaunchConfig_t config = cluster_launch_config(grid, block, smem, stream, cluster, &attribute);
   return cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(k), args);
 }
 /// Clusters of `cluster` blocks (along x) of `k` that can be resident at once.
 template <class Kernel>
 inline error_t occupancy_clusters(int* clusters, Kernel* k, int threads, int smem, unsigned cluster) {
-  cudaLaunchConfig_t config{};
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = cluster;
-  attribute.val.clusterDim.y = 1;
-  attribute.val.clusterDim.z = 1;
-  config.gridDim = dim3(cluster);
-  config.blockDim = dim3(threads);
-  config.dynamicSmemBytes = static_cast<std::size_t>(smem);
-  config.attrs = &attribute;
-  config.numAttrs = 1;
+  cudaLaunchAttribute attribute;
+  const cudaLaunchConfig_t config = cluster_launch_config(cluster, threads, smem, nullptr, cluster, &attribute);
   return cudaOccupancyMaxActiveClusters(clusters, reinterpret_cast<const void*>(k), &config);
 }
 #elif defined(GLUKIT_BACKEND_HIP)
