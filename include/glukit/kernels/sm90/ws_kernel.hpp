@@ -14,13 +14,17 @@
 // value), warps 2-3 load the tile's Y into shared memory as soon as the previous
 // tile's epilogue has released the single Y buffer, so Y arrives during the
 // tile's own main loop and the epilogue reads it from shared memory.
-// With y_buffers = 2 the Y producer fills one buffer while the epilogue reads the
-// other. With tma_store the epilogue writes each result over the Y element it
-// read, and a third producer thread (its own warp) stores the tile with TMA and
-// then hands the buffer back to the Y producer:
+// With y_buffers > 1 the Y producer fills the next buffers while the epilogue reads
+// one. With tma_store the epilogue writes each result over the Y element it read,
+// and a third producer thread (its own warp) stores the tile with TMA and then
+// hands the buffer back to the Y producer:
 //   Y producer: wait y_empty[b] -> load Y (and bias) -> y_full[b]
 //   consumers:  wait y_full[b] -> gate in place -> proxy fence -> out_full[b]
 //   storer:     wait out_full[b] -> TMA store -> wait until read -> y_empty[b]
+// pingpong: each consumer warpgroup owns whole 64-row tiles and the warpgroups
+// take the block's tiles in turns (a named barrier orders their main loops).
+// cluster_m = 2: two blocks share each B panel (TMA multicast); a stage is
+// refilled once the consumers of both blocks released it.
 // setmaxnreg moves registers from the producer to the consumers.
 #pragma once
 #include <cstdint>
