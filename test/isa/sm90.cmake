@@ -9,9 +9,9 @@ if(NOT GLUKIT_HAVE_CUDA)
 endif()
 # The shipped policies, then the optional modes of sm90_policies.hpp.
 set(_glukit_sm90_policies V1RegisterStaged V2DirectToLds V3DeepPipelinePersistent V4FusedEpilogue WarpSpecializedTma
-    WarpSpecializedTmaStorePingpong)
+    WarpSpecializedTmaStorePingpong WarpSpecializedTmaCluster)
 foreach(variant IN LISTS _glukit_sm90_policies)
-  if(variant STREQUAL "WarpSpecializedTmaStorePingpong")
+  if(variant MATCHES "^WarpSpecializedTma(StorePingpong|Cluster)$")
     set(policy "glukit_isa::${variant}")
   else()
     set(policy "glukit::policy::${variant}<glukit::arch::sm90a>")

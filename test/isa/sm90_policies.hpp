@@ -16,4 +16,10 @@ struct WarpSpecializedTmaStorePingpong : glukit::policy::WarpSpecializedTma<gluk
   static constexpr const char* name() { return "WarpSpecializedTmaStorePingpong"; }
 };
 
+/// Clusters of two blocks along M sharing each B panel (TMA multicast).
+struct WarpSpecializedTmaCluster : glukit::policy::WarpSpecializedTma<glukit::arch::sm90a> {
+  static constexpr int cluster_m = 2;
+  static constexpr const char* name() { return "WarpSpecializedTmaCluster"; }
+};
+
 }  // namespace glukit_isa
