@@ -9,6 +9,10 @@
 //     transposed into the fragment layout, the operation (one fma for the GLU
 //     gate) runs in fp32, and the result is transposed back and written with
 //     16-byte streaming stores.
+//   warp-specialised (Y staged in shared memory by the producer): finish_staged
+//     reads Y pairs from the swizzled tile and stores as the fused style does;
+//     finish_in_place (tma_store) reads Y with ldmatrix and writes the result back
+//     over it with stmatrix, for a TMA store of the tile.
 // Rows and columns outside the output are never written; the epilogue's own Y
 // loads stay inside the output too.
 #pragma once
@@ -38,7 +42,7 @@ struct Epilogue {
   std::int64_t col0;   ///< first output column of this thread's pairs (n0 + 2q)
   std::int64_t n0;
   int q;               ///< lane % 4
-  int lane;
+  int lane;            ///< lane within the warp
   bool interior;       ///< the whole tile lies inside the output
   uint4 y_chunks[fused ? 2 : 1][fused ? G : 1];
 
