@@ -59,7 +59,7 @@ struct WsKernel {
     Ring ring;
     unsigned char* y_base;     ///< Y buffer 0 (Plan::YLayout), when Plan::stage_y
     std::uint64_t* full;       ///< [S]: the stage has landed (ring_copy_threads arrivals; TMA: 1 + bytes)
-    std::uint64_t* empty;      ///< [S]: the stage may be overwritten (tile_consumer_threads arrivals)
+    std::uint64_t* empty;      ///< [S]: the stage may be overwritten (Plan::empty_arrivals)
     std::uint64_t* y_full;     ///< [YB]: the buffer's Y has landed (y_copy_threads arrivals; TMA: 1 + bytes)
     std::uint64_t* y_empty;    ///< [YB]: the buffer may be refilled (tile_consumer_threads arrivals;
                                ///< tma_store: 1, once the store has read it)
