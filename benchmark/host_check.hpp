@@ -47,18 +47,8 @@ double sampled_rows_error(const OperandSet& set, const GemmShape& s, const __hal
   }
   GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
 
-  glukit::AddmmGluArgs sample;
-  sample.a = a.data();
-  sample.b = b.data();
-  sample.bias = bias.empty() ? nullptr : bias.data();
-  sample.y = set.y.get() ? y.data() : nullptr;
-  sample.m = rows;
-  sample.n = s.n;
-  sample.k = s.k;
-  sample.lda = s.k;
-  sample.ldb = s.n;
-  sample.ldy = s.n;
-  sample.ldo = s.n;
+  const glukit::AddmmGluArgs sample = contiguous_args(s, rows, a.data(), b.data(), bias.empty() ? nullptr : bias.data(),
+                                                      set.y.get() ? y.data() : nullptr, nullptr);
   const std::vector<double> ref = glukit::reference::addmm_glu(sample, op);
   return glukit::reference::relative_l2_error(got.data(), s.n, ref, rows, s.n);
 }

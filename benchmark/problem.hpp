@@ -36,6 +36,26 @@ struct GemmShape {
   double flops() const { return 2.0 * double(m) * double(n) * double(k); }
 };
 
+/// glukit arguments for `rows` rows of a contiguous problem of shape s (lda = k,
+/// ldb = ldy = ldo = n).
+inline glukit::AddmmGluArgs contiguous_args(const GemmShape& s, std::int64_t rows, const __half* a, const __half* b,
+                                            const __half* bias, const __half* y, __half* out) {
+  glukit::AddmmGluArgs p;
+  p.a = a;
+  p.b = b;
+  p.bias = bias;
+  p.y = y;
+  p.out = out;
+  p.m = rows;
+  p.n = s.n;
+  p.k = s.k;
+  p.lda = s.k;
+  p.ldb = s.n;
+  p.ldy = s.n;
+  p.ldo = s.n;
+  return p;
+}
+
 /// Which operands a benchmark reads and writes.
 enum class Operands {
   gemm,     ///< A, B -> out                         (cuBLAS GEMM alone)
@@ -100,20 +120,7 @@ class RotatedOperands {
   /// glukit arguments for set i (mod count).
   glukit::AddmmGluArgs args(int i) const {
     const OperandSet& s = set(i);
-    glukit::AddmmGluArgs p;
-    p.a = s.a.get();
-    p.b = s.b.get();
-    p.bias = s.bias.get();
-    p.y = s.y.get();
-    p.out = s.out.get();
-    p.m = shape_.m;
-    p.n = shape_.n;
-    p.k = shape_.k;
-    p.lda = shape_.k;
-    p.ldb = shape_.n;
-    p.ldy = shape_.n;
-    p.ldo = shape_.n;
-    return p;
+    return contiguous_args(shape_, shape_.m, s.a.get(), s.b.get(), s.bias.get(), s.y.get(), s.out.get());
   }
 
  private:
