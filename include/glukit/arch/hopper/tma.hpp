@@ -15,6 +15,13 @@
 
 namespace glukit::arch::hopper {
 
+/// An L2 cache policy that marks every line it touches evict-first (streamed data).
+GLUKIT_DEVICE inline std::uint64_t l2_evict_first_policy() {
+  std::uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+  return policy;
+}
+
 /// Loads the box at element coordinates (c0 = inner, c1 = outer) of `map` into
 /// shared `dst`; the bytes complete on `bar` (announced with arrive_expect_tx).
 /// Out-of-range elements arrive as zeros and still count as bytes.
@@ -39,8 +46,7 @@ GLUKIT_DEVICE inline void tma_load_2d_multicast(void* dst, const CUtensorMap* ma
 /// As tma_load_2d, marking the lines evict-first in L2 (streamed operands such as Y).
 GLUKIT_DEVICE inline void tma_load_2d_evict_first(void* dst, const CUtensorMap* map, std::uint64_t* bar, int c0,
                                                   int c1) {
-  std::uint64_t policy;
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+  const std::uint64_t policy = l2_evict_first_policy();
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, "
       "%3}], [%4], %5;\n" ::"r"(smem_u32(dst)),
@@ -55,8 +61,7 @@ GLUKIT_DEVICE inline void tma_load_2d_evict_first(void* dst, const CUtensorMap* 
 /// early eviction from L2 (streamed results).
 GLUKIT_DEVICE inline void tma_store_2d(const CUtensorMap* map, const void* src, int c0, int c1, bool evict_first) {
   if (evict_first) {
-    std::uint64_t policy;
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+    const std::uint64_t policy = l2_evict_first_policy();
     asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group.L2::cache_hint [%0, {%1, %2}], [%3], %4;\n" ::"l"(
                      reinterpret_cast<std::uint64_t>(map)),
                  "r"(c0), "r"(c1), "r"(smem_u32(src)), "l"(policy)

@@ -145,6 +145,19 @@ struct Epilogue {
     }
   }
 
+  /// Adds the tile's bias row staged in shared memory (columns past n hold zeros)
+  /// to the accumulators; nothing when bias_row is null.
+  GLUKIT_DEVICE void add_staged_bias(float (&acc)[R], const unsigned char* bias_row) const {
+    if (bias_row == nullptr) return;
+    const auto bias_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(bias_row));
+#pragma unroll
+    for (int j = 0; j < J; ++j) {
+      const float2 b = unpack_half2(arch::hopper::ld_shared_32(bias_s + 2 * (8 * j + 2 * q)));
+      acc[4 * j + 0] += b.x, acc[4 * j + 2] += b.x;
+      acc[4 * j + 1] += b.y, acc[4 * j + 3] += b.y;
+    }
+  }
+
   /// apply + store, warp-specialised V4: Y comes from the swizzled shared tile the
   /// producer loaded during the main loop (YLayout: conflict-free fragment reads).
   /// bias_row: null when the bias is already in the accumulators (or absent).
@@ -153,15 +166,7 @@ struct Epilogue {
                                    std::int64_t m0) const {
     using arch::hopper::ld_shared_32;
     const Op op{};
-    if (bias_row != nullptr) {
-      const auto bias_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(bias_row));
-#pragma unroll
-      for (int j = 0; j < J; ++j) {
-        const float2 b = unpack_half2(ld_shared_32(bias_s + 2 * (8 * j + 2 * q)));
-        acc[4 * j + 0] += b.x, acc[4 * j + 2] += b.x;
-        acc[4 * j + 1] += b.y, acc[4 * j + 3] += b.y;
-      }
-    }
+    add_staged_bias(acc, bias_row);
     const int local_row0 = static_cast<int>(row0 - m0);
     const auto y_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(y_tile));
 #pragma unroll
@@ -198,18 +203,7 @@ struct Epilogue {
     constexpr int JJ = J / 2;  // ldmatrix.x4 per thread
     constexpr int NB = 4;      // of them per batch
     const Op op{};
-    if (bias_row != nullptr) {
-      const auto bias_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(bias_row));
-      std::uint32_t bv[J];
-#pragma unroll
-      for (int j = 0; j < J; ++j) bv[j] = ld_shared_32(bias_s + 2 * (8 * j + 2 * q));
-#pragma unroll
-      for (int j = 0; j < J; ++j) {
-        const float2 b = unpack_half2(bv[j]);
-        acc[4 * j + 0] += b.x, acc[4 * j + 2] += b.x;
-        acc[4 * j + 1] += b.y, acc[4 * j + 3] += b.y;
-      }
-    }
+    add_staged_bias(acc, bias_row);
     // This lane's ldmatrix row: matrix i = lane / 8 covers row half h = i & 1 and
     // 8-column group 2 jj + (i >> 1).
     const int mrow = static_cast<int>(row0 - m0) - lane / 4 + lane % 8 + 8 * ((lane >> 3) & 1);

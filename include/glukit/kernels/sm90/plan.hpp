@@ -101,9 +101,11 @@ struct MainloopPlan {
   using Buffers = std::conditional_t<specialized, MultiBufferPlan<P::num_buffers, ALayout, BLayout, BiasLayout>,
                                      MultiBufferPlan<P::num_buffers, ALayout, BLayout>>;
   static constexpr int y_offset = Buffers::bytes;  ///< Y buffer 0, after the ring, 1024-aligned
-  static constexpr int y_bias_offset = y_offset + YLayout::bytes;  ///< buffer 0's bias row beside its Y
-  static constexpr int y_stride = YLayout::bytes + align_up(P::tile_n * 2, 1024);  ///< Y buffer b: + b * y_stride
+  static constexpr int y_stride = YLayout::bytes + align_up(P::tile_n * 2, 1024);  ///< one Y tile + its bias row
   static constexpr int y_bytes = stage_y ? y_buffers * y_stride : 0;
+  /// Offsets from the ring's base of Y buffer b and of the bias row beside it.
+  GLUKIT_HOST_DEVICE static constexpr int y_tile_offset(int b) { return y_offset + b * y_stride; }
+  GLUKIT_HOST_DEVICE static constexpr int y_bias_offset(int b) { return y_tile_offset(b) + YLayout::bytes; }
   using ACopy = CopyPartition<P::tile_m, P::tile_k, ring_copy_threads>;
   using BCopy = CopyPartition<P::tile_k, P::tile_n, ring_copy_threads>;
   using Pipeline = MultistagePlan<P::num_buffers>;

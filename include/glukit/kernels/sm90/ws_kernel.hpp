@@ -57,16 +57,17 @@ struct WsKernel {
 
   struct Shared {
     Ring ring;
-    unsigned char* y_base;     ///< Y buffer 0 (Plan::YLayout), when Plan::stage_y
+    unsigned char* base;       ///< the ring's base; the Y buffers follow at the plan's offsets
     std::uint64_t* full;       ///< [S]: the stage has landed (ring_copy_threads arrivals; TMA: 1 + bytes)
     std::uint64_t* empty;      ///< [S]: the stage may be overwritten (Plan::empty_arrivals)
     std::uint64_t* y_full;     ///< [YB]: the buffer's Y has landed (y_copy_threads arrivals; TMA: 1 + bytes)
     std::uint64_t* y_empty;    ///< [YB]: the buffer may be refilled (tile_consumer_threads arrivals;
                                ///< tma_store: 1, once the store has read it)
     std::uint64_t* out_full;   ///< [YB]: tma_store: the buffer holds the output tile (tile_consumer_threads)
-    GLUKIT_DEVICE unsigned char* y_tile(int b) const { return y_base + b * Plan::y_stride; }
+    /// Y buffer b (Plan::YLayout), when Plan::stage_y.
+    GLUKIT_DEVICE unsigned char* y_tile(int b) const { return base + Plan::y_tile_offset(b); }
     /// The tile's bias row beside Y, when bias_beside_y().
-    GLUKIT_DEVICE unsigned char* y_bias(int b) const { return y_tile(b) + Plan::YLayout::bytes; }
+    GLUKIT_DEVICE unsigned char* y_bias(int b) const { return base + Plan::y_bias_offset(b); }
   };
 
   /// The tile walk: a cluster of CM blocks takes slots first_slot(), + slot_stride(), ...
@@ -352,7 +353,7 @@ struct WsKernel {
     extern __shared__ unsigned char smem_raw[];
     const Ring ring = Ring::from_raw(smem_raw);
     auto* bar = reinterpret_cast<std::uint64_t*>(ring.base + Plan::Buffers::bytes + Plan::y_bytes);
-    const Shared sh{ring, ring.base + Plan::y_offset, bar, bar + S, bar + 2 * S, bar + 2 * S + YB, bar + 2 * S + 2 * YB};
+    const Shared sh{ring, ring.base, bar, bar + S, bar + 2 * S, bar + 2 * S + YB, bar + 2 * S + 2 * YB};
     const int tid = static_cast<int>(threadIdx.x);
     if constexpr (Plan::tma) {
       if (tid == 0 && p.k_blocks > 0) {  // k = 0 encodes no A/B maps

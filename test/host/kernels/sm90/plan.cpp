@@ -77,7 +77,7 @@ TEMPLATE_LIST_TEST_CASE("sm90 plan: shared-memory layout meets wgmma and TMA ali
     CHECK(Plan::y_bytes == Plan::y_buffers * Plan::y_stride);
     for (int b = 0; b < Plan::y_buffers; ++b) {
       INFO("Y buffer " << b);
-      const int y = Plan::y_offset + b * Plan::y_stride, bias = Plan::y_bias_offset + b * Plan::y_stride;
+      const int y = Plan::y_tile_offset(b), bias = Plan::y_bias_offset(b);
       CHECK(y % 1024 == 0);                     // Y tile: swizzled TMA / cp.async destination (and TMA store source)
       CHECK(bias % 128 == 0);                   // bias row: TMA destination
       CHECK(bias >= y + Plan::YLayout::bytes);  // the bias row does not overlap its Y tile ...
