@@ -115,22 +115,22 @@ struct BackendLauncher<P, Backend::cuda> {
     if (Status s = sm90::DeviceSetup<P>::get(device, &workers); !s.ok()) return s;  // device checks first
     if (Status s = sm90::DeviceSetup<P>::allow_smem(); !s.ok()) return s;
     sm90::KernelParams params = sm90::make_params<P>(args, workers);
-    constexpr std::int64_t cm = sm90::MainloopPlan<P>::cluster_m;
+    constexpr std::int64_t cm = sm90::MainloopPlan<P>::cluster_m;  // blocks per worker
+    const std::int64_t blocks = params.schedule.workers * cm;
     constexpr std::int64_t max_grid = (std::int64_t{1} << 31) - 1;
-    if (params.schedule.workers * cm > max_grid)
+    if (blocks > max_grid)
       return Status::invalid("m, n: more tiles than one grid can launch (2^31 - 1); use a persistent policy");
     if constexpr (sm90::MainloopPlan<P>::tma) {
       // TMA box coordinates are 32-bit: the last box of a dimension must start below 2^31.
       constexpr std::int64_t max_coord = (std::int64_t{1} << 31) - 256;
       if (args.m > max_coord || args.n > max_coord || args.k > max_coord)
         return Status::invalid("m, n, k: must be < 2^31 - 256 for the TMA policy's box coordinates");
-    }
-    if constexpr (sm90::MainloopPlan<P>::tma)
       if (Status s = sm90::encode_tensor_maps<P>(args, params.store_cols, &params.maps); !s.ok()) return s;
+    }
     // cudaLaunchKernel reports this launch's own error; the thread's last-error state
     // (which may hold an earlier, unrelated failure of the caller's) is left alone.
     void* kernel_args[] = {&params};
-    if (error_t e = launch_kernel(&sm90::addmm_glu_kernel<P>, static_cast<unsigned>(params.schedule.workers * cm),
+    if (error_t e = launch_kernel(&sm90::addmm_glu_kernel<P>, static_cast<unsigned>(blocks),
                                   sm90::MainloopPlan<P>::threads, kernel_args, sm90::MainloopPlan<P>::smem_bytes,
                                   stream, static_cast<unsigned>(cm));
         e != success)

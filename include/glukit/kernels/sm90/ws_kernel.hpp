@@ -285,8 +285,7 @@ struct WsKernel {
     // previous tile's warpgroup has waited on all of its own (named barrier 2 + w, arrived
     // by the warpgroup before). Without it a parity wait two phases ahead of the
     // barrier would pass at once.
-    const std::int64_t block_tiles =
-        first_slot() < p.schedule.tiles() ? (p.schedule.tiles() - first_slot() + slot_stride() - 1) / slot_stride() : 0;
+    const std::int64_t block_tiles = p.schedule.tiles_of(first_slot());
     State st{};
     std::int64_t li = 0;
     for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride(), ++li) {
