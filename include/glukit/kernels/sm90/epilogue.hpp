@@ -108,13 +108,15 @@ struct Epilogue {
     }
   }
 
-  /// prefetch: issue the loads of Y (fused: 16-byte chunks into registers).
-  GLUKIT_DEVICE void prefetch() {
+  /// prefetch: issue the loads of Y (fused: 16-byte chunks into registers) for row
+  /// halves [h0, h1).
+  GLUKIT_DEVICE void prefetch(int h0 = 0, int h1 = 2) {
     if constexpr (fused && Op::reads_aux) {
 #pragma unroll
       for (int h = 0; h < 2; ++h)
 #pragma unroll
         for (int g = 0; g < G; ++g) {
+          if (h < h0 || h >= h1) continue;
           const std::int64_t row = row0 + 8 * h, col = n0 + 32 * g + 8 * q;
           const half_t* p = a.y + row * a.ldy + col;
           if (interior || (row < a.m && col + 8 <= a.n)) {
@@ -242,9 +244,10 @@ struct Epilogue {
   }
 
   /// apply + store.
-  GLUKIT_DEVICE void finish(float (&acc)[R]) {
+  GLUKIT_DEVICE void finish(float (&acc)[R], bool second_half_loaded = true) {
     const Op op{};
     if constexpr (fused) {
+      if (!second_half_loaded) prefetch(1, 2);
 #pragma unroll
       for (int h = 0; h < 2; ++h)
 #pragma unroll

@@ -43,13 +43,15 @@ struct Kernel {
   }
 
   /// The compute stage of k-block kb: wgmma on its ring slot; on the last k-block
-  /// the epilogue's prefetch is issued while the MMAs run (V4: Y in flight during the drain).
+  /// the epilogue's prefetch is issued while the MMAs run (V4: the first row half of Y in
+  /// flight during the drain; the second is loaded as the epilogue starts, which keeps
+  /// V4 inside the 128-register cap of two blocks per SM without spills).
   template <class Stages>
   GLUKIT_DEVICE static void compute_stage(const Ring& ring, int kb, int kbs, int wg,
                                           float (&acc)[Mma::accumulators], Epi& epi, const Stages& stages) {
     if constexpr (P::stage_pipeline) stages.enter_compute(kb);
     mma_k_block<P>(ring, kb % S, wg, acc);
-    if (kb == kbs - 1) epi.prefetch();
+    if (kb == kbs - 1) epi.prefetch(0, 1);
     arch::hopper::wgmma_wait<0>();
     if constexpr (P::stage_pipeline) stages.leave_compute(kb, kbs);
   }
@@ -117,8 +119,8 @@ struct Kernel {
           compute_stage(ring, kb, kbs, wg, acc, epi, stages);
         }
       }
-      if (kbs == 0) epi.prefetch();
-      epi.finish(acc);
+      if (kbs == 0) epi.prefetch(0, 1);
+      epi.finish(acc, false);
     }
   }
 };

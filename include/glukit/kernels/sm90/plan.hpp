@@ -125,10 +125,11 @@ struct MainloopPlan {
   /// Registers a thread can have when min_blocks_per_cu blocks share an SM.
   /// ptxas caps the whole kernel at this (setmaxnreg does not raise its budget).
   static constexpr int register_budget = traits::registers_per_sm / (threads * P::min_blocks_per_cu) / 8 * 8;
-  /// Accumulators plus the Y prefetch (V4: one half2 per accumulator pair) plus ~24 for addresses and indices.
+  /// Accumulators plus the Y prefetch (V4: one half2 per accumulator pair of the first
+  /// row half; the second half loads after the drain) plus ~24 for addresses and indices.
   static constexpr int registers_needed =
       accumulators_per_thread +
-      (P::epilogue_style == EpilogueStyle::fused && !stage_y ? accumulators_per_thread / 2 : 0) + 24;
+      (P::epilogue_style == EpilogueStyle::fused && !stage_y ? accumulators_per_thread / 4 : 0) + 24;
 };
 
 /// Compile-time checks of a policy against the sm90a mainloop.
