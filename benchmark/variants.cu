@@ -86,6 +86,12 @@ void bm_variant(benchmark::State& state, std::int64_t k) {
     state.counters["vs_cublas"] = cublas_us / t.median_us;
     state.counters["sets"] = ops.count();
     state.counters["rel_l2"] = check.relative_l2;
+    // Blocks resident at once by the launcher's occupancy query (a persistent grid's size).
+    int workers = 0;
+    int device = 0;
+    GLUKIT_BENCH_CHECK_CUDA(cudaGetDevice(&device));
+    if (glukit::sm90::DeviceSetup<Policy>::get(device, &workers).ok())
+      state.counters["resident_blocks"] = workers * glukit::sm90::MainloopPlan<Policy>::cluster_m;
   }
 }
 
@@ -124,6 +130,21 @@ struct Pingpong : TmaStoreTwoY {
   static constexpr const char* name() { return "WarpSpecializedTma_Pingpong"; }
 };
 
+/// Ping-pong consumers on 128 x 128 tiles: each warpgroup computes a whole tile as two
+/// 64-row slices, so B is read once per 128 rows as in the cooperative kernel.
+struct Pingpong128 : Tma {
+  static constexpr bool pingpong = true;
+  static constexpr int tile_n = 128;
+  static constexpr int num_buffers = 4;
+  static constexpr int y_buffers = 2;
+  static constexpr const char* name() { return "WarpSpecializedTma_Pingpong128"; }
+};
+/// ... with the TMA-store epilogue.
+struct Pingpong128TmaStore : Pingpong128 {
+  static constexpr bool tma_store = true;
+  static constexpr const char* name() { return "WarpSpecializedTma_Pingpong128_TmaStore"; }
+};
+
 /// Clusters of two blocks along M that share each B panel (TMA multicast).
 struct Cluster2 : Tma {
   static constexpr int cluster_m = 2;
@@ -147,6 +168,8 @@ void register_glukit_variants(std::int64_t k) {
   register_variant<TmaStoreTwoY>(k);
   register_variant<TmaStoreTwoY128>(k);
   register_variant<Pingpong>(k);
+  register_variant<Pingpong128>(k);
+  register_variant<Pingpong128TmaStore>(k);
   register_variant<Cluster2>(k);
   register_variant<Cluster2TmaStore>(k);
 }

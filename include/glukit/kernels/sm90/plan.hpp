@@ -61,6 +61,10 @@ struct MainloopPlan {
   /// Consumer warpgroups that work on one tile, and their threads: the arrivals that
   /// release a ring stage or a Y buffer.
   static constexpr int tile_warpgroups = pingpong ? 1 : consumer_warpgroups;
+  /// 64-row slices of a tile each warpgroup computes: 1, or with pingpong tile_m / 64
+  /// (a 128-row tile keeps B's reuse of the cooperative tile while one warpgroup's
+  /// epilogue overlaps the other's main loop).
+  static constexpr int wg_slices = pingpong ? P::tile_m / traits::mma_m : 1;
   static constexpr int tile_consumer_threads = tile_warpgroups * traits::warpgroup_size;
   /// Optional policy member cluster_m (default 1; 2 with the TMA copier and cooperative
   /// consumers): blocks of a cluster take vertically adjacent tiles (the same B columns),
@@ -121,7 +125,7 @@ struct MainloopPlan {
   /// setmaxnreg targets of the warp-specialised kernel (sum fits 64K registers).
   static constexpr int producer_registers = 40;
   static constexpr int consumer_registers = 232;
-  static constexpr int accumulators_per_thread = P::tile_n / 2;  ///< fp32, m64nN fragment
+  static constexpr int accumulators_per_thread = wg_slices * P::tile_n / 2;  ///< fp32, m64nN fragments
   /// Registers a thread can have when min_blocks_per_cu blocks share an SM.
   /// ptxas caps the whole kernel at this (setmaxnreg does not raise its budget).
   static constexpr int register_budget = traits::registers_per_sm / (threads * P::min_blocks_per_cu) / 8 * 8;
@@ -142,9 +146,11 @@ constexpr bool check_policy() {
   static_assert(Plan::pingpong || P::tile_m == Plan::consumer_warpgroups * traits::mma_m,
                 "tile_m: must equal 64 x consumer warpgroups (warps / 4, minus the producer when "
                 "warp_specialized): each consumer warpgroup owns 64 rows");
-  static_assert(!Plan::pingpong || (Plan::tma && P::tile_m == traits::mma_m),
-                "pingpong: needs copier = CopierKind::tma (warp_specialized) and tile_m = 64 (each "
+  static_assert(!Plan::pingpong || (Plan::tma && (P::tile_m == traits::mma_m || P::tile_m == 2 * traits::mma_m)),
+                "pingpong: needs copier = CopierKind::tma (warp_specialized) and tile_m = 64 or 128 (each "
                 "consumer warpgroup owns a whole tile)");
+  static_assert(Plan::wg_slices == 1 || Plan::stage_y,
+                "pingpong with tile_m = 128: needs the fused epilogue (Y staged in shared memory)");
   static_assert(Plan::cluster_m == 1 || (Plan::cluster_m == 2 && Plan::tma && !Plan::pingpong),
                 "cluster_m: 1, or 2 with copier = CopierKind::tma and cooperative consumers (pingpong = false)");
   static_assert(!Plan::pingpong || Plan::y_buffers % Plan::consumer_warpgroups == 0,

@@ -21,8 +21,8 @@
 //   Y producer: wait y_empty[b] -> load Y (and bias) -> y_full[b]
 //   consumers:  wait y_full[b] -> gate in place -> proxy fence -> out_full[b]
 //   storer:     wait out_full[b] -> TMA store -> wait until read -> y_empty[b]
-// pingpong: each consumer warpgroup owns whole 64-row tiles and the warpgroups
-// take the block's tiles in turns (a named barrier orders their main loops).
+// pingpong: each consumer warpgroup owns whole tiles (64 or 128 rows) and the
+// warpgroups take the block's tiles in turns (a named barrier orders their main loops).
 // cluster_m = 2: two blocks share each B panel (TMA multicast); a stage is
 // refilled once the consumers of both blocks released it.
 // setmaxnreg moves registers from the producer to the consumers.
@@ -54,6 +54,7 @@ struct WsKernel {
                 "copier: the warp-specialised sm90a producer issues cp.async or TMA");
 
   static constexpr int YB = Plan::y_buffers;
+  static constexpr int SL = Plan::wg_slices;
 
   struct Shared {
     Ring ring;
@@ -277,7 +278,7 @@ struct WsKernel {
     using namespace arch::hopper;
     const int cwg = ctid / 128;
     // Ping-pong: this warpgroup takes every consumer_warpgroups-th tile of the block and
-    // works on it alone (rows 0-63 of the tile, A at row 0 of the stage).
+    // works on it alone (all its rows, in 64-row slices from A's row 0).
     constexpr int turns = Plan::pingpong ? Plan::consumer_warpgroups : 1;
     const int a_wg = Plan::pingpong ? 0 : cwg;
     const int tile_tid = Plan::pingpong ? ctid % 128 : ctid;
@@ -294,30 +295,37 @@ struct WsKernel {
         continue;
       }
       const TileCoord tc = p.schedule.tile(slot);
-      const std::int64_t m0 = tile_row(tc);
-      float acc[Mma::accumulators];
-      Epi epi(p.args, m0, tc.n * BN, tile_tid);
+      const std::int64_t m0 = tile_row(tc), n0 = tc.n * BN;
+      // Slice s of this warpgroup's rows is 64 rows of the tile; its epilogue sees the
+      // thread as tile thread tile_tid + 128 s (rows 64 s..).
+      const auto epi_of = [&](int s) { return Epi(p.args, m0, n0, tile_tid + 128 * s); };
+      float acc[SL][Mma::accumulators];
       // One definition of the accumulators before the tile's first wgmma: two alternative
       // initialisations (bias staged with the first k-block, or not) make ptxas serialise
       // every wgmma of the kernel (C7515).
       if constexpr (Plan::stage_y && Plan::bias_in_accumulator) {
         if (p.k_blocks > 0) mbarrier_wait(&sh.full[st.index], st.phase);
-        epi.init_staged(acc, p.k_blocks > 0 ? sh.ring.template tile<2>(st.index) : nullptr);
+#pragma unroll
+        for (int s = 0; s < SL; ++s)
+          epi_of(s).init_staged(acc[s], p.k_blocks > 0 ? sh.ring.template tile<2>(st.index) : nullptr);
       } else if constexpr (Plan::stage_y) {
-        epi.init_staged(acc, nullptr);  // zeros: the bias is added in the epilogue
-      } else {
-        epi.init(acc);
+#pragma unroll
+        for (int s = 0; s < SL; ++s) epi_of(s).init_staged(acc[s], nullptr);  // zeros: the bias comes later
       }
+      Epi epi = epi_of(0);  // the register epilogue (SL = 1)
+      if constexpr (!Plan::stage_y) epi.init(acc[0]);
       if constexpr (Plan::pingpong)
         if (li > 0) named_barrier_sync<2 * 128>(2 + cwg);
       int release = -1;
       for (int kb = 0; kb < p.k_blocks; ++kb) {
         mbarrier_wait(&sh.full[st.index], st.phase);
-        mma_k_block<P>(sh.ring, st.index, a_wg, acc);
+#pragma unroll
+        for (int s = 0; s < SL; ++s) mma_k_block<P>(sh.ring, st.index, a_wg + s, acc[s]);
         if constexpr (!Plan::stage_y)
           if (kb == p.k_blocks - 1) epi.prefetch();
-        wgmma_wait<1>();  // the previous k-block's MMAs are done with their stage
-        fence_accumulators(acc);
+        wgmma_wait<SL>();  // the previous k-block's MMAs (one group per slice) are done with their stage
+#pragma unroll
+        for (int s = 0; s < SL; ++s) fence_accumulators(acc[s]);
         if (release >= 0) release_stage(sh, release);
         release = st.index;
         ++st;
@@ -325,16 +333,21 @@ struct WsKernel {
       if constexpr (Plan::pingpong)
         if (li + 1 < block_tiles) named_barrier_arrive<2 * 128>(2 + (cwg + 1) % turns);
       wgmma_wait<0>();
-      fence_accumulators(acc);
+#pragma unroll
+      for (int s = 0; s < SL; ++s) fence_accumulators(acc[s]);
       if (release >= 0) release_stage(sh, release);
       if constexpr (Plan::stage_y) {
         const auto [b, phase] = y_slot(li);
         mbarrier_wait(&sh.y_full[b], phase);
         unsigned char* bias_row = bias_beside_y(p) ? sh.y_bias(b) : nullptr;
-        if constexpr (Plan::tma_store)
-          epi.template finish_in_place<typename Plan::YLayout>(acc, sh.y_tile(b), bias_row, m0, p.store_cols);
-        else
-          epi.template finish_staged<typename Plan::YLayout>(acc, sh.y_tile(b), bias_row, m0);
+#pragma unroll
+        for (int s = 0; s < SL; ++s) {
+          if constexpr (Plan::tma_store)
+            epi_of(s).template finish_in_place<typename Plan::YLayout>(acc[s], sh.y_tile(b), bias_row, m0,
+                                                                        p.store_cols);
+          else
+            epi_of(s).template finish_staged<typename Plan::YLayout>(acc[s], sh.y_tile(b), bias_row, m0);
+        }
         if constexpr (Plan::tma_store) {
           fence_proxy_async_shared();  // the output tile, written by this proxy, is read by TMA
           mbarrier_arrive(&sh.out_full[b]);
@@ -343,7 +356,7 @@ struct WsKernel {
         }
       } else {
         if (p.k_blocks == 0) epi.prefetch();
-        epi.finish(acc);
+        epi.finish(acc[0]);
       }
     }
   }

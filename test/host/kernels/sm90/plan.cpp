@@ -45,6 +45,11 @@ struct TmaStorePingpong : gp::WarpSpecializedTma<sm90a> {
   static constexpr int tile_m = 64;
   static constexpr int num_buffers = 5;
 };
+struct TmaPingpong128 : gp::WarpSpecializedTma<sm90a> {
+  static constexpr bool pingpong = true;
+  static constexpr int tile_n = 128;
+  static constexpr int y_buffers = 2;
+};
 struct TmaCluster : gp::WarpSpecializedTma<sm90a> {
   static constexpr int cluster_m = 2;
 };
@@ -52,7 +57,7 @@ struct TmaCluster : gp::WarpSpecializedTma<sm90a> {
 using Sm90Policies = std::tuple<gp::V1RegisterStaged<sm90a>, gp::V2DirectToLds<sm90a>,
                                 gp::V3DeepPipelinePersistent<sm90a>, gp::V4FusedEpilogue<sm90a>,
                                 gp::WarpSpecializedTma<sm90a>, WsCpAsyncV3, WsCpAsyncV4, Tma256x3,
-                                WsCpAsyncV4TwoY, TmaStorePingpong, TmaCluster>;
+                                WsCpAsyncV4TwoY, TmaStorePingpong, TmaPingpong128, TmaCluster>;
 
 }  // namespace
 
@@ -102,7 +107,7 @@ TEMPLATE_LIST_TEST_CASE("sm90 plan: TMA transaction bytes equal the issued boxes
 
 TEMPLATE_LIST_TEST_CASE("sm90 plan: warpgroup split and copy partitions", "[sm90][plan]", Sm90Policies) {
   using Plan = glukit::sm90::MainloopPlan<TestType>;
-  CHECK(Plan::tile_warpgroups * 64 == TestType::tile_m);  // cooperative: all consumers; ping-pong: one
+  CHECK(Plan::tile_warpgroups * Plan::wg_slices * 64 == TestType::tile_m);  // cooperative: all consumers; ping-pong: one
   // Arrivals that release a ring stage: every consumer thread of the tile, or in a
   // cluster one per consumer warp of every block.
   CHECK(Plan::empty_arrivals == (Plan::cluster_m > 1 ? Plan::cluster_m * Plan::consumer_threads / 32
@@ -162,4 +167,16 @@ TEMPLATE_LIST_TEST_CASE("sm90 plan: every block's tile walk covers each output t
       CHECK(outside == (cm > 1 && tiles_m % 2 ? tiles_n : 0));
     }
   }
+}
+
+TEST_CASE("sm90 plan: a ping-pong warpgroup computes a 128-row tile as two 64-row slices", "[sm90][plan]") {
+  using P128 = glukit::sm90::MainloopPlan<TmaPingpong128>;
+  using P64 = glukit::sm90::MainloopPlan<TmaStorePingpong>;
+  using Coop = glukit::sm90::MainloopPlan<gp::WarpSpecializedTma<sm90a>>;
+  STATIC_REQUIRE(P128::wg_slices == 2);
+  STATIC_REQUIRE(P128::tile_consumer_threads == 128);  // one warpgroup releases a stage
+  STATIC_REQUIRE(P128::accumulators_per_thread == 128);
+  STATIC_REQUIRE(P64::wg_slices == 1);
+  STATIC_REQUIRE(Coop::wg_slices == 1);
+  STATIC_REQUIRE(Coop::tile_consumer_threads == 256);
 }

@@ -1,0 +1,14 @@
+// A ping-pong warpgroup holds its whole 128 x 192 tile: 192 fp32 accumulators per
+// thread, more than the 168 registers a thread of a 384-thread block can have
+// (ptxas caps the kernel there; setmaxnreg does not raise it).
+// expect-error: min_blocks_per_cu / tile_n: accumulators (and V4's Y prefetch) do not fit
+#include <glukit/glukit.hpp>
+
+struct Pingpong128x192 : glukit::policy::WarpSpecializedTma<glukit::arch::sm90a> {
+  static constexpr bool pingpong = true;
+  static constexpr int tile_n = 192;
+  static constexpr int num_buffers = 3;
+  static constexpr int y_buffers = 2;
+};
+using Kernel = glukit::AddmmGlu<Pingpong128x192>;
+static_assert(sizeof(Kernel) > 0);
