@@ -130,6 +130,12 @@ struct Pingpong : TmaStoreTwoY {
   static constexpr const char* name() { return "WarpSpecializedTma_Pingpong"; }
 };
 
+/// The output written over Y in shared memory (ldmatrix / stmatrix, no shuffle
+/// transposes) and stored by each consumer warp with row-contiguous 16-byte stores.
+struct OutViaSmem : Tma {
+  static constexpr bool out_via_smem = true;
+  static constexpr const char* name() { return "WarpSpecializedTma_OutViaSmem"; }
+};
 /// Ping-pong consumers on 128 x 128 tiles: each warpgroup computes a whole tile as two
 /// 64-row slices, so B is read once per 128 rows as in the cooperative kernel.
 struct Pingpong128 : Tma {
@@ -143,6 +149,12 @@ struct Pingpong128 : Tma {
 struct Pingpong128TmaStore : Pingpong128 {
   static constexpr bool tma_store = true;
   static constexpr const char* name() { return "WarpSpecializedTma_Pingpong128_TmaStore"; }
+};
+
+/// ... with the output written over Y and stored by the consumer warps.
+struct Pingpong128OutViaSmem : Pingpong128 {
+  static constexpr bool out_via_smem = true;
+  static constexpr const char* name() { return "WarpSpecializedTma_Pingpong128_OutViaSmem"; }
 };
 
 /// Clusters of two blocks along M that share each B panel (TMA multicast).
@@ -164,12 +176,14 @@ void register_glukit_variants(std::int64_t k) {
   register_variant<glukit::policy::V3DeepPipelinePersistent<Arch>>(k);
   register_variant<glukit::policy::V4FusedEpilogue<Arch>>(k);
   register_variant<glukit::policy::WarpSpecializedTma<Arch>>(k);
+  register_variant<OutViaSmem>(k);
   register_variant<TmaStore>(k);
   register_variant<TmaStoreTwoY>(k);
   register_variant<TmaStoreTwoY128>(k);
   register_variant<Pingpong>(k);
   register_variant<Pingpong128>(k);
   register_variant<Pingpong128TmaStore>(k);
+  register_variant<Pingpong128OutViaSmem>(k);
   register_variant<Cluster2>(k);
   register_variant<Cluster2TmaStore>(k);
 }

@@ -203,10 +203,26 @@ struct WarpSpecializedTmaPingpong128Store : WarpSpecializedTmaPingpong128 {
   static constexpr bool tma_store = true;
   static constexpr const char* name() { return "WarpSpecializedTmaPingpong128Store"; }
 };
+/// The output written over Y in shared memory and stored by the consumer warps.
+struct WarpSpecializedTmaOutViaSmem : policy::WarpSpecializedTma<arch::sm90a> {
+  static constexpr bool out_via_smem = true;
+  static constexpr const char* name() { return "WarpSpecializedTmaOutViaSmem"; }
+};
+/// ... with the cp.async producer and two Y buffers, and with 128-row ping-pong tiles.
+struct WarpSpecializedV4TwoYOutViaSmem : WarpSpecializedV4TwoY {
+  static constexpr bool out_via_smem = true;
+  static constexpr const char* name() { return "WarpSpecializedV4TwoYOutViaSmem"; }
+};
+struct WarpSpecializedTmaPingpong128OutViaSmem : WarpSpecializedTmaPingpong128 {
+  static constexpr bool out_via_smem = true;
+  static constexpr const char* name() { return "WarpSpecializedTmaPingpong128OutViaSmem"; }
+};
 using UserPolicies = std::tuple<WarpSpecializedV3, WarpSpecializedV4, WarpSpecializedV4BiasInAccumulator,
                                 WarpSpecializedV3FourBuffers, WarpSpecializedV4TwoY, WarpSpecializedTmaOneY,
                                 WarpSpecializedTmaStoreOneY, WarpSpecializedTmaPingpong,
-                                WarpSpecializedTmaPingpong128, WarpSpecializedTmaPingpong128Store>;
+                                WarpSpecializedTmaPingpong128, WarpSpecializedTmaPingpong128Store,
+                                WarpSpecializedTmaOutViaSmem, WarpSpecializedV4TwoYOutViaSmem,
+                                WarpSpecializedTmaPingpong128OutViaSmem>;
 
 TEMPLATE_LIST_TEST_CASE("user-derived policies", "[gpu][user][sanitize]", UserPolicies) {
   check_problem<TestType>({1000, 21555, 200, 200, 21560, 21560, 21560});

@@ -54,6 +54,14 @@ GLUKIT_DEVICE inline std::uint32_t ld_shared_32(std::uint32_t addr) {
   asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
   return v;
 }
+GLUKIT_DEVICE inline uint4 ld_shared_128(std::uint32_t addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "r"(addr)
+               : "memory");
+  return v;
+}
 /// Four 8x8 fp16 matrices between shared memory and the mma fragment layout: lane L
 /// gives the address of row L % 8 of matrix L / 8 (16 contiguous bytes); register i
 /// of lane T holds row T / 4, columns 2 (T % 4) and +1 of matrix i.

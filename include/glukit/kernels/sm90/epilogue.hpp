@@ -11,8 +11,9 @@
 //     16-byte streaming stores.
 //   warp-specialised (Y staged in shared memory by the producer): finish_staged
 //     reads Y pairs from the swizzled tile and stores as the fused style does;
-//     finish_in_place (tma_store) reads Y with ldmatrix and writes the result back
-//     over it with stmatrix, for a TMA store of the tile.
+//     finish_in_place (tma_store, out_via_smem) reads Y with ldmatrix and writes the
+//     result back over it with stmatrix, for a TMA store of the tile or for the
+//     warp's own row-contiguous stores (store_rows_from_smem).
 // Rows and columns outside the output are never written; the epilogue's own Y
 // loads stay inside the output too.
 #pragma once
@@ -239,6 +240,34 @@ struct Epilogue {
           }
         }
         stmatrix_x4(addr(jj), v[batch % 2][b]);
+      }
+    }
+  }
+
+  /// copy-out (out_via_smem), after finish_in_place wrote the output over this warp's
+  /// 16 rows of the Y tile and a __syncwarp: the warp stores those rows from shared
+  /// memory with row-contiguous 16-byte stores (32 lanes cover consecutive 16-byte
+  /// chunks of a row, so a store instruction writes whole 128-byte lines). Rows past m
+  /// and columns past n are not written; a chunk cut by n is stored element by element.
+  template <class YLayout>
+  GLUKIT_DEVICE void store_rows_from_smem(const unsigned char* tile, std::int64_t m0) const {
+    constexpr int CPR = BN / 8;           // 16-byte chunks per row
+    constexpr int PER_LANE = 16 * CPR / 32;
+    static_assert((16 * CPR) % 32 == 0, "tile_n: a warp's 16 rows split evenly over its lanes");
+    const int warp_row = static_cast<int>(row0 - m0) - lane / 4;  // first of the warp's 16 rows
+    const auto t_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(tile));
+#pragma unroll
+    for (int i = 0; i < PER_LANE; ++i) {
+      const int c = 32 * i + lane, r = warp_row + c / CPR, ch = c % CPR;
+      const uint4 v = arch::hopper::ld_shared_128(t_s + YLayout::offset(r, 8 * ch));
+      const std::int64_t row = m0 + r, col = n0 + 8 * ch;
+      half_t* p = a.out + row * a.ldo + col;
+      if (interior || (row < a.m && col + 8 <= a.n)) {
+        if constexpr (streaming) arch::hopper::st_global_cs_128(p, v);
+        else arch::hopper::st_global_128(p, v);
+      } else if (row < a.m) {
+        const std::uint32_t o[4] = {v.x, v.y, v.z, v.w};
+        for (int e = 0; e < 4; ++e) store_pair(p + 2 * e, o[e], col + 2 * e, a.n, false);
       }
     }
   }

@@ -50,6 +50,15 @@ struct MainloopPlan {
     if constexpr (requires { P::tma_store; }) return bool(P::tma_store);
     else return false;
   }();
+  /// Optional policy member out_via_smem (default false; warp-specialised fused policies
+  /// without tma_store): the epilogue reads Y with ldmatrix, writes the output over it with
+  /// stmatrix, and each consumer warp stores its rows from shared memory with
+  /// row-contiguous 16-byte stores; no shuffle transposes (finish_staged's quad
+  /// transposes and pair reads are most of its instructions).
+  static constexpr bool out_via_smem = [] {
+    if constexpr (requires { P::out_via_smem; }) return bool(P::out_via_smem);
+    else return false;
+  }();
   /// Optional policy member pingpong (default false; TMA copier only): each consumer
   /// warpgroup owns whole tiles of 64 rows (tile_m = 64) and the warpgroups take the
   /// block's tiles in turn, so one's epilogue runs while the other's wgmma run.
@@ -177,6 +186,9 @@ constexpr bool check_policy() {
   static_assert(!Plan::tma_store || (Plan::tma && Plan::stage_y),
                 "tma_store: needs copier = CopierKind::tma, warp_specialized = true and the fused "
                 "epilogue (the output tile is written over the staged Y tile)");
+  static_assert(!Plan::out_via_smem || (Plan::stage_y && !Plan::tma_store),
+                "out_via_smem: needs warp_specialized = true, the fused epilogue (Y staged in shared "
+                "memory) and tma_store = false (with tma_store the TMA engine stores the tile)");
   static_assert(Plan::specialized || !P::stage_pipeline || Plan::consumer_warpgroups == 2,
                 "stage_pipeline: the ordered turns are defined for exactly 2 consumer warpgroups "
                 "(warps = 8)");

@@ -15,7 +15,8 @@
 // tile's epilogue has released the single Y buffer, so Y arrives during the
 // tile's own main loop and the epilogue reads it from shared memory.
 // With y_buffers > 1 the Y producer fills the next buffers while the epilogue reads
-// one. With tma_store the epilogue writes each result over the Y element it read,
+// one. With out_via_smem the epilogue writes the output over Y (stmatrix) and each
+// consumer warp stores its own rows from there before releasing the buffer. With tma_store the epilogue writes each result over the Y element it read,
 // and a third producer thread (its own warp) stores the tile with TMA and then
 // hands the buffer back to the Y producer:
 //   Y producer: wait y_empty[b] -> load Y (and bias) -> y_full[b]
@@ -342,11 +343,17 @@ struct WsKernel {
         unsigned char* bias_row = bias_beside_y(p) ? sh.y_bias(b) : nullptr;
 #pragma unroll
         for (int s = 0; s < SL; ++s) {
-          if constexpr (Plan::tma_store)
-            epi_of(s).template finish_in_place<typename Plan::YLayout>(acc[s], sh.y_tile(b), bias_row, m0,
-                                                                        p.store_cols);
-          else
-            epi_of(s).template finish_staged<typename Plan::YLayout>(acc[s], sh.y_tile(b), bias_row, m0);
+          const Epi e = epi_of(s);
+          if constexpr (Plan::tma_store) {
+            e.template finish_in_place<typename Plan::YLayout>(acc[s], sh.y_tile(b), bias_row, m0, p.store_cols);
+          } else if constexpr (Plan::out_via_smem) {
+            // The warp's rows, written by its own stmatrix, stored by its own lanes.
+            e.template finish_in_place<typename Plan::YLayout>(acc[s], sh.y_tile(b), bias_row, m0, n0 + BN);
+            __syncwarp();
+            e.template store_rows_from_smem<typename Plan::YLayout>(sh.y_tile(b), m0);
+          } else {
+            e.template finish_staged<typename Plan::YLayout>(acc[s], sh.y_tile(b), bias_row, m0);
+          }
         }
         if constexpr (Plan::tma_store) {
           fence_proxy_async_shared();  // the output tile, written by this proxy, is read by TMA
