@@ -107,6 +107,7 @@ using Tma = glukit::policy::WarpSpecializedTma<Arch>;
 /// The epilogue writes the output over the Y tile; a producer thread stores it with TMA.
 struct TmaStore : Tma {
   static constexpr bool tma_store = true;
+  static constexpr bool out_via_smem = false;  // the TMA engine stores the tile
   static constexpr const char* name() { return "WarpSpecializedTma_TmaStore"; }
 };
 /// ... with two Y buffers (the ring drops to 3 stages to make room).
@@ -130,11 +131,17 @@ struct Pingpong : TmaStoreTwoY {
   static constexpr const char* name() { return "WarpSpecializedTma_Pingpong"; }
 };
 
-/// The output written over Y in shared memory (ldmatrix / stmatrix, no shuffle
-/// transposes) and stored by each consumer warp with row-contiguous 16-byte stores.
-struct OutViaSmem : Tma {
-  static constexpr bool out_via_smem = true;
-  static constexpr const char* name() { return "WarpSpecializedTma_OutViaSmem"; }
+/// The epilogue before out_via_smem: Y pairs read from shared memory, shuffle quad
+/// transposes, 16-byte stores from registers.
+struct RegisterStores : Tma {
+  static constexpr bool out_via_smem = false;
+  static constexpr const char* name() { return "WarpSpecializedTma_RegisterStores"; }
+};
+/// 128 x 128 tiles with two Y buffers (4 stages still fit).
+struct TwoY128 : Tma {
+  static constexpr int tile_n = 128;
+  static constexpr int y_buffers = 2;
+  static constexpr const char* name() { return "WarpSpecializedTma_2Y_128"; }
 };
 /// Ping-pong consumers on 128 x 128 tiles: each warpgroup computes a whole tile as two
 /// 64-row slices, so B is read once per 128 rows as in the cooperative kernel.
@@ -148,13 +155,8 @@ struct Pingpong128 : Tma {
 /// ... with the TMA-store epilogue.
 struct Pingpong128TmaStore : Pingpong128 {
   static constexpr bool tma_store = true;
+  static constexpr bool out_via_smem = false;  // the TMA engine stores the tile
   static constexpr const char* name() { return "WarpSpecializedTma_Pingpong128_TmaStore"; }
-};
-
-/// ... with the output written over Y and stored by the consumer warps.
-struct Pingpong128OutViaSmem : Pingpong128 {
-  static constexpr bool out_via_smem = true;
-  static constexpr const char* name() { return "WarpSpecializedTma_Pingpong128_OutViaSmem"; }
 };
 
 /// Clusters of two blocks along M that share each B panel (TMA multicast).
@@ -165,6 +167,7 @@ struct Cluster2 : Tma {
 /// ... with the TMA-store epilogue.
 struct Cluster2TmaStore : Cluster2 {
   static constexpr bool tma_store = true;
+  static constexpr bool out_via_smem = false;  // the TMA engine stores the tile
   static constexpr const char* name() { return "WarpSpecializedTma_Cluster2_TmaStore"; }
 };
 
@@ -176,14 +179,14 @@ void register_glukit_variants(std::int64_t k) {
   register_variant<glukit::policy::V3DeepPipelinePersistent<Arch>>(k);
   register_variant<glukit::policy::V4FusedEpilogue<Arch>>(k);
   register_variant<glukit::policy::WarpSpecializedTma<Arch>>(k);
-  register_variant<OutViaSmem>(k);
+  register_variant<RegisterStores>(k);
+  register_variant<TwoY128>(k);
   register_variant<TmaStore>(k);
   register_variant<TmaStoreTwoY>(k);
   register_variant<TmaStoreTwoY128>(k);
   register_variant<Pingpong>(k);
   register_variant<Pingpong128>(k);
   register_variant<Pingpong128TmaStore>(k);
-  register_variant<Pingpong128OutViaSmem>(k);
   register_variant<Cluster2>(k);
   register_variant<Cluster2TmaStore>(k);
 }

@@ -9,6 +9,7 @@ struct StoreWithoutTma : glukit::policy::V4FusedEpilogue<glukit::arch::sm90a> {
   static constexpr int tile_n = 192;
   static constexpr int min_blocks_per_cu = 1;
   static constexpr bool tma_store = true;
+  static constexpr bool out_via_smem = false;  // the TMA engine stores the tile
 };
 using Kernel = glukit::AddmmGlu<StoreWithoutTma>;
 static_assert(sizeof(Kernel) > 0);

@@ -178,6 +178,7 @@ struct WarpSpecializedTmaStoreOneY : policy::WarpSpecializedTma<arch::sm90a> {
   static constexpr int num_buffers = 4;
   static constexpr int y_buffers = 1;
   static constexpr bool tma_store = true;
+  static constexpr bool out_via_smem = false;  // the TMA engine stores the tile
   static constexpr const char* name() { return "WarpSpecializedTmaStoreOneY"; }
 };
 /// Ping-pong consumers: each warpgroup owns whole 64-row tiles, in turns.
@@ -187,6 +188,7 @@ struct WarpSpecializedTmaPingpong : policy::WarpSpecializedTma<arch::sm90a> {
   static constexpr int num_buffers = 4;
   static constexpr int y_buffers = 2;
   static constexpr bool tma_store = true;
+  static constexpr bool out_via_smem = false;  // the TMA engine stores the tile
   static constexpr int group_size_m = 16;
   static constexpr const char* name() { return "WarpSpecializedTmaPingpong"; }
 };
@@ -201,28 +203,30 @@ struct WarpSpecializedTmaPingpong128 : policy::WarpSpecializedTma<arch::sm90a> {
 /// ... with the TMA-store epilogue (each slice written over its half of the Y tile).
 struct WarpSpecializedTmaPingpong128Store : WarpSpecializedTmaPingpong128 {
   static constexpr bool tma_store = true;
+  static constexpr bool out_via_smem = false;  // the TMA engine stores the tile
   static constexpr const char* name() { return "WarpSpecializedTmaPingpong128Store"; }
 };
-/// The output written over Y in shared memory and stored by the consumer warps.
-struct WarpSpecializedTmaOutViaSmem : policy::WarpSpecializedTma<arch::sm90a> {
-  static constexpr bool out_via_smem = true;
-  static constexpr const char* name() { return "WarpSpecializedTmaOutViaSmem"; }
+/// The TMA kernel with the register epilogue (shuffle transposes, stores from registers).
+struct WarpSpecializedTmaRegisterStores : policy::WarpSpecializedTma<arch::sm90a> {
+  static constexpr bool out_via_smem = false;
+  static constexpr const char* name() { return "WarpSpecializedTmaRegisterStores"; }
 };
-/// ... with the cp.async producer and two Y buffers, and with 128-row ping-pong tiles.
+/// The output written over Y and stored by the consumer warps, with the cp.async
+/// producer and two Y buffers, and with 128-row ping-pong tiles and the register epilogue.
 struct WarpSpecializedV4TwoYOutViaSmem : WarpSpecializedV4TwoY {
   static constexpr bool out_via_smem = true;
   static constexpr const char* name() { return "WarpSpecializedV4TwoYOutViaSmem"; }
 };
-struct WarpSpecializedTmaPingpong128OutViaSmem : WarpSpecializedTmaPingpong128 {
-  static constexpr bool out_via_smem = true;
-  static constexpr const char* name() { return "WarpSpecializedTmaPingpong128OutViaSmem"; }
+struct WarpSpecializedTmaPingpong128RegisterStores : WarpSpecializedTmaPingpong128 {
+  static constexpr bool out_via_smem = false;
+  static constexpr const char* name() { return "WarpSpecializedTmaPingpong128RegisterStores"; }
 };
 using UserPolicies = std::tuple<WarpSpecializedV3, WarpSpecializedV4, WarpSpecializedV4BiasInAccumulator,
                                 WarpSpecializedV3FourBuffers, WarpSpecializedV4TwoY, WarpSpecializedTmaOneY,
                                 WarpSpecializedTmaStoreOneY, WarpSpecializedTmaPingpong,
                                 WarpSpecializedTmaPingpong128, WarpSpecializedTmaPingpong128Store,
-                                WarpSpecializedTmaOutViaSmem, WarpSpecializedV4TwoYOutViaSmem,
-                                WarpSpecializedTmaPingpong128OutViaSmem>;
+                                WarpSpecializedTmaRegisterStores, WarpSpecializedV4TwoYOutViaSmem,
+                                WarpSpecializedTmaPingpong128RegisterStores>;
 
 TEMPLATE_LIST_TEST_CASE("user-derived policies", "[gpu][user][sanitize]", UserPolicies) {
   check_problem<TestType>({1000, 21555, 200, 200, 21560, 21560, 21560});
@@ -247,6 +251,7 @@ struct WarpSpecializedTmaCluster : policy::WarpSpecializedTma<arch::sm90a> {
 /// ... with the TMA-store epilogue.
 struct WarpSpecializedTmaClusterStore : WarpSpecializedTmaCluster {
   static constexpr bool tma_store = true;
+  static constexpr bool out_via_smem = false;  // the TMA engine stores the tile
   static constexpr const char* name() { return "WarpSpecializedTmaClusterStore"; }
 };
 using ClusterPolicies = std::tuple<WarpSpecializedTmaCluster, WarpSpecializedTmaClusterStore>;

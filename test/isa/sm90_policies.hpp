@@ -9,6 +9,7 @@ namespace glukit_isa {
 /// ping-pong consumers.
 struct WarpSpecializedTmaStorePingpong : glukit::policy::WarpSpecializedTma<glukit::arch::sm90a> {
   static constexpr bool tma_store = true;
+  static constexpr bool out_via_smem = false;  // the TMA engine stores the tile
   static constexpr int y_buffers = 2;
   static constexpr bool pingpong = true;
   static constexpr int tile_m = 64;

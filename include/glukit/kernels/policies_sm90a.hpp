@@ -81,6 +81,13 @@ struct VariantTuning<Variant::warp_specialized_tma, arch::sm90a> {
   /// glukit_bench runs these as WarpSpecializedTma_* beside this policy.
   static constexpr int y_buffers = 1;
   static constexpr bool tma_store = false;
+  /// The output is written over the Y tile (ldmatrix / stmatrix) and each consumer warp
+  /// stores its 16 rows with row-contiguous 16-byte stores. Against the register epilogue
+  /// (Y pairs from shared memory, shuffle quad transposes, 16-byte stores; 1208 SASS
+  /// instructions per warp and tile, 65 % of the consumer warps' samples in ncu), same
+  /// run, H200, 2026-11-29, us at K = 256/512/1024: 40.6/59.1/84.1 against 48.4/61.7/88.9
+  /// (docs/results/h200-2026-11-29-684f0f0.md).
+  static constexpr bool out_via_smem = true;
   static constexpr bool pingpong = false;  ///< cooperative: both consumer warpgroups share each tile
   static constexpr int group_size_m = 8;  ///< raster along M: each B column read from HBM once
   static constexpr int chiplet_chunk = 1;
