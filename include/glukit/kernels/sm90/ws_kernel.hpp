@@ -31,237 +31,24 @@
 #include <cstdint>
 
 #include "glukit/arch/hopper/hopper.hpp"
-#include "glukit/blocks/pipeline.hpp"
-#include "glukit/blocks/smem_multi_buffer.hpp"
-#include "glukit/blocks/tile_copier.hpp"
-#include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/args.hpp"
 #include "glukit/kernels/sm90/epilogue.hpp"
 #include "glukit/kernels/sm90/mainloop.hpp"
-#include "glukit/kernels/sm90/params.hpp"
-#include "glukit/kernels/sm90/plan.hpp"
+#include "glukit/kernels/sm90/ws_producer.hpp"
 
 namespace glukit::sm90 {
 
 template <class P>
-struct WsKernel {
-  using Plan = MainloopPlan<P>;
-  using Ring = SmemMultiBuffer<typename Plan::Buffers>;
+struct WsKernel : WsProducer<P> {
+  using Base = WsProducer<P>;
+  using typename Base::Plan;
+  using typename Base::Ring;
+  using typename Base::Shared;
+  using typename Base::State;
   using Mma = arch::hopper::WgmmaF16<P::tile_n>;
   using Epi = Epilogue<P>;
-  using State = PipelineState<P::num_buffers>;
-  static constexpr int BM = P::tile_m, BN = P::tile_n, BK = P::tile_k, S = P::num_buffers;
-  static_assert(P::copier == CopierKind::async_direct || P::copier == CopierKind::tma,
-                "copier: the warp-specialised sm90a producer issues cp.async or TMA");
-
-  static constexpr int YB = Plan::y_buffers;
-  static constexpr int SL = Plan::wg_slices;
-
-  struct Shared {
-    Ring ring;
-    unsigned char* base;       ///< the ring's base; the Y buffers follow at the plan's offsets
-    std::uint64_t* full;       ///< [S]: the stage has landed (ring_copy_threads arrivals; TMA: 1 + bytes)
-    std::uint64_t* empty;      ///< [S]: the stage may be overwritten (Plan::empty_arrivals)
-    std::uint64_t* y_full;     ///< [YB]: the buffer's Y has landed (y_copy_threads arrivals; TMA: 1 + bytes)
-    std::uint64_t* y_empty;    ///< [YB]: the buffer may be refilled (tile_consumer_threads arrivals;
-                               ///< tma_store: 1, once the store has read it)
-    std::uint64_t* out_full;   ///< [YB]: tma_store: the buffer holds the output tile (tile_consumer_threads)
-    /// Y buffer b (Plan::YLayout), when Plan::stage_y.
-    GLUKIT_DEVICE unsigned char* y_tile(int b) const { return base + Plan::y_tile_offset(b); }
-    /// The tile's bias row beside Y, when bias_beside_y().
-    GLUKIT_DEVICE unsigned char* y_bias(int b) const { return base + Plan::y_bias_offset(b); }
-  };
-
-  /// The tile walk: a cluster of CM blocks takes slots first_slot(), + slot_stride(), ...
-  /// of the schedule (Plan::schedule); the block of rank r takes the r-th BM rows of
-  /// each slot's tile (Plan::block_row).
-  static constexpr int CM = Plan::cluster_m;
-  GLUKIT_DEVICE static std::int64_t first_slot() { return blockIdx.x / CM; }
-  GLUKIT_DEVICE static std::int64_t slot_stride() { return gridDim.x / CM; }
-  GLUKIT_DEVICE static std::int64_t tile_row(const TileCoord& tc) { return Plan::block_row(tc, blockIdx.x); }
-
-  /// The Y buffer and its barrier parity for the li-th tile a block walks.
-  struct YSlot {
-    int buffer;
-    std::uint32_t phase;
-  };
-  GLUKIT_DEVICE static YSlot y_slot(std::int64_t li) {
-    return {static_cast<int>(li % YB), static_cast<std::uint32_t>((li / YB) & 1)};
-  }
-
-  /// The bias row of a tile (cols_valid of BN valid) into shared memory, cp.async for
-  /// whole chunks; a partial chunk element by element, as the bias has exactly n
-  /// elements (compute-sanitizer reported a short cp.async as a 16-byte read past it).
-  GLUKIT_DEVICE static void copy_bias_row(unsigned char* dst_row, const half_t* bias, int cols_valid, int tid,
-                                          int threads) {
-    for (int c = tid; c < BN / 8; c += threads) {
-      const int cols = cols_valid - 8 * c;
-      unsigned char* dst = dst_row + 16 * c;
-      if (cols >= 8) {
-        arch::hopper::cp_async_16(dst, bias + 8 * c, 16);
-      } else {
-        unsigned short v[8] = {};
-        for (int e = 0; e < cols; ++e) v[e] = reinterpret_cast<const unsigned short*>(bias + 8 * c)[e];
-        arch::hopper::st_shared_128(dst, make_uint4(v[0] | (v[1] << 16), v[2] | (v[3] << 16), v[4] | (v[5] << 16),
-                                                    v[6] | (v[7] << 16)));
-      }
-    }
-  }
-
-  /// Ring producer: A and B of every k-block (and the bias row with the first one).
-  GLUKIT_DEVICE static void produce_ring(const KernelParams& p, const Shared& sh, int ptid) {
-    using CA = AsyncTileCopier<typename Plan::ALayout, Plan::ring_copy_threads>;
-    using CB = AsyncTileCopier<typename Plan::BLayout, Plan::ring_copy_threads>;
-    const AddmmGluArgs& args = p.args;
-    State st{};
-    int landed_pending = -1;  // stage whose full barrier waits for its copies to land
-    for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride()) {
-      const TileCoord tc = p.schedule.tile(slot);
-      const std::int64_t m0 = tile_row(tc), n0 = tc.n * BN;
-      CA ca(args.a + m0 * args.lda, args.lda, ptid);
-      CB cb(args.b + n0, args.ldb, ptid);
-      const int a_rows = tile_extent(args.m, m0, BM);
-      const int b_cols = tile_extent(args.n, n0, BN);
-      for (int kb = 0; kb < p.k_blocks; ++kb) {
-        arch::hopper::mbarrier_wait(&sh.empty[st.index], st.phase ^ 1u);
-        const int k_left = static_cast<int>(args.k - std::int64_t{kb} * BK);
-        ca.issue(sh.ring.template tile<0>(st.index), a_rows, k_left);
-        cb.issue(sh.ring.template tile<1>(st.index), k_left, b_cols);
-        if (kb == 0 && Plan::stage_y && Plan::bias_in_accumulator && args.bias != nullptr)
-          copy_bias_row(sh.ring.template tile<2>(st.index), args.bias + n0, b_cols, ptid, Plan::ring_copy_threads);
-        ca.advance(BK);
-        cb.advance(BK * args.ldb);
-        CA::commit();
-        if (landed_pending >= 0) {  // the newest stage stays in flight, the one before has landed
-          CA::template wait<1>();
-          arch::hopper::mbarrier_arrive(&sh.full[landed_pending]);
-        }
-        landed_pending = st.index;
-        ++st;
-      }
-    }
-    if (landed_pending >= 0) {
-      CA::template wait<0>();
-      arch::hopper::mbarrier_arrive(&sh.full[landed_pending]);
-    }
-  }
-
-  /// Is the tile's bias staged beside Y (and added in the epilogue)? Always when the
-  /// policy keeps it out of the accumulators; otherwise only when there is no k-block
-  /// to carry it (k = 0).
-  GLUKIT_DEVICE static bool bias_beside_y(const KernelParams& p) {
-    return Plan::stage_y && p.args.bias != nullptr && (!Plan::bias_in_accumulator || p.k_blocks == 0);
-  }
-
-  /// Ring producer, TMA: one thread announces each stage's bytes on its full barrier
-  /// and issues the boxes (A: tile_m x 64 per 64-wide k panel; B: 64-column panels).
-  GLUKIT_DEVICE static void produce_ring_tma(const KernelParams& p, const Shared& sh) {
-    using namespace arch::hopper;
-    const AddmmGluArgs& args = p.args;
-    State st{};
-    for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride()) {
-      const TileCoord tc = p.schedule.tile(slot);
-      const int m0 = static_cast<int>(tile_row(tc)), n0 = static_cast<int>(tc.n * BN);
-      for (int kb = 0; kb < p.k_blocks; ++kb) {
-        if constexpr (CM > 1) mbarrier_wait_cluster(&sh.empty[st.index], st.phase ^ 1u);  // every block released it
-        else mbarrier_wait(&sh.empty[st.index], st.phase ^ 1u);
-        const bool with_bias = kb == 0 && Plan::stage_y && Plan::bias_in_accumulator && args.bias != nullptr;
-        mbarrier_arrive_expect_tx(&sh.full[st.index], Plan::stage_tx_bytes + (with_bias ? Plan::bias_tx_bytes : 0));
-        const int k0 = kb * BK;
-#pragma unroll
-        for (int pn = 0; pn < Plan::ALayout::panels; ++pn)
-          tma_load_2d(sh.ring.template tile<0>(st.index) + pn * Plan::ALayout::panel_bytes, &p.maps.a,
-                      &sh.full[st.index], k0 + pn * 64, m0);
-#pragma unroll
-        for (int pn = 0; pn < Plan::BLayout::panels; ++pn) {
-          unsigned char* dst = sh.ring.template tile<1>(st.index) + pn * Plan::BLayout::panel_bytes;
-          if constexpr (CM > 1) {
-            // The cluster's blocks share B: block r loads the panels pn % CM == r into all of them.
-            if (pn % CM == static_cast<int>(blockIdx.x % CM))
-              tma_load_2d_multicast(dst, &p.maps.b, &sh.full[st.index], n0 + pn * 64, k0, (1u << CM) - 1u);
-          } else {
-            tma_load_2d(dst, &p.maps.b, &sh.full[st.index], n0 + pn * 64, k0);
-          }
-        }
-        if constexpr (Plan::stage_y)
-          if (with_bias) tma_load_2d(sh.ring.template tile<2>(st.index), &p.maps.bias, &sh.full[st.index], n0, 0);
-        ++st;
-      }
-    }
-  }
-
-  /// Y producer, TMA: the Y tile as 64-column swizzled panels, evict-first in L2,
-  /// issued once the previous tile's epilogue has released the Y buffer.
-  GLUKIT_DEVICE static void produce_y_tma(const KernelParams& p, const Shared& sh) {
-    using namespace arch::hopper;
-    std::int64_t li = 0;
-    for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride(), ++li) {
-      const TileCoord tc = p.schedule.tile(slot);
-      const auto [b, phase] = y_slot(li);
-      std::uint64_t* full = &sh.y_full[b];
-      mbarrier_wait(&sh.y_empty[b], phase ^ 1u);
-      const bool with_bias = bias_beside_y(p);
-      if (P::epilogue_op::reads_aux || with_bias) {
-        mbarrier_arrive_expect_tx(full, (P::epilogue_op::reads_aux ? Plan::YLayout::bytes : 0) +
-                                            (with_bias ? Plan::bias_tx_bytes : 0));
-        if (with_bias) tma_load_2d(sh.y_bias(b), &p.maps.bias, full, static_cast<int>(tc.n * BN), 0);
-      }
-      if constexpr (P::epilogue_op::reads_aux) {
-#pragma unroll
-        for (int pn = 0; pn < Plan::YLayout::panels; ++pn)
-          tma_load_2d_evict_first(sh.y_tile(b) + pn * Plan::YLayout::panel_bytes, &p.maps.y, full,
-                                  static_cast<int>(tc.n * BN) + pn * 64, static_cast<int>(tile_row(tc)));
-      }
-      if (!P::epilogue_op::reads_aux && !with_bias) mbarrier_arrive(full);
-    }
-  }
-
-  /// Output store thread (tma_store): once the consumers have written a tile's output
-  /// over its Y buffer, stores it with TMA (clipped at the matrix edges) and, once the
-  /// store has read the buffer, hands it back to the Y producer.
-  GLUKIT_DEVICE static void store_out_tma(const KernelParams& p, const Shared& sh) {
-    using namespace arch::hopper;
-    std::int64_t li = 0;
-    for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride(), ++li) {
-      const TileCoord tc = p.schedule.tile(slot);
-      const auto [b, phase] = y_slot(li);
-      mbarrier_wait(&sh.out_full[b], phase);
-#pragma unroll
-      for (int pn = 0; pn < Plan::YLayout::panels; ++pn) {
-        const int col = static_cast<int>(tc.n * BN) + pn * 64;
-        if (col < p.store_cols)  // columns from store_cols on were stored by the consumers
-          tma_store_2d(&p.maps.out, sh.y_tile(b) + pn * Plan::YLayout::panel_bytes, col,
-                       static_cast<int>(tile_row(tc)), P::streaming_stores);
-      }
-      tma_store_commit();
-      tma_store_wait_read<0>();
-      mbarrier_arrive(&sh.y_empty[b]);
-    }
-    tma_store_wait<0>();
-  }
-
-  /// Y producer (V4): the whole Y tile into shared memory, issued once the previous
-  /// tile's epilogue has released the Y buffer.
-  GLUKIT_DEVICE static void produce_y(const KernelParams& p, const Shared& sh, int ytid) {
-    using CY = AsyncTileCopier<typename Plan::YLayout, Plan::y_copy_threads>;
-    const AddmmGluArgs& args = p.args;
-    std::int64_t li = 0;
-    for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride(), ++li) {
-      const TileCoord tc = p.schedule.tile(slot);
-      const std::int64_t m0 = tile_row(tc), n0 = tc.n * BN;
-      const int cols = tile_extent(args.n, n0, BN);
-      const auto [b, phase] = y_slot(li);
-      arch::hopper::mbarrier_wait(&sh.y_empty[b], phase ^ 1u);
-      if constexpr (P::epilogue_op::reads_aux) {
-        const CY cy(args.y + m0 * args.ldy + n0, args.ldy, ytid);
-        cy.issue(sh.y_tile(b), tile_extent(args.m, m0, BM), cols);
-      }
-      if (bias_beside_y(p)) copy_bias_row(sh.y_bias(b), args.bias + n0, cols, ytid, Plan::y_copy_threads);
-      CY::commit();
-      CY::template wait<0>();
-      arch::hopper::mbarrier_arrive(&sh.y_full[b]);
-    }
-  }
+  using Base::BN, Base::S, Base::YB, Base::SL, Base::CM;
+  using Base::first_slot, Base::slot_stride, Base::tile_row, Base::y_slot, Base::bias_beside_y;
 
   /// A consumer is done reading ring stage `stage`. In a cluster, each warp arrives once
   /// on the stage's empty barrier of every block (they all receive the shared B panels).

@@ -1,0 +1,68 @@
+// The shared view of the warp-specialised sm90a kernel (ws_producer.hpp,
+// ws_kernel.hpp): its shared-memory barriers and buffers, a block's walk over the
+// tile schedule, and the Y buffer of each tile it walks.
+#pragma once
+#include <cstdint>
+
+#include "glukit/blocks/pipeline.hpp"
+#include "glukit/blocks/smem_multi_buffer.hpp"
+#include "glukit/blocks/tile_scheduler.hpp"
+#include "glukit/kernels/sm90/params.hpp"
+#include "glukit/kernels/sm90/plan.hpp"
+
+namespace glukit::sm90 {
+
+template <class P>
+struct WsCommon {
+  using Plan = MainloopPlan<P>;
+  using Ring = SmemMultiBuffer<typename Plan::Buffers>;
+  using State = PipelineState<P::num_buffers>;
+  static constexpr int BM = P::tile_m, BN = P::tile_n, BK = P::tile_k, S = P::num_buffers;
+  static_assert(P::copier == CopierKind::async_direct || P::copier == CopierKind::tma,
+                "copier: the warp-specialised sm90a producer issues cp.async or TMA");
+
+  static constexpr int YB = Plan::y_buffers;
+  static constexpr int SL = Plan::wg_slices;
+
+  struct Shared {
+    Ring ring;
+    unsigned char* base;       ///< the ring's base; the Y buffers follow at the plan's offsets
+    std::uint64_t* full;       ///< [S]: the stage has landed (ring_copy_threads arrivals; TMA: 1 + bytes)
+    std::uint64_t* empty;      ///< [S]: the stage may be overwritten (Plan::empty_arrivals)
+    std::uint64_t* y_full;     ///< [YB]: the buffer's Y has landed (y_copy_threads arrivals; TMA: 1 + bytes)
+    std::uint64_t* y_empty;    ///< [YB]: the buffer may be refilled (tile_consumer_threads arrivals;
+                               ///< tma_store: 1, once the store has read it)
+    std::uint64_t* out_full;   ///< [YB]: tma_store: the buffer holds the output tile (tile_consumer_threads)
+    /// Y buffer b (Plan::YLayout), when Plan::stage_y.
+    GLUKIT_DEVICE unsigned char* y_tile(int b) const { return base + Plan::y_tile_offset(b); }
+    /// The tile's bias row beside Y, when bias_beside_y().
+    GLUKIT_DEVICE unsigned char* y_bias(int b) const { return base + Plan::y_bias_offset(b); }
+  };
+
+  /// The tile walk: a cluster of CM blocks takes slots first_slot(), + slot_stride(), ...
+  /// of the schedule (Plan::schedule); the block of rank r takes the r-th BM rows of
+  /// each slot's tile (Plan::block_row).
+  static constexpr int CM = Plan::cluster_m;
+  GLUKIT_DEVICE static std::int64_t first_slot() { return blockIdx.x / CM; }
+  GLUKIT_DEVICE static std::int64_t slot_stride() { return gridDim.x / CM; }
+  GLUKIT_DEVICE static std::int64_t tile_row(const TileCoord& tc) { return Plan::block_row(tc, blockIdx.x); }
+
+  /// The Y buffer and its barrier parity for the li-th tile a block walks.
+  struct YSlot {
+    int buffer;
+    std::uint32_t phase;
+  };
+  GLUKIT_DEVICE static YSlot y_slot(std::int64_t li) {
+    return {static_cast<int>(li % YB), static_cast<std::uint32_t>((li / YB) & 1)};
+  }
+
+  /// Is the tile's bias staged beside Y (and added in the epilogue)? Always when the
+  /// policy keeps it out of the accumulators; otherwise only when there is no k-block
+  /// to carry it (k = 0).
+  GLUKIT_DEVICE static bool bias_beside_y(const KernelParams& p) {
+    return Plan::stage_y && p.args.bias != nullptr && (!Plan::bias_in_accumulator || p.k_blocks == 0);
+  }
+
+};
+
+}  // namespace glukit::sm90
