@@ -37,7 +37,7 @@ for tool in $tools; do
   pids+=($!)
 done
 for pid in "${pids[@]}"; do wait "$pid" || status=1; done
-[ "$spec" != none ] && echo "gpu tests: $(grep -E 'All tests passed|test cases:' "$out/gpu_tests.txt" | tail -1)"
+[ "$spec" != none ] && echo "gpu tests: $(log_summary "$out/gpu_tests.txt")"
 for tool in $tools; do
   echo "$tool: $(log_summary "$out/sanitizer_$tool.txt")"
 done

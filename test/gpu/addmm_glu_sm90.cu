@@ -212,11 +212,12 @@ struct WarpSpecializedTmaRegisterStores : policy::WarpSpecializedTma<arch::sm90a
   static constexpr const char* name() { return "WarpSpecializedTmaRegisterStores"; }
 };
 /// The output written over Y and stored by the consumer warps, with the cp.async
-/// producer and two Y buffers, and with 128-row ping-pong tiles and the register epilogue.
+/// producer and two Y buffers.
 struct WarpSpecializedV4TwoYOutViaSmem : WarpSpecializedV4TwoY {
   static constexpr bool out_via_smem = true;
   static constexpr const char* name() { return "WarpSpecializedV4TwoYOutViaSmem"; }
 };
+/// 128-row ping-pong tiles with the register epilogue.
 struct WarpSpecializedTmaPingpong128RegisterStores : WarpSpecializedTmaPingpong128 {
   static constexpr bool out_via_smem = false;
   static constexpr const char* name() { return "WarpSpecializedTmaPingpong128RegisterStores"; }
