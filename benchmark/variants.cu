@@ -171,6 +171,32 @@ struct Cluster2TmaStore : Cluster2 {
   static constexpr const char* name() { return "WarpSpecializedTma_Cluster2_TmaStore"; }
 };
 
+/// The epilogue split off the consumers: they leave X in shared memory and go on to the
+/// next tile while producer warps 2-3 gate and store it (the X tile costs a ring stage).
+struct Split : Tma {
+  static constexpr bool split_epilogue = true;
+  static constexpr bool out_via_smem = false;  // the gate warps store the tile
+  static constexpr int num_buffers = 3;
+  static constexpr const char* name() { return "WarpSpecializedTma_Split"; }
+};
+/// ... at 128 x 128 tiles with 4 stages.
+struct Split128 : Split {
+  static constexpr int tile_n = 128;
+  static constexpr int num_buffers = 4;
+  static constexpr const char* name() { return "WarpSpecializedTma_Split_128"; }
+};
+/// ... at 128 x 128 tiles with 3 stages and two Y buffers.
+struct Split2Y128 : Split128 {
+  static constexpr int num_buffers = 3;
+  static constexpr int y_buffers = 2;
+  static constexpr const char* name() { return "WarpSpecializedTma_Split2Y_128"; }
+};
+/// The shipped epilogue with the split's 3-stage ring, to tell the two changes apart.
+struct ThreeBuffers : Tma {
+  static constexpr int num_buffers = 3;
+  static constexpr const char* name() { return "WarpSpecializedTma_3Buf"; }
+};
+
 }  // namespace
 
 void register_glukit_variants(std::int64_t k) {
@@ -189,6 +215,10 @@ void register_glukit_variants(std::int64_t k) {
   register_variant<Pingpong128TmaStore>(k);
   register_variant<Cluster2>(k);
   register_variant<Cluster2TmaStore>(k);
+  register_variant<Split>(k);
+  register_variant<Split128>(k);
+  register_variant<Split2Y128>(k);
+  register_variant<ThreeBuffers>(k);
 }
 
 }  // namespace glukit_bench

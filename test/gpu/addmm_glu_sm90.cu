@@ -222,12 +222,36 @@ struct WarpSpecializedTmaPingpong128RegisterStores : WarpSpecializedTmaPingpong1
   static constexpr bool out_via_smem = false;
   static constexpr const char* name() { return "WarpSpecializedTmaPingpong128RegisterStores"; }
 };
+/// The epilogue split off the consumers: they leave X in shared memory and the gate
+/// warps (producer warps 2-3) gate and store it; 128 x 192 with 3 stages and one Y buffer.
+struct WarpSpecializedTmaSplit : policy::WarpSpecializedTma<arch::sm90a> {
+  static constexpr bool split_epilogue = true;
+  static constexpr bool out_via_smem = false;  // the gate warps store the tile
+  static constexpr int num_buffers = 3;
+  static constexpr const char* name() { return "WarpSpecializedTmaSplit"; }
+};
+/// ... at 128 x 128 with two Y buffers (the Y slots and the X tile's phases differ).
+struct WarpSpecializedTmaSplit2Y128 : WarpSpecializedTmaSplit {
+  static constexpr int tile_n = 128;
+  static constexpr int y_buffers = 2;
+  static constexpr const char* name() { return "WarpSpecializedTmaSplit2Y128"; }
+};
+using SplitPolicies = std::tuple<WarpSpecializedTmaSplit, WarpSpecializedTmaSplit2Y128>;
+
+TEMPLATE_LIST_TEST_CASE("split epilogue with other operations", "[gpu][epilogue][sanitize]", SplitPolicies) {
+  // SwiGlu reads Y, BiasOnly does not (no Y loads: the gate warps read X alone).
+  check_problem<WithOp<TestType, epilogue::SwiGlu>, epilogue::SwiGlu>({200, 1000, 96});
+  check_problem<WithOp<TestType, epilogue::BiasOnly>, epilogue::BiasOnly>({200, 1000, 96});
+  check_problem<WithOp<TestType, epilogue::BiasOnly>, epilogue::BiasOnly>({64, 200, 0});
+}
+
 using UserPolicies = std::tuple<WarpSpecializedV3, WarpSpecializedV4, WarpSpecializedV4BiasInAccumulator,
                                 WarpSpecializedV3FourBuffers, WarpSpecializedV4TwoY, WarpSpecializedTmaOneY,
                                 WarpSpecializedTmaStoreOneY, WarpSpecializedTmaPingpong,
                                 WarpSpecializedTmaPingpong128, WarpSpecializedTmaPingpong128Store,
                                 WarpSpecializedTmaRegisterStores, WarpSpecializedV4TwoYOutViaSmem,
-                                WarpSpecializedTmaPingpong128RegisterStores>;
+                                WarpSpecializedTmaPingpong128RegisterStores, WarpSpecializedTmaSplit,
+                                WarpSpecializedTmaSplit2Y128>;
 
 TEMPLATE_LIST_TEST_CASE("user-derived policies", "[gpu][user][sanitize]", UserPolicies) {
   check_problem<TestType>({1000, 21555, 200, 200, 21560, 21560, 21560});
@@ -270,11 +294,13 @@ TEMPLATE_LIST_TEST_CASE("clusters of two blocks sharing B", "[gpu][cluster]", Cl
   check_problem<TestType>({1024, 21568, 512});
 }
 
-TEST_CASE("back-to-back launches keep the mbarrier phases right", "[gpu][stress]") {
+using StressPolicies = std::tuple<policy::WarpSpecializedTma<arch::sm90a>, WarpSpecializedTmaSplit>;
+
+TEMPLATE_LIST_TEST_CASE("back-to-back launches keep the mbarrier phases right", "[gpu][stress]", StressPolicies) {
   // Tile counts per block and k-block counts that are not multiples of the ring's
   // stage count, launched many times in a row on one stream; every launch's output
   // is checked after the last one (each problem has its own output buffer).
-  using P = policy::WarpSpecializedTma<arch::sm90a>;
+  using P = TestType;
   const std::vector<Shape> shapes = {{1024, 21568, 256}, {333, 1000, 200}, {1000, 5000, 72}, {128, 192, 64}};
   std::vector<std::unique_ptr<Problem>> problems;
   for (const Shape& s : shapes) problems.push_back(std::make_unique<Problem>(s, fresh_seed()));

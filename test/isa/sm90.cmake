@@ -7,11 +7,13 @@ if(NOT GLUKIT_HAVE_CUDA)
   message(STATUS "glukit: sm90a ISA checks skipped (no nvcc)")
   return()
 endif()
+# The PTX is regenerated when any library header changes (not only the wrapper).
+file(GLOB_RECURSE _glukit_sm90_headers CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/include/*.hpp")
 # The shipped policies, then the optional modes of sm90_policies.hpp.
 set(_glukit_sm90_policies V1RegisterStaged V2DirectToLds V3DeepPipelinePersistent V4FusedEpilogue WarpSpecializedTma
-    WarpSpecializedTmaStorePingpong WarpSpecializedTmaCluster)
+    WarpSpecializedTmaStorePingpong WarpSpecializedTmaCluster WarpSpecializedTmaSplit)
 foreach(variant IN LISTS _glukit_sm90_policies)
-  if(variant MATCHES "^WarpSpecializedTma(StorePingpong|Cluster)$")
+  if(variant MATCHES "^WarpSpecializedTma(StorePingpong|Cluster|Split)$")
     set(policy "glukit_isa::${variant}")
   else()
     set(policy "glukit::policy::${variant}<glukit::arch::sm90a>")
@@ -26,7 +28,7 @@ foreach(variant IN LISTS _glukit_sm90_policies)
   add_custom_command(OUTPUT "${ptx}"
     COMMAND ${CMAKE_CUDA_COMPILER} -std=c++20 -O3 -gencode=arch=compute_90a,code=sm_90a
             -I${PROJECT_SOURCE_DIR}/include --ptx "${src}" -o "${ptx}"
-    DEPENDS "${src}" "${CMAKE_CURRENT_SOURCE_DIR}/sm90_policies.hpp" VERBATIM)
+    DEPENDS "${src}" "${CMAKE_CURRENT_SOURCE_DIR}/sm90_policies.hpp" ${_glukit_sm90_headers} VERBATIM)
   add_custom_target(isa_sm90_${variant} ALL DEPENDS "${ptx}")
   add_test(NAME isa.sm90.${variant}
     COMMAND ${CMAKE_COMMAND} -DPTX=${ptx} -DVARIANT=${variant} -P ${CMAKE_CURRENT_SOURCE_DIR}/sm90_check_ptx.cmake)

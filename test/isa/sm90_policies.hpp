@@ -23,4 +23,12 @@ struct WarpSpecializedTmaCluster : glukit::policy::WarpSpecializedTma<glukit::ar
   static constexpr const char* name() { return "WarpSpecializedTmaCluster"; }
 };
 
+/// The epilogue split off the consumers: X through shared memory to the gate warps.
+struct WarpSpecializedTmaSplit : glukit::policy::WarpSpecializedTma<glukit::arch::sm90a> {
+  static constexpr bool split_epilogue = true;
+  static constexpr bool out_via_smem = false;  // the gate warps store the tile
+  static constexpr int num_buffers = 3;
+  static constexpr const char* name() { return "WarpSpecializedTmaSplit"; }
+};
+
 }  // namespace glukit_isa

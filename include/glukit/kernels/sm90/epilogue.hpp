@@ -14,6 +14,9 @@
 //     finish_in_place (tma_store, out_via_smem) reads Y with ldmatrix and writes the
 //     result back over it with stmatrix, for a TMA store of the tile or for the
 //     warp's own row-contiguous stores (store_rows_from_smem).
+//   split (split_epilogue): the consumers write X = acc + bias as fp16 into an X tile
+//     (store_x, stmatrix) and go on; the gate warps read X and Y as row chunks from
+//     shared memory, apply the operation and store (gate_tile).
 // Rows and columns outside the output are never written; the epilogue's own Y
 // loads stay inside the output too.
 #pragma once
@@ -148,17 +151,42 @@ struct Epilogue {
     }
   }
 
+  /// Adds the bias pair of 8-column group j (packed half2, columns 8 j + 2 q, + 1) to
+  /// both rows of the group's accumulators.
+  GLUKIT_DEVICE static void add_bias_pair(float (&acc)[R], int j, std::uint32_t pair) {
+    const float2 b = unpack_half2(pair);
+    acc[4 * j + 0] += b.x, acc[4 * j + 2] += b.x;
+    acc[4 * j + 1] += b.y, acc[4 * j + 3] += b.y;
+  }
+
   /// Adds the tile's bias row staged in shared memory (columns past n hold zeros)
   /// to the accumulators; nothing when bias_row is null.
   GLUKIT_DEVICE void add_staged_bias(float (&acc)[R], const unsigned char* bias_row) const {
     if (bias_row == nullptr) return;
     const auto bias_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(bias_row));
 #pragma unroll
-    for (int j = 0; j < J; ++j) {
-      const float2 b = unpack_half2(arch::hopper::ld_shared_32(bias_s + 2 * (8 * j + 2 * q)));
-      acc[4 * j + 0] += b.x, acc[4 * j + 2] += b.x;
-      acc[4 * j + 1] += b.y, acc[4 * j + 3] += b.y;
-    }
+    for (int j = 0; j < J; ++j) add_bias_pair(acc, j, arch::hopper::ld_shared_32(bias_s + 2 * (8 * j + 2 * q)));
+  }
+
+  /// This thread's bias pairs (one per 8-column group) from a staged bias row, kept in
+  /// registers while the ring stage that carries the row is reused.
+  GLUKIT_DEVICE void load_bias_pairs(std::uint32_t (&pairs)[J], const unsigned char* bias_row) const {
+    const auto bias_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(bias_row));
+#pragma unroll
+    for (int j = 0; j < J; ++j) pairs[j] = arch::hopper::ld_shared_32(bias_s + 2 * (8 * j + 2 * q));
+  }
+  GLUKIT_DEVICE static void add_bias_pairs(float (&acc)[R], const std::uint32_t (&pairs)[J]) {
+#pragma unroll
+    for (int j = 0; j < J; ++j) add_bias_pair(acc, j, pairs[j]);
+  }
+
+  /// Byte offset in a YLayout tile (rows from m0) of this lane's ldmatrix / stmatrix row
+  /// for x4 block jj: matrix i = lane / 8 covers row half i & 1 and 8-column group
+  /// 2 jj + (i >> 1) of the fragment.
+  template <class YLayout>
+  GLUKIT_DEVICE int fragment_offset(std::int64_t m0, int jj) const {
+    const int mrow = static_cast<int>(row0 - m0) - lane / 4 + lane % 8 + 8 * ((lane >> 3) & 1);
+    return YLayout::offset(mrow, 8 * (2 * jj + (lane >> 4)));
   }
 
   /// apply + store, warp-specialised V4: Y comes from the swizzled shared tile the
@@ -207,11 +235,8 @@ struct Epilogue {
     constexpr int NB = 4;      // of them per batch
     const Op op{};
     add_staged_bias(acc, bias_row);
-    // This lane's ldmatrix row: matrix i = lane / 8 covers row half h = i & 1 and
-    // 8-column group 2 jj + (i >> 1).
-    const int mrow = static_cast<int>(row0 - m0) - lane / 4 + lane % 8 + 8 * ((lane >> 3) & 1);
     const auto y_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(y_tile));
-    const auto addr = [&](int jj) { return y_s + YLayout::offset(mrow, 8 * (2 * jj + (lane >> 4))); };
+    const auto addr = [&](int jj) { return y_s + fragment_offset<YLayout>(m0, jj); };
     const bool tail = n0 + BN > store_cols;  // the tile reaches past the TMA-stored columns
     std::uint32_t v[2][NB][4];
     const auto load = [&](int batch) {
@@ -259,15 +284,91 @@ struct Epilogue {
 #pragma unroll
     for (int i = 0; i < PER_LANE; ++i) {
       const int c = 32 * i + lane, r = warp_row + c / CPR, ch = c % CPR;
-      const uint4 v = arch::hopper::ld_shared_128(t_s + YLayout::offset(r, 8 * ch));
-      const std::int64_t row = m0 + r, col = n0 + 8 * ch;
-      half_t* p = a.out + row * a.ldo + col;
-      if (interior || (row < a.m && col + 8 <= a.n)) {
-        if constexpr (streaming) arch::hopper::st_global_cs_128(p, v);
-        else arch::hopper::st_global_128(p, v);
-      } else if (row < a.m) {
-        const std::uint32_t o[4] = {v.x, v.y, v.z, v.w};
-        for (int e = 0; e < 4; ++e) store_pair(p + 2 * e, o[e], col + 2 * e, a.n, false);
+      store_row_chunk(a, m0 + r, n0 + 8 * ch, arch::hopper::ld_shared_128(t_s + YLayout::offset(r, 8 * ch)),
+                      interior);
+    }
+  }
+
+  /// One 16-byte chunk of output row `row` from column `col`: a 16-byte store, or
+  /// element stores where n cuts the chunk; nothing past m (interior: the chunk is inside).
+  GLUKIT_DEVICE static void store_row_chunk(const AddmmGluArgs& a, std::int64_t row, std::int64_t col, uint4 v,
+                                            bool interior) {
+    half_t* p = a.out + row * a.ldo + col;
+    if (interior || (row < a.m && col + 8 <= a.n)) {
+      if constexpr (streaming) arch::hopper::st_global_cs_128(p, v);
+      else arch::hopper::st_global_128(p, v);
+    } else if (row < a.m) {
+      const std::uint32_t o[4] = {v.x, v.y, v.z, v.w};
+      for (int e = 0; e < 4; ++e) store_pair(p + 2 * e, o[e], col + 2 * e, a.n, false);
+    }
+  }
+
+  /// split_epilogue, consumer side: X = acc (the bias already added) rounded to fp16
+  /// into the X tile (YLayout, rows from m0), this thread's fragment written with
+  /// stmatrix; the gate warps read it back as row chunks (gate_tile).
+  template <class YLayout>
+  GLUKIT_DEVICE void store_x(const float (&acc)[R], unsigned char* x_tile, std::int64_t m0) const {
+    const auto x_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(x_tile));
+#pragma unroll
+    for (int jj = 0; jj < J / 2; ++jj) {
+      std::uint32_t o[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int k = 4 * (2 * jj + (i >> 1)) + 2 * (i & 1);
+        o[i] = pack_half2(acc[k], acc[k + 1]);
+      }
+      arch::hopper::stmatrix_x4(x_s + fragment_offset<YLayout>(m0, jj), o);
+    }
+  }
+
+  /// split_epilogue, gate-warp side: thread t of Threads takes the tile's 16-byte row
+  /// chunks t, t + Threads, ... (a warp covers consecutive chunks of a row: whole
+  /// 128-byte lines per store instruction). Each chunk of X and of Y sits at the same
+  /// place of their swizzled tiles; the operation runs on fp16 pairs when it is exact in
+  /// half2 (the GLU gate), in fp32 otherwise, and the result is stored with store_row_chunk. Batches of 4 chunks keep 8 shared loads in flight.
+  template <class YLayout, int Threads>
+  GLUKIT_DEVICE static void gate_tile(const AddmmGluArgs& a, const unsigned char* x_tile,
+                                      const unsigned char* y_tile, std::int64_t m0, std::int64_t n0, int t) {
+    using arch::hopper::ld_shared_128;
+    constexpr int CPR = BN / 8;  // 16-byte chunks per row
+    constexpr int PER = BM * CPR / Threads;
+    constexpr int U = 4;
+    static_assert(PER % U == 0, "tile: the gate warps take whole batches of 4 chunks each");
+    // X is fp16 here: an operation exact in half2 runs on pairs (one HFMA2 for the gate).
+    constexpr bool packed = [] {
+      if constexpr (requires { Op::exact_in_half2; }) return bool(Op::exact_in_half2);
+      else return false;
+    }();
+    const Op op{};
+    const bool interior = m0 + BM <= a.m && n0 + BN <= a.n;
+    const auto x_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(x_tile));
+    const auto y_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(y_tile));
+#pragma unroll 1
+    for (int i0 = 0; i0 < PER; i0 += U) {
+      uint4 xv[U], yv[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int c = t + Threads * (i0 + u), off = YLayout::offset(c / CPR, 8 * (c % CPR));
+        xv[u] = ld_shared_128(x_s + off);
+        yv[u] = Op::reads_aux ? ld_shared_128(y_s + off) : make_uint4(0u, 0u, 0u, 0u);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int c = t + Threads * (i0 + u);
+        const std::uint32_t xw[4] = {xv[u].x, xv[u].y, xv[u].z, xv[u].w};
+        const std::uint32_t yw[4] = {yv[u].x, yv[u].y, yv[u].z, yv[u].w};
+        std::uint32_t o[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          if constexpr (packed) {
+            const __half2 r = op(*reinterpret_cast<const __half2*>(&xw[e]), *reinterpret_cast<const __half2*>(&yw[e]));
+            o[e] = *reinterpret_cast<const std::uint32_t*>(&r);
+          } else {
+            const float2 x = unpack_half2(xw[e]), y = unpack_half2(yw[e]);
+            o[e] = pack_half2(op(x.x, y.x), op(x.y, y.y));
+          }
+        }
+        store_row_chunk(a, m0 + c / CPR, n0 + 8 * (c % CPR), make_uint4(o[0], o[1], o[2], o[3]), interior);
       }
     }
   }

@@ -59,6 +59,22 @@ struct MainloopPlan {
     if constexpr (requires { P::out_via_smem; }) return bool(P::out_via_smem);
     else return false;
   }();
+  /// Optional policy member split_epilogue (default false; TMA copier, cooperative
+  /// consumers, no cluster): the consumers leave X = acc + bias as fp16 in an X tile of
+  /// shared memory (stmatrix, Y's swizzled layout) and go on to the next tile's wgmma;
+  /// producer warps 2-3 (the gate warps) apply the operation to X and Y from shared memory
+  /// and store the output with row-contiguous 16-byte stores. The epilogue's arithmetic
+  /// then runs beside the next tile's main loop instead of after it. X is rounded to fp16
+  /// before the operation, as an unfused addmm would store it.
+  static constexpr bool split_epilogue = [] {
+    if constexpr (requires { P::split_epilogue; }) return bool(P::split_epilogue);
+    else return false;
+  }();
+  /// Threads of the gate warps (split_epilogue).
+  static constexpr int gate_threads = split_epilogue ? 2 * traits::wave_size : 0;
+  /// Producer thread that loads Y with TMA: warp 2's first lane, or warp 1's when warps
+  /// 2-3 are the gate warps.
+  static constexpr int y_producer_tid = split_epilogue ? traits::wave_size : 2 * traits::wave_size;
   /// Optional policy member pingpong (default false; TMA copier only): each consumer
   /// warpgroup owns whole tiles of 64 rows (tile_m = 64) and the warpgroups take the
   /// block's tiles in turn, so one's epilogue runs while the other's wgmma run.
@@ -116,6 +132,12 @@ struct MainloopPlan {
   static constexpr int y_offset = Buffers::bytes;  ///< Y buffer 0, after the ring, 1024-aligned
   static constexpr int y_stride = YLayout::bytes + align_up(P::tile_n * 2, 1024);  ///< one Y tile + its bias row
   static constexpr int y_bytes = stage_y ? y_buffers * y_stride : 0;
+  /// The X tile of split_epilogue (fp16, YLayout), after the Y buffers.
+  static constexpr int x_offset = y_offset + y_bytes;
+  static constexpr int x_bytes = split_epilogue ? YLayout::bytes : 0;
+  /// Does a tile's first ring stage carry its bias row? With the bias in the accumulators
+  /// (their initial value) or split_epilogue (the consumers add it before rounding X).
+  static constexpr bool bias_in_ring = stage_y && (bias_in_accumulator || split_epilogue);
   /// Offsets from the ring's base of Y buffer b and of the bias row beside it.
   GLUKIT_HOST_DEVICE static constexpr int y_tile_offset(int b) { return y_offset + b * y_stride; }
   GLUKIT_HOST_DEVICE static constexpr int y_bias_offset(int b) { return y_tile_offset(b) + YLayout::bytes; }
@@ -124,14 +146,19 @@ struct MainloopPlan {
   using Pipeline = MultistagePlan<P::num_buffers>;
   /// Dynamic shared memory: the ring plus slack to align its base to 1024 bytes.
   /// Warp-specialised: a full and an empty mbarrier per stage after the ring, then a
-  /// full, an empty and an output-written mbarrier per Y buffer.
-  static constexpr int barrier_bytes = specialized ? (2 * P::num_buffers + 3 * y_buffers) * 8 : 0;
-  static constexpr int smem_bytes = Buffers::bytes + y_bytes + Buffers::max_alignment + barrier_bytes;
+  /// full, an empty and an output-written mbarrier per Y buffer, then (split_epilogue)
+  /// a full and an empty mbarrier of the X tile.
+  static constexpr int barrier_bytes =
+      specialized ? (2 * P::num_buffers + 3 * y_buffers + (split_epilogue ? 2 : 0)) * 8 : 0;
+  static constexpr int smem_bytes = Buffers::bytes + y_bytes + x_bytes + Buffers::max_alignment + barrier_bytes;
   /// Bytes one ring stage receives from TMA (full boxes, edge tiles included), without
   /// and with the bias row of a tile's first k-block.
   static constexpr int stage_tx_bytes = (P::tile_m + P::tile_n) * P::tile_k * 2;
   static constexpr int bias_tx_bytes = P::tile_n * 2;
-  /// setmaxnreg targets of the warp-specialised kernel (sum fits 64K registers).
+  /// setmaxnreg targets of the warp-specialised kernel (sum fits 64K registers). Not with
+  /// split_epilogue: the gate warps need more than a copy loop's registers, and ptxas
+  /// caps the consumers at the launch budget anyway (register_budget).
+  static constexpr bool rebalance_registers = !split_epilogue;
   static constexpr int producer_registers = 40;
   static constexpr int consumer_registers = 232;
   static constexpr int accumulators_per_thread = wg_slices * P::tile_n / 2;  ///< fp32, m64nN fragments
@@ -189,6 +216,13 @@ constexpr bool check_policy() {
   static_assert(!Plan::out_via_smem || (Plan::stage_y && !Plan::tma_store),
                 "out_via_smem: needs warp_specialized = true, the fused epilogue (Y staged in shared "
                 "memory) and tma_store = false (with tma_store the TMA engine stores the tile)");
+  static_assert(!Plan::split_epilogue || (Plan::tma && Plan::stage_y && !Plan::tma_store && !Plan::out_via_smem &&
+                                           !Plan::pingpong && Plan::cluster_m == 1 &&
+                                           !Plan::bias_in_accumulator),
+                "split_epilogue: needs copier = CopierKind::tma, warp_specialized = true, the fused "
+                "epilogue, cooperative consumers (pingpong = false), cluster_m = 1, tma_store = false, "
+                "out_via_smem = false and bias_in_accumulator = false (the gate warps store the tile; "
+                "the consumers add the bias when they write X)");
   static_assert(Plan::specialized || !P::stage_pipeline || Plan::consumer_warpgroups == 2,
                 "stage_pipeline: the ordered turns are defined for exactly 2 consumer warpgroups "
                 "(warps = 8)");

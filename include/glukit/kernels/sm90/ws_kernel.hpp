@@ -22,11 +22,17 @@
 //   Y producer: wait y_empty[b] -> load Y (and bias) -> y_full[b]
 //   consumers:  wait y_full[b] -> gate in place -> proxy fence -> out_full[b]
 //   storer:     wait out_full[b] -> TMA store -> wait until read -> y_empty[b]
+// split_epilogue: the consumers leave X = acc + bias (fp16) in an X tile and start the
+// next tile's main loop; producer warps 2-3 (the gate warps) gate and store it, and the
+// Y producer moves to warp 1:
+//   consumers:  wait x_empty -> write X -> x_full
+//   gate warps: wait y_full[b], x_full -> gate + store -> x_empty, y_empty[b]
 // pingpong: each consumer warpgroup owns whole tiles (64 or 128 rows) and the
 // warpgroups take the block's tiles in turns (a named barrier orders their main loops).
 // cluster_m = 2: two blocks share each B panel (TMA multicast); a stage is
 // refilled once the consumers of both blocks released it.
-// setmaxnreg moves registers from the producer to the consumers.
+// setmaxnreg moves registers from the producer to the consumers (not with split_epilogue:
+// the gate warps need their registers).
 #pragma once
 #include <cstdint>
 
@@ -100,13 +106,19 @@ struct WsKernel : WsProducer<P> {
 #pragma unroll
         for (int s = 0; s < SL; ++s) epi_of(s).init_staged(acc[s], nullptr);  // zeros: the bias comes later
       }
-      Epi epi = epi_of(0);  // the register epilogue (SL = 1)
+      Epi epi = epi_of(0);  // the register epilogue and split_epilogue (SL = 1)
       if constexpr (!Plan::stage_y) epi.init(acc[0]);
+      // split_epilogue: this thread's bias pairs, read from the tile's first stage and
+      // added to the accumulators before X is rounded.
+      std::uint32_t bias_pairs[Plan::split_epilogue ? Epi::J : 1];
+      const bool bias_from_ring = Plan::split_epilogue && p.args.bias != nullptr && p.k_blocks > 0;
       if constexpr (Plan::pingpong)
         if (li > 0) named_barrier_sync<2 * 128>(2 + cwg);
       int release = -1;
       for (int kb = 0; kb < p.k_blocks; ++kb) {
         mbarrier_wait(&sh.full[st.index], st.phase);
+        if constexpr (Plan::split_epilogue)
+          if (kb == 0 && bias_from_ring) epi.load_bias_pairs(bias_pairs, sh.ring.template tile<2>(st.index));
 #pragma unroll
         for (int s = 0; s < SL; ++s) mma_k_block<P>(sh.ring, st.index, a_wg + s, acc[s]);
         if constexpr (!Plan::stage_y)
@@ -124,7 +136,18 @@ struct WsKernel : WsProducer<P> {
 #pragma unroll
       for (int s = 0; s < SL; ++s) fence_accumulators(acc[s]);
       if (release >= 0) release_stage(sh, release);
-      if constexpr (Plan::stage_y) {
+      if constexpr (Plan::split_epilogue) {
+        mbarrier_wait(&sh.x_empty[0], static_cast<std::uint32_t>(li & 1) ^ 1u);
+        if (bias_from_ring) {
+          Epi::add_bias_pairs(acc[0], bias_pairs);
+        } else if (bias_beside_y(p)) {  // k = 0: the bias came with Y, which stays until X is gated
+          const auto [b, phase] = y_slot(li);
+          mbarrier_wait(&sh.y_full[b], phase);
+          epi.add_staged_bias(acc[0], sh.y_bias(b));
+        }
+        epi.template store_x<typename Plan::YLayout>(acc[0], sh.x_tile(), m0);
+        mbarrier_arrive(&sh.x_full[0]);
+      } else if constexpr (Plan::stage_y) {
         const auto [b, phase] = y_slot(li);
         mbarrier_wait(&sh.y_full[b], phase);
         unsigned char* bias_row = bias_beside_y(p) ? sh.y_bias(b) : nullptr;
@@ -155,11 +178,30 @@ struct WsKernel : WsProducer<P> {
     }
   }
 
+  /// Gate warps (split_epilogue): for each tile of the block, once its Y and X are in
+  /// shared memory, apply the operation and store the output; then hand both back.
+  GLUKIT_DEVICE static void gate_tiles(const KernelParams& p, const Shared& sh, int gtid) {
+    using namespace arch::hopper;
+    std::int64_t li = 0;
+    for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride(), ++li) {
+      const TileCoord tc = p.schedule.tile(slot);
+      const auto [b, phase] = y_slot(li);
+      mbarrier_wait(&sh.y_full[b], phase);
+      mbarrier_wait(&sh.x_full[0], static_cast<std::uint32_t>(li & 1));
+      Epi::template gate_tile<typename Plan::YLayout, Plan::gate_threads>(p.args, sh.x_tile(), sh.y_tile(b),
+                                                                         tile_row(tc), tc.n * BN, gtid);
+      mbarrier_arrive(&sh.x_empty[0]);
+      mbarrier_arrive(&sh.y_empty[b]);
+    }
+  }
+
   GLUKIT_DEVICE static void run(const KernelParams& p) {
     extern __shared__ unsigned char smem_raw[];
     const Ring ring = Ring::from_raw(smem_raw);
-    auto* bar = reinterpret_cast<std::uint64_t*>(ring.base + Plan::Buffers::bytes + Plan::y_bytes);
-    const Shared sh{ring, ring.base, bar, bar + S, bar + 2 * S, bar + 2 * S + YB, bar + 2 * S + 2 * YB};
+    auto* bar = reinterpret_cast<std::uint64_t*>(ring.base + Plan::Buffers::bytes + Plan::y_bytes + Plan::x_bytes);
+    const Shared sh{ring,         ring.base,          bar,
+                    bar + S,      bar + 2 * S,        bar + 2 * S + YB,
+                    bar + 2 * S + 2 * YB, bar + 2 * S + 3 * YB, bar + 2 * S + 3 * YB + 1};
     const int tid = static_cast<int>(threadIdx.x);
     if constexpr (Plan::tma) {
       if (tid == 0 && p.k_blocks > 0) {  // k = 0 encodes no A/B maps
@@ -174,8 +216,14 @@ struct WsKernel : WsProducer<P> {
       }
       for (int b = 0; b < YB; ++b) {
         arch::hopper::mbarrier_init(&sh.y_full[b], Plan::tma ? 1 : Plan::y_copy_threads);
-        arch::hopper::mbarrier_init(&sh.y_empty[b], Plan::tma_store ? 1 : Plan::tile_consumer_threads);
+        arch::hopper::mbarrier_init(&sh.y_empty[b], Plan::tma_store        ? 1
+                                                    : Plan::split_epilogue ? Plan::gate_threads
+                                                                           : Plan::tile_consumer_threads);
         arch::hopper::mbarrier_init(&sh.out_full[b], Plan::tile_consumer_threads);
+      }
+      if constexpr (Plan::split_epilogue) {
+        arch::hopper::mbarrier_init(sh.x_full, Plan::tile_consumer_threads);
+        arch::hopper::mbarrier_init(sh.x_empty, Plan::gate_threads);
       }
       arch::hopper::fence_mbarrier_init();
     }
@@ -184,17 +232,20 @@ struct WsKernel : WsProducer<P> {
     if constexpr (CM > 1) arch::hopper::cluster_sync();
     else __syncthreads();
     if (tid < Plan::copy_threads) {
-      arch::hopper::setmaxnreg_dec<Plan::producer_registers>();
+      if constexpr (Plan::rebalance_registers) arch::hopper::setmaxnreg_dec<Plan::producer_registers>();
       if constexpr (Plan::tma) {
         if (tid == 0) produce_ring_tma(p, sh);
-        if (Plan::stage_y && tid == Plan::ring_copy_threads) produce_y_tma(p, sh);
+        if (Plan::stage_y && tid == Plan::y_producer_tid) produce_y_tma(p, sh);
+        if constexpr (Plan::split_epilogue)
+          if (tid >= Plan::copy_threads - Plan::gate_threads)
+            gate_tiles(p, sh, tid - (Plan::copy_threads - Plan::gate_threads));
         if (Plan::tma_store && tid == Plan::ring_copy_threads + 32) store_out_tma(p, sh);  // its own warp
       } else {
         if (tid < Plan::ring_copy_threads) produce_ring(p, sh, tid);
         else if constexpr (Plan::stage_y) produce_y(p, sh, tid - Plan::ring_copy_threads);
       }
     } else {
-      arch::hopper::setmaxnreg_inc<Plan::consumer_registers>();
+      if constexpr (Plan::rebalance_registers) arch::hopper::setmaxnreg_inc<Plan::consumer_registers>();
       consume(p, sh, tid - Plan::copy_threads);
     }
     // No block leaves while another may still arrive on its barriers.

@@ -59,7 +59,7 @@ struct WsProducer : WsCommon<P> {
         const int k_left = static_cast<int>(args.k - std::int64_t{kb} * BK);
         ca.issue(sh.ring.template tile<0>(st.index), a_rows, k_left);
         cb.issue(sh.ring.template tile<1>(st.index), k_left, b_cols);
-        if (kb == 0 && Plan::stage_y && Plan::bias_in_accumulator && args.bias != nullptr)
+        if (kb == 0 && Plan::bias_in_ring && args.bias != nullptr)
           copy_bias_row(sh.ring.template tile<2>(st.index), args.bias + n0, b_cols, ptid, Plan::ring_copy_threads);
         ca.advance(BK);
         cb.advance(BK * args.ldb);
@@ -88,9 +88,8 @@ struct WsProducer : WsCommon<P> {
       const TileCoord tc = p.schedule.tile(slot);
       const int m0 = static_cast<int>(tile_row(tc)), n0 = static_cast<int>(tc.n * BN);
       for (int kb = 0; kb < p.k_blocks; ++kb) {
-        if constexpr (CM > 1) mbarrier_wait_cluster(&sh.empty[st.index], st.phase ^ 1u);  // every block released it
-        else mbarrier_wait(&sh.empty[st.index], st.phase ^ 1u);
-        const bool with_bias = kb == 0 && Plan::stage_y && Plan::bias_in_accumulator && args.bias != nullptr;
+        mbarrier_wait(&sh.empty[st.index], st.phase ^ 1u);  // in a cluster: every block released it
+        const bool with_bias = kb == 0 && Plan::bias_in_ring && args.bias != nullptr;
         mbarrier_arrive_expect_tx(&sh.full[st.index], Plan::stage_tx_bytes + (with_bias ? Plan::bias_tx_bytes : 0));
         const int k0 = kb * BK;
 #pragma unroll
