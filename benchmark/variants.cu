@@ -197,6 +197,30 @@ struct ThreeBuffers : Tma {
   static constexpr const char* name() { return "WarpSpecializedTma_3Buf"; }
 };
 
+/// The epilogue under the next tile's first wgmma: two register sets of 128 x 128
+/// accumulators (two of 128 x 192 do not fit), 5 stages, one Y buffer.
+struct Overlap128 : Tma {
+  static constexpr bool overlap_epilogue = true;
+  static constexpr int tile_n = 128;
+  static constexpr int num_buffers = 5;
+  static constexpr const char* name() { return "WarpSpecializedTma_Overlap_128"; }
+};
+/// ... with 1 or 3 k-blocks issued before the epilogue (2 by default).
+struct Overlap128K1 : Overlap128 {
+  static constexpr int overlap_k_blocks = 1;
+  static constexpr const char* name() { return "WarpSpecializedTma_Overlap_128_K1"; }
+};
+struct Overlap128K3 : Overlap128 {
+  static constexpr int overlap_k_blocks = 3;
+  static constexpr const char* name() { return "WarpSpecializedTma_Overlap_128_K3"; }
+};
+/// ... with 4 stages and two Y buffers.
+struct Overlap2Y128 : Overlap128 {
+  static constexpr int num_buffers = 4;
+  static constexpr int y_buffers = 2;
+  static constexpr const char* name() { return "WarpSpecializedTma_Overlap2Y_128"; }
+};
+
 }  // namespace
 
 void register_glukit_variants(std::int64_t k) {
@@ -219,6 +243,10 @@ void register_glukit_variants(std::int64_t k) {
   register_variant<Split128>(k);
   register_variant<Split2Y128>(k);
   register_variant<ThreeBuffers>(k);
+  register_variant<Overlap128>(k);
+  register_variant<Overlap128K1>(k);
+  register_variant<Overlap128K3>(k);
+  register_variant<Overlap2Y128>(k);
 }
 
 }  // namespace glukit_bench

@@ -236,6 +236,20 @@ struct WarpSpecializedTmaSplit2Y128 : WarpSpecializedTmaSplit {
   static constexpr int y_buffers = 2;
   static constexpr const char* name() { return "WarpSpecializedTmaSplit2Y128"; }
 };
+/// The epilogue under the next tile's first wgmma (two accumulator sets, 128 x 128),
+/// 5 stages and one Y buffer; and 4 stages, two Y buffers, one k-block before it.
+struct WarpSpecializedTmaOverlap128 : policy::WarpSpecializedTma<arch::sm90a> {
+  static constexpr bool overlap_epilogue = true;
+  static constexpr int tile_n = 128;
+  static constexpr int num_buffers = 5;
+  static constexpr const char* name() { return "WarpSpecializedTmaOverlap128"; }
+};
+struct WarpSpecializedTmaOverlap2Y128 : WarpSpecializedTmaOverlap128 {
+  static constexpr int num_buffers = 4;
+  static constexpr int y_buffers = 2;
+  static constexpr int overlap_k_blocks = 1;
+  static constexpr const char* name() { return "WarpSpecializedTmaOverlap2Y128"; }
+};
 using SplitPolicies = std::tuple<WarpSpecializedTmaSplit, WarpSpecializedTmaSplit2Y128>;
 
 TEMPLATE_LIST_TEST_CASE("split epilogue with other operations", "[gpu][epilogue][sanitize]", SplitPolicies) {
@@ -251,7 +265,8 @@ using UserPolicies = std::tuple<WarpSpecializedV3, WarpSpecializedV4, WarpSpecia
                                 WarpSpecializedTmaPingpong128, WarpSpecializedTmaPingpong128Store,
                                 WarpSpecializedTmaRegisterStores, WarpSpecializedV4TwoYOutViaSmem,
                                 WarpSpecializedTmaPingpong128RegisterStores, WarpSpecializedTmaSplit,
-                                WarpSpecializedTmaSplit2Y128>;
+                                WarpSpecializedTmaSplit2Y128, WarpSpecializedTmaOverlap128,
+                                WarpSpecializedTmaOverlap2Y128>;
 
 TEMPLATE_LIST_TEST_CASE("user-derived policies", "[gpu][user][sanitize]", UserPolicies) {
   check_problem<TestType>({1000, 21555, 200, 200, 21560, 21560, 21560});
@@ -294,7 +309,8 @@ TEMPLATE_LIST_TEST_CASE("clusters of two blocks sharing B", "[gpu][cluster]", Cl
   check_problem<TestType>({1024, 21568, 512});
 }
 
-using StressPolicies = std::tuple<policy::WarpSpecializedTma<arch::sm90a>, WarpSpecializedTmaSplit>;
+using StressPolicies = std::tuple<policy::WarpSpecializedTma<arch::sm90a>, WarpSpecializedTmaSplit,
+                                  WarpSpecializedTmaOverlap128>;
 
 TEMPLATE_LIST_TEST_CASE("back-to-back launches keep the mbarrier phases right", "[gpu][stress]", StressPolicies) {
   // Tile counts per block and k-block counts that are not multiples of the ring's

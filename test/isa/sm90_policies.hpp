@@ -31,4 +31,12 @@ struct WarpSpecializedTmaSplit : glukit::policy::WarpSpecializedTma<glukit::arch
   static constexpr const char* name() { return "WarpSpecializedTmaSplit"; }
 };
 
+/// The epilogue under the next tile's first wgmma (two accumulator sets).
+struct WarpSpecializedTmaOverlap : glukit::policy::WarpSpecializedTma<glukit::arch::sm90a> {
+  static constexpr bool overlap_epilogue = true;
+  static constexpr int tile_n = 128;
+  static constexpr int num_buffers = 5;
+  static constexpr const char* name() { return "WarpSpecializedTmaOverlap"; }
+};
+
 }  // namespace glukit_isa

@@ -70,6 +70,20 @@ struct MainloopPlan {
     if constexpr (requires { P::split_epilogue; }) return bool(P::split_epilogue);
     else return false;
   }();
+  /// Optional policy member overlap_epilogue (default false; warp-specialised fused
+  /// policies with cooperative consumers): each consumer thread keeps two accumulator
+  /// sets. A tile's first overlap_k_blocks k-blocks of wgmma are issued into one set, then
+  /// the previous tile's epilogue runs from the other while the tensor cores work, then
+  /// the main loop goes on. Two sets must fit the register budget (tile_n <= 128).
+  static constexpr bool overlap_epilogue = [] {
+    if constexpr (requires { P::overlap_epilogue; }) return bool(P::overlap_epilogue);
+    else return false;
+  }();
+  /// k-blocks issued before the previous tile's epilogue (overlap_epilogue).
+  static constexpr int overlap_k_blocks = [] {
+    if constexpr (requires { P::overlap_k_blocks; }) return int(P::overlap_k_blocks);
+    else return 2;
+  }();
   /// Threads of the gate warps (split_epilogue).
   static constexpr int gate_threads = split_epilogue ? 2 * traits::wave_size : 0;
   /// Producer thread that loads Y with TMA: warp 2's first lane, or warp 1's when warps
@@ -168,7 +182,7 @@ struct MainloopPlan {
   /// Accumulators plus the Y prefetch (V4: one half2 per accumulator pair of the first
   /// row half; the second half loads after the drain) plus ~24 for addresses and indices.
   static constexpr int registers_needed =
-      accumulators_per_thread +
+      accumulators_per_thread * (overlap_epilogue ? 2 : 1) +
       (P::epilogue_style == EpilogueStyle::fused && !stage_y ? accumulators_per_thread / 4 : 0) + 24;
 };
 
@@ -223,6 +237,12 @@ constexpr bool check_policy() {
                 "epilogue, cooperative consumers (pingpong = false), cluster_m = 1, tma_store = false, "
                 "out_via_smem = false and bias_in_accumulator = false (the gate warps store the tile; "
                 "the consumers add the bias when they write X)");
+  static_assert(!Plan::overlap_epilogue || (Plan::stage_y && !Plan::pingpong && !Plan::tma_store &&
+                                             !Plan::split_epilogue && Plan::cluster_m == 1 &&
+                                             Plan::overlap_k_blocks >= 1),
+                "overlap_epilogue: needs warp_specialized = true, the fused epilogue (Y staged in shared "
+                "memory), cooperative consumers (pingpong = false), tma_store = false, split_epilogue = "
+                "false, cluster_m = 1 and overlap_k_blocks >= 1");
   static_assert(Plan::specialized || !P::stage_pipeline || Plan::consumer_warpgroups == 2,
                 "stage_pipeline: the ordered turns are defined for exactly 2 consumer warpgroups "
                 "(warps = 8)");
@@ -231,8 +251,8 @@ constexpr bool check_policy() {
                 "num_buffers / tile sizes / min_blocks_per_cu: the shared-memory ring does not fit "
                 "227 KiB per block and 228 KiB per SM");
   static_assert(Plan::registers_needed <= Plan::register_budget && Plan::register_budget >= 64,
-                "min_blocks_per_cu / tile_n: accumulators (and V4's Y prefetch) do not fit the "
-                "register file at this occupancy");
+                "min_blocks_per_cu / tile_n / overlap_epilogue: accumulators (two sets with "
+                "overlap_epilogue, and V4's Y prefetch) do not fit the register file at this occupancy");
   static_assert(P::min_blocks_per_cu >= 1, "min_blocks_per_cu: must be >= 1");
   return true;
 }

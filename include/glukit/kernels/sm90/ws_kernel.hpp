@@ -35,6 +35,7 @@
 // the gate warps need their registers).
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "glukit/arch/hopper/hopper.hpp"
 #include "glukit/kernels/args.hpp"
@@ -66,6 +67,85 @@ struct WsKernel : WsProducer<P> {
     } else {
       arch::hopper::mbarrier_arrive(&sh.empty[stage]);
     }
+  }
+
+  /// The epilogue of the li-th tile a block walks (rows from m0), Y staged in shared
+  /// memory: wait for Y, apply, store (or hand the tile to the TMA store), release Y.
+  template <class EpiOf>
+  GLUKIT_DEVICE static void finish_tile(const KernelParams& p, const Shared& sh, std::int64_t li, std::int64_t m0,
+                                        const EpiOf& epi_of, float (&acc)[SL][Mma::accumulators]) {
+    using namespace arch::hopper;
+    const auto [b, phase] = y_slot(li);
+    mbarrier_wait(&sh.y_full[b], phase);
+    unsigned char* bias_row = bias_beside_y(p) ? sh.y_bias(b) : nullptr;
+#pragma unroll
+    for (int s = 0; s < SL; ++s) {
+      const Epi e = epi_of(s);
+      if constexpr (Plan::tma_store) {
+        e.template finish_in_place<typename Plan::YLayout>(acc[s], sh.y_tile(b), bias_row, m0, p.store_cols);
+      } else if constexpr (Plan::out_via_smem) {
+        // The warp's rows, written by its own stmatrix, stored by its own lanes.
+        e.template finish_in_place<typename Plan::YLayout>(acc[s], sh.y_tile(b), bias_row, m0, e.n0 + BN);
+        __syncwarp();
+        e.template store_rows_from_smem<typename Plan::YLayout>(sh.y_tile(b), m0);
+      } else {
+        e.template finish_staged<typename Plan::YLayout>(acc[s], sh.y_tile(b), bias_row, m0);
+      }
+    }
+    if constexpr (Plan::tma_store) {
+      fence_proxy_async_shared();  // the output tile, written by this proxy, is read by TMA
+      mbarrier_arrive(&sh.out_full[b]);
+    } else {
+      mbarrier_arrive(&sh.y_empty[b]);
+    }
+  }
+
+  /// Consumers with overlap_epilogue: when a tile's main loop is done its accumulators
+  /// are copied to a second register set (`held`), and the next tile issues its first
+  /// overlap_k_blocks k-blocks of wgmma before it runs that epilogue, so the epilogue
+  /// runs while the tensor cores work; ring stages are released in order once the wgmma
+  /// reading them are done. The copy keeps the epilogue off registers a wgmma defines:
+  /// reading those while any wgmma is in flight makes ptxas wait for it (C7517).
+  GLUKIT_DEVICE static void consume_overlapped(const KernelParams& p, const Shared& sh, int ctid) {
+    using namespace arch::hopper;
+    static_assert(SL == 1, "overlap_epilogue: cooperative consumers (one 64-row slice each)");
+    float acc[1][Mma::accumulators], held[1][Mma::accumulators];
+    State st{}, rel{};  // the next stage to wait for; the oldest stage not yet released
+    const auto issue = [&] {
+      mbarrier_wait(&sh.full[st.index], st.phase);
+      mma_k_block<P>(sh.ring, st.index, ctid / 128, acc[0]);
+      ++st;
+    };
+    const auto release = [&](int stages) {
+      for (int i = 0; i < stages; ++i, ++rel) release_stage(sh, rel.index);
+    };
+    const auto epi_at = [&p, ctid](std::int64_t m0, std::int64_t n0) {
+      return [&p, m0, n0, ctid](int) { return Epi(p.args, m0, n0, ctid); };
+    };
+    std::int64_t li = 0, prev_m0 = 0, prev_n0 = 0;
+    for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride(), ++li) {
+      const TileCoord tc = p.schedule.tile(slot);
+      const std::int64_t m0 = tile_row(tc), n0 = tc.n * BN;
+      epi_at(m0, n0)(0).init_staged(acc[0], nullptr);  // zeros: the bias comes with Y
+      const int pre = p.k_blocks < Plan::overlap_k_blocks ? p.k_blocks : Plan::overlap_k_blocks;
+#pragma unroll
+      for (int kb = 0; kb < Plan::overlap_k_blocks; ++kb)
+        if (kb < pre) issue();
+      if (li > 0) finish_tile(p, sh, li - 1, prev_m0, epi_at(prev_m0, prev_n0), held);
+      for (int kb = pre; kb < p.k_blocks; ++kb) {
+        issue();
+        wgmma_wait<1>();  // all but this k-block's wgmma are done with their stages
+        fence_accumulators(acc[0]);
+        release(kb == pre ? pre : 1);
+      }
+      wgmma_wait<0>();
+      fence_accumulators(acc[0]);
+      release(p.k_blocks > pre ? 1 : pre);
+#pragma unroll
+      for (int i = 0; i < Mma::accumulators; ++i) asm volatile("mov.b32 %0, %1;" : "=f"(held[0][i]) : "f"(acc[0][i]));
+      prev_m0 = m0, prev_n0 = n0;
+    }
+    if (li > 0) finish_tile(p, sh, li - 1, prev_m0, epi_at(prev_m0, prev_n0), held);
   }
 
   GLUKIT_DEVICE static void consume(const KernelParams& p, const Shared& sh, int ctid) {
@@ -148,29 +228,7 @@ struct WsKernel : WsProducer<P> {
         epi.template store_x<typename Plan::YLayout>(acc[0], sh.x_tile(), m0);
         mbarrier_arrive(&sh.x_full[0]);
       } else if constexpr (Plan::stage_y) {
-        const auto [b, phase] = y_slot(li);
-        mbarrier_wait(&sh.y_full[b], phase);
-        unsigned char* bias_row = bias_beside_y(p) ? sh.y_bias(b) : nullptr;
-#pragma unroll
-        for (int s = 0; s < SL; ++s) {
-          const Epi e = epi_of(s);
-          if constexpr (Plan::tma_store) {
-            e.template finish_in_place<typename Plan::YLayout>(acc[s], sh.y_tile(b), bias_row, m0, p.store_cols);
-          } else if constexpr (Plan::out_via_smem) {
-            // The warp's rows, written by its own stmatrix, stored by its own lanes.
-            e.template finish_in_place<typename Plan::YLayout>(acc[s], sh.y_tile(b), bias_row, m0, n0 + BN);
-            __syncwarp();
-            e.template store_rows_from_smem<typename Plan::YLayout>(sh.y_tile(b), m0);
-          } else {
-            e.template finish_staged<typename Plan::YLayout>(acc[s], sh.y_tile(b), bias_row, m0);
-          }
-        }
-        if constexpr (Plan::tma_store) {
-          fence_proxy_async_shared();  // the output tile, written by this proxy, is read by TMA
-          mbarrier_arrive(&sh.out_full[b]);
-        } else {
-          mbarrier_arrive(&sh.y_empty[b]);
-        }
+        finish_tile(p, sh, li, m0, epi_of, acc);
       } else {
         if (p.k_blocks == 0) epi.prefetch();
         epi.finish(acc[0]);
@@ -246,7 +304,8 @@ struct WsKernel : WsProducer<P> {
       }
     } else {
       if constexpr (Plan::rebalance_registers) arch::hopper::setmaxnreg_inc<Plan::consumer_registers>();
-      consume(p, sh, tid - Plan::copy_threads);
+      if constexpr (Plan::overlap_epilogue) consume_overlapped(p, sh, tid - Plan::copy_threads);
+      else consume(p, sh, tid - Plan::copy_threads);
     }
     // No block leaves while another may still arrive on its barriers.
     if constexpr (CM > 1) arch::hopper::cluster_sync();
