@@ -27,6 +27,19 @@ struct MySwiGlu : gp::V4FusedEpilogue<ga::sm90a> {
 };
 static_assert(kernel_ok<MySwiGlu>());
 
+/// The optional epilogue modes of the warp-specialised TMA kernel.
+struct MySplit : gp::WarpSpecializedTma<ga::sm90a> {
+  static constexpr bool split_epilogue = true;
+  static constexpr bool out_via_smem = false;
+  static constexpr int num_buffers = 3;
+};
+struct MyOverlap : gp::WarpSpecializedTma<ga::sm90a> {
+  static constexpr bool overlap_epilogue = true;
+  static constexpr int tile_n = 128;
+  static constexpr int num_buffers = 5;
+};
+static_assert(kernel_ok<MySplit>() && kernel_ok<MyOverlap>());
+
 glukit::Status validate(const glukit::AddmmGluArgs& args) {
   return glukit::AddmmGlu<MySwiGlu>::validate(args);
 }

@@ -27,6 +27,8 @@
 // Y producer moves to warp 1:
 //   consumers:  wait x_empty -> write X -> x_full
 //   gate warps: wait y_full[b], x_full -> gate + store -> x_empty, y_empty[b]
+// overlap_epilogue: a tile's accumulators are copied to a second register set, and its
+// epilogue runs after the next tile's first wgmma are issued, while they run.
 // pingpong: each consumer warpgroup owns whole tiles (64 or 128 rows) and the
 // warpgroups take the block's tiles in turns (a named barrier orders their main loops).
 // cluster_m = 2: two blocks share each B panel (TMA multicast); a stage is
