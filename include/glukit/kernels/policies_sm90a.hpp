@@ -70,7 +70,9 @@ struct VariantTuning<Variant::warp_specialized_tma, arch::sm90a> {
   static constexpr int tile_n = 192;
   static constexpr int tile_k = 64;
   static constexpr int warps = 12;    ///< producer warpgroup + 2 consumer warpgroups
-  static constexpr int num_buffers = 4;  ///< 4 x 41 KiB ring + 49 KiB Y tile
+  /// 4 x 41 KiB ring + 49 KiB Y tile (5 do not fit beside Y). 3 stages, same run
+  /// (docs/results/h200-2026-11-29-0c137ab.md): 49.1/62.5/90.8 against 40.6/59.1/84.2.
+  static constexpr int num_buffers = 4;
   /// One Y buffer and 16-byte streaming stores from registers. Measured against the
   /// other epilogues (qt3, batched launches, H200, 2026-11-29, us at K = 256/512/1024;
   /// cuBLAS 27.0/41.1/71.9): this one 46.4/61.0/92.7; TMA store over the Y tile, 4
@@ -100,6 +102,13 @@ struct VariantTuning<Variant::warp_specialized_tma, arch::sm90a> {
   /// SASS: WARPGROUP.DEPBAR after each HGMMA): 55.7/69.9/100.0 us against
   /// 52.9/67.6/95.3 us with the bias in the epilogue.
   static constexpr bool bias_in_accumulator = false;
+  /// The consumers gate and store. Same run, us at K = 256/512/1024
+  /// (docs/results/h200-2026-11-29-0c137ab.md), against 40.6/59.1/84.2: X handed to two
+  /// gate warps through shared memory (3 stages left) 53.4/65.3/99.1; the epilogue under
+  /// the next tile's first k-block from a second register set (128 x 128, 5 stages)
+  /// 45.3/66.3/96.2.
+  static constexpr bool split_epilogue = false;
+  static constexpr bool overlap_epilogue = false;
 };
 
 }  // namespace glukit::policy
