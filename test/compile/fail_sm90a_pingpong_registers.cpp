@@ -1,7 +1,7 @@
 // A ping-pong warpgroup holds its whole 128 x 192 tile: 192 fp32 accumulators per
 // thread, more than the 168 registers a thread of a 384-thread block can have
 // (ptxas caps the kernel there; setmaxnreg does not raise it).
-// expect-error: min_blocks_per_cu / tile_n: accumulators (and V4's Y prefetch) do not fit
+// expect-error: min_blocks_per_cu / tile_n / overlap_epilogue: accumulators (two sets
 #include <glukit/glukit.hpp>
 
 struct Pingpong128x192 : glukit::policy::WarpSpecializedTma<glukit::arch::sm90a> {

@@ -15,8 +15,8 @@
 //     result back over it with stmatrix, for a TMA store of the tile or for the
 //     warp's own row-contiguous stores (store_rows_from_smem).
 //   split (split_epilogue): the consumers write X = acc + bias as fp16 into an X tile
-//     (store_x, stmatrix) and go on; the gate warps read X and Y as row chunks from
-//     shared memory, apply the operation and store (gate_tile).
+//     (store_x, stmatrix) and go on; the gate warps (ws_gate.hpp) read X and Y as
+//     row chunks from shared memory, apply the operation and store.
 // Rows and columns outside the output are never written; the epilogue's own Y
 // loads stay inside the output too.
 #pragma once
@@ -305,7 +305,7 @@ struct Epilogue {
 
   /// split_epilogue, consumer side: X = acc (the bias already added) rounded to fp16
   /// into the X tile (YLayout, rows from m0), this thread's fragment written with
-  /// stmatrix; the gate warps read it back as row chunks (gate_tile).
+  /// stmatrix; the gate warps read it back as row chunks (WsGate::gate_tile).
   template <class YLayout>
   GLUKIT_DEVICE void store_x(const float (&acc)[R], unsigned char* x_tile, std::int64_t m0) const {
     const auto x_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(x_tile));
@@ -318,58 +318,6 @@ struct Epilogue {
         o[i] = pack_half2(acc[k], acc[k + 1]);
       }
       arch::hopper::stmatrix_x4(x_s + fragment_offset<YLayout>(m0, jj), o);
-    }
-  }
-
-  /// split_epilogue, gate-warp side: thread t of Threads takes the tile's 16-byte row
-  /// chunks t, t + Threads, ... (a warp covers consecutive chunks of a row: whole
-  /// 128-byte lines per store instruction). Each chunk of X and of Y sits at the same
-  /// place of their swizzled tiles; the operation runs on fp16 pairs when it is exact in
-  /// half2 (the GLU gate), in fp32 otherwise, and the result is stored with store_row_chunk. Batches of 4 chunks keep 8 shared loads in flight.
-  template <class YLayout, int Threads>
-  GLUKIT_DEVICE static void gate_tile(const AddmmGluArgs& a, const unsigned char* x_tile,
-                                      const unsigned char* y_tile, std::int64_t m0, std::int64_t n0, int t) {
-    using arch::hopper::ld_shared_128;
-    constexpr int CPR = BN / 8;  // 16-byte chunks per row
-    constexpr int PER = BM * CPR / Threads;
-    constexpr int U = 4;
-    static_assert(PER % U == 0, "tile: the gate warps take whole batches of 4 chunks each");
-    // X is fp16 here: an operation exact in half2 runs on pairs (one HFMA2 for the gate).
-    constexpr bool packed = [] {
-      if constexpr (requires { Op::exact_in_half2; }) return bool(Op::exact_in_half2);
-      else return false;
-    }();
-    const Op op{};
-    const bool interior = m0 + BM <= a.m && n0 + BN <= a.n;
-    const auto x_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(x_tile));
-    const auto y_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(y_tile));
-#pragma unroll 1
-    for (int i0 = 0; i0 < PER; i0 += U) {
-      uint4 xv[U], yv[U];
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int c = t + Threads * (i0 + u), off = YLayout::offset(c / CPR, 8 * (c % CPR));
-        xv[u] = ld_shared_128(x_s + off);
-        yv[u] = Op::reads_aux ? ld_shared_128(y_s + off) : make_uint4(0u, 0u, 0u, 0u);
-      }
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int c = t + Threads * (i0 + u);
-        const std::uint32_t xw[4] = {xv[u].x, xv[u].y, xv[u].z, xv[u].w};
-        const std::uint32_t yw[4] = {yv[u].x, yv[u].y, yv[u].z, yv[u].w};
-        std::uint32_t o[4];
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          if constexpr (packed) {
-            const __half2 r = op(*reinterpret_cast<const __half2*>(&xw[e]), *reinterpret_cast<const __half2*>(&yw[e]));
-            o[e] = *reinterpret_cast<const std::uint32_t*>(&r);
-          } else {
-            const float2 x = unpack_half2(xw[e]), y = unpack_half2(yw[e]);
-            o[e] = pack_half2(op(x.x, y.x), op(x.y, y.y));
-          }
-        }
-        store_row_chunk(a, m0 + c / CPR, n0 + 8 * (c % CPR), make_uint4(o[0], o[1], o[2], o[3]), interior);
-      }
     }
   }
 

@@ -43,6 +43,7 @@
 #include "glukit/kernels/args.hpp"
 #include "glukit/kernels/sm90/epilogue.hpp"
 #include "glukit/kernels/sm90/mainloop.hpp"
+#include "glukit/kernels/sm90/ws_gate.hpp"
 #include "glukit/kernels/sm90/ws_producer.hpp"
 
 namespace glukit::sm90 {
@@ -238,23 +239,6 @@ struct WsKernel : WsProducer<P> {
     }
   }
 
-  /// Gate warps (split_epilogue): for each tile of the block, once its Y and X are in
-  /// shared memory, apply the operation and store the output; then hand both back.
-  GLUKIT_DEVICE static void gate_tiles(const KernelParams& p, const Shared& sh, int gtid) {
-    using namespace arch::hopper;
-    std::int64_t li = 0;
-    for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride(), ++li) {
-      const TileCoord tc = p.schedule.tile(slot);
-      const auto [b, phase] = y_slot(li);
-      mbarrier_wait(&sh.y_full[b], phase);
-      mbarrier_wait(&sh.x_full[0], static_cast<std::uint32_t>(li & 1));
-      Epi::template gate_tile<typename Plan::YLayout, Plan::gate_threads>(p.args, sh.x_tile(), sh.y_tile(b),
-                                                                         tile_row(tc), tc.n * BN, gtid);
-      mbarrier_arrive(&sh.x_empty[0]);
-      mbarrier_arrive(&sh.y_empty[b]);
-    }
-  }
-
   GLUKIT_DEVICE static void run(const KernelParams& p) {
     extern __shared__ unsigned char smem_raw[];
     const Ring ring = Ring::from_raw(smem_raw);
@@ -298,7 +282,7 @@ struct WsKernel : WsProducer<P> {
         if (Plan::stage_y && tid == Plan::y_producer_tid) produce_y_tma(p, sh);
         if constexpr (Plan::split_epilogue)
           if (tid >= Plan::copy_threads - Plan::gate_threads)
-            gate_tiles(p, sh, tid - (Plan::copy_threads - Plan::gate_threads));
+            WsGate<P>::gate_tiles(p, sh, tid - (Plan::copy_threads - Plan::gate_threads));
         if (Plan::tma_store && tid == Plan::ring_copy_threads + 32) store_out_tma(p, sh);  // its own warp
       } else {
         if (tid < Plan::ring_copy_threads) produce_ring(p, sh, tid);
