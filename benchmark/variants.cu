@@ -221,6 +221,19 @@ struct Overlap2Y128 : Overlap128 {
   static constexpr const char* name() { return "WarpSpecializedTma_Overlap2Y_128"; }
 };
 
+/// Plain (write-back) output stores instead of streaming (.cs, evict-first) ones.
+struct PlainStores : Tma {
+  static constexpr bool streaming_stores = false;
+  static constexpr const char* name() { return "WarpSpecializedTma_PlainStores"; }
+};
+/// 128 x 128 tiles with a 5-stage ring and one Y buffer: the ring depth that 128 x 192
+/// cannot hold beside its Y tile.
+struct FiveBuffers128 : Tma {
+  static constexpr int tile_n = 128;
+  static constexpr int num_buffers = 5;
+  static constexpr const char* name() { return "WarpSpecializedTma_5Buf_128"; }
+};
+
 }  // namespace
 
 void register_glukit_variants(std::int64_t k) {
@@ -247,6 +260,8 @@ void register_glukit_variants(std::int64_t k) {
   register_variant<Overlap128K1>(k);
   register_variant<Overlap128K3>(k);
   register_variant<Overlap2Y128>(k);
+  register_variant<PlainStores>(k);
+  register_variant<FiveBuffers128>(k);
 }
 
 }  // namespace glukit_bench
