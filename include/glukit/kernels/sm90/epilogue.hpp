@@ -321,11 +321,10 @@ struct Epilogue {
     }
   }
 
-  /// apply + store.
-  GLUKIT_DEVICE void finish(float (&acc)[R], bool second_half_loaded = true) {
+  /// apply + store (fused: both row halves of Y prefetched before).
+  GLUKIT_DEVICE void finish(float (&acc)[R]) {
     const Op op{};
     if constexpr (fused) {
-      if (!second_half_loaded) prefetch(1, 2);
 #pragma unroll
       for (int h = 0; h < 2; ++h)
 #pragma unroll

@@ -119,8 +119,9 @@ struct Kernel {
           compute_stage(ring, kb, kbs, wg, acc, epi, stages);
         }
       }
-      if (kbs == 0) epi.prefetch(0, 1);
-      epi.finish(acc, false);
+      if (kbs == 0) epi.prefetch(0, 1);  // no k-block issued the first row half of Y
+      epi.prefetch(1, 2);                 // the second row half, after the drain
+      epi.finish(acc);
     }
   }
 };
