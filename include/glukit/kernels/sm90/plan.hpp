@@ -71,10 +71,11 @@ struct MainloopPlan {
     else return false;
   }();
   /// Optional policy member overlap_epilogue (default false; warp-specialised fused
-  /// policies with cooperative consumers): each consumer thread keeps two accumulator
-  /// sets. A tile's first overlap_k_blocks k-blocks of wgmma are issued into one set, then
-  /// the previous tile's epilogue runs from the other while the tensor cores work, then
-  /// the main loop goes on. Two sets must fit the register budget (tile_n <= 128).
+  /// policies with cooperative consumers): a finished tile's accumulators are copied to a
+  /// second register set; the next tile issues its first overlap_k_blocks k-blocks of
+  /// wgmma, runs the previous tile's epilogue from the copy while the tensor cores work,
+  /// then goes on with its main loop. Two sets must fit the register budget
+  /// (tile_n <= 128).
   static constexpr bool overlap_epilogue = [] {
     if constexpr (requires { P::overlap_epilogue; }) return bool(P::overlap_epilogue);
     else return false;
