@@ -54,11 +54,26 @@ struct TmaPingpong128 : gp::WarpSpecializedTma<sm90a> {
 struct TmaCluster : gp::WarpSpecializedTma<sm90a> {
   static constexpr int cluster_m = 2;
 };
+struct TmaSplit : gp::WarpSpecializedTma<sm90a> {
+  static constexpr bool split_epilogue = true;
+  static constexpr bool out_via_smem = false;
+  static constexpr int num_buffers = 3;
+};
+struct TmaSplit2Y128 : TmaSplit {
+  static constexpr int tile_n = 128;
+  static constexpr int y_buffers = 2;
+};
+struct TmaOverlap128 : gp::WarpSpecializedTma<sm90a> {
+  static constexpr bool overlap_epilogue = true;
+  static constexpr int tile_n = 128;
+  static constexpr int num_buffers = 5;
+};
 
 using Sm90Policies = std::tuple<gp::V1RegisterStaged<sm90a>, gp::V2DirectToLds<sm90a>,
                                 gp::V3DeepPipelinePersistent<sm90a>, gp::V4FusedEpilogue<sm90a>,
                                 gp::WarpSpecializedTma<sm90a>, WsCpAsyncV3, WsCpAsyncV4, Tma256x3,
-                                WsCpAsyncV4TwoY, TmaStorePingpong, TmaPingpong128, TmaCluster>;
+                                WsCpAsyncV4TwoY, TmaStorePingpong, TmaPingpong128, TmaCluster, TmaSplit,
+                                TmaSplit2Y128, TmaOverlap128>;
 
 }  // namespace
 
@@ -90,9 +105,16 @@ TEMPLATE_LIST_TEST_CASE("sm90 plan: shared-memory layout meets wgmma and TMA ali
       CHECK(bias + TestType::tile_n * 2 <= y + Plan::y_stride);  // ... nor the next buffer
     }
   }
+  if constexpr (Plan::split_epilogue) {  // the X tile: after the Y buffers, swizzled like them
+    CHECK(Plan::x_offset == Plan::y_offset + Plan::y_bytes);
+    CHECK(Plan::x_offset % 1024 == 0);
+    CHECK(Plan::x_bytes == Plan::YLayout::bytes);
+  } else {
+    CHECK(Plan::x_bytes == 0);
+  }
   // Everything, with the alignment slack and the barriers, fits one block.
   CHECK(Plan::smem_bytes <= glukit::arch_traits<sm90a>::smem_bytes_per_block);
-  CHECK(Plan::smem_bytes >= B::bytes + Plan::y_bytes + Plan::barrier_bytes);
+  CHECK(Plan::smem_bytes >= B::bytes + Plan::y_bytes + Plan::x_bytes + Plan::barrier_bytes);
 }
 
 TEMPLATE_LIST_TEST_CASE("sm90 plan: TMA transaction bytes equal the issued boxes", "[sm90][plan]",
@@ -180,4 +202,25 @@ TEST_CASE("sm90 plan: a ping-pong warpgroup computes a 128-row tile as two 64-ro
   STATIC_REQUIRE(P64::wg_slices == 1);
   STATIC_REQUIRE(Coop::wg_slices == 1);
   STATIC_REQUIRE(Coop::tile_consumer_threads == 256);
+}
+
+TEST_CASE("sm90 plan: split_epilogue's gate warps, barriers and bias", "[sm90][plan]") {
+  using Split = glukit::sm90::MainloopPlan<TmaSplit>;
+  using Tma = glukit::sm90::MainloopPlan<gp::WarpSpecializedTma<sm90a>>;
+  STATIC_REQUIRE(Split::gate_threads == 64);    // producer warps 2-3
+  STATIC_REQUIRE(Split::y_producer_tid == 32);  // the Y producer moves to warp 1
+  STATIC_REQUIRE(Tma::y_producer_tid == 64);
+  // One stage fewer (its full and empty barriers), x_full and x_empty more.
+  STATIC_REQUIRE(Split::barrier_bytes == Tma::barrier_bytes - 2 * 8 + 2 * 8);
+  STATIC_REQUIRE(Split::bias_in_ring);       // the consumers add the bias before rounding X
+  STATIC_REQUIRE(!Tma::bias_in_ring);        // the shipped kernel stages it beside Y
+  STATIC_REQUIRE(!Split::rebalance_registers);  // the gate warps keep the launch's registers
+  STATIC_REQUIRE(Tma::rebalance_registers);
+}
+
+TEST_CASE("sm90 plan: overlap_epilogue needs two accumulator sets in the register budget", "[sm90][plan]") {
+  using Overlap = glukit::sm90::MainloopPlan<TmaOverlap128>;
+  STATIC_REQUIRE(Overlap::registers_needed == 2 * 64 + 24);
+  STATIC_REQUIRE(Overlap::registers_needed <= Overlap::register_budget);
+  STATIC_REQUIRE(Overlap::register_budget == 168);  // 65 536 / 384 threads, rounded down to 8
 }
