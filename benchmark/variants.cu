@@ -234,6 +234,17 @@ struct FiveBuffers128 : Tma {
   static constexpr const char* name() { return "WarpSpecializedTma_5Buf_128"; }
 };
 
+/// Raster along N (group_size_m = 1: a wave of blocks covers adjacent column tiles of
+/// one row band) and groups of 2 row tiles, against the shipped 8 (a whole column).
+struct GroupM1 : Tma {
+  static constexpr int group_size_m = 1;
+  static constexpr const char* name() { return "WarpSpecializedTma_GroupM1"; }
+};
+struct GroupM2 : Tma {
+  static constexpr int group_size_m = 2;
+  static constexpr const char* name() { return "WarpSpecializedTma_GroupM2"; }
+};
+
 }  // namespace
 
 void register_glukit_variants(std::int64_t k) {
@@ -262,6 +273,8 @@ void register_glukit_variants(std::int64_t k) {
   register_variant<Overlap2Y128>(k);
   register_variant<PlainStores>(k);
   register_variant<FiveBuffers128>(k);
+  register_variant<GroupM1>(k);
+  register_variant<GroupM2>(k);
 }
 
 }  // namespace glukit_bench
