@@ -91,7 +91,10 @@ struct VariantTuning<Variant::warp_specialized_tma, arch::sm90a> {
   /// (docs/results/h200-2026-11-29-684f0f0.md).
   static constexpr bool out_via_smem = true;
   static constexpr bool pingpong = false;  ///< cooperative: both consumer warpgroups share each tile
-  static constexpr int group_size_m = 8;  ///< raster along M: each B column read from HBM once
+  /// Raster along M: each B column read from HBM once. Same run, us at K = 256/512/1024
+  /// (docs/results/h200-2026-11-29-2ccf3c8-groups.md): 8 41.2/59.2/83.2, 2 40.0/56.5/84.5,
+  /// 1 40.8/58.5/102.8.
+  static constexpr int group_size_m = 8;
   static constexpr int chiplet_chunk = 1;
   static constexpr int min_blocks_per_cu = 1;
   /// Not read by the warp-specialised kernel: its producer / consumer warpgroup
