@@ -245,19 +245,6 @@ struct GroupM2 : Tma {
   static constexpr const char* name() { return "WarpSpecializedTma_GroupM2"; }
 };
 
-/// Two blocks per SM, each a producer warpgroup and one consumer warpgroup on 64 x 128
-/// tiles with 3 stages: one block's epilogue beside the other's main loop, each with its
-/// own ring (no setmaxnreg: two blocks share the register file).
-struct TwoPerSm64x128 : Tma {
-  static constexpr int tile_m = 64;
-  static constexpr int tile_n = 128;
-  static constexpr int warps = 8;
-  static constexpr int num_buffers = 3;
-  static constexpr int min_blocks_per_cu = 2;
-  static constexpr int group_size_m = 16;
-  static constexpr const char* name() { return "WarpSpecializedTma_64x128_2PerSM"; }
-};
-
 }  // namespace
 
 void register_glukit_variants(std::int64_t k) {
@@ -288,7 +275,6 @@ void register_glukit_variants(std::int64_t k) {
   register_variant<FiveBuffers128>(k);
   register_variant<GroupM1>(k);
   register_variant<GroupM2>(k);
-  register_variant<TwoPerSm64x128>(k);
 }
 
 }  // namespace glukit_bench

@@ -173,7 +173,7 @@ struct MainloopPlan {
   /// setmaxnreg targets of the warp-specialised kernel (sum fits 64K registers). Not with
   /// split_epilogue: the gate warps need more than a copy loop's registers, and ptxas
   /// caps the consumers at the launch budget anyway (register_budget).
-  static constexpr bool rebalance_registers = !split_epilogue && P::min_blocks_per_cu == 1;
+  static constexpr bool rebalance_registers = !split_epilogue;
   static constexpr int producer_registers = 40;
   static constexpr int consumer_registers = 232;
   static constexpr int accumulators_per_thread = wg_slices * P::tile_n / 2;  ///< fp32, m64nN fragments
@@ -207,12 +207,11 @@ constexpr bool check_policy() {
   static_assert(!Plan::pingpong || Plan::y_buffers % Plan::consumer_warpgroups == 0,
                 "y_buffers: with pingpong, a multiple of the consumer warpgroups (each Y buffer must "
                 "belong to one warpgroup, or a parity wait could see the other's phase)");
-  static_assert(!Plan::specialized || (P::min_blocks_per_cu <= 2 &&
-                                       (!Plan::rebalance_registers ||
-                                        Plan::producer_registers * 128 + Plan::consumer_registers *
-                                        Plan::consumer_threads <= traits::registers_per_sm)),
-                "warp_specialized: one or two blocks per SM, and setmaxnreg's producer + consumer "
-                "registers must fit the register file");
+  static_assert(!Plan::specialized || (P::min_blocks_per_cu == 1 &&
+                                       Plan::producer_registers * 128 + Plan::consumer_registers *
+                                       Plan::consumer_threads <= traits::registers_per_sm),
+                "warp_specialized: one block per SM, and setmaxnreg's producer + consumer registers "
+                "must fit the register file");
   static_assert(P::tile_n % 64 == 0 && P::tile_n <= traits::mma_n_max,
                 "tile_n: must be a multiple of 64 (one swizzle panel) and <= 256 (wgmma N)");
   static_assert(P::tile_k % 64 == 0,
