@@ -68,6 +68,13 @@ struct BiasOnly {
 
 namespace glukit {
 
+/// Does epilogue operation E declare exact_in_half2 (see the header comment)?
+template <class E>
+inline constexpr bool exact_in_half2 = [] {
+  if constexpr (requires { E::exact_in_half2; }) return bool(E::exact_in_half2);
+  else return false;
+}();
+
 /// What a type needs to be used as a policy's epilogue operation.
 template <class E>
 concept EpilogueOp = std::default_initializable<E> && requires(const E e, float x, double d) {

@@ -54,10 +54,7 @@ struct WsGate : WsCommon<P> {
     constexpr int U = 4;
     static_assert(PER % U == 0, "tile: the gate warps take whole batches of 4 chunks each");
     // X is fp16 here: an operation exact in half2 runs on pairs (one HFMA2 for the gate).
-    constexpr bool packed = [] {
-      if constexpr (requires { Op::exact_in_half2; }) return bool(Op::exact_in_half2);
-      else return false;
-    }();
+    constexpr bool packed = exact_in_half2<Op>;
     const Op op{};
     const bool interior = m0 + BM <= a.m && n0 + BN <= a.n;
     const auto x_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(x_tile));

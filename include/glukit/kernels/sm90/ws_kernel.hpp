@@ -72,23 +72,23 @@ struct WsKernel : WsProducer<P> {
     }
   }
 
-  /// The epilogue of the li-th tile a block walks (rows from m0), Y staged in shared
-  /// memory: wait for Y, apply, store (or hand the tile to the TMA store), release Y.
-  template <class EpiOf>
+  /// The epilogue of the li-th tile a block walks (at m0, n0), Y staged in shared memory:
+  /// wait for Y, apply, store (or hand the tile to the TMA store), release Y. Slice s of
+  /// the accumulators belongs to tile thread tid + 128 s (rows 64 s..).
   GLUKIT_DEVICE static void finish_tile(const KernelParams& p, const Shared& sh, std::int64_t li, std::int64_t m0,
-                                        const EpiOf& epi_of, float (&acc)[SL][Mma::accumulators]) {
+                                        std::int64_t n0, int tid, float (&acc)[SL][Mma::accumulators]) {
     using namespace arch::hopper;
     const auto [b, phase] = y_slot(li);
     mbarrier_wait(&sh.y_full[b], phase);
     unsigned char* bias_row = bias_beside_y(p) ? sh.y_bias(b) : nullptr;
 #pragma unroll
     for (int s = 0; s < SL; ++s) {
-      const Epi e = epi_of(s);
+      const Epi e(p.args, m0, n0, tid + 128 * s);
       if constexpr (Plan::tma_store) {
         e.template finish_in_place<typename Plan::YLayout>(acc[s], sh.y_tile(b), bias_row, m0, p.store_cols);
       } else if constexpr (Plan::out_via_smem) {
         // The warp's rows, written by its own stmatrix, stored by its own lanes.
-        e.template finish_in_place<typename Plan::YLayout>(acc[s], sh.y_tile(b), bias_row, m0, e.n0 + BN);
+        e.template finish_in_place<typename Plan::YLayout>(acc[s], sh.y_tile(b), bias_row, m0, n0 + BN);
         __syncwarp();
         e.template store_rows_from_smem<typename Plan::YLayout>(sh.y_tile(b), m0);
       } else {
@@ -101,6 +101,25 @@ struct WsKernel : WsProducer<P> {
     } else {
       mbarrier_arrive(&sh.y_empty[b]);
     }
+  }
+
+  /// split_epilogue: adds the bias (the pairs read with the tile's first stage, or at
+  /// k = 0 the row beside Y, which stays until X is gated), writes X once the gate warps
+  /// are done with the previous tile's, and hands it to them.
+  GLUKIT_DEVICE static void hand_x_to_gate_warps(const KernelParams& p, const Shared& sh, std::int64_t li,
+                                                 std::int64_t m0, const Epi& epi, float (&acc)[Mma::accumulators],
+                                                 const std::uint32_t (&bias_pairs)[Epi::J], bool bias_from_ring) {
+    using namespace arch::hopper;
+    mbarrier_wait(&sh.x_empty[0], static_cast<std::uint32_t>(li & 1) ^ 1u);
+    if (bias_from_ring) {
+      Epi::add_bias_pairs(acc, bias_pairs);
+    } else if (bias_beside_y(p)) {
+      const auto [b, phase] = y_slot(li);
+      mbarrier_wait(&sh.y_full[b], phase);
+      epi.add_staged_bias(acc, sh.y_bias(b));
+    }
+    epi.template store_x<typename Plan::YLayout>(acc, sh.x_tile(), m0);
+    mbarrier_arrive(&sh.x_full[0]);
   }
 
   /// Consumers with overlap_epilogue: when a tile's main loop is done its accumulators
@@ -122,19 +141,16 @@ struct WsKernel : WsProducer<P> {
     const auto release = [&](int stages) {
       for (int i = 0; i < stages; ++i, ++rel) release_stage(sh, rel.index);
     };
-    const auto epi_at = [&p, ctid](std::int64_t m0, std::int64_t n0) {
-      return [&p, m0, n0, ctid](int) { return Epi(p.args, m0, n0, ctid); };
-    };
     std::int64_t li = 0, prev_m0 = 0, prev_n0 = 0;
     for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride(), ++li) {
       const TileCoord tc = p.schedule.tile(slot);
       const std::int64_t m0 = tile_row(tc), n0 = tc.n * BN;
-      epi_at(m0, n0)(0).init_staged(acc[0], nullptr);  // zeros: the bias comes with Y
+      Epi(p.args, m0, n0, ctid).init_staged(acc[0], nullptr);  // zeros: the bias comes with Y
       const int pre = p.k_blocks < Plan::overlap_k_blocks ? p.k_blocks : Plan::overlap_k_blocks;
 #pragma unroll
       for (int kb = 0; kb < Plan::overlap_k_blocks; ++kb)
         if (kb < pre) issue();
-      if (li > 0) finish_tile(p, sh, li - 1, prev_m0, epi_at(prev_m0, prev_n0), held);
+      if (li > 0) finish_tile(p, sh, li - 1, prev_m0, prev_n0, ctid, held);
       for (int kb = pre; kb < p.k_blocks; ++kb) {
         issue();
         wgmma_wait<1>();  // all but this k-block's wgmma are done with their stages
@@ -148,7 +164,7 @@ struct WsKernel : WsProducer<P> {
       for (int i = 0; i < Mma::accumulators; ++i) asm volatile("mov.b32 %0, %1;" : "=f"(held[0][i]) : "f"(acc[0][i]));
       prev_m0 = m0, prev_n0 = n0;
     }
-    if (li > 0) finish_tile(p, sh, li - 1, prev_m0, epi_at(prev_m0, prev_n0), held);
+    if (li > 0) finish_tile(p, sh, li - 1, prev_m0, prev_n0, ctid, held);
   }
 
   GLUKIT_DEVICE static void consume(const KernelParams& p, const Shared& sh, int ctid) {
@@ -220,18 +236,9 @@ struct WsKernel : WsProducer<P> {
       for (int s = 0; s < SL; ++s) fence_accumulators(acc[s]);
       if (release >= 0) release_stage(sh, release);
       if constexpr (Plan::split_epilogue) {
-        mbarrier_wait(&sh.x_empty[0], static_cast<std::uint32_t>(li & 1) ^ 1u);
-        if (bias_from_ring) {
-          Epi::add_bias_pairs(acc[0], bias_pairs);
-        } else if (bias_beside_y(p)) {  // k = 0: the bias came with Y, which stays until X is gated
-          const auto [b, phase] = y_slot(li);
-          mbarrier_wait(&sh.y_full[b], phase);
-          epi.add_staged_bias(acc[0], sh.y_bias(b));
-        }
-        epi.template store_x<typename Plan::YLayout>(acc[0], sh.x_tile(), m0);
-        mbarrier_arrive(&sh.x_full[0]);
+        hand_x_to_gate_warps(p, sh, li, m0, epi, acc[0], bias_pairs, bias_from_ring);
       } else if constexpr (Plan::stage_y) {
-        finish_tile(p, sh, li, m0, epi_of, acc);
+        finish_tile(p, sh, li, m0, n0, tile_tid, acc);
       } else {
         if (p.k_blocks == 0) epi.prefetch();
         epi.finish(acc[0]);

@@ -11,6 +11,7 @@
 
 #include "glukit/kernels/policies.hpp"
 #include "glukit/kernels/sm90/plan.hpp"
+#include "isa/sm90_policies.hpp"
 
 namespace {
 
@@ -38,35 +39,19 @@ struct WsCpAsyncV4TwoY : WsCpAsyncV4 {
   static constexpr int num_buffers = 3;
   static constexpr int y_buffers = 2;
 };
-struct TmaStorePingpong : gp::WarpSpecializedTma<sm90a> {
-  static constexpr bool tma_store = true;
-  static constexpr bool out_via_smem = false;  // the TMA engine stores the tile
-  static constexpr int y_buffers = 2;
-  static constexpr bool pingpong = true;
-  static constexpr int tile_m = 64;
-  static constexpr int num_buffers = 5;
-};
 struct TmaPingpong128 : gp::WarpSpecializedTma<sm90a> {
   static constexpr bool pingpong = true;
   static constexpr int tile_n = 128;
   static constexpr int y_buffers = 2;
 };
-struct TmaCluster : gp::WarpSpecializedTma<sm90a> {
-  static constexpr int cluster_m = 2;
-};
-struct TmaSplit : gp::WarpSpecializedTma<sm90a> {
-  static constexpr bool split_epilogue = true;
-  static constexpr bool out_via_smem = false;
-  static constexpr int num_buffers = 3;
-};
+// The optional modes whose PTX the ISA checks read (test/isa/sm90_policies.hpp).
+using TmaStorePingpong = glukit_isa::WarpSpecializedTmaStorePingpong;
+using TmaCluster = glukit_isa::WarpSpecializedTmaCluster;
+using TmaSplit = glukit_isa::WarpSpecializedTmaSplit;
+using TmaOverlap128 = glukit_isa::WarpSpecializedTmaOverlap;
 struct TmaSplit2Y128 : TmaSplit {
   static constexpr int tile_n = 128;
   static constexpr int y_buffers = 2;
-};
-struct TmaOverlap128 : gp::WarpSpecializedTma<sm90a> {
-  static constexpr bool overlap_epilogue = true;
-  static constexpr int tile_n = 128;
-  static constexpr int num_buffers = 5;
 };
 
 using Sm90Policies = std::tuple<gp::V1RegisterStaged<sm90a>, gp::V2DirectToLds<sm90a>,
