@@ -245,6 +245,31 @@ struct GroupM2 : Tma {
   static constexpr const char* name() { return "WarpSpecializedTma_GroupM2"; }
 };
 
+/// Y loaded by the consumer warps into registers when a tile starts (no Y buffer), X
+/// staged through 16 x 64 rows per warp: the Y tile's shared memory goes to the ring.
+struct YRegs : Tma {
+  static constexpr bool y_in_registers = true;
+  static constexpr bool out_via_smem = false;  // the warps stage the output through their own rows
+  static constexpr int num_buffers = 5;
+  static constexpr const char* name() { return "WarpSpecializedTma_YRegs"; }
+};
+/// ... with the shipped ring depth (4 stages), to tell the two changes apart.
+struct YRegs4 : YRegs {
+  static constexpr int num_buffers = 4;
+  static constexpr const char* name() { return "WarpSpecializedTma_YRegs4"; }
+};
+/// ... at 128 x 128 with 6 stages.
+struct YRegs128 : YRegs {
+  static constexpr int tile_n = 128;
+  static constexpr int num_buffers = 6;
+  static constexpr const char* name() { return "WarpSpecializedTma_YRegs_128"; }
+};
+/// ... in clusters of two sharing B (cuBLAS's kernel for this shape: 5 stages, clusters of 2).
+struct YRegsCluster2 : YRegs {
+  static constexpr int cluster_m = 2;
+  static constexpr const char* name() { return "WarpSpecializedTma_YRegs_Cluster2"; }
+};
+
 }  // namespace
 
 void register_glukit_variants(std::int64_t k) {
@@ -275,6 +300,10 @@ void register_glukit_variants(std::int64_t k) {
   register_variant<FiveBuffers128>(k);
   register_variant<GroupM1>(k);
   register_variant<GroupM2>(k);
+  register_variant<YRegs>(k);
+  register_variant<YRegs4>(k);
+  register_variant<YRegs128>(k);
+  register_variant<YRegsCluster2>(k);
 }
 
 }  // namespace glukit_bench

@@ -1,5 +1,5 @@
-// Two sets of 128 x 192 accumulators (2 x 96 per thread) do not fit the 168 registers
-// a thread of a 384-thread block has.
+// Two sets of 128 x 192 accumulators (2 x 96 per thread) and the in-place epilogue's
+// ldmatrix batches do not fit the 232 registers setmaxnreg gives a consumer thread.
 // expect-error: overlap_epilogue: accumulators (two sets
 #include <glukit/glukit.hpp>
 

@@ -250,10 +250,25 @@ struct WarpSpecializedTmaOverlap2Y128 : WarpSpecializedTmaOverlap128 {
   static constexpr int overlap_k_blocks = 1;
   static constexpr const char* name() { return "WarpSpecializedTmaOverlap2Y128"; }
 };
-using SplitPolicies = std::tuple<WarpSpecializedTmaSplit, WarpSpecializedTmaSplit2Y128>;
+/// Y loaded into the consumers' registers (no Y buffer): 128 x 192 with 5 stages, and
+/// 128 x 128 with 6.
+struct WarpSpecializedTmaYRegs : policy::WarpSpecializedTma<arch::sm90a> {
+  static constexpr bool y_in_registers = true;
+  static constexpr bool out_via_smem = false;  // the warps stage the output through their own rows
+  static constexpr int num_buffers = 5;
+  static constexpr const char* name() { return "WarpSpecializedTmaYRegs"; }
+};
+struct WarpSpecializedTmaYRegs128 : WarpSpecializedTmaYRegs {
+  static constexpr int tile_n = 128;
+  static constexpr int num_buffers = 6;
+  static constexpr const char* name() { return "WarpSpecializedTmaYRegs128"; }
+};
+using SplitPolicies = std::tuple<WarpSpecializedTmaSplit, WarpSpecializedTmaSplit2Y128, WarpSpecializedTmaYRegs,
+                                 WarpSpecializedTmaYRegs128>;
 
-TEMPLATE_LIST_TEST_CASE("split epilogue with other operations", "[gpu][epilogue][sanitize]", SplitPolicies) {
-  // SwiGlu reads Y, BiasOnly does not (no Y loads: the gate warps read X alone).
+TEMPLATE_LIST_TEST_CASE("fp16-X epilogues with other operations", "[gpu][epilogue][sanitize]", SplitPolicies) {
+  // The epilogues that round X to fp16 before the operation (split_epilogue,
+  // y_in_registers): SwiGlu reads Y in fp32, BiasOnly reads no Y.
   check_problem<WithOp<TestType, epilogue::SwiGlu>, epilogue::SwiGlu>({200, 1000, 96});
   check_problem<WithOp<TestType, epilogue::BiasOnly>, epilogue::BiasOnly>({200, 1000, 96});
   check_problem<WithOp<TestType, epilogue::BiasOnly>, epilogue::BiasOnly>({64, 200, 0});
@@ -266,7 +281,8 @@ using UserPolicies = std::tuple<WarpSpecializedV3, WarpSpecializedV4, WarpSpecia
                                 WarpSpecializedTmaRegisterStores, WarpSpecializedV4TwoYOutViaSmem,
                                 WarpSpecializedTmaPingpong128RegisterStores, WarpSpecializedTmaSplit,
                                 WarpSpecializedTmaSplit2Y128, WarpSpecializedTmaOverlap128,
-                                WarpSpecializedTmaOverlap2Y128>;
+                                WarpSpecializedTmaOverlap2Y128, WarpSpecializedTmaYRegs,
+                                WarpSpecializedTmaYRegs128>;
 
 TEMPLATE_LIST_TEST_CASE("user-derived policies", "[gpu][user][sanitize]", UserPolicies) {
   check_problem<TestType>({1000, 21555, 200, 200, 21560, 21560, 21560});
@@ -310,7 +326,7 @@ TEMPLATE_LIST_TEST_CASE("clusters of two blocks sharing B", "[gpu][cluster]", Cl
 }
 
 using StressPolicies = std::tuple<policy::WarpSpecializedTma<arch::sm90a>, WarpSpecializedTmaSplit,
-                                  WarpSpecializedTmaOverlap128>;
+                                  WarpSpecializedTmaOverlap128, WarpSpecializedTmaYRegs>;
 
 TEMPLATE_LIST_TEST_CASE("back-to-back launches keep the mbarrier phases right", "[gpu][stress]", StressPolicies) {
   // Tile counts per block and k-block counts that are not multiples of the ring's

@@ -39,4 +39,12 @@ struct WarpSpecializedTmaOverlap : glukit::policy::WarpSpecializedTma<glukit::ar
   static constexpr const char* name() { return "WarpSpecializedTmaOverlap"; }
 };
 
+/// y_in_registers: Y loaded into the consumers' registers, 5 stages in its shared memory.
+struct WarpSpecializedTmaYRegs : glukit::policy::WarpSpecializedTma<glukit::arch::sm90a> {
+  static constexpr bool y_in_registers = true;
+  static constexpr bool out_via_smem = false;  // the warps stage the output through their own rows
+  static constexpr int num_buffers = 5;
+  static constexpr const char* name() { return "WarpSpecializedTmaYRegs"; }
+};
+
 }  // namespace glukit_isa

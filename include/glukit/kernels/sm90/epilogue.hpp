@@ -23,6 +23,8 @@
 #include <cstdint>
 
 #include "glukit/arch/hopper/memory.hpp"
+#include "glukit/blocks/smem_layout.hpp"
+#include "glukit/epilogue/functors.hpp"
 #include "glukit/kernels/args.hpp"
 #include "glukit/kernels/policy.hpp"
 #include "glukit/kernels/sm90/fragment.hpp"
@@ -122,18 +124,101 @@ struct Epilogue {
         for (int g = 0; g < G; ++g) {
           if (h < h0 || h >= h1) continue;
           const std::int64_t row = row0 + 8 * h, col = n0 + 32 * g + 8 * q;
-          const half_t* p = a.y + row * a.ldy + col;
-          if (interior || (row < a.m && col + 8 <= a.n)) {
-            y_chunks[h][g] = streaming ? arch::hopper::ld_global_cs_128(p) : arch::hopper::ld_global_128(p);
-          } else {
-            unsigned short v[8] = {};
-            if (row < a.m)
-              for (int e = 0; e < 8; ++e)
-                if (col + e < a.n) v[e] = reinterpret_cast<const unsigned short*>(p)[e];
-            y_chunks[h][g] = make_uint4(v[0] | (v[1] << 16), v[2] | (v[3] << 16),
-                                        v[4] | (v[5] << 16), v[6] | (v[7] << 16));
-          }
+          y_chunks[h][g] = load_row_chunk(a, row, col, interior);
         }
+    }
+  }
+
+  /// One 16-byte chunk of Y row `row` from column `col`: a 16-byte load, or element loads
+  /// where n cuts the chunk (zeros past n); zeros past m (interior: the chunk is inside).
+  GLUKIT_DEVICE static uint4 load_row_chunk(const AddmmGluArgs& a, std::int64_t row, std::int64_t col,
+                                            bool interior) {
+    const half_t* p = a.y + row * a.ldy + col;
+    if (interior || (row < a.m && col + 8 <= a.n))
+      return streaming ? arch::hopper::ld_global_cs_128(p) : arch::hopper::ld_global_128(p);
+    unsigned short v[8] = {};
+    if (row < a.m)
+      for (int e = 0; e < 8; ++e)
+        if (col + e < a.n) v[e] = reinterpret_cast<const unsigned short*>(p)[e];
+    return make_uint4(v[0] | (v[1] << 16), v[2] | (v[3] << 16), v[4] | (v[5] << 16), v[6] | (v[7] << 16));
+  }
+
+  /// The operation on one 16-byte chunk of X (fp16) and of Y: on fp16 pairs when it is
+  /// exact in half2 (the GLU gate: one HFMA2 per pair), in fp32 otherwise.
+  GLUKIT_DEVICE static uint4 apply_chunk(uint4 x, uint4 y) {
+    const Op op{};
+    const std::uint32_t xw[4] = {x.x, x.y, x.z, x.w};
+    const std::uint32_t yw[4] = {y.x, y.y, y.z, y.w};
+    std::uint32_t o[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      if constexpr (exact_in_half2<Op>) {
+        const __half2 r = op(*reinterpret_cast<const __half2*>(&xw[e]), *reinterpret_cast<const __half2*>(&yw[e]));
+        o[e] = *reinterpret_cast<const std::uint32_t*>(&r);
+      } else {
+        const float2 xf = unpack_half2(xw[e]), yf = unpack_half2(yw[e]);
+        o[e] = pack_half2(op(xf.x, yf.x), op(xf.y, yf.y));
+      }
+    }
+    return make_uint4(o[0], o[1], o[2], o[3]);
+  }
+
+  /// y_in_registers: the warp's 16 rows in 64-column passes, 16 rows x 8 chunks = 4 chunks
+  /// per lane and pass; chunk i of a pass is row 4 i + lane / 8, chunk lane % 8 (a store
+  /// instruction covers 4 whole 128-byte row segments).
+  static constexpr int passes = BN / 64;
+  static constexpr int pass_chunks = 16 * 8 / 32;
+  using YRows = uint4[passes][pass_chunks];
+  using Staging = Swizzle128B<16, 64>;  ///< a warp's staging rows (16 x 64 fp16)
+  GLUKIT_DEVICE std::int64_t pass_row(int i) const { return row0 - lane / 4 + 4 * i + lane / 8; }
+  GLUKIT_DEVICE std::int64_t pass_col(int pass) const { return n0 + 64 * pass + 8 * (lane % 8); }
+
+  /// y_in_registers: issue the loads of this warp's Y rows (zeros outside the output).
+  GLUKIT_DEVICE void load_y_rows(YRows& y) const {
+#pragma unroll
+    for (int ps = 0; ps < passes; ++ps)
+#pragma unroll
+      for (int i = 0; i < pass_chunks; ++i)
+        y[ps][i] = Op::reads_aux ? load_row_chunk(a, pass_row(i), pass_col(ps), interior) : make_uint4(0u, 0u, 0u, 0u);
+  }
+
+  /// y_in_registers: this thread's bias pairs from global memory (zeros past n), for a
+  /// tile without k-blocks (no ring stage carries the bias row).
+  GLUKIT_DEVICE void load_bias_pairs_global(std::uint32_t (&pairs)[J]) const {
+#pragma unroll
+    for (int j = 0; j < J; ++j) {
+      const std::int64_t col = col0 + 8 * j;
+      pairs[j] = load_pair(a.bias + col, col, a.n, interior || col + 1 < a.n);
+    }
+  }
+
+  /// apply + store, y_in_registers (the bias already added): per 64-column pass, X is
+  /// rounded to fp16 and written to the warp's staging rows with stmatrix, read back as
+  /// row chunks after a __syncwarp, combined with the Y chunks loaded at the tile's start,
+  /// and stored with row-contiguous 16-byte stores.
+  GLUKIT_DEVICE void finish_from_registers(const float (&acc)[R], const YRows& y, unsigned char* staging) const {
+    using namespace arch::hopper;
+    const auto s = static_cast<std::uint32_t>(__cvta_generic_to_shared(staging));
+    const int st_row = lane % 8 + 8 * ((lane >> 3) & 1);  // this lane's stmatrix row
+#pragma unroll
+    for (int ps = 0; ps < passes; ++ps) {
+#pragma unroll
+      for (int jj = 0; jj < 4; ++jj) {  // x4 block: 8-column groups 8 ps + 2 jj, + 1, both row halves
+        std::uint32_t o[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int k = 4 * (8 * ps + 2 * jj + (i >> 1)) + 2 * (i & 1);
+          o[i] = pack_half2(acc[k], acc[k + 1]);
+        }
+        stmatrix_x4(s + Staging::offset(st_row, 8 * (2 * jj + (lane >> 4))), o);
+      }
+      __syncwarp();
+#pragma unroll
+      for (int i = 0; i < pass_chunks; ++i) {
+        const uint4 x = ld_shared_128(s + Staging::offset(4 * i + lane / 8, 8 * (lane % 8)));
+        store_row_chunk(a, pass_row(i), pass_col(ps), apply_chunk(x, y[ps][i]), interior);
+      }
+      __syncwarp();  // the next pass overwrites the rows
     }
   }
 

@@ -80,6 +80,21 @@ struct MainloopPlan {
     if constexpr (requires { P::overlap_epilogue; }) return bool(P::overlap_epilogue);
     else return false;
   }();
+  /// Optional policy member y_in_registers (default false; TMA copier, cooperative
+  /// consumers, fused epilogue): Y never enters shared memory. Each consumer warp loads
+  /// its 16 rows of the tile's Y into registers as row-contiguous 16-byte chunks when the
+  /// tile starts, so they are in flight during the main loop; the epilogue writes
+  /// X = acc + bias as fp16 through 16 x 64 staging rows of the warp's own (stmatrix),
+  /// reads them back in the same chunk layout, applies the operation and stores. The Y
+  /// buffers' shared memory (one 49 KiB tile at 128 x 192) goes to the ring instead; the
+  /// bias rides with each tile's first stage. X is rounded to fp16 before the operation,
+  /// as an unfused addmm would store it.
+  static constexpr bool y_in_registers = [] {
+    if constexpr (requires { P::y_in_registers; }) return bool(P::y_in_registers);
+    else return false;
+  }();
+  /// Per consumer warp with y_in_registers: 16 rows x 64 fp16 of staging (Swizzle128B).
+  static constexpr int staging_warp_bytes = 16 * 64 * 2;
   /// k-blocks issued before the previous tile's epilogue (overlap_epilogue).
   static constexpr int overlap_k_blocks = [] {
     if constexpr (requires { P::overlap_k_blocks; }) return int(P::overlap_k_blocks);
@@ -146,13 +161,15 @@ struct MainloopPlan {
                                      MultiBufferPlan<P::num_buffers, ALayout, BLayout>>;
   static constexpr int y_offset = Buffers::bytes;  ///< Y buffer 0, after the ring, 1024-aligned
   static constexpr int y_stride = YLayout::bytes + align_up(P::tile_n * 2, 1024);  ///< one Y tile + its bias row
-  static constexpr int y_bytes = stage_y ? y_buffers * y_stride : 0;
+  static constexpr int y_bytes =
+      !stage_y ? 0 : y_in_registers ? consumer_threads / traits::wave_size * staging_warp_bytes : y_buffers * y_stride;
   /// The X tile of split_epilogue (fp16, YLayout), after the Y buffers.
   static constexpr int x_offset = y_offset + y_bytes;
   static constexpr int x_bytes = split_epilogue ? YLayout::bytes : 0;
   /// Does a tile's first ring stage carry its bias row? With the bias in the accumulators
-  /// (their initial value) or split_epilogue (the consumers add it before rounding X).
-  static constexpr bool bias_in_ring = stage_y && (bias_in_accumulator || split_epilogue);
+  /// (their initial value), split_epilogue or y_in_registers (the consumers add it before
+  /// rounding X).
+  static constexpr bool bias_in_ring = stage_y && (bias_in_accumulator || split_epilogue || y_in_registers);
   /// Offsets from the ring's base of Y buffer b and of the bias row beside it.
   GLUKIT_HOST_DEVICE static constexpr int y_tile_offset(int b) { return y_offset + b * y_stride; }
   GLUKIT_HOST_DEVICE static constexpr int y_bias_offset(int b) { return y_tile_offset(b) + YLayout::bytes; }
@@ -171,20 +188,26 @@ struct MainloopPlan {
   static constexpr int stage_tx_bytes = (P::tile_m + P::tile_n) * P::tile_k * 2;
   static constexpr int bias_tx_bytes = P::tile_n * 2;
   /// setmaxnreg targets of the warp-specialised kernel (sum fits 64K registers). Not with
-  /// split_epilogue: the gate warps need more than a copy loop's registers, and ptxas
-  /// caps the consumers at the launch budget anyway (register_budget).
+  /// split_epilogue: the gate warps need more than a copy loop's registers.
   static constexpr bool rebalance_registers = !split_epilogue;
   static constexpr int producer_registers = 40;
   static constexpr int consumer_registers = 232;
   static constexpr int accumulators_per_thread = wg_slices * P::tile_n / 2;  ///< fp32, m64nN fragments
-  /// Registers a thread can have when min_blocks_per_cu blocks share an SM.
-  /// ptxas caps the whole kernel at this (setmaxnreg does not raise its budget).
-  static constexpr int register_budget = traits::registers_per_sm / (threads * P::min_blocks_per_cu) / 8 * 8;
+  /// Registers a consumer thread can have: the launch budget of min_blocks_per_cu blocks
+  /// per SM, or after setmaxnreg the consumers' target (ptxas allocates the code after
+  /// setmaxnreg.inc up to it: a 384-thread kernel reports 168 registers and holds 226
+  /// live values in its consumer branch without spilling, CUDA 13.0).
+  static constexpr int launch_register_budget = traits::registers_per_sm / (threads * P::min_blocks_per_cu) / 8 * 8;
+  static constexpr int register_budget =
+      specialized && rebalance_registers ? consumer_registers : launch_register_budget;
   /// Accumulators plus the Y prefetch (V4: one half2 per accumulator pair of the first
-  /// row half; the second half loads after the drain) plus ~24 for addresses and indices.
+  /// row half; the second half loads after the drain; y_in_registers: the warp's Y rows,
+  /// BN / 4 words, and the bias pairs, BN / 8; the in-place epilogue of tma_store and
+  /// out_via_smem: two batches of 4 ldmatrix.x4, 32) plus ~24 for addresses and indices.
   static constexpr int registers_needed =
       accumulators_per_thread * (overlap_epilogue ? 2 : 1) +
-      (P::epilogue_style == EpilogueStyle::fused && !stage_y ? accumulators_per_thread / 4 : 0) + 24;
+      (P::epilogue_style == EpilogueStyle::fused && !stage_y ? accumulators_per_thread / 4 : 0) +
+      (y_in_registers ? P::tile_n / 4 + P::tile_n / 8 : 0) + (tma_store || out_via_smem ? 32 : 0) + 24;
 };
 
 /// Compile-time checks of a policy against the sm90a mainloop.
@@ -244,6 +267,14 @@ constexpr bool check_policy() {
                 "overlap_epilogue: needs warp_specialized = true, the fused epilogue (Y staged in shared "
                 "memory), cooperative consumers (pingpong = false), tma_store = false, split_epilogue = "
                 "false, cluster_m = 1 and overlap_k_blocks >= 1");
+  static_assert(!Plan::y_in_registers || (Plan::tma && Plan::stage_y && !Plan::pingpong && !Plan::tma_store &&
+                                           !Plan::out_via_smem && !Plan::split_epilogue &&
+                                           !Plan::overlap_epilogue && !Plan::bias_in_accumulator &&
+                                           Plan::y_buffers == 1),
+                "y_in_registers: needs copier = CopierKind::tma, warp_specialized = true, the fused "
+                "epilogue, cooperative consumers (pingpong = false), tma_store, out_via_smem, "
+                "split_epilogue, overlap_epilogue and bias_in_accumulator all false, and y_buffers = 1 "
+                "(there is no Y buffer: the warps stage the output through their own rows)");
   static_assert(Plan::specialized || !P::stage_pipeline || Plan::consumer_warpgroups == 2,
                 "stage_pipeline: the ordered turns are defined for exactly 2 consumer warpgroups "
                 "(warps = 8)");

@@ -42,6 +42,8 @@ struct WsCommon {
     GLUKIT_DEVICE unsigned char* y_bias(int b) const { return base + Plan::y_bias_offset(b); }
     /// The X tile (Plan::YLayout), when Plan::split_epilogue.
     GLUKIT_DEVICE unsigned char* x_tile() const { return base + Plan::x_offset; }
+    /// Consumer warp w's staging rows, when Plan::y_in_registers (in place of the Y buffers).
+    GLUKIT_DEVICE unsigned char* staging(int w) const { return base + Plan::y_offset + w * Plan::staging_warp_bytes; }
   };
 
   /// The tile walk: a cluster of CM blocks takes slots first_slot(), + slot_stride(), ...
@@ -63,9 +65,11 @@ struct WsCommon {
 
   /// Is the tile's bias staged beside Y (and added in the epilogue)? Always when the
   /// ring does not carry it (Plan::bias_in_ring); otherwise only when there is no
-  /// k-block to carry it (k = 0).
+  /// k-block to carry it (k = 0). Never with y_in_registers (no Y buffer: the consumers
+  /// read the bias of a tile without k-blocks from global memory).
   GLUKIT_DEVICE static bool bias_beside_y(const KernelParams& p) {
-    return Plan::stage_y && p.args.bias != nullptr && (!Plan::bias_in_ring || p.k_blocks == 0);
+    return Plan::stage_y && !Plan::y_in_registers && p.args.bias != nullptr &&
+           (!Plan::bias_in_ring || p.k_blocks == 0);
   }
 
 };

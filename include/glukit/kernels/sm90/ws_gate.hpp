@@ -42,9 +42,9 @@ struct WsGate : WsCommon<P> {
   /// One tile: thread t of Threads takes the tile's 16-byte row chunks t, t + Threads,
   /// ... (a warp covers consecutive chunks of a row: whole 128-byte lines per store
   /// instruction). Each chunk of X and of Y sits at the same place of their swizzled
-  /// tiles; the operation runs on fp16 pairs when it is exact in half2 (the GLU gate),
-  /// in fp32 otherwise; Epilogue::store_row_chunk stores the result. Batches of 4
-  /// chunks keep 8 shared loads in flight.
+  /// tiles; Epilogue::apply_chunk applies the operation (on fp16 pairs when it is exact
+  /// in half2) and Epilogue::store_row_chunk stores the result. Batches of 4 chunks keep
+  /// 8 shared loads in flight.
   template <int Threads>
   GLUKIT_DEVICE static void gate_tile(const AddmmGluArgs& a, const unsigned char* x_tile,
                                       const unsigned char* y_tile, std::int64_t m0, std::int64_t n0, int t) {
@@ -53,9 +53,6 @@ struct WsGate : WsCommon<P> {
     constexpr int PER = BM * CPR / Threads;
     constexpr int U = 4;
     static_assert(PER % U == 0, "tile: the gate warps take whole batches of 4 chunks each");
-    // X is fp16 here: an operation exact in half2 runs on pairs (one HFMA2 for the gate).
-    constexpr bool packed = exact_in_half2<Op>;
-    const Op op{};
     const bool interior = m0 + BM <= a.m && n0 + BN <= a.n;
     const auto x_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(x_tile));
     const auto y_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(y_tile));
@@ -71,20 +68,7 @@ struct WsGate : WsCommon<P> {
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         const int c = t + Threads * (i0 + u);
-        const std::uint32_t xw[4] = {xv[u].x, xv[u].y, xv[u].z, xv[u].w};
-        const std::uint32_t yw[4] = {yv[u].x, yv[u].y, yv[u].z, yv[u].w};
-        std::uint32_t o[4];
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          if constexpr (packed) {
-            const __half2 r = op(*reinterpret_cast<const __half2*>(&xw[e]), *reinterpret_cast<const __half2*>(&yw[e]));
-            o[e] = *reinterpret_cast<const std::uint32_t*>(&r);
-          } else {
-            const float2 x = unpack_half2(xw[e]), y = unpack_half2(yw[e]);
-            o[e] = pack_half2(op(x.x, y.x), op(x.y, y.y));
-          }
-        }
-        Epi::store_row_chunk(a, m0 + c / CPR, n0 + 8 * (c % CPR), make_uint4(o[0], o[1], o[2], o[3]), interior);
+        Epi::store_row_chunk(a, m0 + c / CPR, n0 + 8 * (c % CPR), Epi::apply_chunk(xv[u], yv[u]), interior);
       }
     }
   }

@@ -33,6 +33,9 @@
 // warpgroups take the block's tiles in turns (a named barrier orders their main loops).
 // cluster_m = 2: two blocks share each B panel (TMA multicast); a stage is
 // refilled once the consumers of both blocks released it.
+// y_in_registers: no Y buffer and no Y producer; each consumer warp loads its rows of Y
+// into registers when a tile starts, and its epilogue stages X through 16 x 64 rows of
+// its own to meet them in the row-chunk layout.
 // setmaxnreg moves registers from the producer to the consumers (not with split_epilogue:
 // the gate warps need their registers).
 #pragma once
@@ -207,16 +210,20 @@ struct WsKernel : WsProducer<P> {
       }
       Epi epi = epi_of(0);  // the register epilogue and split_epilogue (SL = 1)
       if constexpr (!Plan::stage_y) epi.init(acc[0]);
-      // split_epilogue: this thread's bias pairs, read from the tile's first stage and
-      // added to the accumulators before X is rounded.
-      std::uint32_t bias_pairs[Plan::split_epilogue ? Epi::J : 1];
-      const bool bias_from_ring = Plan::split_epilogue && p.args.bias != nullptr && p.k_blocks > 0;
+      // split_epilogue, y_in_registers: this thread's bias pairs, read from the tile's
+      // first stage and added to the accumulators before X is rounded.
+      constexpr bool pairs_from_ring = Plan::split_epilogue || Plan::y_in_registers;
+      std::uint32_t bias_pairs[pairs_from_ring ? Epi::J : 1];
+      const bool bias_from_ring = pairs_from_ring && p.args.bias != nullptr && p.k_blocks > 0;
+      // y_in_registers: the warp's Y rows, in flight while the main loop runs.
+      typename Epi::YRows y_rows;
+      if constexpr (Plan::y_in_registers) epi.load_y_rows(y_rows);
       if constexpr (Plan::pingpong)
         if (li > 0) named_barrier_sync<2 * 128>(2 + cwg);
       int release = -1;
       for (int kb = 0; kb < p.k_blocks; ++kb) {
         mbarrier_wait(&sh.full[st.index], st.phase);
-        if constexpr (Plan::split_epilogue)
+        if constexpr (pairs_from_ring)
           if (kb == 0 && bias_from_ring) epi.load_bias_pairs(bias_pairs, sh.ring.template tile<2>(st.index));
 #pragma unroll
         for (int s = 0; s < SL; ++s) mma_k_block<P>(sh.ring, st.index, a_wg + s, acc[s]);
@@ -237,6 +244,12 @@ struct WsKernel : WsProducer<P> {
       if (release >= 0) release_stage(sh, release);
       if constexpr (Plan::split_epilogue) {
         hand_x_to_gate_warps(p, sh, li, m0, epi, acc[0], bias_pairs, bias_from_ring);
+      } else if constexpr (Plan::y_in_registers) {
+        if (p.args.bias != nullptr) {
+          if (!bias_from_ring) epi.load_bias_pairs_global(bias_pairs);  // k = 0: no stage carried it
+          Epi::add_bias_pairs(acc[0], bias_pairs);
+        }
+        epi.finish_from_registers(acc[0], y_rows, sh.staging(ctid / 32));
       } else if constexpr (Plan::stage_y) {
         finish_tile(p, sh, li, m0, n0, tile_tid, acc);
       } else {
@@ -286,7 +299,7 @@ struct WsKernel : WsProducer<P> {
       if constexpr (Plan::rebalance_registers) arch::hopper::setmaxnreg_dec<Plan::producer_registers>();
       if constexpr (Plan::tma) {
         if (tid == 0) produce_ring_tma(p, sh);
-        if (Plan::stage_y && tid == Plan::y_producer_tid) produce_y_tma(p, sh);
+        if (Plan::stage_y && !Plan::y_in_registers && tid == Plan::y_producer_tid) produce_y_tma(p, sh);
         if constexpr (Plan::split_epilogue)
           if (tid >= Plan::copy_threads - Plan::gate_threads)
             WsGate<P>::gate_tiles(p, sh, tid - (Plan::copy_threads - Plan::gate_threads));

@@ -205,7 +205,22 @@ TEST_CASE("sm90 plan: split_epilogue's gate warps, barriers and bias", "[sm90][p
 
 TEST_CASE("sm90 plan: overlap_epilogue needs two accumulator sets in the register budget", "[sm90][plan]") {
   using Overlap = glukit::sm90::MainloopPlan<TmaOverlap128>;
-  STATIC_REQUIRE(Overlap::registers_needed == 2 * 64 + 24);
+  STATIC_REQUIRE(Overlap::registers_needed == 2 * 64 + 32 + 24);  // + the ldmatrix batches
   STATIC_REQUIRE(Overlap::registers_needed <= Overlap::register_budget);
-  STATIC_REQUIRE(Overlap::register_budget == 168);  // 65 536 / 384 threads, rounded down to 8
+  STATIC_REQUIRE(Overlap::launch_register_budget == 168);  // 65 536 / 384 threads, rounded down to 8
+  STATIC_REQUIRE(Overlap::register_budget == 232);         // the consumers' setmaxnreg target
+}
+
+TEST_CASE("sm90 plan: y_in_registers trades the Y buffer for staging rows and a ring stage", "[sm90][plan]") {
+  using YRegs = glukit::sm90::MainloopPlan<glukit_isa::WarpSpecializedTmaYRegs>;
+  using Tma = glukit::sm90::MainloopPlan<glukit::policy::WarpSpecializedTma<glukit::arch::sm90a>>;
+  STATIC_REQUIRE(YRegs::y_in_registers);
+  STATIC_REQUIRE(!Tma::y_in_registers);
+  STATIC_REQUIRE(YRegs::y_bytes == 8 * 16 * 64 * 2);  // 16 x 64 fp16 per consumer warp
+  STATIC_REQUIRE(YRegs::bias_in_ring);               // added before X is rounded
+  STATIC_REQUIRE(YRegs::registers_needed == 96 + 48 + 24 + 24);
+  STATIC_REQUIRE(YRegs::registers_needed <= YRegs::register_budget);
+  // Five 40 KiB stages and the staging rows fit where four stages and the Y tile did.
+  STATIC_REQUIRE(YRegs::smem_bytes <= 227 * 1024);
+  STATIC_REQUIRE(YRegs::smem_bytes - Tma::smem_bytes < YRegs::Buffers::bytes / 5);
 }
