@@ -4,9 +4,14 @@
 //   cublaslt_bias_then_gate/<K>  cuBLASLt GEMM + bias epilogue, then the gate kernel
 //   copy_bandwidth               device-to-device copy; GBps counts read + write
 //   cublas_gemm_8192             fp16 8192^3 GEMM: the tensor-core ceiling
+// and two copies at the problem's own size (what a transfer this short gets):
+//   copy_at_size/<K>             the fused kernel's minimal bytes, half read, half written
+//   copy_y_to_out                one M x N fp16 matrix: the Y read and out write alone
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 
@@ -155,6 +160,48 @@ void bm_copy_bandwidth(benchmark::State& state) {
   }
 }
 
+/// A device-to-device copy at the problem's own size, over rotated buffer pairs that
+/// together exceed kL2Multiple x the L2: what the memory system gives a transfer this
+/// short (a ~30 us copy ramps up and drains; the 1 GiB copy above does not).
+/// `bytes` is what each copy reads (and writes).
+void time_copy(benchmark::State& state, std::size_t bytes, double cublas_us) {
+  for (auto _ : state) {
+    Stream stream;
+    const auto needed = static_cast<int>(double(kL2Multiple) * double(device_info().l2_bytes) / double(bytes)) + 1;
+    const int count = std::max(kMinSets, needed);
+    std::vector<DeviceBuffer<unsigned char>> src, dst;
+    for (int i = 0; i < count; ++i) {
+      src.emplace_back(bytes);
+      dst.emplace_back(bytes);
+      GLUKIT_BENCH_CHECK_CUDA(cudaMemsetAsync(src.back().get(), 0x5A, bytes, stream));
+    }
+    const auto launch = [&](int i) {
+      GLUKIT_BENCH_CHECK_CUDA(cudaMemcpyAsync(dst[i % count].get(), src[i % count].get(), bytes,
+                                              cudaMemcpyDeviceToDevice, stream));
+      return true;
+    };
+    TimingSummary t;
+    (void)time_launches(stream, settings().warmup, settings().samples, launch, t);
+    state.SetIterationTime(t.median_us * 1e-6);
+    set_counters(state, t, 0.0, 2.0 * double(bytes), cublas_us);
+    state.counters["sets"] = count;
+  }
+}
+
+/// copy_at_size/<K>: a copy that reads and writes half of the fused kernel's minimal
+/// bytes each (the same total traffic); vs_cublas against cuBLAS GEMM at that K.
+void bm_copy_at_size(benchmark::State& state, std::int64_t k) {
+  const GemmShape shape{kRefM, kRefN, k};
+  const auto bytes = static_cast<std::size_t>(minimal_bytes(shape, Operands::fused) / 2) / 16 * 16;
+  time_copy(state, bytes, cublas_gemm_us(k));
+}
+
+/// copy_y_to_out: a copy of one M x N fp16 matrix, the Y read and out write every
+/// fused kernel does whatever K is.
+void bm_copy_y_to_out(benchmark::State& state) {
+  time_copy(state, static_cast<std::size_t>(kRefM * kRefN) * sizeof(__half), 0.0);
+}
+
 constexpr std::int64_t kCeilingDim = 8192;
 
 void bm_cublas_gemm_8192(benchmark::State& state) {
@@ -199,8 +246,13 @@ void register_cublaslt_bias_then_gate(std::int64_t k) {
                                          bm_cublaslt_bias_then_gate, k));
 }
 
+void register_copy_at_size(std::int64_t k) {
+  configure(benchmark::RegisterBenchmark(("copy_at_size/" + std::to_string(k)).c_str(), bm_copy_at_size, k));
+}
+
 void register_ceilings() {
   configure(benchmark::RegisterBenchmark("copy_bandwidth", bm_copy_bandwidth));
+  configure(benchmark::RegisterBenchmark("copy_y_to_out", bm_copy_y_to_out));
   configure(benchmark::RegisterBenchmark("cublas_gemm_8192", bm_cublas_gemm_8192));
 }
 

@@ -18,6 +18,7 @@ struct Settings {
   int warmup = 10;     ///< untimed launches before the timed ones
   int samples = 100;   ///< timed launches per benchmark; the median is reported
   std::uint64_t seed = 0;  ///< base seed of the random inputs (context key "seed")
+  std::int64_t k = 0;      ///< --glukit_k: one K instead of 256, 512 and 1024 (0: those three)
 };
 Settings& settings();
 
@@ -51,6 +52,7 @@ double cublas_gemm_us(std::int64_t k);
 void register_cublas_gemm(std::int64_t k);
 void register_cublaslt_bias_then_gate(std::int64_t k);
 void register_glukit_variants(std::int64_t k);
+void register_copy_at_size(std::int64_t k);
 void register_ceilings();
 
 /// The options every benchmark here shares: manual (event) time, one

@@ -2,7 +2,9 @@
 // cuBLAS/cuBLASLt at the reference shape, plus the copy and GEMM ceilings.
 //
 //   glukit_bench [--glukit_samples=N] [--glukit_warmup=N] [--glukit_seed=N]
-//                [any --benchmark_* flag]
+//                [--glukit_k=K] [any --benchmark_* flag]
+// --glukit_k runs every benchmark at that one K (a multiple of 8) instead of 256, 512
+// and 1024 (e.g. K = 64: a tile's main loop is one k-block, the rest is streaming).
 //
 // Every benchmark is one Google Benchmark iteration holding `samples` launches,
 // each timed by its own CUDA event pair; the reported (manual) time is their
@@ -16,6 +18,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 
@@ -89,10 +92,12 @@ bool parse_flags(int* argc, char** argv) {
     } else if (const char* v = value_of("--glukit_seed=")) {
       settings().seed = static_cast<std::uint64_t>(parse_count(v, "--glukit_seed", 0));
       seed_given = true;
+    } else if (const char* v = value_of("--glukit_k=")) {
+      settings().k = static_cast<std::int64_t>(parse_count(v, "--glukit_k", 8));
     } else if (std::strncmp(arg, "--glukit_", 9) == 0) {
       std::fprintf(stderr,
                    "glukit_bench: unknown flag %s (known: --glukit_samples=N, "
-                   "--glukit_warmup=N, --glukit_seed=N)\n",
+                   "--glukit_warmup=N, --glukit_seed=N, --glukit_k=K)\n",
                    arg);
       std::exit(1);
     } else {
@@ -209,9 +214,12 @@ int main(int argc, char** argv) {
     init_device();
     add_context(command_line);
   }
-  for (const std::int64_t k : kRefKs) {
+  std::vector<std::int64_t> ks(std::begin(kRefKs), std::end(kRefKs));
+  if (settings().k > 0) ks = {settings().k};
+  for (const std::int64_t k : ks) {
     register_cublas_gemm(k);  // first: the other benchmarks of this K divide by its time
     register_cublaslt_bias_then_gate(k);
+    register_copy_at_size(k);
     register_glukit_variants(k);
   }
   register_ceilings();

@@ -5,6 +5,7 @@
 // the rotated input sets.
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include <benchmark/benchmark.h>
 
@@ -21,8 +22,9 @@ namespace {
 
 using Arch = glukit::arch::sm90a;
 
-/// The cuBLASLt GEMM + bias, then the gate, on set 0: the output the variant must match.
-DeviceBuffer<__half> unfused_reference(const RotatedOperands& ops, cudaStream_t stream) {
+/// The cuBLASLt GEMM + bias, then the gate (when `gate`), on set 0: the output the variant
+/// must match.
+DeviceBuffer<__half> unfused_reference(const RotatedOperands& ops, bool gate, cudaStream_t stream) {
   const GemmShape& shape = ops.shape();
   const auto mn = static_cast<std::size_t>(shape.m * shape.n);
   const OperandSet& s = ops.set(0);
@@ -30,6 +32,10 @@ DeviceBuffer<__half> unfused_reference(const RotatedOperands& ops, cudaStream_t 
   CublasLtBiasGemm gemm(cublaslt_handle(), shape, cublaslt_workspace(),
                         cublaslt_workspace_bytes(), s.bias.get());
   gemm.run(s.a.get(), s.b.get(), s.bias.get(), x.get(), stream);
+  if (!gate) {
+    GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
+    return x;
+  }
   launch_gate(x.get(), s.y.get(), out.get(), mn, device_info().sm_count, stream);
   GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
   return out;
@@ -37,6 +43,9 @@ DeviceBuffer<__half> unfused_reference(const RotatedOperands& ops, cudaStream_t 
 
 template <class Policy>
 void bm_variant(benchmark::State& state, std::int64_t k) {
+  using Op = typename Policy::epilogue_op;
+  static_assert(std::is_same_v<Op, glukit::epilogue::GluGate> || std::is_same_v<Op, glukit::epilogue::BiasOnly>,
+                "glukit_bench checks the GLU gate or the bias-only epilogue (against cuBLASLt)");
   const GemmShape shape{kRefM, kRefN, k};
   const std::string name = std::string(Policy::name()) + "/" + std::to_string(k);
   for (auto _ : state) {
@@ -47,7 +56,7 @@ void bm_variant(benchmark::State& state, std::int64_t k) {
     // Spot check, once per benchmark, on set 0 (its output starts poisoned).
     Comparison check;
     {
-      const DeviceBuffer<__half> expected = unfused_reference(ops, stream);
+      const DeviceBuffer<__half> expected = unfused_reference(ops, Op::reads_aux, stream);
       const glukit::Status st = glukit::addmm_glu<Policy>(ops.args(0), stream);
       if (!st.ok()) {
         fail(state, name + ": addmm_glu returned an error: " + st.message());
@@ -245,6 +254,13 @@ struct GroupM2 : Tma {
   static constexpr const char* name() { return "WarpSpecializedTma_GroupM2"; }
 };
 
+/// The shipped kernel without Y (out = A@B + bias): the work of cuBLAS's GEMM plus the
+/// bias, to tell the GEMM and store machinery apart from the Y stream.
+struct BiasOnly : Tma {
+  using epilogue_op = glukit::epilogue::BiasOnly;
+  static constexpr const char* name() { return "WarpSpecializedTma_BiasOnly"; }
+};
+
 /// Y loaded by the consumer warps into registers when a tile starts (no Y buffer), X
 /// staged through 16 x 64 rows per warp: the Y tile's shared memory goes to the ring.
 struct YRegs : Tma {
@@ -258,18 +274,6 @@ struct YRegs4 : YRegs {
   static constexpr int num_buffers = 4;
   static constexpr const char* name() { return "WarpSpecializedTma_YRegs4"; }
 };
-/// ... at 128 x 128 with 6 stages.
-struct YRegs128 : YRegs {
-  static constexpr int tile_n = 128;
-  static constexpr int num_buffers = 6;
-  static constexpr const char* name() { return "WarpSpecializedTma_YRegs_128"; }
-};
-/// ... in clusters of two sharing B (cuBLAS's kernel for this shape: 5 stages, clusters of 2).
-struct YRegsCluster2 : YRegs {
-  static constexpr int cluster_m = 2;
-  static constexpr const char* name() { return "WarpSpecializedTma_YRegs_Cluster2"; }
-};
-
 }  // namespace
 
 void register_glukit_variants(std::int64_t k) {
@@ -300,10 +304,9 @@ void register_glukit_variants(std::int64_t k) {
   register_variant<FiveBuffers128>(k);
   register_variant<GroupM1>(k);
   register_variant<GroupM2>(k);
+  register_variant<BiasOnly>(k);
   register_variant<YRegs>(k);
   register_variant<YRegs4>(k);
-  register_variant<YRegs128>(k);
-  register_variant<YRegsCluster2>(k);
 }
 
 }  // namespace glukit_bench

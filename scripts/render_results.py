@@ -33,6 +33,7 @@ FP16_BYTES = 2
 ORDER = [
     "cublas_gemm",
     "cublaslt_bias_then_gate",
+    "copy_at_size",
     "V1RegisterStaged",
     "V2DirectToLds",
     "V3DeepPipelinePersistent",
@@ -42,6 +43,7 @@ ORDER = [
 LABELS = {
     "cublas_gemm": "cuBLAS GEMM only",
     "cublaslt_bias_then_gate": "cuBLASLt bias + gate kernel",
+    "copy_at_size": "copy of the same bytes (cudaMemcpy)",
 }
 CEILINGS = ("copy_bandwidth", "cublas_gemm_8192")
 TIME_UNIT_TO_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
@@ -141,6 +143,12 @@ def ceilings(results: list[Result]) -> tuple[float | None, float | None]:
             gemm.tflops if gemm and not gemm.error else None)
 
 
+def y_copy_us(results: list[Result]) -> float | None:
+    """Time of copy_y_to_out: one M x N fp16 matrix read and written (Y in, out out)."""
+    r = {r.name: r for r in results}.get("copy_y_to_out")
+    return r.us if r and not r.error else None
+
+
 def roofline_floor_us(k: int, gbps: float | None, tflops: float | None) -> float | None:
     """max(bytes / bandwidth, flops / peak), bytes = A + B + bias + Y + out once each."""
     if not gbps or not tflops:
@@ -207,6 +215,8 @@ def print_table(m: dict, results: list[Result]) -> None:
     gbps, tflops = ceilings(results)
     print(f"ceilings: copy {fmt(gbps, '.0f')} GB/s (read + write), "
           f"cuBLAS fp16 8192^3 {fmt(tflops, '.0f')} TFLOP/s")
+    if y_copy_us(results) is not None:
+        print(f"copy of one M x N fp16 matrix (the Y read + out write alone): {y_copy_us(results):.1f} us")
 
 
 def markdown(m: dict, results: list[Result], json_name: str, png_name: str | None) -> str:
@@ -233,6 +243,11 @@ def markdown(m: dict, results: list[Result], json_name: str, png_name: str | Non
     gbps, tflops = ceilings(results)
     out += ["", f"Ceilings in the same run: device-to-device copy {fmt(gbps, '.0f')} GB/s "
             f"(read + write), cuBLAS fp16 8192³ {fmt(tflops, '.0f')} TFLOP/s.", ""]
+    if y_copy_us(results) is not None:
+        out += [f"A copy of one M × N fp16 matrix (`copy_y_to_out`: the Y read and out write every "
+                f"fused kernel does, without A, B or any arithmetic) takes {y_copy_us(results):.1f} us "
+                "in the same run; `copy_at_size/K` copies the fused kernel's whole minimal traffic "
+                "(half read, half written).", ""]
     if png_name:
         out += [f"![TFLOP/s by kernel and K]({png_name})", ""]
     if m.get("command_line"):

@@ -131,11 +131,16 @@ struct Epilogue {
 
   /// One 16-byte chunk of Y row `row` from column `col`: a 16-byte load, or element loads
   /// where n cuts the chunk (zeros past n); zeros past m (interior: the chunk is inside).
+  /// NoL1: the load does not allocate in L1 (y_in_registers: 1.2 us faster at K=256 than
+  /// .cs, H200, docs/perf-notes.md).
+  template <bool NoL1 = false>
   GLUKIT_DEVICE static uint4 load_row_chunk(const AddmmGluArgs& a, std::int64_t row, std::int64_t col,
                                             bool interior) {
     const half_t* p = a.y + row * a.ldy + col;
-    if (interior || (row < a.m && col + 8 <= a.n))
-      return streaming ? arch::hopper::ld_global_cs_128(p) : arch::hopper::ld_global_128(p);
+    if (interior || (row < a.m && col + 8 <= a.n)) {
+      if constexpr (NoL1) return arch::hopper::ld_global_l1_no_allocate_128(p);
+      else return streaming ? arch::hopper::ld_global_cs_128(p) : arch::hopper::ld_global_128(p);
+    }
     unsigned short v[8] = {};
     if (row < a.m)
       for (int e = 0; e < 8; ++e)
@@ -179,7 +184,8 @@ struct Epilogue {
     for (int ps = 0; ps < passes; ++ps)
 #pragma unroll
       for (int i = 0; i < pass_chunks; ++i)
-        y[ps][i] = Op::reads_aux ? load_row_chunk(a, pass_row(i), pass_col(ps), interior) : make_uint4(0u, 0u, 0u, 0u);
+        y[ps][i] = Op::reads_aux ? load_row_chunk<true>(a, pass_row(i), pass_col(ps), interior)
+                                 : make_uint4(0u, 0u, 0u, 0u);
   }
 
   /// y_in_registers: this thread's bias pairs from global memory (zeros past n), for a
