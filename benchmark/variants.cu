@@ -247,11 +247,18 @@ struct FiveBuffers128 : Tma {
 /// one row band) and groups of 2 row tiles, against the shipped 8 (a whole column).
 struct GroupM1 : Tma {
   static constexpr int group_size_m = 1;
+  static constexpr int group_size_m_for_k(std::int64_t) { return group_size_m; }
   static constexpr const char* name() { return "WarpSpecializedTma_GroupM1"; }
 };
 struct GroupM2 : Tma {
   static constexpr int group_size_m = 2;
+  static constexpr int group_size_m_for_k(std::int64_t) { return group_size_m; }
   static constexpr const char* name() { return "WarpSpecializedTma_GroupM2"; }
+};
+/// Groups of 8 at every K (the shipped raster before it took groups of 2 up to K = 512).
+struct GroupM8 : Tma {
+  static constexpr int group_size_m_for_k(std::int64_t) { return group_size_m; }
+  static constexpr const char* name() { return "WarpSpecializedTma_GroupM8"; }
 };
 
 /// The shipped kernel without Y (out = A@B + bias): the work of cuBLAS's GEMM plus the
@@ -274,6 +281,17 @@ struct YRegs4 : YRegs {
   static constexpr int num_buffers = 4;
   static constexpr const char* name() { return "WarpSpecializedTma_YRegs4"; }
 };
+/// The bias-only kernel with y_in_registers' staging rows in place of the Y tile: the
+/// ring depth's effect on the GEMM and store path alone (5 and 4 stages).
+struct BiasOnlyYRegs : YRegs {
+  using epilogue_op = glukit::epilogue::BiasOnly;
+  static constexpr const char* name() { return "WarpSpecializedTma_BiasOnly_YRegs"; }
+};
+struct BiasOnlyYRegs4 : YRegs4 {
+  using epilogue_op = glukit::epilogue::BiasOnly;
+  static constexpr const char* name() { return "WarpSpecializedTma_BiasOnly_YRegs4"; }
+};
+
 }  // namespace
 
 void register_glukit_variants(std::int64_t k) {
@@ -304,9 +322,12 @@ void register_glukit_variants(std::int64_t k) {
   register_variant<FiveBuffers128>(k);
   register_variant<GroupM1>(k);
   register_variant<GroupM2>(k);
+  register_variant<GroupM8>(k);
   register_variant<BiasOnly>(k);
   register_variant<YRegs>(k);
   register_variant<YRegs4>(k);
+  register_variant<BiasOnlyYRegs>(k);
+  register_variant<BiasOnlyYRegs4>(k);
 }
 
 }  // namespace glukit_bench

@@ -2,6 +2,8 @@
 // 60 event-timed launches over 5 rotated input sets at M=1024, N=21568, in us at
 // K = 256 / 1024, 2026-11-29 (docs/perf-notes.md has the runs).
 #pragma once
+#include <cstdint>
+
 #include "glukit/kernels/policies.hpp"
 
 namespace glukit::policy {
@@ -93,8 +95,11 @@ struct VariantTuning<Variant::warp_specialized_tma, arch::sm90a> {
   static constexpr bool pingpong = false;  ///< cooperative: both consumer warpgroups share each tile
   /// Raster along M: each B column read from HBM once. Same run, us at K = 256/512/1024
   /// (docs/results/h200-2026-11-29-2ccf3c8-groups.md): 8 41.2/59.2/83.2, 2 40.0/56.5/84.5,
-  /// 1 40.8/58.5/102.8.
+  /// 1 40.8/58.5/102.8; again at e42434c (docs/results/h200-2026-11-29-stages.md):
+  /// 8 40.6/59.1/83.7, 2 39.7/56.8/87.3. Groups of 2 row tiles up to K = 512 (B, at most
+  /// 22 MB, stays in L2 while the group's 4 row bands pass), 8 above.
   static constexpr int group_size_m = 8;
+  static constexpr int group_size_m_for_k(std::int64_t k) { return k <= 512 ? 2 : 8; }
   static constexpr int chiplet_chunk = 1;
   static constexpr int min_blocks_per_cu = 1;
   /// Not read by the warp-specialised kernel: its producer / consumer warpgroup

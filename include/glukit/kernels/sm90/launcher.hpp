@@ -76,7 +76,7 @@ template <class P>
 KernelParams make_params(const AddmmGluArgs& args, int workers) {
   return {{},
           args,
-          MainloopPlan<P>::schedule(args.m, args.n, workers),
+          MainloopPlan<P>::schedule(args.m, args.n, args.k, workers),
           static_cast<int>(ceil_div(args.k, P::tile_k)),
           MainloopPlan<P>::tma_store ? static_cast<int>(args.n / 8 * 8) : 0};
 }

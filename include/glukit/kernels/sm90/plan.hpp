@@ -133,11 +133,20 @@ struct MainloopPlan {
   static constexpr int empty_arrivals =
       cluster_m > 1 ? cluster_m * consumer_warpgroups * traits::warpgroup_size / traits::wave_size
                     : tile_consumer_threads;
-  /// The tile schedule of an m x n launch with `workers` resident workers (a persistent
-  /// policy; otherwise one tile per worker). A cluster of cluster_m blocks is one worker:
-  /// its tiles have cluster_m x tile_m rows, and block_row() splits them.
-  static constexpr TileSchedulePlan schedule(std::int64_t m, std::int64_t n, std::int64_t workers) {
-    const std::int64_t group = P::group_size_m > cluster_m ? P::group_size_m / cluster_m : 1;
+  /// Optional policy member `static constexpr int group_size_m_for_k(std::int64_t k)`: the
+  /// raster's group size for a launch of depth k (default: group_size_m at every k). The
+  /// schedule is a run-time parameter of the kernel, so this costs no second kernel.
+  static constexpr std::int64_t group_size_m_at(std::int64_t k) {
+    std::int64_t g = P::group_size_m;
+    if constexpr (requires { P::group_size_m_for_k(k); }) g = P::group_size_m_for_k(k);
+    return g >= 1 ? g : 1;
+  }
+  /// The tile schedule of an m x n x k launch with `workers` resident workers (a
+  /// persistent policy; otherwise one tile per worker). A cluster of cluster_m blocks is
+  /// one worker: its tiles have cluster_m x tile_m rows, and block_row() splits them.
+  static constexpr TileSchedulePlan schedule(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t workers) {
+    const std::int64_t gm = group_size_m_at(k);
+    const std::int64_t group = gm > cluster_m ? gm / cluster_m : 1;
     return make_tile_schedule(m, n, P::tile_m * cluster_m, P::tile_n, group, 1, 1,
                               P::schedule == Schedule::persistent ? workers : 0);
   }
@@ -285,6 +294,10 @@ constexpr bool check_policy() {
   static_assert(Plan::registers_needed <= Plan::register_budget && Plan::register_budget >= 64,
                 "min_blocks_per_cu / tile_n / overlap_epilogue: accumulators (two sets with "
                 "overlap_epilogue, and V4's Y prefetch) do not fit the register file at this occupancy");
+  if constexpr (requires { P::group_size_m_for_k(std::int64_t{}); })
+    static_assert(P::group_size_m_for_k(0) >= 1 && P::group_size_m_for_k(256) >= 1 &&
+                      P::group_size_m_for_k(std::int64_t{1} << 20) >= 1,
+                  "group_size_m_for_k: must return >= 1 (checked at k = 0, 256 and 2^20)");
   static_assert(P::min_blocks_per_cu >= 1, "min_blocks_per_cu: must be >= 1");
   return true;
 }

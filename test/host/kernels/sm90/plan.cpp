@@ -152,7 +152,7 @@ TEMPLATE_LIST_TEST_CASE("sm90 plan: every block's tile walk covers each output t
     for (const std::int64_t workers : {1, 3, 66, 132, 100000}) {
       const std::int64_t m = shape[0], n = shape[1];
       INFO("m=" << m << " n=" << n << " workers=" << workers);
-      const glukit::TileSchedulePlan plan = Plan::schedule(m, n, workers);
+      const glukit::TileSchedulePlan plan = Plan::schedule(m, n, 256, workers);
       const std::int64_t tiles_m = (m + bm - 1) / bm, tiles_n = (n + bn - 1) / bn;
       std::vector<int> seen(static_cast<std::size_t>(tiles_m * tiles_n), 0);
       std::int64_t outside = 0;
@@ -223,4 +223,19 @@ TEST_CASE("sm90 plan: y_in_registers trades the Y buffer for staging rows and a 
   // Five 40 KiB stages and the staging rows fit where four stages and the Y tile did.
   STATIC_REQUIRE(YRegs::smem_bytes <= 227 * 1024);
   STATIC_REQUIRE(YRegs::smem_bytes - Tma::smem_bytes < YRegs::Buffers::bytes / 5);
+}
+
+TEST_CASE("sm90 plan: the raster's group size may depend on K", "[sm90][plan]") {
+  using Tma = glukit::sm90::MainloopPlan<glukit::policy::WarpSpecializedTma<glukit::arch::sm90a>>;
+  using V4 = glukit::sm90::MainloopPlan<glukit::policy::V4FusedEpilogue<glukit::arch::sm90a>>;
+  STATIC_REQUIRE(Tma::group_size_m_at(256) == 2);
+  STATIC_REQUIRE(Tma::group_size_m_at(512) == 2);
+  STATIC_REQUIRE(Tma::group_size_m_at(1024) == 8);
+  STATIC_REQUIRE(V4::group_size_m_at(256) == 8);  // no group_size_m_for_k: group_size_m
+  CHECK(Tma::schedule(1024, 21568, 256, 132).group_m == 2);
+  CHECK(Tma::schedule(1024, 21568, 1024, 132).group_m == 8);
+  // In clusters of two a group counts cluster tiles (2 x 128 rows): 2 / 2 = 1, 8 / 2 = 4.
+  using Cluster = glukit::sm90::MainloopPlan<glukit_isa::WarpSpecializedTmaCluster>;
+  CHECK(Cluster::schedule(1024, 21568, 256, 66).group_m == 1);
+  CHECK(Cluster::schedule(1024, 21568, 1024, 66).group_m == 4);
 }
