@@ -117,6 +117,10 @@ struct VariantTuning<Variant::warp_specialized_tma, arch::sm90a> {
   /// 45.3/66.3/96.2.
   static constexpr bool split_epilogue = false;
   static constexpr bool overlap_epilogue = false;
+  /// Y by TMA into shared memory. Loaded by the consumer warps into registers instead, the
+  /// Y tile's shared memory going to a fifth stage (docs/results/h200-2026-11-29-e42434c.md):
+  /// 46.0/57.2/85.8 (4 stages: 43.1/58.0/85.9) against 40.9/59.1/83.1.
+  static constexpr bool y_in_registers = false;
 };
 
 }  // namespace glukit::policy
