@@ -292,6 +292,18 @@ struct BiasOnlyYRegs4 : YRegs4 {
   static constexpr const char* name() { return "WarpSpecializedTma_BiasOnly_YRegs4"; }
 };
 
+/// The bias-only kernel storing each tile with TMA (a producer thread) instead of the
+/// consumer warps' 16-byte stores, and in clusters of two: the store path and B's reuse
+/// against cuBLAS's GEMM, without Y.
+struct BiasOnlyTmaStore : TmaStore {
+  using epilogue_op = glukit::epilogue::BiasOnly;
+  static constexpr const char* name() { return "WarpSpecializedTma_BiasOnly_TmaStore"; }
+};
+struct BiasOnlyCluster2 : Cluster2 {
+  using epilogue_op = glukit::epilogue::BiasOnly;
+  static constexpr const char* name() { return "WarpSpecializedTma_BiasOnly_Cluster2"; }
+};
+
 }  // namespace
 
 void register_glukit_variants(std::int64_t k) {
@@ -328,6 +340,8 @@ void register_glukit_variants(std::int64_t k) {
   register_variant<YRegs4>(k);
   register_variant<BiasOnlyYRegs>(k);
   register_variant<BiasOnlyYRegs4>(k);
+  register_variant<BiasOnlyTmaStore>(k);
+  register_variant<BiasOnlyCluster2>(k);
 }
 
 }  // namespace glukit_bench
