@@ -292,16 +292,6 @@ struct BiasOnlyYRegs4 : YRegs4 {
   static constexpr const char* name() { return "WarpSpecializedTma_BiasOnly_YRegs4"; }
 };
 
-/// Each consumer warp stores its 16 rows with TMA from where out_via_smem wrote them (no
-/// read-back, no 16-byte stores from the warps); with the bias-only epilogue too.
-struct WarpTmaStore : Tma {
-  static constexpr bool warp_tma_store = true;
-  static constexpr const char* name() { return "WarpSpecializedTma_WarpTmaStore"; }
-};
-struct BiasOnlyWarpTmaStore : WarpTmaStore {
-  using epilogue_op = glukit::epilogue::BiasOnly;
-  static constexpr const char* name() { return "WarpSpecializedTma_BiasOnly_WarpTmaStore"; }
-};
 /// The bias-only kernel storing each tile with TMA (a producer thread) instead of the
 /// consumer warps' 16-byte stores, and in clusters of two: the store path and B's reuse
 /// against cuBLAS's GEMM, without Y.
@@ -352,8 +342,6 @@ void register_glukit_variants(std::int64_t k) {
   register_variant<BiasOnlyYRegs4>(k);
   register_variant<BiasOnlyTmaStore>(k);
   register_variant<BiasOnlyCluster2>(k);
-  register_variant<WarpTmaStore>(k);
-  register_variant<BiasOnlyWarpTmaStore>(k);
 }
 
 }  // namespace glukit_bench

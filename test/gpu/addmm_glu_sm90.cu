@@ -263,14 +263,8 @@ struct WarpSpecializedTmaYRegs128 : WarpSpecializedTmaYRegs {
   static constexpr int num_buffers = 6;
   static constexpr const char* name() { return "WarpSpecializedTmaYRegs128"; }
 };
-/// Each consumer warp stores its rows of the output with TMA (out_via_smem's copy-out by
-/// the TMA engine).
-struct WarpSpecializedTmaWarpStore : policy::WarpSpecializedTma<arch::sm90a> {
-  static constexpr bool warp_tma_store = true;
-  static constexpr const char* name() { return "WarpSpecializedTmaWarpStore"; }
-};
 using SplitPolicies = std::tuple<WarpSpecializedTmaSplit, WarpSpecializedTmaSplit2Y128, WarpSpecializedTmaYRegs,
-                                 WarpSpecializedTmaYRegs128, WarpSpecializedTmaWarpStore>;
+                                 WarpSpecializedTmaYRegs128>;
 
 TEMPLATE_LIST_TEST_CASE("fp16-X epilogues with other operations", "[gpu][epilogue][sanitize]", SplitPolicies) {
   // The epilogues that round X to fp16 before the operation (split_epilogue,
@@ -288,7 +282,7 @@ using UserPolicies = std::tuple<WarpSpecializedV3, WarpSpecializedV4, WarpSpecia
                                 WarpSpecializedTmaPingpong128RegisterStores, WarpSpecializedTmaSplit,
                                 WarpSpecializedTmaSplit2Y128, WarpSpecializedTmaOverlap128,
                                 WarpSpecializedTmaOverlap2Y128, WarpSpecializedTmaYRegs,
-                                WarpSpecializedTmaYRegs128, WarpSpecializedTmaWarpStore>;
+                                WarpSpecializedTmaYRegs128>;
 
 TEMPLATE_LIST_TEST_CASE("user-derived policies", "[gpu][user][sanitize]", UserPolicies) {
   check_problem<TestType>({1000, 21555, 200, 200, 21560, 21560, 21560});
@@ -332,8 +326,7 @@ TEMPLATE_LIST_TEST_CASE("clusters of two blocks sharing B", "[gpu][cluster]", Cl
 }
 
 using StressPolicies = std::tuple<policy::WarpSpecializedTma<arch::sm90a>, WarpSpecializedTmaSplit,
-                                  WarpSpecializedTmaOverlap128, WarpSpecializedTmaYRegs,
-                                  WarpSpecializedTmaWarpStore>;
+                                  WarpSpecializedTmaOverlap128, WarpSpecializedTmaYRegs>;
 
 TEMPLATE_LIST_TEST_CASE("back-to-back launches keep the mbarrier phases right", "[gpu][stress]", StressPolicies) {
   // Tile counts per block and k-block counts that are not multiples of the ring's

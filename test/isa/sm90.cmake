@@ -12,9 +12,9 @@ file(GLOB_RECURSE _glukit_sm90_headers CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/
 # The shipped policies, then the optional modes of sm90_policies.hpp.
 set(_glukit_sm90_policies V1RegisterStaged V2DirectToLds V3DeepPipelinePersistent V4FusedEpilogue WarpSpecializedTma
     WarpSpecializedTmaStorePingpong WarpSpecializedTmaCluster WarpSpecializedTmaSplit
-    WarpSpecializedTmaOverlap WarpSpecializedTmaYRegs WarpSpecializedTmaWarpStore)
+    WarpSpecializedTmaOverlap WarpSpecializedTmaYRegs)
 foreach(variant IN LISTS _glukit_sm90_policies)
-  if(variant MATCHES "^WarpSpecializedTma(StorePingpong|Cluster|Split|Overlap|YRegs|WarpStore)$")
+  if(variant MATCHES "^WarpSpecializedTma(StorePingpong|Cluster|Split|Overlap|YRegs)$")
     set(policy "glukit_isa::${variant}")
   else()
     set(policy "glukit::policy::${variant}<glukit::arch::sm90a>")

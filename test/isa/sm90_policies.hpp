@@ -47,10 +47,4 @@ struct WarpSpecializedTmaYRegs : glukit::policy::WarpSpecializedTma<glukit::arch
   static constexpr const char* name() { return "WarpSpecializedTmaYRegs"; }
 };
 
-/// warp_tma_store: each consumer warp stores its rows of the output with TMA.
-struct WarpSpecializedTmaWarpStore : glukit::policy::WarpSpecializedTma<glukit::arch::sm90a> {
-  static constexpr bool warp_tma_store = true;
-  static constexpr const char* name() { return "WarpSpecializedTmaWarpStore"; }
-};
-
 }  // namespace glukit_isa

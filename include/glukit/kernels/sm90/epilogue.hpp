@@ -360,9 +360,6 @@ struct Epilogue {
     }
   }
 
-  /// The first of this warp's 16 rows, from the tile's row m0.
-  GLUKIT_DEVICE int warp_row(std::int64_t m0) const { return static_cast<int>(row0 - m0) - lane / 4; }
-
   /// copy-out (out_via_smem), after finish_in_place wrote the output over this warp's
   /// 16 rows of the Y tile and a __syncwarp: the warp stores those rows from shared
   /// memory with row-contiguous 16-byte stores (32 lanes cover consecutive 16-byte
@@ -373,11 +370,11 @@ struct Epilogue {
     constexpr int CPR = BN / 8;           // 16-byte chunks per row
     constexpr int PER_LANE = 16 * CPR / 32;
     static_assert((16 * CPR) % 32 == 0, "tile_n: a warp's 16 rows split evenly over its lanes");
-    const int wr = warp_row(m0);
+    const int warp_row = static_cast<int>(row0 - m0) - lane / 4;  // first of the warp's 16 rows
     const auto t_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(tile));
 #pragma unroll
     for (int i = 0; i < PER_LANE; ++i) {
-      const int c = 32 * i + lane, r = wr + c / CPR, ch = c % CPR;
+      const int c = 32 * i + lane, r = warp_row + c / CPR, ch = c % CPR;
       store_row_chunk(a, m0 + r, n0 + 8 * ch, arch::hopper::ld_shared_128(t_s + YLayout::offset(r, 8 * ch)),
                       interior);
     }

@@ -78,7 +78,7 @@ KernelParams make_params(const AddmmGluArgs& args, int workers) {
           args,
           MainloopPlan<P>::schedule(args.m, args.n, args.k, workers),
           static_cast<int>(ceil_div(args.k, P::tile_k)),
-          MainloopPlan<P>::tma_store || MainloopPlan<P>::warp_tma_store ? static_cast<int>(args.n / 8 * 8) : 0};
+          MainloopPlan<P>::tma_store ? static_cast<int>(args.n / 8 * 8) : 0};
 }
 
 /// Tensor maps for the TMA producer: A, B, Y as 128-byte-swizzled 64-column boxes,
@@ -93,8 +93,7 @@ Status encode_tensor_maps(const AddmmGluArgs& a, int store_cols, TensorMaps* map
     ok &= encode_tensor_map_fp16(&maps->b, a.b, a.k, a.n, a.ldb, P::tile_k, 64, true);
   }
   if (P::epilogue_op::reads_aux) ok &= encode_tensor_map_fp16(&maps->y, a.y, a.m, a.n, a.ldy, P::tile_m, 64, true);
-  if (store_cols > 0)
-    ok &= encode_tensor_map_fp16(&maps->out, a.out, a.m, store_cols, a.ldo, MainloopPlan<P>::out_box_rows, 64, true);
+  if (store_cols > 0) ok &= encode_tensor_map_fp16(&maps->out, a.out, a.m, store_cols, a.ldo, P::tile_m, 64, true);
   if (a.bias != nullptr)
     ok &= encode_tensor_map_fp16(&maps->bias, a.bias, 1, a.n, (a.n + 7) / 8 * 8, 1, P::tile_n, false);
   return ok ? Status::success()

@@ -59,17 +59,6 @@ struct MainloopPlan {
     if constexpr (requires { P::out_via_smem; }) return bool(P::out_via_smem);
     else return false;
   }();
-  /// Optional policy member warp_tma_store (default false; with out_via_smem, TMA copier,
-  /// cooperative consumers): after writing its 16 rows of the output over the Y tile, each
-  /// consumer warp stores them with TMA (16-row boxes, one per 64-column panel, issued by
-  /// its first lane) instead of reading them back and storing 16-byte chunks; the lane
-  /// waits until the stores have read the rows before the warp releases the Y buffer.
-  static constexpr bool warp_tma_store = [] {
-    if constexpr (requires { P::warp_tma_store; }) return bool(P::warp_tma_store);
-    else return false;
-  }();
-  /// Rows of the output map's box: the tile (tma_store) or one warp's 16 (warp_tma_store).
-  static constexpr int out_box_rows = warp_tma_store ? 16 : P::tile_m;
   /// Optional policy member split_epilogue (default false; TMA copier, cooperative
   /// consumers, no cluster): the consumers leave X = acc + bias as fp16 in an X tile of
   /// shared memory (stmatrix, Y's swizzled layout) and go on to the next tile's wgmma;
@@ -287,10 +276,6 @@ constexpr bool check_policy() {
                 "overlap_epilogue: needs warp_specialized = true, the fused epilogue (Y staged in shared "
                 "memory), cooperative consumers (pingpong = false), tma_store = false, split_epilogue = "
                 "false, cluster_m = 1 and overlap_k_blocks >= 1");
-  static_assert(!Plan::warp_tma_store || (Plan::tma && Plan::out_via_smem && !Plan::pingpong &&
-                                           !Plan::overlap_epilogue),
-                "warp_tma_store: needs copier = CopierKind::tma, out_via_smem = true (the output is "
-                "written over Y first), cooperative consumers (pingpong = false) and overlap_epilogue = false");
   static_assert(!Plan::y_in_registers || (Plan::tma && Plan::stage_y && !Plan::pingpong && !Plan::tma_store &&
                                            !Plan::out_via_smem && !Plan::split_epilogue &&
                                            !Plan::overlap_epilogue && !Plan::bias_in_accumulator &&

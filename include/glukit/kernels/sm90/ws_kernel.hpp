@@ -89,11 +89,6 @@ struct WsKernel : WsProducer<P> {
       const Epi e(p.args, m0, n0, tid + 128 * s);
       if constexpr (Plan::tma_store) {
         e.template finish_in_place<typename Plan::YLayout>(acc[s], sh.y_tile(b), bias_row, m0, p.store_cols);
-      } else if constexpr (Plan::warp_tma_store) {
-        // The warp's rows, written by its own stmatrix (columns from store_cols on stored
-        // by the lanes), stored by TMA from its first lane.
-        e.template finish_in_place<typename Plan::YLayout>(acc[s], sh.y_tile(b), bias_row, m0, p.store_cols);
-        store_warp_rows_tma(p, sh.y_tile(b), m0, n0, e.warp_row(m0));
       } else if constexpr (Plan::out_via_smem) {
         // The warp's rows, written by its own stmatrix, stored by its own lanes.
         e.template finish_in_place<typename Plan::YLayout>(acc[s], sh.y_tile(b), bias_row, m0, n0 + BN);
@@ -106,39 +101,9 @@ struct WsKernel : WsProducer<P> {
     if constexpr (Plan::tma_store) {
       fence_proxy_async_shared();  // the output tile, written by this proxy, is read by TMA
       mbarrier_arrive(&sh.out_full[b]);
-    } else if constexpr (!Plan::warp_tma_store) {  // warp_tma_store: release_stored_y
+    } else {
       mbarrier_arrive(&sh.y_empty[b]);
     }
-  }
-
-  /// warp_tma_store: the warp's 16 rows of the output tile (written over Y, rows from
-  /// warp_row) leave by TMA, one 16 x 64 box per panel below store_cols, issued by lane 0
-  /// (release_stored_y hands the Y buffer back later). The proxy fence makes the lanes'
-  /// stmatrix visible to the TMA engine.
-  GLUKIT_DEVICE static void store_warp_rows_tma(const KernelParams& p, const unsigned char* y_tile, std::int64_t m0,
-                                                std::int64_t n0, int warp_row) {
-    using namespace arch::hopper;
-    fence_proxy_async_shared();
-    __syncwarp();
-    if (threadIdx.x % 32 == 0) {
-#pragma unroll
-      for (int pn = 0; pn < Plan::YLayout::panels; ++pn) {
-        const std::int64_t col = n0 + pn * 64;
-        if (col < p.store_cols)
-          tma_store_2d(&p.maps.out, y_tile + pn * Plan::YLayout::panel_bytes + warp_row * 128, static_cast<int>(col),
-                       static_cast<int>(m0 + warp_row), P::streaming_stores);
-      }
-      tma_store_commit();
-    }
-  }
-
-  /// warp_tma_store: once the warp's stores of the li-th tile have read its rows (lane 0
-  /// waits), the warp releases that tile's Y buffer. Called after the next tile's first
-  /// wgmma are issued (or after the last tile), so the warps do not wait for the read.
-  GLUKIT_DEVICE static void release_stored_y(const Shared& sh, std::int64_t li) {
-    if (threadIdx.x % 32 == 0) arch::hopper::tma_store_wait_read<0>();
-    __syncwarp();
-    arch::hopper::mbarrier_arrive(&sh.y_empty[y_slot(li).buffer]);
   }
 
   /// split_epilogue: adds the bias (the pairs read with the tile's first stage, or at
@@ -262,8 +227,6 @@ struct WsKernel : WsProducer<P> {
           if (kb == 0 && bias_from_ring) epi.load_bias_pairs(bias_pairs, sh.ring.template tile<2>(st.index));
 #pragma unroll
         for (int s = 0; s < SL; ++s) mma_k_block<P>(sh.ring, st.index, a_wg + s, acc[s]);
-        if constexpr (Plan::warp_tma_store)
-          if (kb == 0 && li > 0) release_stored_y(sh, li - 1);
         if constexpr (!Plan::stage_y)
           if (kb == p.k_blocks - 1) epi.prefetch();
         wgmma_wait<SL>();  // the previous k-block's MMAs (one group per slice) are done with their stage
@@ -288,16 +251,12 @@ struct WsKernel : WsProducer<P> {
         }
         epi.finish_from_registers(acc[0], y_rows, sh.staging(ctid / 32));
       } else if constexpr (Plan::stage_y) {
-        if constexpr (Plan::warp_tma_store)
-          if (p.k_blocks == 0 && li > 0) release_stored_y(sh, li - 1);  // no wgmma to issue first
         finish_tile(p, sh, li, m0, n0, tile_tid, acc);
       } else {
         if (p.k_blocks == 0) epi.prefetch();
         epi.finish(acc[0]);
       }
     }
-    if constexpr (Plan::warp_tma_store)
-      if (threadIdx.x % 32 == 0) arch::hopper::tma_store_wait<0>();  // the last stores are done before exit
   }
 
   GLUKIT_DEVICE static void run(const KernelParams& p) {
