@@ -310,7 +310,15 @@ struct WarpSpecializedTmaClusterStore : WarpSpecializedTmaCluster {
   static constexpr bool out_via_smem = false;  // the TMA engine stores the tile
   static constexpr const char* name() { return "WarpSpecializedTmaClusterStore"; }
 };
-using ClusterPolicies = std::tuple<WarpSpecializedTmaCluster, WarpSpecializedTmaClusterStore>;
+/// ... with y_in_registers (each block's bias rides its own first stage; B is shared).
+struct WarpSpecializedTmaClusterYRegs : WarpSpecializedTmaCluster {
+  static constexpr bool y_in_registers = true;
+  static constexpr bool out_via_smem = false;  // the warps stage the output through their own rows
+  static constexpr int num_buffers = 5;
+  static constexpr const char* name() { return "WarpSpecializedTmaClusterYRegs"; }
+};
+using ClusterPolicies =
+    std::tuple<WarpSpecializedTmaCluster, WarpSpecializedTmaClusterStore, WarpSpecializedTmaClusterYRegs>;
 
 TEMPLATE_LIST_TEST_CASE("clusters of two blocks sharing B", "[gpu][cluster]", ClusterPolicies) {
   // Odd numbers of 128-row tiles (m = 300, m = 1: the second block of the last cluster
