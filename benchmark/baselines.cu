@@ -139,36 +139,14 @@ void bm_cublaslt_bias_then_gate(benchmark::State& state, std::int64_t k) {
   }
 }
 
-/// Bytes of each buffer of the copy: far past the L2, long enough (~0.5 ms) to
-/// hide the event resolution.
-constexpr std::size_t kCopyBytes = std::size_t{1} << 30;
-
-void bm_copy_bandwidth(benchmark::State& state) {
-  for (auto _ : state) {
-    Stream stream;
-    DeviceBuffer<unsigned char> src(kCopyBytes), dst(kCopyBytes);
-    GLUKIT_BENCH_CHECK_CUDA(cudaMemsetAsync(src.get(), 0x5A, kCopyBytes, stream));
-    const auto launch = [&](int) {
-      GLUKIT_BENCH_CHECK_CUDA(
-          cudaMemcpyAsync(dst.get(), src.get(), kCopyBytes, cudaMemcpyDeviceToDevice, stream));
-      return true;
-    };
-    TimingSummary t;
-    (void)time_launches(stream, settings().warmup, settings().samples, launch, t);
-    state.SetIterationTime(t.median_us * 1e-6);
-    set_counters(state, t, 0.0, 2.0 * double(kCopyBytes), 0.0);
-  }
-}
-
-/// A device-to-device copy at the problem's own size, over rotated buffer pairs that
-/// together exceed kL2Multiple x the L2: what the memory system gives a transfer this
-/// short (a ~30 us copy ramps up and drains; the 1 GiB copy above does not).
-/// `bytes` is what each copy reads (and writes).
-void time_copy(benchmark::State& state, std::size_t bytes, double cublas_us) {
+/// A device-to-device copy of `bytes` (what it reads, and writes), timed over rotated
+/// buffer pairs: at least min_sets, and as many as it takes to exceed kL2Multiple x the L2.
+/// GBps counts read + write; vs_cublas is against cublas_us when that is given.
+void time_copy(benchmark::State& state, std::size_t bytes, double cublas_us, int min_sets) {
   for (auto _ : state) {
     Stream stream;
     const auto needed = static_cast<int>(double(kL2Multiple) * double(device_info().l2_bytes) / double(bytes)) + 1;
-    const int count = std::max(kMinSets, needed);
+    const int count = std::max(min_sets, needed);
     std::vector<DeviceBuffer<unsigned char>> src, dst;
     for (int i = 0; i < count; ++i) {
       src.emplace_back(bytes);
@@ -188,18 +166,23 @@ void time_copy(benchmark::State& state, std::size_t bytes, double cublas_us) {
   }
 }
 
-/// copy_at_size/<K>: a copy that reads and writes half of the fused kernel's minimal
-/// bytes each (the same total traffic); vs_cublas against cuBLAS GEMM at that K.
+/// copy_bandwidth: 1 GiB per copy, far past the L2 and long enough (~0.5 ms) to hide the
+/// event resolution: the roofline floor's bandwidth.
+void bm_copy_bandwidth(benchmark::State& state) { time_copy(state, std::size_t{1} << 30, 0.0, 1); }
+
+/// Copies at the problem's own size (what a transfer this short gets: a ~30 us copy ramps
+/// up and drains; the 1 GiB one does not), over at least kMinSets buffer pairs.
+/// copy_at_size/<K>: half the fused kernel's minimal bytes (the same total traffic).
 void bm_copy_at_size(benchmark::State& state, std::int64_t k) {
   const GemmShape shape{kRefM, kRefN, k};
   const auto bytes = static_cast<std::size_t>(minimal_bytes(shape, Operands::fused) / 2) / 16 * 16;
-  time_copy(state, bytes, cublas_gemm_us(k));
+  time_copy(state, bytes, cublas_gemm_us(k), kMinSets);
 }
 
-/// copy_y_to_out: a copy of one M x N fp16 matrix, the Y read and out write every
-/// fused kernel does whatever K is.
+/// copy_y_to_out: one M x N fp16 matrix, the Y read and out write every fused kernel does
+/// whatever K is.
 void bm_copy_y_to_out(benchmark::State& state) {
-  time_copy(state, static_cast<std::size_t>(kRefM * kRefN) * sizeof(__half), 0.0);
+  time_copy(state, static_cast<std::size_t>(kRefM * kRefN) * sizeof(__half), 0.0, kMinSets);
 }
 
 constexpr std::int64_t kCeilingDim = 8192;

@@ -17,6 +17,10 @@
 //   split (split_epilogue): the consumers write X = acc + bias as fp16 into an X tile
 //     (store_x, stmatrix) and go on; the gate warps (ws_gate.hpp) read X and Y as
 //     row chunks from shared memory, apply the operation and store.
+//   y_in_registers: the warp loads its Y rows as 16-byte chunks when the tile starts
+//     (load_y_rows); finish_from_registers stages X through the warp's own rows
+//     (stmatrix) to meet them in that layout.
+// Global loads and stores with the output's edges are GlobalIo's (global_io.hpp).
 // Rows and columns outside the output are never written; the epilogue's own Y
 // loads stay inside the output too.
 #pragma once
@@ -24,23 +28,24 @@
 
 #include "glukit/arch/hopper/memory.hpp"
 #include "glukit/blocks/smem_layout.hpp"
-#include "glukit/epilogue/functors.hpp"
 #include "glukit/kernels/args.hpp"
 #include "glukit/kernels/policy.hpp"
 #include "glukit/kernels/sm90/fragment.hpp"
+#include "glukit/kernels/sm90/global_io.hpp"
 #include "glukit/platform/half.hpp"
 
 namespace glukit::sm90 {
 
 template <class P>
-struct Epilogue {
+struct Epilogue : GlobalIo<P> {
   using Op = typename P::epilogue_op;
+  using GlobalIo<P>::load_pair, GlobalIo<P>::store_pair, GlobalIo<P>::load_row_chunk, GlobalIo<P>::store_row_chunk,
+      GlobalIo<P>::apply_chunk;
   static constexpr int BM = P::tile_m, BN = P::tile_n;
   static constexpr int R = BN / 2;        ///< accumulators per thread
   static constexpr int J = BN / 8;        ///< 8-column groups of the fragment
   static constexpr int G = BN / 32;       ///< groups of 4 chunks (one quad transpose each)
   static constexpr bool fused = P::epilogue_style == EpilogueStyle::fused;
-  static constexpr bool streaming = P::streaming_stores;
   static_assert(BN % 32 == 0, "tile_n: the sm90a epilogue works on 32-column groups");
 
   const AddmmGluArgs& a;
@@ -63,39 +68,11 @@ struct Epilogue {
     interior = m0 + BM <= a.m && n0 + BN <= a.n;
   }
 
-  GLUKIT_DEVICE static std::uint32_t load_pair(const half_t* p, std::int64_t col, std::int64_t n,
-                                               bool full) {
-    if (full) return streaming ? arch::hopper::ld_global_cs_32(p) : arch::hopper::ld_global_32(p);
-    const unsigned short* s = reinterpret_cast<const unsigned short*>(p);
-    const std::uint32_t lo = col < n ? s[0] : 0u;
-    const std::uint32_t hi = col + 1 < n ? s[1] : 0u;
-    return lo | (hi << 16);
-  }
-  GLUKIT_DEVICE static void store_pair(half_t* p, std::uint32_t v, std::int64_t col, std::int64_t n,
-                                       bool full) {
-    if (full) {
-      if constexpr (streaming) arch::hopper::st_global_cs_32(p, v);
-      else arch::hopper::st_global_32(p, v);
-      return;
-    }
-    unsigned short* s = reinterpret_cast<unsigned short*>(p);
-    if (col < n) s[0] = static_cast<unsigned short>(v & 0xffffu);
-    if (col + 1 < n) s[1] = static_cast<unsigned short>(v >> 16);
-  }
-
-  /// Output pairs of 4 fragment groups (fragment layout) -> this thread's 16-byte
-  /// chunk of row half h, group g: quad transpose, then one streaming store (or
-  /// element stores at the ragged edge).
+  /// Output pairs of 4 fragment groups (fragment layout) -> this thread's 16-byte chunk of
+  /// row half h, group g: a quad transpose, then store_row_chunk.
   GLUKIT_DEVICE void store_chunk(std::uint32_t (&o)[4], int h, int g) const {
     quad_transpose(o, q);  // fragment layout -> chunk layout
-    const std::int64_t row = row0 + 8 * h, col = n0 + 32 * g + 8 * q;
-    half_t* p = a.out + row * a.ldo + col;
-    if (interior || (row < a.m && col + 8 <= a.n)) {
-      if constexpr (streaming) arch::hopper::st_global_cs_128(p, make_uint4(o[0], o[1], o[2], o[3]));
-      else arch::hopper::st_global_128(p, make_uint4(o[0], o[1], o[2], o[3]));
-    } else if (row < a.m) {
-      for (int e = 0; e < 4; ++e) store_pair(p + 2 * e, o[e], col + 2 * e, a.n, false);
-    }
+    store_row_chunk(a, row0 + 8 * h, n0 + 32 * g + 8 * q, make_uint4(o[0], o[1], o[2], o[3]), interior);
   }
 
   /// init: the accumulator's starting value (fused: the bias, broadcast over rows).
@@ -105,13 +82,21 @@ struct Epilogue {
     if constexpr (fused) {
       if (a.bias == nullptr) return;
 #pragma unroll
-      for (int j = 0; j < J; ++j) {
-        const std::int64_t col = col0 + 8 * j;
-        const float2 b = unpack_half2(load_pair(a.bias + col, col, a.n, interior || col + 1 < a.n));
-        acc[4 * j + 0] = acc[4 * j + 2] = b.x;
-        acc[4 * j + 1] = acc[4 * j + 3] = b.y;
-      }
+      for (int j = 0; j < J; ++j) set_bias_pair(acc, j, bias_pair(j));
     }
+  }
+
+  /// This thread's bias pair of 8-column group j (columns col0 + 8 j, + 1) from global
+  /// memory, zeros past n.
+  GLUKIT_DEVICE std::uint32_t bias_pair(int j) const {
+    const std::int64_t col = col0 + 8 * j;
+    return load_pair(a.bias + col, col, a.n, interior || col + 1 < a.n);
+  }
+  /// The bias pair of group j as both rows' starting accumulators.
+  GLUKIT_DEVICE static void set_bias_pair(float (&acc)[R], int j, std::uint32_t pair) {
+    const float2 b = unpack_half2(pair);
+    acc[4 * j + 0] = acc[4 * j + 2] = b.x;
+    acc[4 * j + 1] = acc[4 * j + 3] = b.y;
   }
 
   /// prefetch: issue the loads of Y (fused: 16-byte chunks into registers) for row
@@ -129,45 +114,6 @@ struct Epilogue {
     }
   }
 
-  /// One 16-byte chunk of Y row `row` from column `col`: a 16-byte load, or element loads
-  /// where n cuts the chunk (zeros past n); zeros past m (interior: the chunk is inside).
-  /// NoL1: the load does not allocate in L1 (y_in_registers: 1.2 us faster at K=256 than
-  /// .cs, H200, docs/perf-notes.md).
-  template <bool NoL1 = false>
-  GLUKIT_DEVICE static uint4 load_row_chunk(const AddmmGluArgs& a, std::int64_t row, std::int64_t col,
-                                            bool interior) {
-    const half_t* p = a.y + row * a.ldy + col;
-    if (interior || (row < a.m && col + 8 <= a.n)) {
-      if constexpr (NoL1) return arch::hopper::ld_global_l1_no_allocate_128(p);
-      else return streaming ? arch::hopper::ld_global_cs_128(p) : arch::hopper::ld_global_128(p);
-    }
-    unsigned short v[8] = {};
-    if (row < a.m)
-      for (int e = 0; e < 8; ++e)
-        if (col + e < a.n) v[e] = reinterpret_cast<const unsigned short*>(p)[e];
-    return make_uint4(v[0] | (v[1] << 16), v[2] | (v[3] << 16), v[4] | (v[5] << 16), v[6] | (v[7] << 16));
-  }
-
-  /// The operation on one 16-byte chunk of X (fp16) and of Y: on fp16 pairs when it is
-  /// exact in half2 (the GLU gate: one HFMA2 per pair), in fp32 otherwise.
-  GLUKIT_DEVICE static uint4 apply_chunk(uint4 x, uint4 y) {
-    const Op op{};
-    const std::uint32_t xw[4] = {x.x, x.y, x.z, x.w};
-    const std::uint32_t yw[4] = {y.x, y.y, y.z, y.w};
-    std::uint32_t o[4];
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      if constexpr (exact_in_half2<Op>) {
-        const __half2 r = op(*reinterpret_cast<const __half2*>(&xw[e]), *reinterpret_cast<const __half2*>(&yw[e]));
-        o[e] = *reinterpret_cast<const std::uint32_t*>(&r);
-      } else {
-        const float2 xf = unpack_half2(xw[e]), yf = unpack_half2(yw[e]);
-        o[e] = pack_half2(op(xf.x, yf.x), op(xf.y, yf.y));
-      }
-    }
-    return make_uint4(o[0], o[1], o[2], o[3]);
-  }
-
   /// y_in_registers: the warp's 16 rows in 64-column passes, 16 rows x 8 chunks = 4 chunks
   /// per lane and pass; chunk i of a pass is row 4 i + lane / 8, chunk lane % 8 (a store
   /// instruction covers 4 whole 128-byte row segments).
@@ -175,7 +121,7 @@ struct Epilogue {
   static constexpr int pass_chunks = 16 * 8 / 32;
   using YRows = uint4[passes][pass_chunks];
   using Staging = Swizzle128B<16, 64>;  ///< a warp's staging rows (16 x 64 fp16)
-  GLUKIT_DEVICE std::int64_t pass_row(int i) const { return row0 - lane / 4 + 4 * i + lane / 8; }
+  GLUKIT_DEVICE std::int64_t pass_row(int i) const { return row0 - lane / 4 + 4 * i + lane / 8; }  // output row
   GLUKIT_DEVICE std::int64_t pass_col(int pass) const { return n0 + 64 * pass + 8 * (lane % 8); }
 
   /// y_in_registers: issue the loads of this warp's Y rows (zeros outside the output).
@@ -192,10 +138,7 @@ struct Epilogue {
   /// tile without k-blocks (no ring stage carries the bias row).
   GLUKIT_DEVICE void load_bias_pairs_global(std::uint32_t (&pairs)[J]) const {
 #pragma unroll
-    for (int j = 0; j < J; ++j) {
-      const std::int64_t col = col0 + 8 * j;
-      pairs[j] = load_pair(a.bias + col, col, a.n, interior || col + 1 < a.n);
-    }
+    for (int j = 0; j < J; ++j) pairs[j] = bias_pair(j);
   }
 
   /// apply + store, y_in_registers (the bias already added): per 64-column pass, X is
@@ -205,19 +148,9 @@ struct Epilogue {
   GLUKIT_DEVICE void finish_from_registers(const float (&acc)[R], const YRows& y, unsigned char* staging) const {
     using namespace arch::hopper;
     const auto s = static_cast<std::uint32_t>(__cvta_generic_to_shared(staging));
-    const int st_row = lane % 8 + 8 * ((lane >> 3) & 1);  // this lane's stmatrix row
 #pragma unroll
     for (int ps = 0; ps < passes; ++ps) {
-#pragma unroll
-      for (int jj = 0; jj < 4; ++jj) {  // x4 block: 8-column groups 8 ps + 2 jj, + 1, both row halves
-        std::uint32_t o[4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const int k = 4 * (8 * ps + 2 * jj + (i >> 1)) + 2 * (i & 1);
-          o[i] = pack_half2(acc[k], acc[k + 1]);
-        }
-        stmatrix_x4(s + Staging::offset(st_row, 8 * (2 * jj + (lane >> 4))), o);
-      }
+      store_x_blocks<Staging, 4>(acc, s, 0, 4 * ps);  // the pass's 64 columns: x4 blocks 4 ps ..
       __syncwarp();
 #pragma unroll
       for (int i = 0; i < pass_chunks; ++i) {
@@ -235,11 +168,8 @@ struct Epilogue {
     for (int i = 0; i < R; ++i) acc[i] = 0.f;
     if (!fused || a.bias == nullptr || bias_row == nullptr) return;
 #pragma unroll
-    for (int j = 0; j < J; ++j) {
-      const float2 b = unpack_half2(*reinterpret_cast<const std::uint32_t*>(bias_row + 2 * (8 * j + 2 * q)));
-      acc[4 * j + 0] = acc[4 * j + 2] = b.x;
-      acc[4 * j + 1] = acc[4 * j + 3] = b.y;
-    }
+    for (int j = 0; j < J; ++j)
+      set_bias_pair(acc, j, *reinterpret_cast<const std::uint32_t*>(bias_row + 2 * (8 * j + 2 * q)));
   }
 
   /// Adds the bias pair of 8-column group j (packed half2, columns 8 j + 2 q, + 1) to
@@ -271,13 +201,32 @@ struct Epilogue {
     for (int j = 0; j < J; ++j) add_bias_pair(acc, j, pairs[j]);
   }
 
-  /// Byte offset in a YLayout tile (rows from m0) of this lane's ldmatrix / stmatrix row
-  /// for x4 block jj: matrix i = lane / 8 covers row half i & 1 and 8-column group
-  /// 2 jj + (i >> 1) of the fragment.
-  template <class YLayout>
-  GLUKIT_DEVICE int fragment_offset(std::int64_t m0, int jj) const {
-    const int mrow = static_cast<int>(row0 - m0) - lane / 4 + lane % 8 + 8 * ((lane >> 3) & 1);
-    return YLayout::offset(mrow, 8 * (2 * jj + (lane >> 4)));
+  /// The first of this warp's 16 rows, counted from the tile's row m0.
+  GLUKIT_DEVICE int warp_row(std::int64_t m0) const { return static_cast<int>(row0 - m0) - lane / 4; }
+
+  /// Byte offset in a Layout tile of this lane's ldmatrix / stmatrix row for x4 block jj,
+  /// the warp's rows starting at first_row: matrix i = lane / 8 covers row half i & 1 and
+  /// 8-column group 2 jj + (i >> 1) of the fragment.
+  template <class Layout>
+  GLUKIT_DEVICE int fragment_offset(int first_row, int jj) const {
+    return Layout::offset(first_row + lane % 8 + 8 * ((lane >> 3) & 1), 8 * (2 * jj + (lane >> 4)));
+  }
+
+  /// X (the accumulators rounded to fp16) of x4 blocks jj0 .. jj0 + Count - 1 written with
+  /// stmatrix into a Layout tile at shared address s, the warp's rows from first_row and
+  /// block jj0 at column 0.
+  template <class Layout, int Count>
+  GLUKIT_DEVICE void store_x_blocks(const float (&acc)[R], std::uint32_t s, int first_row, int jj0) const {
+#pragma unroll
+    for (int jj = 0; jj < Count; ++jj) {
+      std::uint32_t o[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int k = 4 * (2 * (jj0 + jj) + (i >> 1)) + 2 * (i & 1);
+        o[i] = pack_half2(acc[k], acc[k + 1]);
+      }
+      arch::hopper::stmatrix_x4(s + fragment_offset<Layout>(first_row, jj), o);
+    }
   }
 
   /// apply + store, warp-specialised V4: Y comes from the swizzled shared tile the
@@ -327,7 +276,8 @@ struct Epilogue {
     const Op op{};
     add_staged_bias(acc, bias_row);
     const auto y_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(y_tile));
-    const auto addr = [&](int jj) { return y_s + fragment_offset<YLayout>(m0, jj); };
+    const int wr = warp_row(m0);
+    const auto addr = [&](int jj) { return y_s + fragment_offset<YLayout>(wr, jj); };
     const bool tail = n0 + BN > store_cols;  // the tile reaches past the TMA-stored columns
     std::uint32_t v[2][NB][4];
     const auto load = [&](int batch) {
@@ -370,27 +320,13 @@ struct Epilogue {
     constexpr int CPR = BN / 8;           // 16-byte chunks per row
     constexpr int PER_LANE = 16 * CPR / 32;
     static_assert((16 * CPR) % 32 == 0, "tile_n: a warp's 16 rows split evenly over its lanes");
-    const int warp_row = static_cast<int>(row0 - m0) - lane / 4;  // first of the warp's 16 rows
+    const int wr = warp_row(m0);
     const auto t_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(tile));
 #pragma unroll
     for (int i = 0; i < PER_LANE; ++i) {
-      const int c = 32 * i + lane, r = warp_row + c / CPR, ch = c % CPR;
+      const int c = 32 * i + lane, r = wr + c / CPR, ch = c % CPR;
       store_row_chunk(a, m0 + r, n0 + 8 * ch, arch::hopper::ld_shared_128(t_s + YLayout::offset(r, 8 * ch)),
                       interior);
-    }
-  }
-
-  /// One 16-byte chunk of output row `row` from column `col`: a 16-byte store, or
-  /// element stores where n cuts the chunk; nothing past m (interior: the chunk is inside).
-  GLUKIT_DEVICE static void store_row_chunk(const AddmmGluArgs& a, std::int64_t row, std::int64_t col, uint4 v,
-                                            bool interior) {
-    half_t* p = a.out + row * a.ldo + col;
-    if (interior || (row < a.m && col + 8 <= a.n)) {
-      if constexpr (streaming) arch::hopper::st_global_cs_128(p, v);
-      else arch::hopper::st_global_128(p, v);
-    } else if (row < a.m) {
-      const std::uint32_t o[4] = {v.x, v.y, v.z, v.w};
-      for (int e = 0; e < 4; ++e) store_pair(p + 2 * e, o[e], col + 2 * e, a.n, false);
     }
   }
 
@@ -399,17 +335,7 @@ struct Epilogue {
   /// stmatrix; the gate warps read it back as row chunks (WsGate::gate_tile).
   template <class YLayout>
   GLUKIT_DEVICE void store_x(const float (&acc)[R], unsigned char* x_tile, std::int64_t m0) const {
-    const auto x_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(x_tile));
-#pragma unroll
-    for (int jj = 0; jj < J / 2; ++jj) {
-      std::uint32_t o[4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int k = 4 * (2 * jj + (i >> 1)) + 2 * (i & 1);
-        o[i] = pack_half2(acc[k], acc[k + 1]);
-      }
-      arch::hopper::stmatrix_x4(x_s + fragment_offset<YLayout>(m0, jj), o);
-    }
+    store_x_blocks<YLayout, J / 2>(acc, static_cast<std::uint32_t>(__cvta_generic_to_shared(x_tile)), warp_row(m0), 0);
   }
 
   /// apply + store (fused: both row halves of Y prefetched before).
@@ -438,12 +364,7 @@ struct Epilogue {
       // 1) bias add
       if (a.bias != nullptr) {
 #pragma unroll
-        for (int j = 0; j < J; ++j) {
-          const std::int64_t col = col0 + 8 * j;
-          const float2 b = unpack_half2(load_pair(a.bias + col, col, a.n, interior || col + 1 < a.n));
-          acc[4 * j + 0] += b.x, acc[4 * j + 2] += b.x;
-          acc[4 * j + 1] += b.y, acc[4 * j + 3] += b.y;
-        }
+        for (int j = 0; j < J; ++j) add_bias_pair(acc, j, bias_pair(j));
       }
       // 2) Y load, 64 columns at a time (all their pairs first, so the loads overlap
       //    each other rather than each waiting behind the previous store), 3) gate + store.

@@ -8,7 +8,7 @@
 
 #include "glukit/arch/hopper/hopper.hpp"
 #include "glukit/kernels/args.hpp"
-#include "glukit/kernels/sm90/epilogue.hpp"
+#include "glukit/kernels/sm90/global_io.hpp"
 #include "glukit/kernels/sm90/ws_common.hpp"
 
 namespace glukit::sm90 {
@@ -20,7 +20,7 @@ struct WsGate : WsCommon<P> {
   using typename Base::Shared;
   using Base::BM, Base::BN;
   using Base::first_slot, Base::slot_stride, Base::tile_row, Base::y_slot;
-  using Epi = Epilogue<P>;
+  using Io = GlobalIo<P>;
   using Op = typename P::epilogue_op;
 
   /// For each tile of the block, once its Y and X are in shared memory: apply the
@@ -42,8 +42,8 @@ struct WsGate : WsCommon<P> {
   /// One tile: thread t of Threads takes the tile's 16-byte row chunks t, t + Threads,
   /// ... (a warp covers consecutive chunks of a row: whole 128-byte lines per store
   /// instruction). Each chunk of X and of Y sits at the same place of their swizzled
-  /// tiles; Epilogue::apply_chunk applies the operation (on fp16 pairs when it is exact
-  /// in half2) and Epilogue::store_row_chunk stores the result. Batches of 4 chunks keep
+  /// tiles; GlobalIo::apply_chunk applies the operation (on fp16 pairs when it is exact
+  /// in half2) and GlobalIo::store_row_chunk stores the result. Batches of 4 chunks keep
   /// 8 shared loads in flight.
   template <int Threads>
   GLUKIT_DEVICE static void gate_tile(const AddmmGluArgs& a, const unsigned char* x_tile,
@@ -68,7 +68,7 @@ struct WsGate : WsCommon<P> {
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         const int c = t + Threads * (i0 + u);
-        Epi::store_row_chunk(a, m0 + c / CPR, n0 + 8 * (c % CPR), Epi::apply_chunk(xv[u], yv[u]), interior);
+        Io::store_row_chunk(a, m0 + c / CPR, n0 + 8 * (c % CPR), Io::apply_chunk(xv[u], yv[u]), interior);
       }
     }
   }
