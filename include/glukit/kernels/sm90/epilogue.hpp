@@ -17,10 +17,9 @@
 //   split (split_epilogue): the consumers write X = acc + bias as fp16 into an X tile
 //     (store_x, stmatrix) and go on; the gate warps (ws_gate.hpp) read X and Y as
 //     row chunks from shared memory, apply the operation and store.
-//   y_in_registers: the warp loads its Y rows as 16-byte chunks when the tile starts
-//     (load_y_rows); finish_from_registers stages X through the warp's own rows
-//     (stmatrix) to meet them in that layout.
-// Global loads and stores with the output's edges are GlobalIo's (global_io.hpp).
+//   y_in_registers: Y rows loaded as 16-byte chunks when the tile starts (load_y_rows)
+//     meet X staged through the warp's own rows (finish_from_registers).
+// Global loads and stores with the output's edges: GlobalIo (global_io.hpp).
 // Rows and columns outside the output are never written; the epilogue's own Y
 // loads stay inside the output too.
 #pragma once
@@ -82,12 +81,14 @@ struct Epilogue : GlobalIo<P> {
     if constexpr (fused) {
       if (a.bias == nullptr) return;
 #pragma unroll
-      for (int j = 0; j < J; ++j) set_bias_pair(acc, j, bias_pair(j));
+      for (int j = 0; j < J; ++j) {  // (not bias_pair(j): V4 compiles to other code)
+        const std::int64_t col = col0 + 8 * j;
+        set_bias_pair(acc, j, load_pair(a.bias + col, col, a.n, interior || col + 1 < a.n));
+      }
     }
   }
 
-  /// This thread's bias pair of 8-column group j (columns col0 + 8 j, + 1) from global
-  /// memory, zeros past n.
+  /// This thread's bias pair of 8-column group j from global memory (zeros past n).
   GLUKIT_DEVICE std::uint32_t bias_pair(int j) const {
     const std::int64_t col = col0 + 8 * j;
     return load_pair(a.bias + col, col, a.n, interior || col + 1 < a.n);
@@ -99,8 +100,7 @@ struct Epilogue : GlobalIo<P> {
     acc[4 * j + 1] = acc[4 * j + 3] = b.y;
   }
 
-  /// prefetch: issue the loads of Y (fused: 16-byte chunks into registers) for row
-  /// halves [h0, h1).
+  /// prefetch: issue the loads of Y (fused: 16-byte chunks into registers), row halves [h0, h1).
   GLUKIT_DEVICE void prefetch(int h0 = 0, int h1 = 2) {
     if constexpr (fused && Op::reads_aux) {
 #pragma unroll
@@ -148,9 +148,19 @@ struct Epilogue : GlobalIo<P> {
   GLUKIT_DEVICE void finish_from_registers(const float (&acc)[R], const YRows& y, unsigned char* staging) const {
     using namespace arch::hopper;
     const auto s = static_cast<std::uint32_t>(__cvta_generic_to_shared(staging));
+    const int st_row = lane % 8 + 8 * ((lane >> 3) & 1);  // this lane's stmatrix row
 #pragma unroll
     for (int ps = 0; ps < passes; ++ps) {
-      store_x_blocks<Staging, 4>(acc, s, 0, 4 * ps);  // the pass's 64 columns: x4 blocks 4 ps ..
+#pragma unroll
+      for (int jj = 0; jj < 4; ++jj) {  // x4 block: 8-column groups 8 ps + 2 jj, + 1, both row halves
+        std::uint32_t o[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int k = 4 * (8 * ps + 2 * jj + (i >> 1)) + 2 * (i & 1);
+          o[i] = pack_half2(acc[k], acc[k + 1]);
+        }
+        arch::hopper::stmatrix_x4(s + Staging::offset(st_row, 8 * (2 * jj + (lane >> 4))), o);
+      }
       __syncwarp();
 #pragma unroll
       for (int i = 0; i < pass_chunks; ++i) {
@@ -201,32 +211,13 @@ struct Epilogue : GlobalIo<P> {
     for (int j = 0; j < J; ++j) add_bias_pair(acc, j, pairs[j]);
   }
 
-  /// The first of this warp's 16 rows, counted from the tile's row m0.
-  GLUKIT_DEVICE int warp_row(std::int64_t m0) const { return static_cast<int>(row0 - m0) - lane / 4; }
-
-  /// Byte offset in a Layout tile of this lane's ldmatrix / stmatrix row for x4 block jj,
-  /// the warp's rows starting at first_row: matrix i = lane / 8 covers row half i & 1 and
-  /// 8-column group 2 jj + (i >> 1) of the fragment.
+  /// Byte offset in a Layout tile (rows from m0) of this lane's ldmatrix / stmatrix row
+  /// for x4 block jj: matrix i = lane / 8 covers row half i & 1 and 8-column group
+  /// 2 jj + (i >> 1) of the fragment.
   template <class Layout>
-  GLUKIT_DEVICE int fragment_offset(int first_row, int jj) const {
-    return Layout::offset(first_row + lane % 8 + 8 * ((lane >> 3) & 1), 8 * (2 * jj + (lane >> 4)));
-  }
-
-  /// X (the accumulators rounded to fp16) of x4 blocks jj0 .. jj0 + Count - 1 written with
-  /// stmatrix into a Layout tile at shared address s, the warp's rows from first_row and
-  /// block jj0 at column 0.
-  template <class Layout, int Count>
-  GLUKIT_DEVICE void store_x_blocks(const float (&acc)[R], std::uint32_t s, int first_row, int jj0) const {
-#pragma unroll
-    for (int jj = 0; jj < Count; ++jj) {
-      std::uint32_t o[4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int k = 4 * (2 * (jj0 + jj) + (i >> 1)) + 2 * (i & 1);
-        o[i] = pack_half2(acc[k], acc[k + 1]);
-      }
-      arch::hopper::stmatrix_x4(s + fragment_offset<Layout>(first_row, jj), o);
-    }
+  GLUKIT_DEVICE int fragment_offset(std::int64_t m0, int jj) const {
+    const int mrow = static_cast<int>(row0 - m0) - lane / 4 + lane % 8 + 8 * ((lane >> 3) & 1);
+    return Layout::offset(mrow, 8 * (2 * jj + (lane >> 4)));
   }
 
   /// apply + store, warp-specialised V4: Y comes from the swizzled shared tile the
@@ -276,8 +267,7 @@ struct Epilogue : GlobalIo<P> {
     const Op op{};
     add_staged_bias(acc, bias_row);
     const auto y_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(y_tile));
-    const int wr = warp_row(m0);
-    const auto addr = [&](int jj) { return y_s + fragment_offset<YLayout>(wr, jj); };
+    const auto addr = [&](int jj) { return y_s + fragment_offset<YLayout>(m0, jj); };
     const bool tail = n0 + BN > store_cols;  // the tile reaches past the TMA-stored columns
     std::uint32_t v[2][NB][4];
     const auto load = [&](int batch) {
@@ -320,7 +310,7 @@ struct Epilogue : GlobalIo<P> {
     constexpr int CPR = BN / 8;           // 16-byte chunks per row
     constexpr int PER_LANE = 16 * CPR / 32;
     static_assert((16 * CPR) % 32 == 0, "tile_n: a warp's 16 rows split evenly over its lanes");
-    const int wr = warp_row(m0);
+    const int wr = static_cast<int>(row0 - m0) - lane / 4;  // first of the warp's 16 rows
     const auto t_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(tile));
 #pragma unroll
     for (int i = 0; i < PER_LANE; ++i) {
@@ -335,7 +325,17 @@ struct Epilogue : GlobalIo<P> {
   /// stmatrix; the gate warps read it back as row chunks (WsGate::gate_tile).
   template <class YLayout>
   GLUKIT_DEVICE void store_x(const float (&acc)[R], unsigned char* x_tile, std::int64_t m0) const {
-    store_x_blocks<YLayout, J / 2>(acc, static_cast<std::uint32_t>(__cvta_generic_to_shared(x_tile)), warp_row(m0), 0);
+    const auto x_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(x_tile));
+#pragma unroll
+    for (int jj = 0; jj < J / 2; ++jj) {
+      std::uint32_t o[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int k = 4 * (2 * jj + (i >> 1)) + 2 * (i & 1);
+        o[i] = pack_half2(acc[k], acc[k + 1]);
+      }
+      arch::hopper::stmatrix_x4(x_s + fragment_offset<YLayout>(m0, jj), o);
+    }
   }
 
   /// apply + store (fused: both row halves of Y prefetched before).
