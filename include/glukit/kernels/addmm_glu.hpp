@@ -1,6 +1,8 @@
-// AddmmGlu<Policy>: the fused addmm + GLU kernel type, and its host launcher
-// glukit::addmm_glu<Policy>(args, stream). The kernel body for the policy's
-// backend comes from kernels/sm90/ (nvcc) or kernels/cdna/ (hip-clang).
+// AddmmGlu<Policy>: the fused addmm + GLU kernel type, its host launcher
+// glukit::addmm_glu<Policy>(args, stream) for fp16 and bf16 and both layouts of B,
+// and the default glukit::addmm_glu(args, stream) that picks the kernel for the
+// device and shape. The kernel body for the policy's backend comes from
+// kernels/sm90/ (nvcc) or kernels/cdna/ (hip-clang).
 #pragma once
 #include "glukit/kernels/args.hpp"
 #include "glukit/kernels/policies.hpp"
@@ -10,11 +12,13 @@
 namespace glukit {
 
 namespace detail {
-/// Backend kernels specialise this with `static Status run(const AddmmGluArgs&, stream_t)`.
-template <class Policy, Backend B>
+/// Backend kernels specialise this with
+/// `static Status run(const AddmmGluArgsT<element_of<BP>>&, stream_t)`, BP a Bound policy.
+template <class BP, Backend B>
 struct BackendLauncher {
-  static Status run(const AddmmGluArgs&, stream_t) {
-    static_assert(dependent_false<Policy>,
+  template <class T>
+  static Status run(const AddmmGluArgsT<T>&, stream_t) {
+    static_assert(dependent_false<BP>,
                   "glukit::addmm_glu: this policy's arch needs another compiler: sm90a policies "
                   "launch from nvcc (CUDA) translation units, gfx942/gfx950 policies from "
                   "hip-clang (HIP) translation units");
@@ -47,19 +51,57 @@ struct AddmmGlu {
   static constexpr const char* name() { return P::name(); }
 
   /// The host-side argument rules (no device access).
-  static Status validate(const AddmmGluArgs& args) { return validate_arguments(args); }
+  template <Element T>
+  static Status validate(const AddmmGluArgsT<T>& args) {
+    return validate_arguments(args, epilogue_op::reads_aux);
+  }
 
-  /// Validates, then launches on `stream`. Asynchronous: the kernel's own errors
-  /// surface at the next synchronisation.
-  static Status run(const AddmmGluArgs& args, stream_t stream = {}) {
-    return detail::BackendLauncher<P, arch_traits<arch>::backend>::run(args, stream);
+  /// Validates, then launches on `stream` the kernel compiled for T and args.b_layout.
+  /// Asynchronous: the kernel's own errors surface at the next synchronisation.
+  template <Element T>
+  static Status run(const AddmmGluArgsT<T>& args, stream_t stream = {}) {
+    if (Status s = validate(args); !s.ok()) return s;
+    if (args.b_layout == Layout::col_major) return launch<Problem<T, Layout::col_major>>(args, stream);
+    return launch<Problem<T, Layout::row_major>>(args, stream);
+  }
+
+ private:
+  template <class Pr, class T>
+  static Status launch(const AddmmGluArgsT<T>& args, stream_t stream) {
+    return detail::BackendLauncher<Bound<P, Pr>, arch_traits<arch>::backend>::run(args, stream);
   }
 };
 
-/// out = epilogue_op(a @ b + bias, y) with the kernel of Policy, on `stream`.
-template <class Policy>
-Status addmm_glu(const AddmmGluArgs& args, stream_t stream = {}) {
+/// out = epilogue_op(a @ b + bias, y) with the kernel of Policy, on `stream`;
+/// T in {half_t, bfloat16_t}, B in either layout (args.b_layout).
+template <class Policy, Element T>
+  requires(!Element<Policy>)
+Status addmm_glu(const AddmmGluArgsT<T>& args, stream_t stream = {}) {
   return AddmmGlu<Policy>::run(args, stream);
+}
+
+namespace detail {
+/// The backend's default: specialised next to its kernels (kernels/sm90/default.hpp,
+/// kernels/cdna/default.hpp) with `template <class T> static Status run(args, stream)`.
+template <Backend B>
+struct DefaultLauncher;
+}  // namespace detail
+
+/// out = (a @ b + bias) + (a @ b + bias) * y (the GLU gate) with the fastest kernel glukit
+/// ships for the current device, this shape, dtype and layout (the rule and its data:
+/// kernels/sm90/default.hpp, docs/perf-notes.md). Validates first, like every launcher.
+template <Element T>
+Status addmm_glu(const AddmmGluArgsT<T>& args, stream_t stream = {}) {
+#if defined(GLUKIT_BACKEND_CUDA)
+  return detail::DefaultLauncher<Backend::cuda>::run(args, stream);
+#elif defined(GLUKIT_BACKEND_HIP)
+  return detail::DefaultLauncher<Backend::hip>::run(args, stream);
+#else
+  static_assert(dependent_false<T>,
+                "glukit::addmm_glu(args): launching needs a device compiler (nvcc for sm90a, hip-clang "
+                "for gfx942/gfx950); plain C++ can validate and run the reference only");
+  return Status::invalid("unreachable");
+#endif
 }
 
 }  // namespace glukit

@@ -1,21 +1,33 @@
-// The problem a launcher receives (AddmmGluArgs), the Status it returns, and
-// the argument rules every launcher checks on the host before touching the device.
+// The problem a launcher receives (AddmmGluArgsT<T>: element type, B's layout,
+// shape), the Status it returns, and the argument rules every launcher checks on
+// the host before touching the device.
 #pragma once
 #include <cstdint>
 
-#include "glukit/platform/half.hpp"
+#include "glukit/platform/element.hpp"
 
 namespace glukit {
 
-/// out = epilogue(a @ b + bias, y): row-major operands, element strides.
-/// A: m x k (lda), B: k x n (ldb), bias: n (may be null: no bias),
-/// Y: m x n (ldy), out: m x n (ldo).
-struct AddmmGluArgs {
-  const half_t* a = nullptr;
-  const half_t* b = nullptr;
-  const half_t* bias = nullptr;
-  const half_t* y = nullptr;
-  half_t* out = nullptr;
+/// How B is stored.
+enum class Layout {
+  row_major,  ///< K x N, N contiguous (ldb >= n): the reference work's layout
+  col_major,  ///< N x K, K contiguous (ldb >= k): an nn.Linear weight, used as is
+};
+
+/// out = epilogue(a @ b + bias, y), element strides, T in {half_t, bfloat16_t}.
+/// A: m x k row-major (lda); B: k x n row-major, or its transpose stored n x k
+/// (b_layout = col_major: B(kk, j) = b[j * ldb + kk]); bias: n (may be null: no
+/// bias); Y: m x n row-major (ldy; may be null when the epilogue does not read it);
+/// out: m x n row-major (ldo).
+template <class T>
+struct AddmmGluArgsT {
+  static_assert(Element<T>, "glukit::AddmmGluArgsT<T>: T must be glukit::half_t or glukit::bfloat16_t");
+  using element = T;
+  const T* a = nullptr;
+  const T* b = nullptr;
+  const T* bias = nullptr;
+  const T* y = nullptr;
+  T* out = nullptr;
   std::int64_t m = 0;
   std::int64_t n = 0;
   std::int64_t k = 0;
@@ -23,7 +35,11 @@ struct AddmmGluArgs {
   std::int64_t ldb = 0;
   std::int64_t ldy = 0;
   std::int64_t ldo = 0;
+  Layout b_layout = Layout::row_major;
 };
+
+/// The fp16 problem of the reference work (B row-major unless b_layout says otherwise).
+using AddmmGluArgs = AddmmGluArgsT<half_t>;
 
 enum class StatusCode {
   ok = 0,
@@ -53,7 +69,7 @@ class Status {
 };
 
 /// Alignment, in elements, of k, the leading dimensions and (in bytes: x2) the
-/// pointers: the vectorised paths move 16-byte chunks (8 fp16 values).
+/// pointers: the vectorised paths move 16-byte chunks (8 two-byte values).
 inline constexpr std::int64_t vector_elems = 8;
 
 /// Largest element count of one operand whose byte offsets still fit the
@@ -68,36 +84,43 @@ inline bool aligned16(const void* p) {
 
 /// The argument rules shared by every launcher (host only, no device access).
 /// m == 0 or n == 0: valid no-op. k == 0: valid (out = epilogue(bias or 0, y)).
-inline Status validate_arguments(const AddmmGluArgs& p) {
+/// reads_aux = false (an epilogue that ignores Y): y and ldy are not checked; y may be null.
+template <class T>
+Status validate_arguments(const AddmmGluArgsT<T>& p, bool reads_aux = true) {
   if (p.m < 0) return Status::invalid("m: must be >= 0");
   if (p.n < 0) return Status::invalid("n: must be >= 0");
   if (p.k < 0) return Status::invalid("k: must be >= 0");
   if (p.m >= max_dimension) return Status::invalid("m: must be < 2^31");
   if (p.n >= max_dimension) return Status::invalid("n: must be < 2^31");
   if (p.k >= max_dimension) return Status::invalid("k: must be < 2^31");
+  if (p.b_layout != Layout::row_major && p.b_layout != Layout::col_major)
+    return Status::invalid("b_layout: must be Layout::row_major or Layout::col_major");
   if (p.m == 0 || p.n == 0) return Status::success();
+  const bool b_nk = p.b_layout == Layout::col_major;
+  const bool need_y = reads_aux;  // an epilogue that ignores Y: y and ldy are neither read nor checked
   if (p.k > 0 && p.a == nullptr) return Status::invalid("a: must not be null");
   if (p.k > 0 && p.b == nullptr) return Status::invalid("b: must not be null");
-  if (p.y == nullptr) return Status::invalid("y: must not be null");
+  if (reads_aux && p.y == nullptr) return Status::invalid("y: must not be null");
   if (p.out == nullptr) return Status::invalid("out: must not be null");
   if (p.k % vector_elems != 0) return Status::invalid("k: must be a multiple of 8");
   if (p.k > 0 && p.lda < p.k) return Status::invalid("lda: must be >= k");
-  if (p.k > 0 && p.ldb < p.n) return Status::invalid("ldb: must be >= n");
-  if (p.ldy < p.n) return Status::invalid("ldy: must be >= n");
+  if (p.k > 0 && !b_nk && p.ldb < p.n) return Status::invalid("ldb: must be >= n (b_layout = row_major: B is k x n)");
+  if (p.k > 0 && b_nk && p.ldb < p.k) return Status::invalid("ldb: must be >= k (b_layout = col_major: B is n x k)");
+  if (need_y && p.ldy < p.n) return Status::invalid("ldy: must be >= n");
   if (p.ldo < p.n) return Status::invalid("ldo: must be >= n");
   if (p.k > 0 && p.lda % vector_elems != 0) return Status::invalid("lda: must be a multiple of 8");
   if (p.k > 0 && p.ldb % vector_elems != 0) return Status::invalid("ldb: must be a multiple of 8");
-  if (p.ldy % vector_elems != 0) return Status::invalid("ldy: must be a multiple of 8");
+  if (need_y && p.ldy % vector_elems != 0) return Status::invalid("ldy: must be a multiple of 8");
   if (p.ldo % vector_elems != 0) return Status::invalid("ldo: must be a multiple of 8");
   if (p.k > 0 && !detail::aligned16(p.a)) return Status::invalid("a: must be 16-byte aligned");
   if (p.k > 0 && !detail::aligned16(p.b)) return Status::invalid("b: must be 16-byte aligned");
   if (p.bias != nullptr && !detail::aligned16(p.bias))
     return Status::invalid("bias: must be 16-byte aligned");
-  if (!detail::aligned16(p.y)) return Status::invalid("y: must be 16-byte aligned");
+  if (need_y && !detail::aligned16(p.y)) return Status::invalid("y: must be 16-byte aligned");
   if (!detail::aligned16(p.out)) return Status::invalid("out: must be 16-byte aligned");
   if (p.k > 0 && p.lda >= max_dimension) return Status::invalid("lda: must be < 2^31");
   if (p.k > 0 && p.ldb >= max_dimension) return Status::invalid("ldb: must be < 2^31");
-  if (p.ldy >= max_dimension) return Status::invalid("ldy: must be < 2^31");
+  if (need_y && p.ldy >= max_dimension) return Status::invalid("ldy: must be < 2^31");
   if (p.ldo >= max_dimension) return Status::invalid("ldo: must be < 2^31");
   // Element offsets (row * ld + col) are computed in 64 bits; keep the last one
   // of each operand far below 2^62 bytes so no intermediate can overflow.
@@ -106,8 +129,9 @@ inline Status validate_arguments(const AddmmGluArgs& p) {
     return rows > 0 && ld > max_elems / rows;
   };
   if (p.k > 0 && too_big(p.m, p.lda)) return Status::invalid("lda: m * lda overflows the index range");
-  if (p.k > 0 && too_big(p.k, p.ldb)) return Status::invalid("ldb: k * ldb overflows the index range");
-  if (too_big(p.m, p.ldy)) return Status::invalid("ldy: m * ldy overflows the index range");
+  if (p.k > 0 && too_big(b_nk ? p.n : p.k, p.ldb))
+    return Status::invalid(b_nk ? "ldb: n * ldb overflows the index range" : "ldb: k * ldb overflows the index range");
+  if (need_y && too_big(p.m, p.ldy)) return Status::invalid("ldy: m * ldy overflows the index range");
   if (too_big(p.m, p.ldo)) return Status::invalid("ldo: m * ldo overflows the index range");
   return Status::success();
 }

@@ -5,6 +5,7 @@
 
 #include "glukit/arch/tags.hpp"
 #include "glukit/epilogue/functors.hpp"
+#include "glukit/kernels/args.hpp"
 
 namespace glukit {
 
@@ -56,6 +57,42 @@ concept PolicyMembers = requires {
 template <class P>
 concept Policy = detail::PolicyMembers<P> && ArchTag<typename P::arch> &&
                  EpilogueOp<typename P::epilogue_op>;
+
+/// The problem a kernel is compiled for: the operands' element type and B's layout.
+/// A policy says how; a problem says what. The launcher picks the problem from the
+/// arguments (AddmmGluArgsT<T>::b_layout) and binds it to the policy (Bound).
+template <Element T, Layout LB>
+struct Problem {
+  using element = T;
+  static constexpr Layout b_layout = LB;
+  /// B stored n x k (K contiguous): read like A, the MMA's native K-major operand.
+  static constexpr bool b_k_major = LB == Layout::col_major;
+};
+
+/// A policy bound to a problem: what the backend kernels are instantiated with.
+template <class P, class Pr>
+struct Bound : P {
+  using problem = Pr;
+};
+
+namespace detail {
+template <class P>
+struct ProblemOf {
+  using type = Problem<half_t, Layout::row_major>;
+};
+template <class P>
+  requires requires { typename P::problem; }
+struct ProblemOf<P> {
+  using type = typename P::problem;
+};
+}  // namespace detail
+
+/// The problem of a bound policy; fp16 with B row-major for a policy not bound to one
+/// (host plans and tests that name a policy alone).
+template <class P>
+using problem_of = typename detail::ProblemOf<P>::type;
+template <class P>
+using element_of = typename problem_of<P>::element;
 
 /// Optional member `warp_specialized` (default false): on sm90a, a producer
 /// warpgroup fills the ring and signals consumer warpgroups through mbarriers.

@@ -1,5 +1,6 @@
-// fp64 host reference of out = epilogue(A @ B + bias, Y), and the relative
-// error measure the tests use. Reads host pointers in AddmmGluArgs.
+// fp64 host reference of out = epilogue(A @ B + bias, Y) for both element types
+// and both layouts of B, and the relative error measure the tests use. Reads
+// host pointers in AddmmGluArgsT<T>.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -7,20 +8,26 @@
 
 #include "glukit/epilogue/functors.hpp"
 #include "glukit/kernels/args.hpp"
-#include "glukit/platform/half.hpp"
+#include "glukit/platform/element.hpp"
 
 namespace glukit::reference {
 
-/// X = A @ B + bias in fp64 (row-major m x n, ld = n).
-inline std::vector<double> addmm(const AddmmGluArgs& p) {
+/// X = A @ B + bias in fp64 (row-major m x n, ld = n), B read in its b_layout.
+template <class T>
+std::vector<double> addmm(const AddmmGluArgsT<T>& p) {
   std::vector<double> x(static_cast<std::size_t>(p.m * p.n), 0.0);
   std::vector<double> row(static_cast<std::size_t>(p.n));
+  // B as k x n doubles once (row-major), whichever way it is stored.
+  std::vector<double> b(static_cast<std::size_t>(p.k * p.n));
+  for (std::int64_t kk = 0; kk < p.k; ++kk)
+    for (std::int64_t j = 0; j < p.n; ++j)
+      b[kk * p.n + j] = to_float(p.b_layout == Layout::col_major ? p.b[j * p.ldb + kk] : p.b[kk * p.ldb + j]);
   for (std::int64_t i = 0; i < p.m; ++i) {
     for (std::int64_t j = 0; j < p.n; ++j) row[j] = p.bias ? double(to_float(p.bias[j])) : 0.0;
     for (std::int64_t kk = 0; kk < p.k; ++kk) {
       const double aik = to_float(p.a[i * p.lda + kk]);
-      const half_t* brow = p.b + kk * p.ldb;
-      for (std::int64_t j = 0; j < p.n; ++j) row[j] += aik * double(to_float(brow[j]));
+      const double* brow = b.data() + kk * p.n;
+      for (std::int64_t j = 0; j < p.n; ++j) row[j] += aik * brow[j];
     }
     for (std::int64_t j = 0; j < p.n; ++j) x[i * p.n + j] = row[j];
   }
@@ -28,8 +35,8 @@ inline std::vector<double> addmm(const AddmmGluArgs& p) {
 }
 
 /// out = op(X, Y) in fp64 (row-major m x n, ld = n).
-template <class Op = epilogue::GluGate>
-std::vector<double> addmm_glu(const AddmmGluArgs& p, Op op = {}) {
+template <class T, class Op = epilogue::GluGate>
+std::vector<double> addmm_glu(const AddmmGluArgsT<T>& p, Op op = {}) {
   std::vector<double> out = addmm(p);
   for (std::int64_t i = 0; i < p.m; ++i)
     for (std::int64_t j = 0; j < p.n; ++j) {
@@ -41,7 +48,8 @@ std::vector<double> addmm_glu(const AddmmGluArgs& p, Op op = {}) {
 
 /// ||got - ref||_2 / ||ref||_2 over the m x n output (got with leading dimension ldo).
 /// Returns +inf if any element of got is NaN or infinite.
-inline double relative_l2_error(const half_t* got, std::int64_t ldo, const std::vector<double>& ref,
+template <Element T>
+double relative_l2_error(const T* got, std::int64_t ldo, const std::vector<double>& ref,
                                 std::int64_t m, std::int64_t n) {
   double num = 0.0, den = 0.0;
   for (std::int64_t i = 0; i < m; ++i)

@@ -187,3 +187,76 @@ TEST_CASE("validate_arguments: documented edge cases are valid") {
     STATIC_REQUIRE(glukit::max_dimension == (std::int64_t{1} << 31));
   }
 }
+
+TEST_CASE("AddmmGluArgsT: bf16 problems, and the fp16 alias keeps today's fields") {
+  STATIC_REQUIRE(std::is_same_v<AddmmGluArgs, glukit::AddmmGluArgsT<half_t>>);
+  STATIC_REQUIRE(std::is_same_v<decltype(glukit::AddmmGluArgsT<glukit::bfloat16_t>::b), const glukit::bfloat16_t*>);
+  STATIC_REQUIRE(std::is_same_v<decltype(glukit::AddmmGluArgsT<glukit::bfloat16_t>::out), glukit::bfloat16_t*>);
+  // Today's aggregate initialisation, positional, still compiles and leaves B row-major.
+  const AddmmGluArgs p{at(0), at(8), at(16), at(24), storage + 32, 4, 16, 8, 8, 16, 16, 16};
+  CHECK(p.b_layout == glukit::Layout::row_major);
+  CHECK(glukit::validate_arguments(p).ok());
+
+  alignas(16) static glukit::bfloat16_t bstore[64];
+  glukit::AddmmGluArgsT<glukit::bfloat16_t> q{bstore, bstore + 8, nullptr, bstore + 16, bstore + 32,
+                                               3, 16, 8, 8, 16, 16, 16};
+  CHECK(glukit::validate_arguments(q).ok());
+  q.lda = 4;
+  const Status s = glukit::validate_arguments(q);
+  CHECK(s.code() == StatusCode::invalid_argument);
+  CHECK(starts_with(s.message(), "lda:"));
+  q.lda = 8;
+  q.b = bstore + 1;
+  CHECK(starts_with(glukit::validate_arguments(q).message(), "b:"));
+}
+
+TEST_CASE("validate_arguments: B as n x k (b_layout = col_major)") {
+  AddmmGluArgs p = valid();
+  p.b_layout = glukit::Layout::col_major;
+  p.ldb = p.k;  // rows of B are k long now
+  CHECK(glukit::validate_arguments(p).ok());
+  SECTION("ldb >= k, not >= n") {
+    p.ldb = p.k - 8;
+    const Status s = glukit::validate_arguments(p);
+    CHECK_FALSE(s.ok());
+    CHECK(starts_with(s.message(), "ldb:"));
+    CHECK(std::string(s.message()).find(">= k") != std::string::npos);
+  }
+  SECTION("the row-major rule ldb >= n does not apply") {
+    p.ldb = p.k + 8;  // far below n = 21568
+    CHECK(glukit::validate_arguments(p).ok());
+  }
+  SECTION("ldb a multiple of 8") {
+    p.ldb = p.k + 1;
+    CHECK(starts_with(glukit::validate_arguments(p).message(), "ldb:"));
+  }
+  SECTION("n * ldb must not overflow") {
+    p.n = (std::int64_t{1} << 31) - 8;
+    p.ldo = p.ldy = p.n;
+    p.m = 1;
+    p.ldb = (std::int64_t{1} << 31) - 8;
+    const Status s = glukit::validate_arguments(p);
+    CHECK_FALSE(s.ok());
+    CHECK(starts_with(s.message(), "ldb:"));
+  }
+  SECTION("row-major with the same ldb is refused (ldb < n)") {
+    p.b_layout = glukit::Layout::row_major;
+    CHECK(starts_with(glukit::validate_arguments(p).message(), "ldb:"));
+  }
+  SECTION("a layout value outside the enum") {
+    p.b_layout = static_cast<glukit::Layout>(7);
+    CHECK(starts_with(glukit::validate_arguments(p).message(), "b_layout:"));
+  }
+}
+
+TEST_CASE("validate_arguments: an epilogue that does not read Y takes a null y") {
+  AddmmGluArgs p = valid();
+  p.y = nullptr;
+  p.ldy = 0;
+  CHECK(starts_with(glukit::validate_arguments(p).message(), "y:"));          // read: y required
+  CHECK(glukit::validate_arguments(p, /*reads_aux=*/false).ok());              // not read: ignored
+  p.y = at(3);                                                                 // misaligned, unread
+  CHECK(glukit::validate_arguments(p, false).ok());
+  p.out = storage + 33;                                                        // the rest still holds
+  CHECK(starts_with(glukit::validate_arguments(p, false).message(), "out:"));
+}

@@ -195,3 +195,53 @@ TEST_CASE("relative_l2_error") {
     CHECK(glukit::reference::relative_l2_error(got.data(), 2, zero, 1, 2) == Approx(5.0));
   }
 }
+
+namespace {
+/// b (k x n, ld ldb) stored n x k with leading dimension ldt, padding NaN.
+template <class T>
+std::vector<T> transposed(const std::vector<T>& b, i64 k, i64 n, i64 ldb, i64 ldt, T pad) {
+  std::vector<T> t(static_cast<std::size_t>(n * ldt + 1), pad);
+  for (i64 kk = 0; kk < k; ++kk)
+    for (i64 j = 0; j < n; ++j) t[j * ldt + kk] = b[kk * ldb + j];
+  return t;
+}
+}  // namespace
+
+TEST_CASE("reference: B stored n x k (col_major) gives the same result as k x n") {
+  std::mt19937 rng(13);
+  for (const Problem& pr : kProblems) {
+    if (pr.k == 0) continue;
+    const i64 lda = pr.k + pr.pad_a, ldb = pr.n + pr.pad_b, ldy = pr.n + pr.pad_y, ldt = pr.k + 8;
+    const auto a = random_matrix(pr.m, pr.k, lda, rng);
+    const auto b = random_matrix(pr.k, pr.n, ldb, rng);
+    const auto y = random_matrix(pr.m, pr.n, ldy, rng);
+    const auto bias = random_matrix(1, pr.n, pr.n, rng);
+    const auto bt = transposed(b, pr.k, pr.n, ldb, ldt, kNaN);
+    AddmmGluArgs p{a.data(), b.data(), pr.with_bias ? bias.data() : nullptr, y.data(), nullptr,
+                   pr.m, pr.n, pr.k, lda, ldb, ldy, pr.n};
+    AddmmGluArgs q = p;
+    q.b = bt.data();
+    q.ldb = ldt;
+    q.b_layout = glukit::Layout::col_major;
+    const auto want = naive(p, gate);
+    const auto got = glukit::reference::addmm_glu(q);
+    REQUIRE(got.size() == want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) REQUIRE(std::fabs(got[i] - want[i]) <= 1e-12 * (1 + std::fabs(want[i])));
+  }
+}
+
+TEST_CASE("reference: bf16 operands are read as bf16") {
+  // A 1 x 2 x 8 problem with values exact in bf16 but not in fp16 (2^-20, 300.5 is not exact in bf16: 300).
+  using glukit::bfloat16_t;
+  std::vector<bfloat16_t> a(8), b(16), y(8), bias(8);
+  for (int i = 0; i < 8; ++i) a[i] = glukit::to_bfloat16(i % 2 ? 0x1p-20f : 1.0f);
+  for (int i = 0; i < 16; ++i) b[i] = glukit::to_bfloat16(i % 2 ? 2.0f : 1e20f);
+  for (int i = 0; i < 8; ++i) y[i] = glukit::to_bfloat16(0.5f), bias[i] = glukit::to_bfloat16(300.5f);
+  glukit::AddmmGluArgsT<bfloat16_t> p{a.data(), b.data(), bias.data(), y.data(), nullptr, 1, 2, 8, 8, 2, 8, 8};
+  const auto got = glukit::reference::addmm_glu(p, glukit::epilogue::BiasOnly{});
+  // column 0: B(kk, 0) = 1e20 (rounded to bf16) for every kk: 4 * 1 * b + 4 * 2^-20 * b + 300
+  const double b0 = glukit::to_float(glukit::to_bfloat16(1e20f));
+  CHECK(got[0] == 4 * b0 + 4 * 0x1p-20 * b0 + 300.0);
+  CHECK(got[1] == 4 * 2.0 + 4 * 0x1p-20 * 2.0 + 300.0);
+  CHECK(glukit::reference::relative_l2_error(p.a, 8, got, 1, 2) > 0.0);  // bf16 got pointers accepted
+}
