@@ -1,5 +1,6 @@
 // Helpers of the GPU tests: checked CUDA calls, device buffers, random
-// inputs, the poisoned output, and a multi-threaded fp64 reference.
+// inputs (fp16 or bf16; B k x n or n x k; the padding past each row poisoned), the
+// poisoned output, and a multi-threaded fp64 reference.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -23,7 +24,7 @@
 
 namespace glukit::test {
 
-inline constexpr std::uint16_t poison_bits = 0xFFFF;  // fp16 NaN
+inline constexpr std::uint16_t poison_bits = 0xFFFF;  // NaN in fp16 and in bf16
 
 /// Seed printed by every failing check (Catch INFO) so a failure can be replayed.
 inline std::uint64_t fresh_seed() {
@@ -61,42 +62,59 @@ struct DeviceBuffer {
 struct Shape {
   std::int64_t m, n, k, lda = 0, ldb = 0, ldy = 0, ldo = 0;
   bool bias = true;
+  Layout b_layout = Layout::row_major;  ///< col_major: B stored n x k (ldb >= k)
+  bool b_nk() const { return b_layout == Layout::col_major; }
+  std::int64_t b_rows() const { return b_nk() ? n : k; }
+  std::int64_t b_cols() const { return b_nk() ? k : n; }
   Shape tight() const {
     Shape s = *this;
     auto up8 = [](std::int64_t v) { return (v + 7) / 8 * 8; };
     if (!s.lda) s.lda = up8(std::max<std::int64_t>(k, 8));
-    if (!s.ldb) s.ldb = up8(std::max<std::int64_t>(n, 8));
+    if (!s.ldb) s.ldb = up8(std::max<std::int64_t>(b_cols(), 8));
     if (!s.ldy) s.ldy = up8(std::max<std::int64_t>(n, 8));
     if (!s.ldo) s.ldo = up8(std::max<std::int64_t>(n, 8));
     return s;
   }
 };
 
-inline void fill_random(std::vector<half_t>& v, std::mt19937_64& rng, float lo = -1.f, float hi = 1.f) {
+template <Element T>
+void fill_random(std::vector<T>& v, std::mt19937_64& rng, float lo = -1.f, float hi = 1.f) {
   std::uniform_real_distribution<float> d(lo, hi);
   for (auto& x : v) {
     float f = d(rng);
     if (f == 0.f) f = 0.5f;  // never zeros
-    x = to_half(f);
+    x = from_float<T>(f);
   }
+}
+
+/// Random rows x cols values in a rows x ld array; the padding (columns cols..ld) is
+/// NaN, so a kernel that reads past a row's end shows it in its output.
+template <Element T>
+void fill_random_rows(std::vector<T>& v, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                      std::mt19937_64& rng) {
+  fill_random(v, rng);
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = cols; j < ld; ++j) v[i * ld + j] = from_bits<T>(poison_bits);
 }
 
 /// Poisoned elements after the m x ldo output (a whole tile's rows past the last one):
 /// a store that clips rows wrongly lands here.
 inline std::int64_t guard_elements(const Shape& s) { return 256 * std::max<std::int64_t>(s.ldo, 8); }
 
-/// A problem on host and device: fresh random A, B, bias, Y; poisoned out.
-struct Problem {
+/// A problem on host and device: fresh random A, B, bias, Y (padding poisoned);
+/// poisoned out.
+template <Element T>
+struct ProblemT {
   Shape s;
   std::uint64_t seed;
-  std::vector<half_t> a, b, bias, y;
-  DeviceBuffer<half_t> da, db, dbias, dy, dout;
+  std::vector<T> a, b, bias, y;
+  DeviceBuffer<T> da, db, dbias, dy, dout;
 
-  Problem(Shape shape, std::uint64_t seed_)
+  ProblemT(Shape shape, std::uint64_t seed_)
       : s(shape.tight()),
         seed(seed_),
         a(static_cast<std::size_t>(s.m * s.lda)),
-        b(static_cast<std::size_t>(s.k * s.ldb)),
+        b(static_cast<std::size_t>(s.b_rows() * s.ldb)),
         bias(s.bias ? static_cast<std::size_t>(s.n) : 0),
         y(static_cast<std::size_t>(s.m * s.ldy)),
         da(a.size()),
@@ -105,29 +123,30 @@ struct Problem {
         dy(y.size()),
         dout(static_cast<std::size_t>(s.m * s.ldo + guard_elements(s))) {
     std::mt19937_64 rng(seed);
-    fill_random(a, rng);
-    fill_random(b, rng);
+    fill_random_rows(a, s.m, s.k, s.lda, rng);
+    fill_random_rows(b, s.b_rows(), s.b_cols(), s.ldb, rng);
     fill_random(bias, rng);
-    fill_random(y, rng);
+    fill_random_rows(y, s.m, s.n, s.ldy, rng);
     da.upload(a);
     db.upload(b);
     dbias.upload(bias);
     dy.upload(y);
     dout.poison();
   }
-  AddmmGluArgs device_args() const {
+  AddmmGluArgsT<T> device_args() const {
     return {da.ptr, db.ptr, s.bias ? dbias.ptr : nullptr, dy.ptr, dout.ptr, s.m, s.n, s.k,
-            s.lda, s.ldb, s.ldy, s.ldo};
+            s.lda, s.ldb, s.ldy, s.ldo, s.b_layout};
   }
-  AddmmGluArgs host_args() const {
+  AddmmGluArgsT<T> host_args() const {
     return {a.data(), b.data(), s.bias ? bias.data() : nullptr, y.data(), nullptr, s.m, s.n, s.k,
-            s.lda, s.ldb, s.ldy, s.ldo};
+            s.lda, s.ldb, s.ldy, s.ldo, s.b_layout};
   }
 };
+using Problem = ProblemT<half_t>;
 
 /// fp64 reference of the whole output, rows split over the host's cores.
-template <class Op = epilogue::GluGate>
-std::vector<double> reference_parallel(const AddmmGluArgs& p, Op op = {}) {
+template <class T, class Op = epilogue::GluGate>
+std::vector<double> reference_parallel(const AddmmGluArgsT<T>& p, Op op = {}) {
   std::vector<double> out(static_cast<std::size_t>(p.m * p.n));
   const int workers = std::max(1u, std::min(32u, std::thread::hardware_concurrency()));
   const std::int64_t rows = (p.m + workers - 1) / workers;
@@ -136,7 +155,7 @@ std::vector<double> reference_parallel(const AddmmGluArgs& p, Op op = {}) {
     const std::int64_t r0 = w * rows, r1 = std::min(p.m, r0 + rows);
     if (r0 >= r1) break;
     pool.emplace_back([&, r0, r1] {
-      AddmmGluArgs sub = p;
+      AddmmGluArgsT<T> sub = p;
       sub.m = r1 - r0;
       sub.a = p.a + r0 * p.lda;
       sub.y = p.y + r0 * p.ldy;
@@ -149,7 +168,8 @@ std::vector<double> reference_parallel(const AddmmGluArgs& p, Op op = {}) {
 }
 
 /// Every element of the m x n output was written (no poison left) and is finite.
-inline std::int64_t count_unwritten(const std::vector<half_t>& out, const Shape& s) {
+template <Element T>
+std::int64_t count_unwritten(const std::vector<T>& out, const Shape& s) {
   std::int64_t bad = 0;
   for (std::int64_t i = 0; i < s.m; ++i)
     for (std::int64_t j = 0; j < s.n; ++j)
@@ -158,7 +178,8 @@ inline std::int64_t count_unwritten(const std::vector<half_t>& out, const Shape&
 }
 
 /// The guard after the output must stay poisoned.
-inline std::int64_t count_guard_written(const std::vector<half_t>& out, const Shape& s) {
+template <Element T>
+std::int64_t count_guard_written(const std::vector<T>& out, const Shape& s) {
   std::int64_t bad = 0;
   for (std::size_t i = static_cast<std::size_t>(s.m * s.ldo); i < out.size(); ++i) {
     std::uint16_t bits;
@@ -169,7 +190,8 @@ inline std::int64_t count_guard_written(const std::vector<half_t>& out, const Sh
 }
 
 /// Padding between rows (columns n..ldo) must stay poisoned: nothing written out of bounds.
-inline std::int64_t count_padding_written(const std::vector<half_t>& out, const Shape& s) {
+template <Element T>
+std::int64_t count_padding_written(const std::vector<T>& out, const Shape& s) {
   std::int64_t bad = 0;
   for (std::int64_t i = 0; i < s.m; ++i)
     for (std::int64_t j = s.n; j < s.ldo; ++j) {
@@ -184,20 +206,29 @@ using Sm90Variants = std::tuple<policy::V1RegisterStaged<arch::sm90a>, policy::V
                                 policy::V3DeepPipelinePersistent<arch::sm90a>,
                                 policy::V4FusedEpilogue<arch::sm90a>, policy::WarpSpecializedTma<arch::sm90a>>;
 
-/// Runs Policy on a fresh problem and checks it against the fp64 reference.
-template <class Policy, class Op = epilogue::GluGate>
-void check_problem(const Shape& shape, double tol = 1e-2) {
+/// Relative L2 bound of the checks: a few times what one rounding of the output to T
+/// gives (unit roundoff 2^-11 for fp16, 2^-8 for bf16; uniform rounding errors have an
+/// RMS of u / sqrt(3)), above what the kernels measure (fp16: 2-5e-4, bf16: ~2.3e-3).
+template <Element T>
+inline constexpr double l2_tolerance = significand_bits<T> == 10 ? 2e-3 : 1e-2;
+
+/// Runs Policy on a fresh problem of element type T and checks it against the fp64
+/// reference (relative L2 below tol; tol = 0: l2_tolerance<T>).
+template <class Policy, class Op = epilogue::GluGate, Element T = half_t>
+void check_problem(const Shape& shape, double tol = 0) {
+  if (tol == 0) tol = l2_tolerance<T>;
   const std::uint64_t seed = fresh_seed();
-  INFO("policy " << Policy::name() << " m=" << shape.m << " n=" << shape.n << " k=" << shape.k
-                 << " bias=" << shape.bias << " seed=" << seed);
-  Problem pr(shape, seed);
+  INFO("policy " << Policy::name() << " " << element_name<T>() << (shape.b_nk() ? " B n x k" : " B k x n")
+                 << " m=" << shape.m << " n=" << shape.n << " k=" << shape.k << " bias=" << shape.bias
+                 << " seed=" << seed);
+  ProblemT<T> pr(shape, seed);
   GLUKIT_CHECK_CUDA(cudaGetLastError());  // nothing earlier left an error behind
   const Status st = addmm_glu<Policy>(pr.device_args());
   INFO("status: " << st.message());
   REQUIRE(st.ok());
   GLUKIT_CHECK_CUDA(cudaGetLastError());
   GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
-  const std::vector<half_t> out = pr.dout.download();
+  const std::vector<T> out = pr.dout.download();
   CHECK(count_unwritten(out, pr.s) == 0);
   CHECK(count_padding_written(out, pr.s) == 0);
   CHECK(count_guard_written(out, pr.s) == 0);

@@ -1,0 +1,100 @@
+// GPU tests (label gpu): every sm90a variant for both element types (fp16, bf16)
+// and both layouts of B (k x n row-major; n x k, an nn.Linear weight), against the
+// fp64 host reference on fresh random inputs with poisoned padding and output:
+// ragged shapes (M = 1, odd N with padded leading dimensions, K not a multiple of
+// the 64-deep k-block), an LLM layer's slice, other epilogues, and y = null for an
+// epilogue that does not read it.
+#include "gpu_test_util.hpp"
+
+using namespace glukit;
+using namespace glukit::test;
+
+namespace {
+
+template <class Base, class Op>
+struct WithOp : Base {
+  using epilogue_op = Op;
+};
+
+template <class Policy, Element T, Layout L, class Op = epilogue::GluGate>
+void check_ragged() {
+  const auto with = [](Shape s) {
+    s.b_layout = L;
+    return s;
+  };
+  check_problem<Policy, Op, T>(with({1, 8, 8}));
+  check_problem<Policy, Op, T>(with({1, 1001, 200, 200, 1016, 1008, 1024}));   // M = 1, odd N, padded
+  check_problem<Policy, Op, T>(with({129, 333, 72, 80, 344, 336, 352}));        // K = 72: a partial k-block
+  check_problem<Policy, Op, T>(with({300, 1000, 136, 200, 1016, 1024, 1032}));
+  check_problem<Policy, Op, T>(with({257, 321, 1000}));
+  Shape no_bias = with({100, 250, 40, 48, 264, 264, 272});
+  no_bias.bias = false;
+  check_problem<Policy, Op, T>(no_bias);
+  check_problem<Policy, Op, T>(with({64, 200, 0}));                              // k = 0
+}
+
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE("bf16, B k x n", "[gpu][dtype][sanitize]", Sm90Variants) {
+  check_ragged<TestType, bfloat16_t, Layout::row_major>();
+}
+
+TEMPLATE_LIST_TEST_CASE("fp16, B n x k", "[gpu][dtype][sanitize]", Sm90Variants) {
+  check_ragged<TestType, half_t, Layout::col_major>();
+}
+
+TEMPLATE_LIST_TEST_CASE("bf16, B n x k", "[gpu][dtype][sanitize]", Sm90Variants) {
+  check_ragged<TestType, bfloat16_t, Layout::col_major>();
+}
+
+TEMPLATE_LIST_TEST_CASE("bf16, B n x k: an LLM layer slice and the reference shape", "[gpu][dtype]",
+                        Sm90Variants) {
+  Shape llm{256, 1792, 4096};  // K of a Llama-3-8B MLP, a slice of its 14336 columns
+  llm.b_layout = Layout::col_major;
+  check_problem<TestType, epilogue::GluGate, bfloat16_t>(llm);
+  Shape ref{1024, 21568, 512};
+  ref.b_layout = Layout::col_major;
+  check_problem<TestType, epilogue::GluGate, bfloat16_t>(ref);
+}
+
+TEMPLATE_LIST_TEST_CASE("bf16, B n x k: SwiGLU and bias-only", "[gpu][dtype]", Sm90Variants) {
+  Shape s{200, 1000, 96};
+  s.b_layout = Layout::col_major;
+  check_problem<WithOp<TestType, epilogue::SwiGlu>, epilogue::SwiGlu, bfloat16_t>(s);
+  check_problem<WithOp<TestType, epilogue::BiasOnly>, epilogue::BiasOnly, bfloat16_t>(s);
+}
+
+TEMPLATE_LIST_TEST_CASE("an epilogue that does not read Y takes y = null", "[gpu][dtype]", Sm90Variants) {
+  using P = WithOp<TestType, epilogue::BiasOnly>;
+  Shape s{130, 333, 64, 64, 64, 0, 344};
+  s.b_layout = Layout::col_major;
+  ProblemT<bfloat16_t> pr(s, fresh_seed());
+  AddmmGluArgsT<bfloat16_t> args = pr.device_args();
+  args.y = nullptr;
+  args.ldy = 0;
+  const Status st = addmm_glu<P>(args);
+  INFO(st.message());
+  REQUIRE(st.ok());
+  GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+  const auto out = pr.dout.download();
+  CHECK(count_unwritten(out, pr.s) == 0);
+  CHECK(count_padding_written(out, pr.s) == 0);
+  const auto ref = reference_parallel(pr.host_args(), epilogue::BiasOnly{});
+  CHECK(reference::relative_l2_error(out.data(), pr.s.ldo, ref, pr.s.m, pr.s.n) < l2_tolerance<bfloat16_t>);
+  // The same call with the gate, which reads Y, is refused.
+  const Status refused = addmm_glu<TestType>(args);
+  CHECK(refused.code() == StatusCode::invalid_argument);
+}
+
+TEMPLATE_LIST_TEST_CASE("col_major: ldb < k is refused before any launch", "[gpu][dtype]", Sm90Variants) {
+  Shape s{64, 64, 128};
+  s.b_layout = Layout::col_major;
+  ProblemT<bfloat16_t> pr(s, fresh_seed());
+  AddmmGluArgsT<bfloat16_t> args = pr.device_args();
+  args.ldb = 64;  // >= n, but B is n x k here
+  const Status st = addmm_glu<TestType>(args);
+  CHECK(st.code() == StatusCode::invalid_argument);
+  CHECK(std::string(st.message()).rfind("ldb:", 0) == 0);
+  GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+  CHECK(count_unwritten(pr.dout.download(), pr.s) == 64 * 64);  // untouched
+}
