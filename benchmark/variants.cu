@@ -111,41 +111,10 @@ void register_variant(std::int64_t k) {
 }
 
 /// Tuning alternatives of WarpSpecializedTma, timed beside it in the same run
-/// (docs/perf-notes.md, "TMA-store epilogue and ping-pong consumers").
+/// (docs/perf-notes.md). The probes of the pruned modes (TMA store, register epilogue,
+/// split epilogue, overlapped epilogue, Y in registers) are in git history ("Pruned
+/// modes" in docs/perf-notes.md).
 using Tma = glukit::policy::WarpSpecializedTma<Arch>;
-/// The epilogue writes the output over the Y tile; a producer thread stores it with TMA.
-struct TmaStore : Tma {
-  static constexpr bool tma_store = true;
-  static constexpr bool out_via_smem = false;  // the TMA engine stores the tile
-  static constexpr const char* name() { return "WarpSpecializedTma_TmaStore"; }
-};
-/// ... with two Y buffers (the ring drops to 3 stages to make room).
-struct TmaStoreTwoY : TmaStore {
-  static constexpr int num_buffers = 3;
-  static constexpr int y_buffers = 2;
-  static constexpr const char* name() { return "WarpSpecializedTma_TmaStore2Y"; }
-};
-/// ... at 128 x 128 tiles, where 4 stages and 2 Y buffers fit.
-struct TmaStoreTwoY128 : TmaStoreTwoY {
-  static constexpr int tile_n = 128;
-  static constexpr int num_buffers = 4;
-  static constexpr const char* name() { return "WarpSpecializedTma_TmaStore2Y_128"; }
-};
-/// Ping-pong consumers: each warpgroup owns whole 64 x 192 tiles, in turns.
-struct Pingpong : TmaStoreTwoY {
-  static constexpr bool pingpong = true;
-  static constexpr int tile_m = 64;
-  static constexpr int group_size_m = 16;
-  static constexpr int num_buffers = 5;
-  static constexpr const char* name() { return "WarpSpecializedTma_Pingpong"; }
-};
-
-/// The epilogue before out_via_smem: Y pairs read from shared memory, shuffle quad
-/// transposes, 16-byte stores from registers.
-struct RegisterStores : Tma {
-  static constexpr bool out_via_smem = false;
-  static constexpr const char* name() { return "WarpSpecializedTma_RegisterStores"; }
-};
 /// 128 x 128 tiles with two Y buffers (4 stages still fit).
 struct TwoY128 : Tma {
   static constexpr int tile_n = 128;
@@ -161,11 +130,15 @@ struct Pingpong128 : Tma {
   static constexpr int y_buffers = 2;
   static constexpr const char* name() { return "WarpSpecializedTma_Pingpong128"; }
 };
-/// ... with the TMA-store epilogue.
-struct Pingpong128TmaStore : Pingpong128 {
-  static constexpr bool tma_store = true;
-  static constexpr bool out_via_smem = false;  // the TMA engine stores the tile
-  static constexpr const char* name() { return "WarpSpecializedTma_Pingpong128_TmaStore"; }
+/// Ping-pong consumers on 64 x 192 tiles (each warpgroup owns whole tiles, in turns),
+/// one Y buffer per warpgroup.
+struct Pingpong : Tma {
+  static constexpr bool pingpong = true;
+  static constexpr int tile_m = 64;
+  static constexpr int group_size_m = 16;
+  static constexpr int num_buffers = 5;
+  static constexpr int y_buffers = 2;
+  static constexpr const char* name() { return "WarpSpecializedTma_Pingpong"; }
 };
 
 /// Clusters of two blocks along M that share each B panel (TMA multicast).
@@ -173,61 +146,11 @@ struct Cluster2 : Tma {
   static constexpr int cluster_m = 2;
   static constexpr const char* name() { return "WarpSpecializedTma_Cluster2"; }
 };
-/// ... with the TMA-store epilogue.
-struct Cluster2TmaStore : Cluster2 {
-  static constexpr bool tma_store = true;
-  static constexpr bool out_via_smem = false;  // the TMA engine stores the tile
-  static constexpr const char* name() { return "WarpSpecializedTma_Cluster2_TmaStore"; }
-};
 
-/// The epilogue split off the consumers: they leave X in shared memory and go on to the
-/// next tile while producer warps 2-3 gate and store it (the X tile costs a ring stage).
-struct Split : Tma {
-  static constexpr bool split_epilogue = true;
-  static constexpr bool out_via_smem = false;  // the gate warps store the tile
-  static constexpr int num_buffers = 3;
-  static constexpr const char* name() { return "WarpSpecializedTma_Split"; }
-};
-/// ... at 128 x 128 tiles with 4 stages.
-struct Split128 : Split {
-  static constexpr int tile_n = 128;
-  static constexpr int num_buffers = 4;
-  static constexpr const char* name() { return "WarpSpecializedTma_Split_128"; }
-};
-/// ... at 128 x 128 tiles with 3 stages and two Y buffers.
-struct Split2Y128 : Split128 {
-  static constexpr int num_buffers = 3;
-  static constexpr int y_buffers = 2;
-  static constexpr const char* name() { return "WarpSpecializedTma_Split2Y_128"; }
-};
-/// The shipped epilogue with the split's 3-stage ring, to tell the two changes apart.
+/// A 3-stage ring against the shipped 4.
 struct ThreeBuffers : Tma {
   static constexpr int num_buffers = 3;
   static constexpr const char* name() { return "WarpSpecializedTma_3Buf"; }
-};
-
-/// The epilogue under the next tile's first wgmma: two register sets of 128 x 128
-/// accumulators (two of 128 x 192 do not fit), 5 stages, one Y buffer.
-struct Overlap128 : Tma {
-  static constexpr bool overlap_epilogue = true;
-  static constexpr int tile_n = 128;
-  static constexpr int num_buffers = 5;
-  static constexpr const char* name() { return "WarpSpecializedTma_Overlap_128"; }
-};
-/// ... with 1 or 3 k-blocks issued before the epilogue (2 by default).
-struct Overlap128K1 : Overlap128 {
-  static constexpr int overlap_k_blocks = 1;
-  static constexpr const char* name() { return "WarpSpecializedTma_Overlap_128_K1"; }
-};
-struct Overlap128K3 : Overlap128 {
-  static constexpr int overlap_k_blocks = 3;
-  static constexpr const char* name() { return "WarpSpecializedTma_Overlap_128_K3"; }
-};
-/// ... with 4 stages and two Y buffers.
-struct Overlap2Y128 : Overlap128 {
-  static constexpr int num_buffers = 4;
-  static constexpr int y_buffers = 2;
-  static constexpr const char* name() { return "WarpSpecializedTma_Overlap2Y_128"; }
 };
 
 /// Plain (write-back) output stores instead of streaming (.cs, evict-first) ones.
@@ -268,37 +191,7 @@ struct BiasOnly : Tma {
   static constexpr const char* name() { return "WarpSpecializedTma_BiasOnly"; }
 };
 
-/// Y loaded by the consumer warps into registers when a tile starts (no Y buffer), X
-/// staged through 16 x 64 rows per warp: the Y tile's shared memory goes to the ring.
-struct YRegs : Tma {
-  static constexpr bool y_in_registers = true;
-  static constexpr bool out_via_smem = false;  // the warps stage the output through their own rows
-  static constexpr int num_buffers = 5;
-  static constexpr const char* name() { return "WarpSpecializedTma_YRegs"; }
-};
-/// ... with the shipped ring depth (4 stages), to tell the two changes apart.
-struct YRegs4 : YRegs {
-  static constexpr int num_buffers = 4;
-  static constexpr const char* name() { return "WarpSpecializedTma_YRegs4"; }
-};
-/// The bias-only kernel with y_in_registers' staging rows in place of the Y tile: the
-/// ring depth's effect on the GEMM and store path alone (5 and 4 stages).
-struct BiasOnlyYRegs : YRegs {
-  using epilogue_op = glukit::epilogue::BiasOnly;
-  static constexpr const char* name() { return "WarpSpecializedTma_BiasOnly_YRegs"; }
-};
-struct BiasOnlyYRegs4 : YRegs4 {
-  using epilogue_op = glukit::epilogue::BiasOnly;
-  static constexpr const char* name() { return "WarpSpecializedTma_BiasOnly_YRegs4"; }
-};
-
-/// The bias-only kernel storing each tile with TMA (a producer thread) instead of the
-/// consumer warps' 16-byte stores, and in clusters of two: the store path and B's reuse
-/// against cuBLAS's GEMM, without Y.
-struct BiasOnlyTmaStore : TmaStore {
-  using epilogue_op = glukit::epilogue::BiasOnly;
-  static constexpr const char* name() { return "WarpSpecializedTma_BiasOnly_TmaStore"; }
-};
+/// The bias-only kernel in clusters of two: B's reuse against cuBLAS's GEMM, without Y.
 struct BiasOnlyCluster2 : Cluster2 {
   using epilogue_op = glukit::epilogue::BiasOnly;
   static constexpr const char* name() { return "WarpSpecializedTma_BiasOnly_Cluster2"; }
@@ -312,35 +205,17 @@ void register_glukit_variants(std::int64_t k) {
   register_variant<glukit::policy::V3DeepPipelinePersistent<Arch>>(k);
   register_variant<glukit::policy::V4FusedEpilogue<Arch>>(k);
   register_variant<glukit::policy::WarpSpecializedTma<Arch>>(k);
-  register_variant<RegisterStores>(k);
   register_variant<TwoY128>(k);
-  register_variant<TmaStore>(k);
-  register_variant<TmaStoreTwoY>(k);
-  register_variant<TmaStoreTwoY128>(k);
   register_variant<Pingpong>(k);
   register_variant<Pingpong128>(k);
-  register_variant<Pingpong128TmaStore>(k);
   register_variant<Cluster2>(k);
-  register_variant<Cluster2TmaStore>(k);
-  register_variant<Split>(k);
-  register_variant<Split128>(k);
-  register_variant<Split2Y128>(k);
   register_variant<ThreeBuffers>(k);
-  register_variant<Overlap128>(k);
-  register_variant<Overlap128K1>(k);
-  register_variant<Overlap128K3>(k);
-  register_variant<Overlap2Y128>(k);
   register_variant<PlainStores>(k);
   register_variant<FiveBuffers128>(k);
   register_variant<GroupM1>(k);
   register_variant<GroupM2>(k);
   register_variant<GroupM8>(k);
   register_variant<BiasOnly>(k);
-  register_variant<YRegs>(k);
-  register_variant<YRegs4>(k);
-  register_variant<BiasOnlyYRegs>(k);
-  register_variant<BiasOnlyYRegs4>(k);
-  register_variant<BiasOnlyTmaStore>(k);
   register_variant<BiasOnlyCluster2>(k);
 }
 

@@ -7,8 +7,6 @@ struct ClusterPingpong : glukit::policy::WarpSpecializedTma<glukit::arch::sm90a>
   static constexpr bool pingpong = true;
   static constexpr int tile_m = 64;
   static constexpr int y_buffers = 2;
-  static constexpr bool tma_store = true;
-  static constexpr bool out_via_smem = false;  // the TMA engine stores the tile
   static constexpr int cluster_m = 2;
 };
 using Kernel = glukit::AddmmGlu<ClusterPingpong>;

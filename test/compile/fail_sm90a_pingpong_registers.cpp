@@ -1,7 +1,7 @@
 // A ping-pong warpgroup holds its whole 128 x 192 tile: 192 fp32 accumulators per
 // thread, plus the in-place epilogue's ldmatrix batches, more than the 232 registers
 // setmaxnreg gives a consumer thread (ptxas spills 1 KB there).
-// expect-error: min_blocks_per_cu / tile_n / overlap_epilogue: accumulators (two sets
+// expect-error: min_blocks_per_cu / tile_n: accumulators
 #include <glukit/glukit.hpp>
 
 struct Pingpong128x192 : glukit::policy::WarpSpecializedTma<glukit::arch::sm90a> {

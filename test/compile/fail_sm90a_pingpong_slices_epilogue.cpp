@@ -8,7 +8,6 @@ struct Pingpong128AfterMainloop : glukit::policy::WarpSpecializedTma<glukit::arc
   static constexpr int tile_n = 128;
   static constexpr int y_buffers = 2;
   static constexpr auto epilogue_style = glukit::EpilogueStyle::after_mainloop;
-  static constexpr bool out_via_smem = false;
 };
 using Kernel = glukit::AddmmGlu<Pingpong128AfterMainloop>;
 static_assert(sizeof(Kernel) > 0);

@@ -27,18 +27,17 @@ struct MySwiGlu : gp::V4FusedEpilogue<ga::sm90a> {
 };
 static_assert(kernel_ok<MySwiGlu>());
 
-/// The optional epilogue modes of the warp-specialised TMA kernel.
-struct MySplit : gp::WarpSpecializedTma<ga::sm90a> {
-  static constexpr bool split_epilogue = true;
-  static constexpr bool out_via_smem = false;
-  static constexpr int num_buffers = 3;
-};
-struct MyOverlap : gp::WarpSpecializedTma<ga::sm90a> {
-  static constexpr bool overlap_epilogue = true;
-  static constexpr int tile_n = 128;
+/// The optional consumer modes of the warp-specialised TMA kernel.
+struct MyPingpong : gp::WarpSpecializedTma<ga::sm90a> {
+  static constexpr bool pingpong = true;
+  static constexpr int tile_m = 64;
+  static constexpr int y_buffers = 2;
   static constexpr int num_buffers = 5;
 };
-static_assert(kernel_ok<MySplit>() && kernel_ok<MyOverlap>());
+struct MyCluster : gp::WarpSpecializedTma<ga::sm90a> {
+  static constexpr int cluster_m = 2;
+};
+static_assert(kernel_ok<MyPingpong>() && kernel_ok<MyCluster>());
 
 glukit::Status validate(const glukit::AddmmGluArgs& args) {
   return glukit::AddmmGlu<MySwiGlu>::validate(args);

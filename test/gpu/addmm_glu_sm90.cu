@@ -165,30 +165,12 @@ struct WarpSpecializedV4TwoY : WarpSpecializedV4 {
   static constexpr int y_buffers = 2;
   static constexpr const char* name() { return "WarpSpecializedV4TwoY"; }
 };
-/// The TMA kernel with one Y buffer and the consumers' own 16-byte global stores.
-struct WarpSpecializedTmaOneY : policy::WarpSpecializedTma<arch::sm90a> {
-  static constexpr int num_buffers = 4;
-  static constexpr int y_buffers = 1;
-  static constexpr bool tma_store = false;
-  static constexpr const char* name() { return "WarpSpecializedTmaOneY"; }
-};
-/// The TMA kernel with a TMA-store epilogue over a single Y buffer, 128-column tiles.
-struct WarpSpecializedTmaStoreOneY : policy::WarpSpecializedTma<arch::sm90a> {
-  static constexpr int tile_n = 128;
-  static constexpr int num_buffers = 4;
-  static constexpr int y_buffers = 1;
-  static constexpr bool tma_store = true;
-  static constexpr bool out_via_smem = false;  // the TMA engine stores the tile
-  static constexpr const char* name() { return "WarpSpecializedTmaStoreOneY"; }
-};
 /// Ping-pong consumers: each warpgroup owns whole 64-row tiles, in turns.
 struct WarpSpecializedTmaPingpong : policy::WarpSpecializedTma<arch::sm90a> {
   static constexpr bool pingpong = true;
   static constexpr int tile_m = 64;
   static constexpr int num_buffers = 4;
-  static constexpr int y_buffers = 2;
-  static constexpr bool tma_store = true;
-  static constexpr bool out_via_smem = false;  // the TMA engine stores the tile
+  static constexpr int y_buffers = 2;  // one per consumer warpgroup
   static constexpr int group_size_m = 16;
   static constexpr const char* name() { return "WarpSpecializedTmaPingpong"; }
 };
@@ -200,89 +182,9 @@ struct WarpSpecializedTmaPingpong128 : policy::WarpSpecializedTma<arch::sm90a> {
   static constexpr int y_buffers = 2;
   static constexpr const char* name() { return "WarpSpecializedTmaPingpong128"; }
 };
-/// ... with the TMA-store epilogue (each slice written over its half of the Y tile).
-struct WarpSpecializedTmaPingpong128Store : WarpSpecializedTmaPingpong128 {
-  static constexpr bool tma_store = true;
-  static constexpr bool out_via_smem = false;  // the TMA engine stores the tile
-  static constexpr const char* name() { return "WarpSpecializedTmaPingpong128Store"; }
-};
-/// The TMA kernel with the register epilogue (shuffle transposes, stores from registers).
-struct WarpSpecializedTmaRegisterStores : policy::WarpSpecializedTma<arch::sm90a> {
-  static constexpr bool out_via_smem = false;
-  static constexpr const char* name() { return "WarpSpecializedTmaRegisterStores"; }
-};
-/// The output written over Y and stored by the consumer warps, with the cp.async
-/// producer and two Y buffers.
-struct WarpSpecializedV4TwoYOutViaSmem : WarpSpecializedV4TwoY {
-  static constexpr bool out_via_smem = true;
-  static constexpr const char* name() { return "WarpSpecializedV4TwoYOutViaSmem"; }
-};
-/// 128-row ping-pong tiles with the register epilogue.
-struct WarpSpecializedTmaPingpong128RegisterStores : WarpSpecializedTmaPingpong128 {
-  static constexpr bool out_via_smem = false;
-  static constexpr const char* name() { return "WarpSpecializedTmaPingpong128RegisterStores"; }
-};
-/// The epilogue split off the consumers: they leave X in shared memory and the gate
-/// warps (producer warps 2-3) gate and store it; 128 x 192 with 3 stages and one Y buffer.
-struct WarpSpecializedTmaSplit : policy::WarpSpecializedTma<arch::sm90a> {
-  static constexpr bool split_epilogue = true;
-  static constexpr bool out_via_smem = false;  // the gate warps store the tile
-  static constexpr int num_buffers = 3;
-  static constexpr const char* name() { return "WarpSpecializedTmaSplit"; }
-};
-/// ... at 128 x 128 with two Y buffers (the Y slots and the X tile's phases differ).
-struct WarpSpecializedTmaSplit2Y128 : WarpSpecializedTmaSplit {
-  static constexpr int tile_n = 128;
-  static constexpr int y_buffers = 2;
-  static constexpr const char* name() { return "WarpSpecializedTmaSplit2Y128"; }
-};
-/// The epilogue under the next tile's first wgmma (two accumulator sets, 128 x 128),
-/// 5 stages and one Y buffer; and 4 stages, two Y buffers, one k-block before it.
-struct WarpSpecializedTmaOverlap128 : policy::WarpSpecializedTma<arch::sm90a> {
-  static constexpr bool overlap_epilogue = true;
-  static constexpr int tile_n = 128;
-  static constexpr int num_buffers = 5;
-  static constexpr const char* name() { return "WarpSpecializedTmaOverlap128"; }
-};
-struct WarpSpecializedTmaOverlap2Y128 : WarpSpecializedTmaOverlap128 {
-  static constexpr int num_buffers = 4;
-  static constexpr int y_buffers = 2;
-  static constexpr int overlap_k_blocks = 1;
-  static constexpr const char* name() { return "WarpSpecializedTmaOverlap2Y128"; }
-};
-/// Y loaded into the consumers' registers (no Y buffer): 128 x 192 with 5 stages, and
-/// 128 x 128 with 6.
-struct WarpSpecializedTmaYRegs : policy::WarpSpecializedTma<arch::sm90a> {
-  static constexpr bool y_in_registers = true;
-  static constexpr bool out_via_smem = false;  // the warps stage the output through their own rows
-  static constexpr int num_buffers = 5;
-  static constexpr const char* name() { return "WarpSpecializedTmaYRegs"; }
-};
-struct WarpSpecializedTmaYRegs128 : WarpSpecializedTmaYRegs {
-  static constexpr int tile_n = 128;
-  static constexpr int num_buffers = 6;
-  static constexpr const char* name() { return "WarpSpecializedTmaYRegs128"; }
-};
-using SplitPolicies = std::tuple<WarpSpecializedTmaSplit, WarpSpecializedTmaSplit2Y128, WarpSpecializedTmaYRegs,
-                                 WarpSpecializedTmaYRegs128>;
-
-TEMPLATE_LIST_TEST_CASE("fp16-X epilogues with other operations", "[gpu][epilogue][sanitize]", SplitPolicies) {
-  // The epilogues that round X to fp16 before the operation (split_epilogue,
-  // y_in_registers): SwiGlu reads Y in fp32, BiasOnly reads no Y.
-  check_problem<WithOp<TestType, epilogue::SwiGlu>, epilogue::SwiGlu>({200, 1000, 96});
-  check_problem<WithOp<TestType, epilogue::BiasOnly>, epilogue::BiasOnly>({200, 1000, 96});
-  check_problem<WithOp<TestType, epilogue::BiasOnly>, epilogue::BiasOnly>({64, 200, 0});
-}
-
 using UserPolicies = std::tuple<WarpSpecializedV3, WarpSpecializedV4, WarpSpecializedV4BiasInAccumulator,
-                                WarpSpecializedV3FourBuffers, WarpSpecializedV4TwoY, WarpSpecializedTmaOneY,
-                                WarpSpecializedTmaStoreOneY, WarpSpecializedTmaPingpong,
-                                WarpSpecializedTmaPingpong128, WarpSpecializedTmaPingpong128Store,
-                                WarpSpecializedTmaRegisterStores, WarpSpecializedV4TwoYOutViaSmem,
-                                WarpSpecializedTmaPingpong128RegisterStores, WarpSpecializedTmaSplit,
-                                WarpSpecializedTmaSplit2Y128, WarpSpecializedTmaOverlap128,
-                                WarpSpecializedTmaOverlap2Y128, WarpSpecializedTmaYRegs,
-                                WarpSpecializedTmaYRegs128>;
+                                WarpSpecializedV3FourBuffers, WarpSpecializedV4TwoY, WarpSpecializedTmaPingpong,
+                                WarpSpecializedTmaPingpong128>;
 
 TEMPLATE_LIST_TEST_CASE("user-derived policies", "[gpu][user][sanitize]", UserPolicies) {
   check_problem<TestType>({1000, 21555, 200, 200, 21560, 21560, 21560});
@@ -304,21 +206,7 @@ struct WarpSpecializedTmaCluster : policy::WarpSpecializedTma<arch::sm90a> {
   static constexpr int cluster_m = 2;
   static constexpr const char* name() { return "WarpSpecializedTmaCluster"; }
 };
-/// ... with the TMA-store epilogue.
-struct WarpSpecializedTmaClusterStore : WarpSpecializedTmaCluster {
-  static constexpr bool tma_store = true;
-  static constexpr bool out_via_smem = false;  // the TMA engine stores the tile
-  static constexpr const char* name() { return "WarpSpecializedTmaClusterStore"; }
-};
-/// ... with y_in_registers (each block's bias rides its own first stage; B is shared).
-struct WarpSpecializedTmaClusterYRegs : WarpSpecializedTmaCluster {
-  static constexpr bool y_in_registers = true;
-  static constexpr bool out_via_smem = false;  // the warps stage the output through their own rows
-  static constexpr int num_buffers = 5;
-  static constexpr const char* name() { return "WarpSpecializedTmaClusterYRegs"; }
-};
-using ClusterPolicies =
-    std::tuple<WarpSpecializedTmaCluster, WarpSpecializedTmaClusterStore, WarpSpecializedTmaClusterYRegs>;
+using ClusterPolicies = std::tuple<WarpSpecializedTmaCluster>;
 
 TEMPLATE_LIST_TEST_CASE("clusters of two blocks sharing B", "[gpu][cluster]", ClusterPolicies) {
   // Odd numbers of 128-row tiles (m = 300, m = 1: the second block of the last cluster
@@ -333,8 +221,7 @@ TEMPLATE_LIST_TEST_CASE("clusters of two blocks sharing B", "[gpu][cluster]", Cl
   check_problem<TestType>({1024, 21568, 512});
 }
 
-using StressPolicies = std::tuple<policy::WarpSpecializedTma<arch::sm90a>, WarpSpecializedTmaSplit,
-                                  WarpSpecializedTmaOverlap128, WarpSpecializedTmaYRegs>;
+using StressPolicies = std::tuple<policy::WarpSpecializedTma<arch::sm90a>, WarpSpecializedTmaPingpong>;
 
 TEMPLATE_LIST_TEST_CASE("back-to-back launches keep the mbarrier phases right", "[gpu][stress]", StressPolicies) {
   // Tile counts per block and k-block counts that are not multiples of the ring's

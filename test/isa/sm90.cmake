@@ -11,10 +11,9 @@ endif()
 file(GLOB_RECURSE _glukit_sm90_headers CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/include/*.hpp")
 # The shipped policies, then the optional modes of sm90_policies.hpp.
 set(_glukit_sm90_policies V1RegisterStaged V2DirectToLds V3DeepPipelinePersistent V4FusedEpilogue WarpSpecializedTma
-    WarpSpecializedTmaStorePingpong WarpSpecializedTmaCluster WarpSpecializedTmaSplit
-    WarpSpecializedTmaOverlap WarpSpecializedTmaYRegs)
+    WarpSpecializedTmaPingpong WarpSpecializedTmaCluster)
 foreach(variant IN LISTS _glukit_sm90_policies)
-  if(variant MATCHES "^WarpSpecializedTma(StorePingpong|Cluster|Split|Overlap|YRegs)$")
+  if(variant MATCHES "^WarpSpecializedTma(Pingpong|Cluster)$")
     set(policy "glukit_isa::${variant}")
   else()
     set(policy "glukit::policy::${variant}<glukit::arch::sm90a>")

@@ -9,10 +9,6 @@
 //   template <class T> T operator()(T x, T y) const;   // y unused if !reads_aux
 // The kernels supply the rest of the epilogue protocol around it: init (bias
 // into the accumulator), prefetch (Y into registers), apply, store.
-// Optional: static constexpr bool exact_in_half2 = true declares that operator()
-// also instantiates for packed fp16 pairs (__half2 on CUDA) and gives, per lane, the
-// fp16 result of the exact operation rounded once. A kernel whose X is already fp16
-// (the sm90a split_epilogue) then applies it to two elements per instruction.
 
 #pragma once
 #include <concepts>
@@ -26,7 +22,6 @@ namespace glukit::epilogue {
 struct GluGate {
   static constexpr const char* name() { return "GluGate"; }
   static constexpr bool reads_aux = true;
-  static constexpr bool exact_in_half2 = true;  ///< one fma: HFMA2 rounds each lane once
   template <class T>
   GLUKIT_HOST_DEVICE T operator()(T x, T y) const {
     return math::fma(x, y, x);
@@ -67,13 +62,6 @@ struct BiasOnly {
 }  // namespace glukit::epilogue
 
 namespace glukit {
-
-/// Does epilogue operation E declare exact_in_half2 (see the header comment)?
-template <class E>
-inline constexpr bool exact_in_half2 = [] {
-  if constexpr (requires { E::exact_in_half2; }) return bool(E::exact_in_half2);
-  else return false;
-}();
 
 /// What a type needs to be used as a policy's epilogue operation.
 template <class E>

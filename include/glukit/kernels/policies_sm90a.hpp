@@ -75,27 +75,26 @@ struct VariantTuning<Variant::warp_specialized_tma, arch::sm90a> {
   /// 4 x 41 KiB ring + 49 KiB Y tile (5 do not fit beside Y). 3 stages, same run
   /// (docs/results/h200-2026-11-29-0c137ab.md): 49.1/62.5/90.8 against 40.6/59.1/84.2.
   static constexpr int num_buffers = 4;
-  /// One Y buffer and 16-byte streaming stores from registers. Measured against the
-  /// other epilogues (qt3, batched launches, H200, 2026-11-29, us at K = 256/512/1024;
-  /// cuBLAS 27.0/41.1/71.9): this one 46.4/61.0/92.7; TMA store over the Y tile, 4
-  /// buffers 48.4/66.5/91.5; TMA store with 2 Y buffers, 3 buffers 50.1/71.1/103.1 (the
-  /// ring loses a stage, and the main loop needs it at K >= 512); the same at 128x128,
-  /// 4 buffers 43.3/72.3/105.5. Ping-pong consumers (64x192 tiles per warpgroup, 5
-  /// buffers, 2 Y, TMA store) 47.8/61.9/100.8: twice the B traffic of 128-row tiles.
-  /// glukit_bench runs these as WarpSpecializedTma_* beside this policy.
+  // The epilogue (the only one of the warp-specialised kernel): the output is written
+  // over the Y tile (ldmatrix / stmatrix) and each consumer warp stores its 16 rows with
+  // row-contiguous 16-byte stores. Against the pruned alternatives (docs/perf-notes.md,
+  // "Pruned modes"), H200, 2026-11-29, us at K = 256/512/1024: the register epilogue (Y
+  // pairs from shared memory, shuffle quad transposes, 16-byte stores; 1208 SASS
+  // instructions per warp and tile, 65 % of the consumer warps' samples in ncu), same run:
+  // 40.6/59.1/84.1 against 48.4/61.7/88.9 (docs/results/h200-2026-11-29-684f0f0.md). A TMA
+  // store of the tile by a producer thread (qt3, batched launches, against the register
+  // epilogue's 46.4/61.0/92.7; cuBLAS 27.0/41.1/71.9): 48.4/66.5/91.5 with 4 buffers.
+  /// One Y buffer: a second costs a ring stage, which the main loop needs at K >= 512
+  /// (qt3, TMA store, 2 Y buffers and 3 stages: 50.1/71.1/103.1 against 48.4/66.5/91.5 with
+  /// 1 and 4; the same at 128x128 with 4 stages 43.3/72.3/105.5).
   static constexpr int y_buffers = 1;
-  static constexpr bool tma_store = false;
-  /// The output is written over the Y tile (ldmatrix / stmatrix) and each consumer warp
-  /// stores its 16 rows with row-contiguous 16-byte stores. Against the register epilogue
-  /// (Y pairs from shared memory, shuffle quad transposes, 16-byte stores; 1208 SASS
-  /// instructions per warp and tile, 65 % of the consumer warps' samples in ncu), same
-  /// run, H200, 2026-11-29, us at K = 256/512/1024: 40.6/59.1/84.1 against 48.4/61.7/88.9
-  /// (docs/results/h200-2026-11-29-684f0f0.md).
-  static constexpr bool out_via_smem = true;
-  static constexpr bool pingpong = false;  ///< cooperative: both consumer warpgroups share each tile
+  /// Cooperative: both consumer warpgroups share each tile. Ping-pong consumers (64x192
+  /// tiles per warpgroup, 5 buffers, 2 Y, TMA store; qt3) 47.8/61.9/100.8: twice the B
+  /// traffic of 128-row tiles.
+  static constexpr bool pingpong = false;
   /// Raster along M: each B column read from HBM once. Same run, us at K = 256/512/1024
-  /// (docs/results/h200-2026-11-29-2ccf3c8-groups.md): 8 41.2/59.2/83.2, 2 40.0/56.5/84.5,
-  /// 1 40.8/58.5/102.8; again at e42434c (docs/results/h200-2026-11-29-stages.md):
+  /// (docs/results/probes/h200-2026-11-29-2ccf3c8-groups.md): 8 41.2/59.2/83.2, 2 40.0/56.5/84.5,
+  /// 1 40.8/58.5/102.8; again at e42434c (docs/results/probes/h200-2026-11-29-e42434c-stages.md):
   /// 8 40.6/59.1/83.7, 2 39.7/56.8/87.3. Groups of 2 row tiles up to K = 512 (B, at most
   /// 22 MB, stays in L2 while the group's 4 row bands pass), 8 above.
   static constexpr int group_size_m = 8;
@@ -110,17 +109,14 @@ struct VariantTuning<Variant::warp_specialized_tma, arch::sm90a> {
   /// SASS: WARPGROUP.DEPBAR after each HGMMA): 55.7/69.9/100.0 us against
   /// 52.9/67.6/95.3 us with the bias in the epilogue.
   static constexpr bool bias_in_accumulator = false;
-  /// The consumers gate and store. Same run, us at K = 256/512/1024
-  /// (docs/results/h200-2026-11-29-0c137ab.md), against 40.6/59.1/84.2: X handed to two
-  /// gate warps through shared memory (3 stages left) 53.4/65.3/99.1; the epilogue under
-  /// the next tile's first k-block from a second register set (128 x 128, 5 stages)
-  /// 45.3/66.3/96.2.
-  static constexpr bool split_epilogue = false;
-  static constexpr bool overlap_epilogue = false;
-  /// Y by TMA into shared memory. Loaded by the consumer warps into registers instead, the
-  /// Y tile's shared memory going to a fifth stage (docs/results/h200-2026-11-29-e42434c.md):
-  /// 46.0/57.2/85.8 (4 stages: 43.1/58.0/85.9) against 40.9/59.1/83.1.
-  static constexpr bool y_in_registers = false;
+  // The consumers gate and store, Y comes by TMA into shared memory. Pruned alternatives
+  // (docs/perf-notes.md, "Pruned modes"), us at K = 256/512/1024: X handed to two gate
+  // warps through shared memory (3 stages left) 53.4/65.3/99.1 and the epilogue under the
+  // next tile's first k-block from a second register set (128 x 128, 5 stages)
+  // 45.3/66.3/96.2, against 40.6/59.1/84.2 (docs/results/h200-2026-11-29-0c137ab.md); Y
+  // loaded by the consumer warps into registers, its shared memory going to a fifth stage,
+  // 46.0/57.2/85.8 (4 stages: 43.1/58.0/85.9) against 40.9/59.1/83.1
+  // (docs/results/h200-2026-11-29-e42434c.md).
 };
 
 }  // namespace glukit::policy

@@ -2,7 +2,6 @@
 // functors stay backend-neutral and AMD device code needs no libm (-nogpulib).
 #pragma once
 #include "glukit/platform/config.hpp"
-#include "glukit/platform/half.hpp"
 
 #if !defined(GLUKIT_DEVICE_PASS)
 #include <cmath>
@@ -29,12 +28,6 @@ GLUKIT_HOST_DEVICE inline double fma(double a, double b, double c) {
   return std::fma(a, b, c);
 #endif
 }
-
-#if defined(GLUKIT_DEVICE_PASS) && defined(GLUKIT_BACKEND_CUDA)
-/// Packed fp16 a*b+c, each lane rounded once (HFMA2): what an operation that declares
-/// exact_in_half2 runs when a kernel applies it to fp16 pairs.
-GLUKIT_DEVICE inline __half2 fma(__half2 a, __half2 b, __half2 c) { return __hfma2(a, b, c); }
-#endif
 
 /// e^x (device: the hardware exp2 unit, about 2 ulp).
 GLUKIT_HOST_DEVICE inline float exp(float x) {

@@ -14,14 +14,6 @@ GLUKIT_DEVICE inline uint4 ld_global_cs_128(const void* p) {
                : "l"(p));
   return v;
 }
-/// 16-byte load that does not allocate in L1 (the data goes straight to registers).
-GLUKIT_DEVICE inline uint4 ld_global_l1_no_allocate_128(const void* p) {
-  uint4 v;
-  asm volatile("ld.global.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
 GLUKIT_DEVICE inline std::uint32_t ld_global_cs_32(const void* p) {
   std::uint32_t v;
   asm volatile("ld.global.cs.u32 %0, [%1];\n" : "=r"(v) : "l"(p));

@@ -1,7 +1,6 @@
 // The bulk tensor copy engine (TMA, sm_90): tensor maps encoded on the host
 // through the driver entry point (no link-time dependency on libcuda), and
-// 2-D tile loads into shared memory that complete on an mbarrier, and 2-D tile
-// stores from shared memory tracked as bulk groups.
+// 2-D tile loads into shared memory that complete on an mbarrier.
 #pragma once
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -52,39 +51,6 @@ GLUKIT_DEVICE inline void tma_load_2d_evict_first(void* dst, const CUtensorMap* 
       "%3}], [%4], %5;\n" ::"r"(smem_u32(dst)),
       "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_u32(bar)), "l"(policy)
       : "memory");
-}
-/// Stores shared `src` (laid out as the map's box, swizzle included) to the box at
-/// (c0, c1) of `map`; elements outside the tensor are not written. Part of the
-/// issuing thread's current bulk group (tma_store_commit). The writers of `src`
-/// must have made their stores visible to the async proxy first
-/// (fence_proxy_async_shared, then a barrier). evict_first marks the lines for
-/// early eviction from L2 (streamed results).
-GLUKIT_DEVICE inline void tma_store_2d(const CUtensorMap* map, const void* src, int c0, int c1, bool evict_first) {
-  if (evict_first) {
-    const std::uint64_t policy = l2_evict_first_policy();
-    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group.L2::cache_hint [%0, {%1, %2}], [%3], %4;\n" ::"l"(
-                     reinterpret_cast<std::uint64_t>(map)),
-                 "r"(c0), "r"(c1), "r"(smem_u32(src)), "l"(policy)
-                 : "memory");
-  } else {
-    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
-                     reinterpret_cast<std::uint64_t>(map)),
-                 "r"(c0), "r"(c1), "r"(smem_u32(src))
-                 : "memory");
-  }
-}
-/// Closes the issuing thread's current bulk group of TMA stores.
-GLUKIT_DEVICE inline void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
-/// Waits until at most N of the thread's bulk groups still read their shared source
-/// (the source may then be overwritten; the global writes may still be in flight).
-template <int N>
-GLUKIT_DEVICE inline void tma_store_wait_read() {
-  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
-}
-/// Waits until at most N of the thread's bulk groups are incomplete (writes done).
-template <int N>
-GLUKIT_DEVICE inline void tma_store_wait() {
-  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
 }
 GLUKIT_DEVICE inline void prefetch_tensor_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");

@@ -9,16 +9,9 @@
 //     transposed into the fragment layout, the operation (one fma for the GLU
 //     gate) runs in fp32, and the result is transposed back and written with
 //     16-byte streaming stores.
-//   warp-specialised (Y staged in shared memory by the producer): finish_staged
-//     reads Y pairs from the swizzled tile and stores as the fused style does;
-//     finish_in_place (tma_store, out_via_smem) reads Y with ldmatrix and writes the
-//     result back over it with stmatrix, for a TMA store of the tile or for the
-//     warp's own row-contiguous stores (store_rows_from_smem).
-//   split (split_epilogue): the consumers write X = acc + bias as fp16 into an X tile
-//     (store_x, stmatrix) and go on; the gate warps (ws_gate.hpp) read X and Y as
-//     row chunks from shared memory, apply the operation and store.
-//   y_in_registers: Y rows loaded as 16-byte chunks when the tile starts (load_y_rows)
-//     meet X staged through the warp's own rows (finish_from_registers).
+//   warp-specialised (Y staged in shared memory by the producer): finish_in_place
+//     reads Y with ldmatrix and writes the result back over it with stmatrix; the
+//     warp then stores its own rows with row-contiguous stores (store_rows_from_smem).
 // Global loads and stores with the output's edges: GlobalIo (global_io.hpp).
 // Rows and columns outside the output are never written; the epilogue's own Y
 // loads stay inside the output too.
@@ -38,8 +31,7 @@ namespace glukit::sm90 {
 template <class P>
 struct Epilogue : GlobalIo<P> {
   using Op = typename P::epilogue_op;
-  using GlobalIo<P>::load_pair, GlobalIo<P>::store_pair, GlobalIo<P>::load_row_chunk, GlobalIo<P>::store_row_chunk,
-      GlobalIo<P>::apply_chunk;
+  using GlobalIo<P>::load_pair, GlobalIo<P>::store_pair, GlobalIo<P>::load_row_chunk, GlobalIo<P>::store_row_chunk;
   static constexpr int BM = P::tile_m, BN = P::tile_n;
   static constexpr int R = BN / 2;        ///< accumulators per thread
   static constexpr int J = BN / 8;        ///< 8-column groups of the fragment
@@ -114,63 +106,6 @@ struct Epilogue : GlobalIo<P> {
     }
   }
 
-  /// y_in_registers: the warp's 16 rows in 64-column passes, 16 rows x 8 chunks = 4 chunks
-  /// per lane and pass; chunk i of a pass is row 4 i + lane / 8, chunk lane % 8 (a store
-  /// instruction covers 4 whole 128-byte row segments).
-  static constexpr int passes = BN / 64;
-  static constexpr int pass_chunks = 16 * 8 / 32;
-  using YRows = uint4[passes][pass_chunks];
-  using Staging = Swizzle128B<16, 64>;  ///< a warp's staging rows (16 x 64 fp16)
-  GLUKIT_DEVICE std::int64_t pass_row(int i) const { return row0 - lane / 4 + 4 * i + lane / 8; }  // output row
-  GLUKIT_DEVICE std::int64_t pass_col(int pass) const { return n0 + 64 * pass + 8 * (lane % 8); }
-
-  /// y_in_registers: issue the loads of this warp's Y rows (zeros outside the output).
-  GLUKIT_DEVICE void load_y_rows(YRows& y) const {
-#pragma unroll
-    for (int ps = 0; ps < passes; ++ps)
-#pragma unroll
-      for (int i = 0; i < pass_chunks; ++i)
-        y[ps][i] = Op::reads_aux ? load_row_chunk<true>(a, pass_row(i), pass_col(ps), interior)
-                                 : make_uint4(0u, 0u, 0u, 0u);
-  }
-
-  /// y_in_registers: this thread's bias pairs from global memory (zeros past n), for a
-  /// tile without k-blocks (no ring stage carries the bias row).
-  GLUKIT_DEVICE void load_bias_pairs_global(std::uint32_t (&pairs)[J]) const {
-#pragma unroll
-    for (int j = 0; j < J; ++j) pairs[j] = bias_pair(j);
-  }
-
-  /// apply + store, y_in_registers (the bias already added): per 64-column pass, X is
-  /// rounded to fp16 and written to the warp's staging rows with stmatrix, read back as
-  /// row chunks after a __syncwarp, combined with the Y chunks loaded at the tile's start,
-  /// and stored with row-contiguous 16-byte stores.
-  GLUKIT_DEVICE void finish_from_registers(const float (&acc)[R], const YRows& y, unsigned char* staging) const {
-    using namespace arch::hopper;
-    const auto s = static_cast<std::uint32_t>(__cvta_generic_to_shared(staging));
-    const int st_row = lane % 8 + 8 * ((lane >> 3) & 1);  // this lane's stmatrix row
-#pragma unroll
-    for (int ps = 0; ps < passes; ++ps) {
-#pragma unroll
-      for (int jj = 0; jj < 4; ++jj) {  // x4 block: 8-column groups 8 ps + 2 jj, + 1, both row halves
-        std::uint32_t o[4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const int k = 4 * (8 * ps + 2 * jj + (i >> 1)) + 2 * (i & 1);
-          o[i] = pack_half2(acc[k], acc[k + 1]);
-        }
-        arch::hopper::stmatrix_x4(s + Staging::offset(st_row, 8 * (2 * jj + (lane >> 4))), o);
-      }
-      __syncwarp();
-#pragma unroll
-      for (int i = 0; i < pass_chunks; ++i) {
-        const uint4 x = ld_shared_128(s + Staging::offset(4 * i + lane / 8, 8 * (lane % 8)));
-        store_row_chunk(a, pass_row(i), pass_col(ps), apply_chunk(x, y[ps][i]), interior);
-      }
-      __syncwarp();  // the next pass overwrites the rows
-    }
-  }
-
   /// init, warp-specialised: the bias row staged in shared memory with the first k-block
   /// (columns past n arrive as zeros).
   GLUKIT_DEVICE void init_staged(float (&acc)[R], const unsigned char* bias_row) const {
@@ -199,18 +134,6 @@ struct Epilogue : GlobalIo<P> {
     for (int j = 0; j < J; ++j) add_bias_pair(acc, j, arch::hopper::ld_shared_32(bias_s + 2 * (8 * j + 2 * q)));
   }
 
-  /// This thread's bias pairs (one per 8-column group) from a staged bias row, kept in
-  /// registers while the ring stage that carries the row is reused.
-  GLUKIT_DEVICE void load_bias_pairs(std::uint32_t (&pairs)[J], const unsigned char* bias_row) const {
-    const auto bias_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(bias_row));
-#pragma unroll
-    for (int j = 0; j < J; ++j) pairs[j] = arch::hopper::ld_shared_32(bias_s + 2 * (8 * j + 2 * q));
-  }
-  GLUKIT_DEVICE static void add_bias_pairs(float (&acc)[R], const std::uint32_t (&pairs)[J]) {
-#pragma unroll
-    for (int j = 0; j < J; ++j) add_bias_pair(acc, j, pairs[j]);
-  }
-
   /// Byte offset in a Layout tile (rows from m0) of this lane's ldmatrix / stmatrix row
   /// for x4 block jj: matrix i = lane / 8 covers row half i & 1 and 8-column group
   /// 2 jj + (i >> 1) of the fragment.
@@ -220,46 +143,15 @@ struct Epilogue : GlobalIo<P> {
     return Layout::offset(mrow, 8 * (2 * jj + (lane >> 4)));
   }
 
-  /// apply + store, warp-specialised V4: Y comes from the swizzled shared tile the
-  /// producer loaded during the main loop (YLayout: conflict-free fragment reads).
-  /// bias_row: null when the bias is already in the accumulators (or absent).
-  template <class YLayout>
-  GLUKIT_DEVICE void finish_staged(float (&acc)[R], const unsigned char* y_tile, const unsigned char* bias_row,
-                                   std::int64_t m0) const {
-    using arch::hopper::ld_shared_32;
-    const Op op{};
-    add_staged_bias(acc, bias_row);
-    const int local_row0 = static_cast<int>(row0 - m0);
-    const auto y_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(y_tile));
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int g = 0; g < G; ++g) {
-        std::uint32_t o[4];
-#pragma unroll
-        for (int s = 0; s < 4; ++s) {
-          const int j = 4 * g + s, i = 4 * j + 2 * h;
-          float2 yv = make_float2(0.f, 0.f);
-          if constexpr (Op::reads_aux)
-            yv = unpack_half2(ld_shared_32(y_s + YLayout::offset(local_row0 + 8 * h, 8 * j + 2 * q)));
-          o[s] = pack_half2(op(acc[i], yv.x), op(acc[i + 1], yv.y));
-        }
-        store_chunk(o, h, g);
-        // Keeps the next group's shared loads from being hoisted above these stores:
-        // hoisting all of them would hold the whole Y tile in registers.
-        asm volatile("" ::: "memory");
-      }
-  }
-
-  /// apply in place, warp-specialised with a TMA store: Y is read from the swizzled
-  /// shared tile with ldmatrix (four 8x8 blocks = two 8-column groups x both row halves
-  /// of the fragment per instruction), the result is written back over it with
-  /// stmatrix, for the TMA store of columns < store_cols; pairs at columns >= store_cols
-  /// are stored to global memory here. Loads of the next 4 groups are issued before the
-  /// current ones are stored. bias_row: as in finish_staged.
+  /// apply in place, warp-specialised: Y is read from the swizzled shared tile the
+  /// producer loaded during the main loop with ldmatrix (four 8x8 blocks = two 8-column
+  /// groups x both row halves of the fragment per instruction), and the result is
+  /// written back over it with stmatrix, for store_rows_from_smem. Loads of the next 4
+  /// groups are issued before the current ones are written. bias_row: null when the
+  /// bias is already in the accumulators (or absent).
   template <class YLayout>
   GLUKIT_DEVICE void finish_in_place(float (&acc)[R], unsigned char* y_tile, const unsigned char* bias_row,
-                                     std::int64_t m0, std::int64_t store_cols) const {
+                                     std::int64_t m0) const {
     using namespace arch::hopper;
     static_assert(J % 8 == 0, "tile_n: the in-place epilogue works on 64-column batches");
     constexpr int JJ = J / 2;  // ldmatrix.x4 per thread
@@ -268,7 +160,6 @@ struct Epilogue : GlobalIo<P> {
     add_staged_bias(acc, bias_row);
     const auto y_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(y_tile));
     const auto addr = [&](int jj) { return y_s + fragment_offset<YLayout>(m0, jj); };
-    const bool tail = n0 + BN > store_cols;  // the tile reaches past the TMA-stored columns
     std::uint32_t v[2][NB][4];
     const auto load = [&](int batch) {
 #pragma unroll
@@ -290,17 +181,13 @@ struct Epilogue : GlobalIo<P> {
           const float2 yv = unpack_half2(v[batch % 2][b][i]);
           const std::uint32_t o = pack_half2(op(acc[k], yv.x), op(acc[k + 1], yv.y));
           v[batch % 2][b][i] = o;
-          if (tail) {
-            const std::int64_t row = row0 + 8 * h, col = col0 + 8 * j;
-            if (row < a.m && col >= store_cols && col < a.n) store_pair(a.out + row * a.ldo + col, o, col, a.n, false);
-          }
         }
         stmatrix_x4(addr(jj), v[batch % 2][b]);
       }
     }
   }
 
-  /// copy-out (out_via_smem), after finish_in_place wrote the output over this warp's
+  /// copy-out, after finish_in_place wrote the output over this warp's
   /// 16 rows of the Y tile and a __syncwarp: the warp stores those rows from shared
   /// memory with row-contiguous 16-byte stores (32 lanes cover consecutive 16-byte
   /// chunks of a row, so a store instruction writes whole 128-byte lines). Rows past m
@@ -317,24 +204,6 @@ struct Epilogue : GlobalIo<P> {
       const int c = 32 * i + lane, r = wr + c / CPR, ch = c % CPR;
       store_row_chunk(a, m0 + r, n0 + 8 * ch, arch::hopper::ld_shared_128(t_s + YLayout::offset(r, 8 * ch)),
                       interior);
-    }
-  }
-
-  /// split_epilogue, consumer side: X = acc (the bias already added) rounded to fp16
-  /// into the X tile (YLayout, rows from m0), this thread's fragment written with
-  /// stmatrix; the gate warps read it back as row chunks (WsGate::gate_tile).
-  template <class YLayout>
-  GLUKIT_DEVICE void store_x(const float (&acc)[R], unsigned char* x_tile, std::int64_t m0) const {
-    const auto x_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(x_tile));
-#pragma unroll
-    for (int jj = 0; jj < J / 2; ++jj) {
-      std::uint32_t o[4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int k = 4 * (2 * jj + (i >> 1)) + 2 * (i & 1);
-        o[i] = pack_half2(acc[k], acc[k + 1]);
-      }
-      arch::hopper::stmatrix_x4(x_s + fragment_offset<YLayout>(m0, jj), o);
     }
   }
 

@@ -1,8 +1,6 @@
 // Global-memory access of the sm90a epilogues, with the output's edges: fp16 pairs
 // (4 bytes) and 16-byte row chunks of Y and out, each loaded or stored whole inside the
-// output and element by element where n cuts it (nothing past m; zeros for loads), and
-// the policy's operation on one chunk of fp16 X and Y. Epilogue (the consumers) and
-// WsGate (split_epilogue's gate warps) share them.
+// output and element by element where n cuts it (nothing past m; zeros for loads).
 #pragma once
 #include <cstdint>
 
@@ -17,7 +15,6 @@ namespace glukit::sm90 {
 
 template <class P>
 struct GlobalIo {
-  using Op = typename P::epilogue_op;
   static constexpr bool streaming = P::streaming_stores;
 
   /// One fp16 pair at column col: a 4-byte load (`full`), or the elements below n (zeros
@@ -45,16 +42,11 @@ struct GlobalIo {
 
   /// One 16-byte chunk of Y row `row` from column `col`: a 16-byte load, or element loads
   /// where n cuts the chunk (zeros past n); zeros past m (interior: the chunk is inside).
-  /// NoL1: the load does not allocate in L1 (y_in_registers: 1.2 us faster at K=256 than
-  /// .cs, H200, docs/perf-notes.md).
-  template <bool NoL1 = false>
   GLUKIT_DEVICE static uint4 load_row_chunk(const AddmmGluArgs& a, std::int64_t row, std::int64_t col,
                                             bool interior) {
     const half_t* p = a.y + row * a.ldy + col;
-    if (interior || (row < a.m && col + 8 <= a.n)) {
-      if constexpr (NoL1) return arch::hopper::ld_global_l1_no_allocate_128(p);
-      else return streaming ? arch::hopper::ld_global_cs_128(p) : arch::hopper::ld_global_128(p);
-    }
+    if (interior || (row < a.m && col + 8 <= a.n))
+      return streaming ? arch::hopper::ld_global_cs_128(p) : arch::hopper::ld_global_128(p);
     unsigned short v[8] = {};
     if (row < a.m)
       for (int e = 0; e < 8; ++e)
@@ -74,26 +66,6 @@ struct GlobalIo {
       const std::uint32_t o[4] = {v.x, v.y, v.z, v.w};
       for (int e = 0; e < 4; ++e) store_pair(p + 2 * e, o[e], col + 2 * e, a.n, false);
     }
-  }
-
-  /// The operation on one 16-byte chunk of X (fp16) and of Y: on fp16 pairs when it is
-  /// exact in half2 (the GLU gate: one HFMA2 per pair), in fp32 otherwise.
-  GLUKIT_DEVICE static uint4 apply_chunk(uint4 x, uint4 y) {
-    const Op op{};
-    const std::uint32_t xw[4] = {x.x, x.y, x.z, x.w};
-    const std::uint32_t yw[4] = {y.x, y.y, y.z, y.w};
-    std::uint32_t o[4];
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      if constexpr (exact_in_half2<Op>) {
-        const __half2 r = op(*reinterpret_cast<const __half2*>(&xw[e]), *reinterpret_cast<const __half2*>(&yw[e]));
-        o[e] = *reinterpret_cast<const std::uint32_t*>(&r);
-      } else {
-        const float2 xf = unpack_half2(xw[e]), yf = unpack_half2(yw[e]);
-        o[e] = pack_half2(op(xf.x, yf.x), op(xf.y, yf.y));
-      }
-    }
-    return make_uint4(o[0], o[1], o[2], o[3]);
   }
 };
 

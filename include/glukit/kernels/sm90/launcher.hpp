@@ -77,15 +77,13 @@ KernelParams make_params(const AddmmGluArgs& args, int workers) {
   return {{},
           args,
           MainloopPlan<P>::schedule(args.m, args.n, args.k, workers),
-          static_cast<int>(ceil_div(args.k, P::tile_k)),
-          MainloopPlan<P>::tma_store ? static_cast<int>(args.n / 8 * 8) : 0};
+          static_cast<int>(ceil_div(args.k, P::tile_k))};
 }
 
 /// Tensor maps for the TMA producer: A, B, Y as 128-byte-swizzled 64-column boxes,
-/// the bias as one unswizzled row; the output like Y when the policy stores it with TMA.
-/// Operands a launch does not touch stay unencoded.
+/// the bias as one unswizzled row. Operands a launch does not touch stay unencoded.
 template <class P>
-Status encode_tensor_maps(const AddmmGluArgs& a, int store_cols, TensorMaps* maps) {
+Status encode_tensor_maps(const AddmmGluArgs& a, TensorMaps* maps) {
   using namespace arch::hopper;
   bool ok = true;
   if (a.k > 0) {
@@ -93,7 +91,6 @@ Status encode_tensor_maps(const AddmmGluArgs& a, int store_cols, TensorMaps* map
     ok &= encode_tensor_map_fp16(&maps->b, a.b, a.k, a.n, a.ldb, P::tile_k, 64, true);
   }
   if (P::epilogue_op::reads_aux) ok &= encode_tensor_map_fp16(&maps->y, a.y, a.m, a.n, a.ldy, P::tile_m, 64, true);
-  if (store_cols > 0) ok &= encode_tensor_map_fp16(&maps->out, a.out, a.m, store_cols, a.ldo, P::tile_m, 64, true);
   if (a.bias != nullptr)
     ok &= encode_tensor_map_fp16(&maps->bias, a.bias, 1, a.n, (a.n + 7) / 8 * 8, 1, P::tile_n, false);
   return ok ? Status::success()
@@ -125,7 +122,7 @@ struct BackendLauncher<P, Backend::cuda> {
       constexpr std::int64_t max_coord = (std::int64_t{1} << 31) - 256;
       if (args.m > max_coord || args.n > max_coord || args.k > max_coord)
         return Status::invalid("m, n, k: must be < 2^31 - 256 for the TMA policy's box coordinates");
-      if (Status s = sm90::encode_tensor_maps<P>(args, params.store_cols, &params.maps); !s.ok()) return s;
+      if (Status s = sm90::encode_tensor_maps<P>(args, &params.maps); !s.ok()) return s;
     }
     // cudaLaunchKernel reports this launch's own error; the thread's last-error state
     // (which may hold an earlier, unrelated failure of the caller's) is left alone.

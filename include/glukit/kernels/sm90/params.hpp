@@ -11,7 +11,6 @@ namespace glukit::sm90 {
 /// Tensor maps of the TMA producer (unused by the cp.async kernels).
 struct TensorMaps {
   CUtensorMap a, b, y, bias;
-  CUtensorMap out;  ///< encoded only for a policy with tma_store
 };
 
 /// Everything a launch passes to the kernel (by value, __grid_constant__).
@@ -20,9 +19,6 @@ struct KernelParams {
   AddmmGluArgs args;
   TileSchedulePlan schedule;
   int k_blocks;
-  /// tma_store: output columns the TMA store covers (n rounded down to 8: a store
-  /// writes whole 16-byte chunks at the right edge); the consumers store the rest.
-  int store_cols;
 };
 
 }  // namespace glukit::sm90

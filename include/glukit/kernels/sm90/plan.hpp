@@ -43,68 +43,8 @@ struct MainloopPlan {
     if constexpr (requires { P::y_buffers; }) return int(P::y_buffers);
     else return 1;
   }();
-  /// Optional policy member tma_store (default false; TMA copier only): the epilogue
-  /// writes the output tile over the Y tile it read, and a producer thread stores it
-  /// with TMA, so the consumers go on to the next tile without waiting for stores.
-  static constexpr bool tma_store = [] {
-    if constexpr (requires { P::tma_store; }) return bool(P::tma_store);
-    else return false;
-  }();
-  /// Optional policy member out_via_smem (default false; warp-specialised fused policies
-  /// without tma_store): the epilogue reads Y with ldmatrix, writes the output over it with
-  /// stmatrix, and each consumer warp stores its rows from shared memory with
-  /// row-contiguous 16-byte stores; no shuffle transposes (finish_staged's quad
-  /// transposes and pair reads are most of its instructions).
-  static constexpr bool out_via_smem = [] {
-    if constexpr (requires { P::out_via_smem; }) return bool(P::out_via_smem);
-    else return false;
-  }();
-  /// Optional policy member split_epilogue (default false; TMA copier, cooperative
-  /// consumers, no cluster): the consumers leave X = acc + bias as fp16 in an X tile of
-  /// shared memory (stmatrix, Y's swizzled layout) and go on to the next tile's wgmma;
-  /// producer warps 2-3 (the gate warps) apply the operation to X and Y from shared memory
-  /// and store the output with row-contiguous 16-byte stores. The epilogue's arithmetic
-  /// then runs beside the next tile's main loop instead of after it. X is rounded to fp16
-  /// before the operation, as an unfused addmm would store it.
-  static constexpr bool split_epilogue = [] {
-    if constexpr (requires { P::split_epilogue; }) return bool(P::split_epilogue);
-    else return false;
-  }();
-  /// Optional policy member overlap_epilogue (default false; warp-specialised fused
-  /// policies with cooperative consumers): a finished tile's accumulators are copied to a
-  /// second register set; the next tile issues its first overlap_k_blocks k-blocks of
-  /// wgmma, runs the previous tile's epilogue from the copy while the tensor cores work,
-  /// then goes on with its main loop. Two sets must fit the register budget
-  /// (tile_n <= 128).
-  static constexpr bool overlap_epilogue = [] {
-    if constexpr (requires { P::overlap_epilogue; }) return bool(P::overlap_epilogue);
-    else return false;
-  }();
-  /// Optional policy member y_in_registers (default false; TMA copier, cooperative
-  /// consumers, fused epilogue): Y never enters shared memory. Each consumer warp loads
-  /// its 16 rows of the tile's Y into registers as row-contiguous 16-byte chunks when the
-  /// tile starts, so they are in flight during the main loop; the epilogue writes
-  /// X = acc + bias as fp16 through 16 x 64 staging rows of the warp's own (stmatrix),
-  /// reads them back in the same chunk layout, applies the operation and stores. The Y
-  /// buffers' shared memory (one 49 KiB tile at 128 x 192) goes to the ring instead; the
-  /// bias rides with each tile's first stage. X is rounded to fp16 before the operation,
-  /// as an unfused addmm would store it.
-  static constexpr bool y_in_registers = [] {
-    if constexpr (requires { P::y_in_registers; }) return bool(P::y_in_registers);
-    else return false;
-  }();
-  /// Per consumer warp with y_in_registers: 16 rows x 64 fp16 of staging (Swizzle128B).
-  static constexpr int staging_warp_bytes = 16 * 64 * 2;
-  /// k-blocks issued before the previous tile's epilogue (overlap_epilogue).
-  static constexpr int overlap_k_blocks = [] {
-    if constexpr (requires { P::overlap_k_blocks; }) return int(P::overlap_k_blocks);
-    else return 2;
-  }();
-  /// Threads of the gate warps (split_epilogue).
-  static constexpr int gate_threads = split_epilogue ? 2 * traits::wave_size : 0;
-  /// Producer thread that loads Y with TMA: warp 2's first lane, or warp 1's when warps
-  /// 2-3 are the gate warps.
-  static constexpr int y_producer_tid = split_epilogue ? traits::wave_size : 2 * traits::wave_size;
+  /// Producer thread that loads Y with TMA: warp 2's first lane.
+  static constexpr int y_producer_tid = 2 * traits::wave_size;
   /// Optional policy member pingpong (default false; TMA copier only): each consumer
   /// warpgroup owns whole tiles of 64 rows (tile_m = 64) and the warpgroups take the
   /// block's tiles in turn, so one's epilogue runs while the other's wgmma run.
@@ -170,15 +110,10 @@ struct MainloopPlan {
                                      MultiBufferPlan<P::num_buffers, ALayout, BLayout>>;
   static constexpr int y_offset = Buffers::bytes;  ///< Y buffer 0, after the ring, 1024-aligned
   static constexpr int y_stride = YLayout::bytes + align_up(P::tile_n * 2, 1024);  ///< one Y tile + its bias row
-  static constexpr int y_bytes =
-      !stage_y ? 0 : y_in_registers ? consumer_threads / traits::wave_size * staging_warp_bytes : y_buffers * y_stride;
-  /// The X tile of split_epilogue (fp16, YLayout), after the Y buffers.
-  static constexpr int x_offset = y_offset + y_bytes;
-  static constexpr int x_bytes = split_epilogue ? YLayout::bytes : 0;
+  static constexpr int y_bytes = stage_y ? y_buffers * y_stride : 0;
   /// Does a tile's first ring stage carry its bias row? With the bias in the accumulators
-  /// (their initial value), split_epilogue or y_in_registers (the consumers add it before
-  /// rounding X).
-  static constexpr bool bias_in_ring = stage_y && (bias_in_accumulator || split_epilogue || y_in_registers);
+  /// (their initial value).
+  static constexpr bool bias_in_ring = stage_y && bias_in_accumulator;
   /// Offsets from the ring's base of Y buffer b and of the bias row beside it.
   GLUKIT_HOST_DEVICE static constexpr int y_tile_offset(int b) { return y_offset + b * y_stride; }
   GLUKIT_HOST_DEVICE static constexpr int y_bias_offset(int b) { return y_tile_offset(b) + YLayout::bytes; }
@@ -187,18 +122,14 @@ struct MainloopPlan {
   using Pipeline = MultistagePlan<P::num_buffers>;
   /// Dynamic shared memory: the ring plus slack to align its base to 1024 bytes.
   /// Warp-specialised: a full and an empty mbarrier per stage after the ring, then a
-  /// full, an empty and an output-written mbarrier per Y buffer, then (split_epilogue)
-  /// a full and an empty mbarrier of the X tile.
-  static constexpr int barrier_bytes =
-      specialized ? (2 * P::num_buffers + 3 * y_buffers + (split_epilogue ? 2 : 0)) * 8 : 0;
-  static constexpr int smem_bytes = Buffers::bytes + y_bytes + x_bytes + Buffers::max_alignment + barrier_bytes;
+  /// full and an empty mbarrier per Y buffer.
+  static constexpr int barrier_bytes = specialized ? (2 * P::num_buffers + 2 * y_buffers) * 8 : 0;
+  static constexpr int smem_bytes = Buffers::bytes + y_bytes + Buffers::max_alignment + barrier_bytes;
   /// Bytes one ring stage receives from TMA (full boxes, edge tiles included), without
   /// and with the bias row of a tile's first k-block.
   static constexpr int stage_tx_bytes = (P::tile_m + P::tile_n) * P::tile_k * 2;
   static constexpr int bias_tx_bytes = P::tile_n * 2;
-  /// setmaxnreg targets of the warp-specialised kernel (sum fits 64K registers). Not with
-  /// split_epilogue: the gate warps need more than a copy loop's registers.
-  static constexpr bool rebalance_registers = !split_epilogue;
+  /// setmaxnreg targets of the warp-specialised kernel (sum fits 64K registers).
   static constexpr int producer_registers = 40;
   static constexpr int consumer_registers = 232;
   static constexpr int accumulators_per_thread = wg_slices * P::tile_n / 2;  ///< fp32, m64nN fragments
@@ -207,16 +138,14 @@ struct MainloopPlan {
   /// setmaxnreg.inc up to it: a 384-thread kernel reports 168 registers and holds 226
   /// live values in its consumer branch without spilling, CUDA 13.0).
   static constexpr int launch_register_budget = traits::registers_per_sm / (threads * P::min_blocks_per_cu) / 8 * 8;
-  static constexpr int register_budget =
-      specialized && rebalance_registers ? consumer_registers : launch_register_budget;
+  static constexpr int register_budget = specialized ? consumer_registers : launch_register_budget;
   /// Accumulators plus the Y prefetch (V4: one half2 per accumulator pair of the first
-  /// row half; the second half loads after the drain; y_in_registers: the warp's Y rows,
-  /// BN / 4 words, and the bias pairs, BN / 8; the in-place epilogue of tma_store and
-  /// out_via_smem: two batches of 4 ldmatrix.x4, 32) plus ~24 for addresses and indices.
+  /// row half; the second half loads after the drain; the in-place epilogue of a staged
+  /// Y tile: two batches of 4 ldmatrix.x4, 32) plus ~24 for addresses and indices.
   static constexpr int registers_needed =
-      accumulators_per_thread * (overlap_epilogue ? 2 : 1) +
+      accumulators_per_thread +
       (P::epilogue_style == EpilogueStyle::fused && !stage_y ? accumulators_per_thread / 4 : 0) +
-      (y_in_registers ? P::tile_n / 4 + P::tile_n / 8 : 0) + (tma_store || out_via_smem ? 32 : 0) + 24;
+      (stage_y ? 32 : 0) + 24;
 };
 
 /// Compile-time checks of a policy against the sm90a mainloop.
@@ -257,33 +186,12 @@ constexpr bool check_policy() {
                 "issuing the next one, so it needs >= 3 buffers (2 would deadlock)");
   static_assert(Plan::y_buffers == 1 || (Plan::stage_y && Plan::y_buffers >= 2 && Plan::y_buffers <= 4),
                 "y_buffers: 1, or 2 to 4 for a warp-specialised fused policy (it stages Y in shared memory)");
-  static_assert(!Plan::tma_store || (Plan::tma && Plan::stage_y),
-                "tma_store: needs copier = CopierKind::tma, warp_specialized = true and the fused "
-                "epilogue (the output tile is written over the staged Y tile)");
-  static_assert(!Plan::out_via_smem || (Plan::stage_y && !Plan::tma_store),
-                "out_via_smem: needs warp_specialized = true, the fused epilogue (Y staged in shared "
-                "memory) and tma_store = false (with tma_store the TMA engine stores the tile)");
-  static_assert(!Plan::split_epilogue || (Plan::tma && Plan::stage_y && !Plan::tma_store && !Plan::out_via_smem &&
-                                           !Plan::pingpong && Plan::cluster_m == 1 &&
-                                           !Plan::bias_in_accumulator),
-                "split_epilogue: needs copier = CopierKind::tma, warp_specialized = true, the fused "
-                "epilogue, cooperative consumers (pingpong = false), cluster_m = 1, tma_store = false, "
-                "out_via_smem = false and bias_in_accumulator = false (the gate warps store the tile; "
-                "the consumers add the bias when they write X)");
-  static_assert(!Plan::overlap_epilogue || (Plan::stage_y && !Plan::pingpong && !Plan::tma_store &&
-                                             !Plan::split_epilogue && Plan::cluster_m == 1 &&
-                                             Plan::overlap_k_blocks >= 1),
-                "overlap_epilogue: needs warp_specialized = true, the fused epilogue (Y staged in shared "
-                "memory), cooperative consumers (pingpong = false), tma_store = false, split_epilogue = "
-                "false, cluster_m = 1 and overlap_k_blocks >= 1");
-  static_assert(!Plan::y_in_registers || (Plan::tma && Plan::stage_y && !Plan::pingpong && !Plan::tma_store &&
-                                           !Plan::out_via_smem && !Plan::split_epilogue &&
-                                           !Plan::overlap_epilogue && !Plan::bias_in_accumulator &&
-                                           Plan::y_buffers == 1),
-                "y_in_registers: needs copier = CopierKind::tma, warp_specialized = true, the fused "
-                "epilogue, cooperative consumers (pingpong = false), tma_store, out_via_smem, "
-                "split_epilogue, overlap_epilogue and bias_in_accumulator all false, and y_buffers = 1 "
-                "(there is no Y buffer: the warps stage the output through their own rows)");
+  static_assert(!requires { P::tma_store; } && !requires { P::out_via_smem; } &&
+                    !requires { P::split_epilogue; } && !requires { P::overlap_epilogue; } &&
+                    !requires { P::overlap_k_blocks; } && !requires { P::y_in_registers; },
+                "tma_store / out_via_smem / split_epilogue / overlap_epilogue / y_in_registers: removed "
+                "(slower at every measured shape; docs/perf-notes.md, \"Pruned modes\"): the in-place "
+                "epilogue is the warp-specialised kernel's only one");
   static_assert(Plan::specialized || !P::stage_pipeline || Plan::consumer_warpgroups == 2,
                 "stage_pipeline: the ordered turns are defined for exactly 2 consumer warpgroups "
                 "(warps = 8)");
@@ -292,8 +200,8 @@ constexpr bool check_policy() {
                 "num_buffers / tile sizes / min_blocks_per_cu: the shared-memory ring does not fit "
                 "227 KiB per block and 228 KiB per SM");
   static_assert(Plan::registers_needed <= Plan::register_budget && Plan::register_budget >= 64,
-                "min_blocks_per_cu / tile_n / overlap_epilogue: accumulators (two sets with "
-                "overlap_epilogue, and V4's Y prefetch) do not fit the register file at this occupancy");
+                "min_blocks_per_cu / tile_n: accumulators (and V4's Y prefetch or the in-place "
+                "epilogue's ldmatrix batches) do not fit the register file at this occupancy");
   if constexpr (requires { P::group_size_m_for_k(std::int64_t{}); })
     static_assert(P::group_size_m_for_k(0) >= 1 && P::group_size_m_for_k(256) >= 1 &&
                       P::group_size_m_for_k(std::int64_t{1} << 20) >= 1,

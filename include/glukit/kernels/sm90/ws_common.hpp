@@ -30,20 +30,11 @@ struct WsCommon {
     std::uint64_t* full;       ///< [S]: the stage has landed (ring_copy_threads arrivals; TMA: 1 + bytes)
     std::uint64_t* empty;      ///< [S]: the stage may be overwritten (Plan::empty_arrivals)
     std::uint64_t* y_full;     ///< [YB]: the buffer's Y has landed (y_copy_threads arrivals; TMA: 1 + bytes)
-    std::uint64_t* y_empty;    ///< [YB]: the buffer may be refilled (tile_consumer_threads arrivals;
-                               ///< tma_store: 1, once the store has read it; split_epilogue:
-                               ///< gate_threads)
-    std::uint64_t* out_full;   ///< [YB]: tma_store: the buffer holds the output tile (tile_consumer_threads)
-    std::uint64_t* x_full;     ///< split_epilogue: the X tile is written (tile_consumer_threads arrivals)
-    std::uint64_t* x_empty;    ///< split_epilogue: the gate warps are done with it (gate_threads arrivals)
+    std::uint64_t* y_empty;    ///< [YB]: the buffer may be refilled (tile_consumer_threads arrivals)
     /// Y buffer b (Plan::YLayout), when Plan::stage_y.
     GLUKIT_DEVICE unsigned char* y_tile(int b) const { return base + Plan::y_tile_offset(b); }
     /// The tile's bias row beside Y, when bias_beside_y().
     GLUKIT_DEVICE unsigned char* y_bias(int b) const { return base + Plan::y_bias_offset(b); }
-    /// The X tile (Plan::YLayout), when Plan::split_epilogue.
-    GLUKIT_DEVICE unsigned char* x_tile() const { return base + Plan::x_offset; }
-    /// Consumer warp w's staging rows, when Plan::y_in_registers (in place of the Y buffers).
-    GLUKIT_DEVICE unsigned char* staging(int w) const { return base + Plan::y_offset + w * Plan::staging_warp_bytes; }
   };
 
   /// The tile walk: a cluster of CM blocks takes slots first_slot(), + slot_stride(), ...
@@ -65,13 +56,10 @@ struct WsCommon {
 
   /// Is the tile's bias staged beside Y (and added in the epilogue)? Always when the
   /// ring does not carry it (Plan::bias_in_ring); otherwise only when there is no
-  /// k-block to carry it (k = 0). Never with y_in_registers (no Y buffer: the consumers
-  /// read the bias of a tile without k-blocks from global memory).
+  /// k-block to carry it (k = 0).
   GLUKIT_DEVICE static bool bias_beside_y(const KernelParams& p) {
-    return Plan::stage_y && !Plan::y_in_registers && p.args.bias != nullptr &&
-           (!Plan::bias_in_ring || p.k_blocks == 0);
+    return Plan::stage_y && p.args.bias != nullptr && (!Plan::bias_in_ring || p.k_blocks == 0);
   }
-
 };
 
 }  // namespace glukit::sm90

@@ -1,7 +1,7 @@
 // The producer warpgroup of the warp-specialised sm90a kernel: the ring of A and
-// B stages (cp.async or TMA), the Y tiles (and bias rows) one tile ahead, and,
-// with tma_store, the TMA store of each gated tile. Each runs on its own threads
-// and meets the consumers (ws_kernel.hpp) only at the mbarriers of WsCommon::Shared.
+// B stages (cp.async or TMA) and the Y tiles (and bias rows) one tile ahead. Each runs
+// on its own threads and meets the consumers (ws_kernel.hpp) only at the mbarriers of
+// WsCommon::Shared.
 #pragma once
 #include <cstdint>
 
@@ -140,30 +140,6 @@ struct WsProducer : WsCommon<P> {
     }
   }
 
-  /// Output store thread (tma_store): once the consumers have written a tile's output
-  /// over its Y buffer, stores it with TMA (clipped at the matrix edges) and, once the
-  /// store has read the buffer, hands it back to the Y producer.
-  GLUKIT_DEVICE static void store_out_tma(const KernelParams& p, const Shared& sh) {
-    using namespace arch::hopper;
-    std::int64_t li = 0;
-    for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride(), ++li) {
-      const TileCoord tc = p.schedule.tile(slot);
-      const auto [b, phase] = y_slot(li);
-      mbarrier_wait(&sh.out_full[b], phase);
-#pragma unroll
-      for (int pn = 0; pn < Plan::YLayout::panels; ++pn) {
-        const int col = static_cast<int>(tc.n * BN) + pn * 64;
-        if (col < p.store_cols)  // columns from store_cols on were stored by the consumers
-          tma_store_2d(&p.maps.out, sh.y_tile(b) + pn * Plan::YLayout::panel_bytes, col,
-                       static_cast<int>(tile_row(tc)), P::streaming_stores);
-      }
-      tma_store_commit();
-      tma_store_wait_read<0>();
-      mbarrier_arrive(&sh.y_empty[b]);
-    }
-    tma_store_wait<0>();
-  }
-
   /// Y producer (V4): the whole Y tile into shared memory, issued once the previous
   /// tile's epilogue has released the Y buffer.
   GLUKIT_DEVICE static void produce_y(const KernelParams& p, const Shared& sh, int ytid) {
@@ -186,7 +162,6 @@ struct WsProducer : WsCommon<P> {
       arch::hopper::mbarrier_arrive(&sh.y_full[b]);
     }
   }
-
 };
 
 }  // namespace glukit::sm90

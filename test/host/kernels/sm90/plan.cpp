@@ -45,20 +45,13 @@ struct TmaPingpong128 : gp::WarpSpecializedTma<sm90a> {
   static constexpr int y_buffers = 2;
 };
 // The optional modes whose PTX the ISA checks read (test/isa/sm90_policies.hpp).
-using TmaStorePingpong = glukit_isa::WarpSpecializedTmaStorePingpong;
+using TmaPingpong = glukit_isa::WarpSpecializedTmaPingpong;
 using TmaCluster = glukit_isa::WarpSpecializedTmaCluster;
-using TmaSplit = glukit_isa::WarpSpecializedTmaSplit;
-using TmaOverlap128 = glukit_isa::WarpSpecializedTmaOverlap;
-struct TmaSplit2Y128 : TmaSplit {
-  static constexpr int tile_n = 128;
-  static constexpr int y_buffers = 2;
-};
 
 using Sm90Policies = std::tuple<gp::V1RegisterStaged<sm90a>, gp::V2DirectToLds<sm90a>,
                                 gp::V3DeepPipelinePersistent<sm90a>, gp::V4FusedEpilogue<sm90a>,
                                 gp::WarpSpecializedTma<sm90a>, WsCpAsyncV3, WsCpAsyncV4, Tma256x3,
-                                WsCpAsyncV4TwoY, TmaStorePingpong, TmaPingpong128, TmaCluster, TmaSplit,
-                                TmaSplit2Y128, TmaOverlap128>;
+                                WsCpAsyncV4TwoY, TmaPingpong, TmaPingpong128, TmaCluster>;
 
 }  // namespace
 
@@ -84,22 +77,15 @@ TEMPLATE_LIST_TEST_CASE("sm90 plan: shared-memory layout meets wgmma and TMA ali
     for (int b = 0; b < Plan::y_buffers; ++b) {
       INFO("Y buffer " << b);
       const int y = Plan::y_tile_offset(b), bias = Plan::y_bias_offset(b);
-      CHECK(y % 1024 == 0);                     // Y tile: swizzled TMA / cp.async destination (and TMA store source)
+      CHECK(y % 1024 == 0);                     // Y tile: swizzled TMA / cp.async destination
       CHECK(bias % 128 == 0);                   // bias row: TMA destination
       CHECK(bias >= y + Plan::YLayout::bytes);  // the bias row does not overlap its Y tile ...
       CHECK(bias + TestType::tile_n * 2 <= y + Plan::y_stride);  // ... nor the next buffer
     }
   }
-  if constexpr (Plan::split_epilogue) {  // the X tile: after the Y buffers, swizzled like them
-    CHECK(Plan::x_offset == Plan::y_offset + Plan::y_bytes);
-    CHECK(Plan::x_offset % 1024 == 0);
-    CHECK(Plan::x_bytes == Plan::YLayout::bytes);
-  } else {
-    CHECK(Plan::x_bytes == 0);
-  }
   // Everything, with the alignment slack and the barriers, fits one block.
   CHECK(Plan::smem_bytes <= glukit::arch_traits<sm90a>::smem_bytes_per_block);
-  CHECK(Plan::smem_bytes >= B::bytes + Plan::y_bytes + Plan::x_bytes + Plan::barrier_bytes);
+  CHECK(Plan::smem_bytes >= B::bytes + Plan::y_bytes + Plan::barrier_bytes);
 }
 
 TEMPLATE_LIST_TEST_CASE("sm90 plan: TMA transaction bytes equal the issued boxes", "[sm90][plan]",
@@ -179,7 +165,7 @@ TEMPLATE_LIST_TEST_CASE("sm90 plan: every block's tile walk covers each output t
 
 TEST_CASE("sm90 plan: a ping-pong warpgroup computes a 128-row tile as two 64-row slices", "[sm90][plan]") {
   using P128 = glukit::sm90::MainloopPlan<TmaPingpong128>;
-  using P64 = glukit::sm90::MainloopPlan<TmaStorePingpong>;
+  using P64 = glukit::sm90::MainloopPlan<TmaPingpong>;
   using Coop = glukit::sm90::MainloopPlan<gp::WarpSpecializedTma<sm90a>>;
   STATIC_REQUIRE(P128::wg_slices == 2);
   STATIC_REQUIRE(P128::tile_consumer_threads == 128);  // one warpgroup releases a stage
@@ -189,40 +175,14 @@ TEST_CASE("sm90 plan: a ping-pong warpgroup computes a 128-row tile as two 64-ro
   STATIC_REQUIRE(Coop::tile_consumer_threads == 256);
 }
 
-TEST_CASE("sm90 plan: split_epilogue's gate warps, barriers and bias", "[sm90][plan]") {
-  using Split = glukit::sm90::MainloopPlan<TmaSplit>;
+TEST_CASE("sm90 plan: the in-place epilogue fits the consumers' register budget", "[sm90][plan]") {
   using Tma = glukit::sm90::MainloopPlan<gp::WarpSpecializedTma<sm90a>>;
-  STATIC_REQUIRE(Split::gate_threads == 64);    // producer warps 2-3
-  STATIC_REQUIRE(Split::y_producer_tid == 32);  // the Y producer moves to warp 1
-  STATIC_REQUIRE(Tma::y_producer_tid == 64);
-  // One stage fewer (its full and empty barriers), x_full and x_empty more.
-  STATIC_REQUIRE(Split::barrier_bytes == Tma::barrier_bytes - 2 * 8 + 2 * 8);
-  STATIC_REQUIRE(Split::bias_in_ring);       // the consumers add the bias before rounding X
-  STATIC_REQUIRE(!Tma::bias_in_ring);        // the shipped kernel stages it beside Y
-  STATIC_REQUIRE(!Split::rebalance_registers);  // the gate warps keep the launch's registers
-  STATIC_REQUIRE(Tma::rebalance_registers);
-}
-
-TEST_CASE("sm90 plan: overlap_epilogue needs two accumulator sets in the register budget", "[sm90][plan]") {
-  using Overlap = glukit::sm90::MainloopPlan<TmaOverlap128>;
-  STATIC_REQUIRE(Overlap::registers_needed == 2 * 64 + 32 + 24);  // + the ldmatrix batches
-  STATIC_REQUIRE(Overlap::registers_needed <= Overlap::register_budget);
-  STATIC_REQUIRE(Overlap::launch_register_budget == 168);  // 65 536 / 384 threads, rounded down to 8
-  STATIC_REQUIRE(Overlap::register_budget == 232);         // the consumers' setmaxnreg target
-}
-
-TEST_CASE("sm90 plan: y_in_registers trades the Y buffer for staging rows and a ring stage", "[sm90][plan]") {
-  using YRegs = glukit::sm90::MainloopPlan<glukit_isa::WarpSpecializedTmaYRegs>;
-  using Tma = glukit::sm90::MainloopPlan<glukit::policy::WarpSpecializedTma<glukit::arch::sm90a>>;
-  STATIC_REQUIRE(YRegs::y_in_registers);
-  STATIC_REQUIRE(!Tma::y_in_registers);
-  STATIC_REQUIRE(YRegs::y_bytes == 8 * 16 * 64 * 2);  // 16 x 64 fp16 per consumer warp
-  STATIC_REQUIRE(YRegs::bias_in_ring);               // added before X is rounded
-  STATIC_REQUIRE(YRegs::registers_needed == 96 + 48 + 24 + 24);
-  STATIC_REQUIRE(YRegs::registers_needed <= YRegs::register_budget);
-  // Five 40 KiB stages and the staging rows fit where four stages and the Y tile did.
-  STATIC_REQUIRE(YRegs::smem_bytes <= 227 * 1024);
-  STATIC_REQUIRE(YRegs::smem_bytes - Tma::smem_bytes < YRegs::Buffers::bytes / 5);
+  STATIC_REQUIRE(Tma::registers_needed == 96 + 32 + 24);  // accumulators + the ldmatrix batches
+  STATIC_REQUIRE(Tma::registers_needed <= Tma::register_budget);
+  STATIC_REQUIRE(Tma::launch_register_budget == 168);  // 65 536 / 384 threads, rounded down to 8
+  STATIC_REQUIRE(Tma::register_budget == 232);         // the consumers' setmaxnreg target
+  STATIC_REQUIRE(Tma::y_producer_tid == 64);           // warp 2's first lane
+  STATIC_REQUIRE(!Tma::bias_in_ring);                  // the shipped kernel stages it beside Y
 }
 
 TEST_CASE("sm90 plan: the raster's group size may depend on K", "[sm90][plan]") {
