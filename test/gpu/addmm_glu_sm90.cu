@@ -48,7 +48,7 @@ TEMPLATE_LIST_TEST_CASE("k = 0 gives out = gate(bias, y)", "[gpu]", Sm90Variants
 }
 
 TEMPLATE_LIST_TEST_CASE("m = 0 or n = 0 is a no-op", "[gpu]", Sm90Variants) {
-  Problem pr({16, 16, 16}, fresh_seed());
+  TestProblem pr({16, 16, 16}, fresh_seed());
   AddmmGluArgs args = pr.device_args();
   args.m = 0;
   REQUIRE(addmm_glu<TestType>(args).ok());
@@ -62,7 +62,7 @@ TEMPLATE_LIST_TEST_CASE("m = 0 or n = 0 is a no-op", "[gpu]", Sm90Variants) {
 }
 
 TEMPLATE_LIST_TEST_CASE("bad arguments are refused and nothing is written", "[gpu]", Sm90Variants) {
-  Problem pr({64, 64, 64}, fresh_seed());
+  TestProblem pr({64, 64, 64}, fresh_seed());
   const AddmmGluArgs good = pr.device_args();
   std::vector<AddmmGluArgs> bad(6, good);
   bad[0].a = nullptr;
@@ -83,7 +83,7 @@ TEMPLATE_LIST_TEST_CASE("bad arguments are refused and nothing is written", "[gp
 }
 
 TEMPLATE_LIST_TEST_CASE("bitwise deterministic across runs", "[gpu][determinism]", Sm90Variants) {
-  Problem pr({1000, 4000, 512}, fresh_seed());
+  TestProblem pr({1000, 4000, 512}, fresh_seed());
   REQUIRE(addmm_glu<TestType>(pr.device_args()).ok());
   GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
   const auto first = pr.dout.download();
@@ -99,9 +99,9 @@ TEMPLATE_LIST_TEST_CASE("bitwise deterministic across runs", "[gpu][determinism]
 
 TEMPLATE_LIST_TEST_CASE("concurrent streams and host threads", "[gpu][concurrency]", Sm90Variants) {
   constexpr int lanes = 4;
-  std::vector<std::unique_ptr<Problem>> problems;
+  std::vector<std::unique_ptr<TestProblem>> problems;
   for (int i = 0; i < lanes; ++i)
-    problems.push_back(std::make_unique<Problem>(Shape{300 + 17 * i, 2000 + 8 * i, 128}, fresh_seed()));
+    problems.push_back(std::make_unique<TestProblem>(Shape{300 + 17 * i, 2000 + 8 * i, 128}, fresh_seed()));
   std::vector<cudaStream_t> streams(lanes);
   for (auto& s : streams) GLUKIT_CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   std::vector<Status> status(lanes);
@@ -229,8 +229,8 @@ TEMPLATE_LIST_TEST_CASE("back-to-back launches keep the mbarrier phases right", 
   // is checked after the last one (each problem has its own output buffer).
   using P = TestType;
   const std::vector<Shape> shapes = {{1024, 21568, 256}, {333, 1000, 200}, {1000, 5000, 72}, {128, 192, 64}};
-  std::vector<std::unique_ptr<Problem>> problems;
-  for (const Shape& s : shapes) problems.push_back(std::make_unique<Problem>(s, fresh_seed()));
+  std::vector<std::unique_ptr<TestProblem>> problems;
+  for (const Shape& s : shapes) problems.push_back(std::make_unique<TestProblem>(s, fresh_seed()));
   GLUKIT_CHECK_CUDA(cudaGetLastError());
   for (int rep = 0; rep < 50; ++rep)
     for (auto& pr : problems) {

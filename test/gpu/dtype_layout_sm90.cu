@@ -68,7 +68,7 @@ TEMPLATE_LIST_TEST_CASE("an epilogue that does not read Y takes y = null", "[gpu
   using P = WithOp<TestType, epilogue::BiasOnly>;
   Shape s{130, 333, 64, 64, 64, 0, 344};
   s.b_layout = Layout::col_major;
-  ProblemT<bfloat16_t> pr(s, fresh_seed());
+  TestProblemT<bfloat16_t> pr(s, fresh_seed());
   AddmmGluArgsT<bfloat16_t> args = pr.device_args();
   args.y = nullptr;
   args.ldy = 0;
@@ -89,7 +89,7 @@ TEMPLATE_LIST_TEST_CASE("an epilogue that does not read Y takes y = null", "[gpu
 TEMPLATE_LIST_TEST_CASE("col_major: ldb < k is refused before any launch", "[gpu][dtype]", Sm90Variants) {
   Shape s{64, 64, 128};
   s.b_layout = Layout::col_major;
-  ProblemT<bfloat16_t> pr(s, fresh_seed());
+  TestProblemT<bfloat16_t> pr(s, fresh_seed());
   AddmmGluArgsT<bfloat16_t> args = pr.device_args();
   args.ldb = 64;  // >= n, but B is n x k here
   const Status st = addmm_glu<TestType>(args);

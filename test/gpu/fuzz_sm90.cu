@@ -15,7 +15,7 @@ struct RunAll;
 template <class... Ps>
 struct RunAll<std::tuple<Ps...>> {
   /// Runs every policy on the problem; returns the worst error (inf if a launch failed).
-  static double worst_error(Problem& pr, const std::vector<double>& ref, std::string& failed) {
+  static double worst_error(TestProblem& pr, const std::vector<double>& ref, std::string& failed) {
     double worst = 0.0;
     const auto one = [&](auto policy_tag) {
       using P = decltype(policy_tag);
@@ -70,7 +70,7 @@ TEST_CASE("fuzz: random shapes against the fp64 reference, every variant", "[gpu
     if (draw(0, 1)) s.ldo = (s.n + 7) / 8 * 8 + 8 * draw(0, 3);
     s.bias = draw(0, 1) == 1;
     const std::uint64_t problem_seed = rng();
-    Problem pr(s, problem_seed);
+    TestProblem pr(s, problem_seed);
     const std::vector<double> ref = reference_parallel(pr.host_args());
     std::string failed;
     const double worst = RunAll<Sm90Variants>::worst_error(pr, ref, failed);

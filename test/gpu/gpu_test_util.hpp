@@ -104,13 +104,13 @@ inline std::int64_t guard_elements(const Shape& s) { return 256 * std::max<std::
 /// A problem on host and device: fresh random A, B, bias, Y (padding poisoned);
 /// poisoned out.
 template <Element T>
-struct ProblemT {
+struct TestProblemT {
   Shape s;
   std::uint64_t seed;
   std::vector<T> a, b, bias, y;
   DeviceBuffer<T> da, db, dbias, dy, dout;
 
-  ProblemT(Shape shape, std::uint64_t seed_)
+  TestProblemT(Shape shape, std::uint64_t seed_)
       : s(shape.tight()),
         seed(seed_),
         a(static_cast<std::size_t>(s.m * s.lda)),
@@ -142,7 +142,7 @@ struct ProblemT {
             s.lda, s.ldb, s.ldy, s.ldo, s.b_layout};
   }
 };
-using Problem = ProblemT<half_t>;
+using TestProblem = TestProblemT<half_t>;
 
 /// fp64 reference of the whole output, rows split over the host's cores.
 template <class T, class Op = epilogue::GluGate>
@@ -221,7 +221,7 @@ void check_problem(const Shape& shape, double tol = 0) {
   INFO("policy " << Policy::name() << " " << element_name<T>() << (shape.b_nk() ? " B n x k" : " B k x n")
                  << " m=" << shape.m << " n=" << shape.n << " k=" << shape.k << " bias=" << shape.bias
                  << " seed=" << seed);
-  ProblemT<T> pr(shape, seed);
+  TestProblemT<T> pr(shape, seed);
   GLUKIT_CHECK_CUDA(cudaGetLastError());  // nothing earlier left an error behind
   const Status st = addmm_glu<Policy>(pr.device_args());
   INFO("status: " << st.message());

@@ -29,7 +29,7 @@ TEST_CASE("the public API names") {
   // the kernel type and launcher
   using P = glukit::policy::V1RegisterStaged<glukit::arch::gfx950>;
   STATIC_REQUIRE(std::is_same_v<glukit::AddmmGlu<P>::policy, P>);
-  STATIC_REQUIRE(std::is_same_v<decltype(glukit::addmm_glu<P>),
+  STATIC_REQUIRE(std::is_same_v<decltype(glukit::addmm_glu<P, glukit::half_t>),
                                 glukit::Status(const glukit::AddmmGluArgs&, glukit::stream_t)>);
   // Status
   STATIC_REQUIRE(std::is_same_v<decltype(std::declval<const glukit::Status&>().ok()), bool>);
@@ -41,6 +41,6 @@ TEST_CASE("the public API names") {
   STATIC_REQUIRE(glukit::CopyPartition<8, 64, 64>::rounds == 1);
   STATIC_REQUIRE(glukit::MultistagePlan<3>::groups_in_flight == 1);
   using RefFn = std::vector<double> (*)(const glukit::AddmmGluArgs&, glukit::epilogue::GluGate);
-  const RefFn ref = &glukit::reference::addmm_glu<glukit::epilogue::GluGate>;
+  const RefFn ref = &glukit::reference::addmm_glu<glukit::half_t, glukit::epilogue::GluGate>;
   CHECK(ref != nullptr);
 }

@@ -9,20 +9,32 @@ if(NOT GLUKIT_HAVE_CUDA)
 endif()
 # The PTX is regenerated when any library header changes (not only the wrapper).
 file(GLOB_RECURSE _glukit_sm90_headers CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/include/*.hpp")
-# The shipped policies, then the optional modes of sm90_policies.hpp.
+# The shipped policies, then the optional modes of sm90_policies.hpp; each for fp16 and
+# (suffix _bf16) for bf16. One translation unit holds the kernels of both layouts of B
+# (the launcher picks one per call), so each PTX shows B's MN-major and K-major wgmma.
 set(_glukit_sm90_policies V1RegisterStaged V2DirectToLds V3DeepPipelinePersistent V4FusedEpilogue WarpSpecializedTma
-    WarpSpecializedTmaPingpong WarpSpecializedTmaCluster)
-foreach(variant IN LISTS _glukit_sm90_policies)
-  if(variant MATCHES "^WarpSpecializedTma(Pingpong|Cluster)$")
-    set(policy "glukit_isa::${variant}")
+    WarpSpecializedTma128x128 WarpSpecializedTma128x256 WarpSpecializedTmaPingpong WarpSpecializedTmaCluster)
+set(_glukit_sm90_variants)
+foreach(policy IN LISTS _glukit_sm90_policies)
+  list(APPEND _glukit_sm90_variants ${policy} ${policy}_bf16)
+endforeach()
+foreach(variant IN LISTS _glukit_sm90_variants)
+  string(REGEX REPLACE "_bf16$" "" base "${variant}")
+  if(base MATCHES "^WarpSpecializedTma(Pingpong|Cluster)$")
+    set(policy "glukit_isa::${base}")
   else()
-    set(policy "glukit::policy::${variant}<glukit::arch::sm90a>")
+    set(policy "glukit::policy::${base}<glukit::arch::sm90a>")
+  endif()
+  if(variant MATCHES "_bf16$")
+    set(element "glukit::bfloat16_t")
+  else()
+    set(element "glukit::half_t")
   endif()
   set(src "${CMAKE_CURRENT_BINARY_DIR}/sm90_${variant}.cu")
   file(WRITE "${src}.in"
     "#include \"${CMAKE_CURRENT_SOURCE_DIR}/sm90_policies.hpp\"\n"
-    "template glukit::Status glukit::addmm_glu<${policy}>(\n"
-    "    const glukit::AddmmGluArgs&, glukit::stream_t);\n")
+    "template glukit::Status glukit::addmm_glu<${policy}, ${element}>(\n"
+    "    const glukit::AddmmGluArgsT<${element}>&, glukit::stream_t);\n")
   configure_file("${src}.in" "${src}" COPYONLY)
   set(ptx "${CMAKE_CURRENT_BINARY_DIR}/sm90_${variant}.ptx")
   add_custom_command(OUTPUT "${ptx}"

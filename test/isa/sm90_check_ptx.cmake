@@ -18,7 +18,18 @@ function(forbid regex what)
   endif()
 endfunction()
 
-expect("wgmma\\.mma_async\\.sync\\.aligned\\.m64n[0-9]+k16\\.f32\\.f16\\.f16" "wgmma (fp16 in, fp32 accumulate)")
+# VARIANT_bf16: the same policy for bf16 operands.
+set(dtype f16)
+if(VARIANT MATCHES "_bf16$")
+  set(dtype bf16)
+  string(REGEX REPLACE "_bf16$" "" VARIANT "${VARIANT}")
+  forbid("wgmma\\.mma_async\\.sync\\.aligned\\.m64n[0-9]+k16\\.f32\\.f16\\.f16" "fp16 wgmma in the bf16 kernels")
+endif()
+expect("wgmma\\.mma_async\\.sync\\.aligned\\.m64n[0-9]+k16\\.f32\\.${dtype}\\.${dtype}" "wgmma (${dtype} in, fp32 accumulate)")
+# The kernels of both layouts of B: tnspB = 1 (B stored k x n, MN-major) and tnspB = 0
+# (B stored n x k, K-major); A is K-major (tnspA = 0) in both.
+expect("\\.${dtype}\\.${dtype} [^;]*p, 1, 1, 0, 1;" "wgmma with B MN-major (row_major B, tnspB = 1)")
+expect("\\.${dtype}\\.${dtype} [^;]*p, 1, 1, 0, 0;" "wgmma with B K-major (col_major B, tnspB = 0)")
 forbid("mma\\.sync\\.aligned\\.m16n8k16" "warp-level mma.sync (the slower path)")
 
 if(VARIANT STREQUAL "V1RegisterStaged")

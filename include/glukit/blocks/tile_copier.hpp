@@ -1,4 +1,5 @@
-// Tile copiers: move a Rows x Cols fp16 tile (col contiguous in global memory)
+// Tile copiers: move a Rows x Cols tile of 2-byte elements (fp16 or bf16; col
+// contiguous in global memory)
 // into a shared-memory layout, following a CopyPartition. Out-of-range rows
 // and columns arrive as zeros, so edge tiles need no special MMA path.
 //   AsyncTileCopier:    global -> shared directly (cp.async 16 B on sm90a);
@@ -11,7 +12,7 @@
 
 #include "glukit/blocks/copy_partition.hpp"
 #include "glukit/platform/config.hpp"
-#include "glukit/platform/half.hpp"
+#include "glukit/platform/element.hpp"
 
 #if defined(GLUKIT_BACKEND_CUDA)
 #include "glukit/arch/hopper/cp_async.hpp"
@@ -23,7 +24,7 @@ namespace glukit {
 /// Where a tile comes from: its origin, the leading dimension, and how many of
 /// its rows / columns lie inside the matrix (the rest read as zero).
 struct GlobalTile {
-  const half_t* origin;
+  const void* origin;  ///< element (0, 0), 2-byte elements
   std::int64_t ld;
   int rows_valid;
   int cols_valid;
@@ -44,8 +45,9 @@ struct GlobalTile {
 /// partition of one panel, consecutive rounds of a thread are rows_per_round
 /// rows apart in the same column, and rows_per_round is a multiple of the
 /// 8-row swizzle atom for any thread count that is a multiple of 64.
-template <class Layout, int Threads>
+template <class Layout, int Threads, class T = half_t>
 struct AsyncTileCopier {
+  static_assert(Element<T>, "AsyncTileCopier: T must be glukit::half_t or glukit::bfloat16_t");
   static constexpr int panel_cols = Layout::panel_cols;
   static constexpr int panels = Layout::panels;
   using Partition = CopyPartition<Layout::rows, panel_cols, Threads>;
@@ -54,12 +56,12 @@ struct AsyncTileCopier {
                 "AsyncTileCopier: the thread count must be a multiple of 64 (8 rows of 8 chunks)");
   static constexpr int rpr = Partition::rows_per_round;
 
-  const half_t* origin;  ///< element (0, 0) of the current tile: always inside the matrix
-  const half_t* ptr;     ///< this thread's round-0 chunk of panel 0
+  const T* origin;  ///< element (0, 0) of the current tile: always inside the matrix
+  const T* ptr;     ///< this thread's round-0 chunk of panel 0
   std::int64_t ld;
   int row, col;          ///< this thread's round-0 chunk in panel 0
 
-  GLUKIT_DEVICE AsyncTileCopier(const half_t* tile_origin, std::int64_t ld_, int thread)
+  GLUKIT_DEVICE AsyncTileCopier(const T* tile_origin, std::int64_t ld_, int thread)
       : origin(tile_origin), ld(ld_) {
     const auto c = Partition::coord(0, thread);
     row = c.row;
@@ -88,7 +90,7 @@ struct AsyncTileCopier {
 #pragma unroll
       for (int r = 0; r < Partition::rounds; ++r) {
         const std::uint32_t bytes = row + r * rpr < rows_valid ? row_bytes : 0u;
-        const half_t* g = bytes ? ptr + pn * panel_cols + r * round_stride : origin;  // no bytes read
+        const T* g = bytes ? ptr + pn * panel_cols + r * round_stride : origin;  // no bytes read
         // offset(row + r*rpr, col + 64 pn) = offset(row, col) + offset(r*rpr, 64 pn): the
         // swizzle phase depends on row % 8 only.
         arch::hopper::cp_async_16(smem + s0 + Layout::offset(r * rpr, pn * panel_cols), g, bytes);
@@ -114,12 +116,12 @@ struct RegisterTileCopier {
     for (int r = 0; r < Partition::rounds; ++r) {
       const auto c = Partition::coord(r, thread);
       const std::uint32_t bytes = src.valid_bytes(c.row, c.col, Partition::vec);
-      const half_t* g = src.origin + c.row * src.ld + c.col;
+      const auto* g = static_cast<const std::uint16_t*>(src.origin) + c.row * src.ld + c.col;
       if (bytes == 16) {
         staged[r] = arch::hopper::ld_global_128(g);
       } else {
         unsigned short h[8] = {};
-        for (std::uint32_t e = 0; e < bytes / 2; ++e) h[e] = reinterpret_cast<const unsigned short*>(g)[e];
+        for (std::uint32_t e = 0; e < bytes / 2; ++e) h[e] = g[e];
         staged[r] = make_uint4(h[0] | (h[1] << 16), h[2] | (h[3] << 16), h[4] | (h[5] << 16),
                                h[6] | (h[7] << 16));
       }

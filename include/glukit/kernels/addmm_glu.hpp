@@ -81,21 +81,22 @@ Status addmm_glu(const AddmmGluArgsT<T>& args, stream_t stream = {}) {
 }
 
 namespace detail {
-/// The backend's default: specialised next to its kernels (kernels/sm90/default.hpp,
-/// kernels/cdna/default.hpp) with `template <class T> static Status run(args, stream)`.
-template <Backend B>
+/// The backend's default for element type T: specialised next to its kernels
+/// (kernels/sm90/default.hpp, kernels/cdna/default.hpp) with
+/// `static Status run(const AddmmGluArgsT<T>&, stream_t)`.
+template <Backend B, class T>
 struct DefaultLauncher;
 }  // namespace detail
 
 /// out = (a @ b + bias) + (a @ b + bias) * y (the GLU gate) with the fastest kernel glukit
 /// ships for the current device, this shape, dtype and layout (the rule and its data:
-/// kernels/sm90/default.hpp, docs/perf-notes.md). Validates first, like every launcher.
+/// kernels/sm90/plan_default.hpp, docs/perf-notes.md). Validates first, like every launcher.
 template <Element T>
 Status addmm_glu(const AddmmGluArgsT<T>& args, stream_t stream = {}) {
 #if defined(GLUKIT_BACKEND_CUDA)
-  return detail::DefaultLauncher<Backend::cuda>::run(args, stream);
+  return detail::DefaultLauncher<Backend::cuda, T>::run(args, stream);
 #elif defined(GLUKIT_BACKEND_HIP)
-  return detail::DefaultLauncher<Backend::hip>::run(args, stream);
+  return detail::DefaultLauncher<Backend::hip, T>::run(args, stream);
 #else
   static_assert(dependent_false<T>,
                 "glukit::addmm_glu(args): launching needs a device compiler (nvcc for sm90a, hip-clang "
@@ -108,6 +109,7 @@ Status addmm_glu(const AddmmGluArgsT<T>& args, stream_t stream = {}) {
 
 #if defined(GLUKIT_BACKEND_CUDA)
 #include "glukit/kernels/sm90/launcher.hpp"
+#include "glukit/kernels/sm90/default.hpp"
 #elif defined(GLUKIT_BACKEND_HIP)
 #include "glukit/kernels/cdna/launcher.hpp"
 #endif

@@ -19,9 +19,8 @@ enum class Layout {
 /// (b_layout = col_major: B(kk, j) = b[j * ldb + kk]); bias: n (may be null: no
 /// bias); Y: m x n row-major (ldy; may be null when the epilogue does not read it);
 /// out: m x n row-major (ldo).
-template <class T>
+template <Element T>
 struct AddmmGluArgsT {
-  static_assert(Element<T>, "glukit::AddmmGluArgsT<T>: T must be glukit::half_t or glukit::bfloat16_t");
   using element = T;
   const T* a = nullptr;
   const T* b = nullptr;
@@ -85,7 +84,7 @@ inline bool aligned16(const void* p) {
 /// The argument rules shared by every launcher (host only, no device access).
 /// m == 0 or n == 0: valid no-op. k == 0: valid (out = epilogue(bias or 0, y)).
 /// reads_aux = false (an epilogue that ignores Y): y and ldy are not checked; y may be null.
-template <class T>
+template <Element T>
 Status validate_arguments(const AddmmGluArgsT<T>& p, bool reads_aux = true) {
   if (p.m < 0) return Status::invalid("m: must be >= 0");
   if (p.n < 0) return Status::invalid("n: must be >= 0");

@@ -119,4 +119,26 @@ struct VariantTuning<Variant::warp_specialized_tma, arch::sm90a> {
   // (docs/results/h200-2026-11-29-e42434c.md).
 };
 
+/// WarpSpecializedTma with 128-column tiles, for shapes whose 128 x 192 tiles leave the
+/// last wave nearly empty (few row tiles: decode and short prefill). 5 stages of 33 KiB
+/// (A, B and the bias row) beside the 33 KiB Y tile, the most that fit 227 KiB: more
+/// bytes in flight per SM where the kernel streams the weight. The sm90a default picks it by
+/// sm90::default_kernel (kernels/sm90/plan_default.hpp).
+template <class Arch>
+struct WarpSpecializedTma128x128 : WarpSpecializedTma<Arch> {
+  static constexpr const char* name() { return "WarpSpecializedTma128x128"; }
+  static constexpr int tile_n = 128;
+  static constexpr int num_buffers = 5;
+};
+
+/// WarpSpecializedTma with 256-column tiles: half the tiles of 128 x 128, so a shape
+/// whose 128 x 192 tiles need one more, nearly empty wave may fit one. 3 stages of
+/// 48 KiB beside the 65 KiB Y tile.
+template <class Arch>
+struct WarpSpecializedTma128x256 : WarpSpecializedTma<Arch> {
+  static constexpr const char* name() { return "WarpSpecializedTma128x256"; }
+  static constexpr int tile_n = 256;
+  static constexpr int num_buffers = 3;
+};
+
 }  // namespace glukit::policy

@@ -19,9 +19,38 @@ TEMPLATE_LIST_TEST_CASE("AddmmGlu<P> exposes its policy", "[kernel]", AllVariant
   STATIC_REQUIRE(std::is_same_v<typename K::arch, typename P::arch>);
   STATIC_REQUIRE(std::is_same_v<typename K::epilogue_op, typename P::epilogue_op>);
   CHECK(std::string(K::name()) == P::name());
-  // the launcher's signature: Status addmm_glu<P>(const AddmmGluArgs&, stream_t)
-  STATIC_REQUIRE(std::is_same_v<decltype(glukit::addmm_glu<P>),
+  // the launcher's signature for each element type: Status addmm_glu<P, T>(const AddmmGluArgsT<T>&, stream_t)
+  STATIC_REQUIRE(std::is_same_v<decltype(glukit::addmm_glu<P, glukit::half_t>),
                                 glukit::Status(const glukit::AddmmGluArgs&, glukit::stream_t)>);
+  STATIC_REQUIRE(std::is_same_v<decltype(glukit::addmm_glu<P, glukit::bfloat16_t>),
+                                glukit::Status(const glukit::AddmmGluArgsT<glukit::bfloat16_t>&, glukit::stream_t)>);
+}
+
+namespace {
+/// Does `addmm_glu<X>(args)` name a launcher (an overload that takes args)?
+template <class X, class A>
+concept Launchable = requires(const A& a) { glukit::addmm_glu<X>(a); };
+}  // namespace
+
+TEST_CASE("addmm_glu<T>(args) without a policy, and with one, resolve to the right overload") {
+  using P = glukit::policy::V4FusedEpilogue<glukit::arch::sm90a>;
+  using Bf16Args = glukit::AddmmGluArgsT<glukit::bfloat16_t>;
+  STATIC_REQUIRE(Launchable<P, glukit::AddmmGluArgs>);  // policy, T deduced
+  STATIC_REQUIRE(Launchable<P, Bf16Args>);
+  STATIC_REQUIRE(Launchable<glukit::bfloat16_t, Bf16Args>);      // the default, T given
+  STATIC_REQUIRE_FALSE(Launchable<glukit::half_t, Bf16Args>);    // T given and mismatched
+}
+
+TEST_CASE("AddmmGlu<P>::validate checks y only when the epilogue reads it") {
+  struct NoAux : glukit::policy::V4FusedEpilogue<glukit::arch::sm90a> {
+    using epilogue_op = glukit::epilogue::BiasOnly;
+  };
+  alignas(16) static glukit::bfloat16_t buf[64];
+  glukit::AddmmGluArgsT<glukit::bfloat16_t> p{buf, buf + 8, nullptr, nullptr, buf + 24, 10, 8, 16, 16, 16, 0, 8,
+                                               glukit::Layout::col_major};
+  CHECK(glukit::AddmmGlu<NoAux>::validate(p).ok());
+  CHECK(std::string(glukit::AddmmGlu<glukit::policy::V4FusedEpilogue<glukit::arch::sm90a>>::validate(p).message()) ==
+        "y: must not be null");
 }
 
 TEST_CASE("AddmmGlu<P>::validate is validate_arguments") {

@@ -8,9 +8,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <type_traits>
 
 #include "glukit/arch/hopper/mbarrier.hpp"
 #include "glukit/platform/config.hpp"
+#include "glukit/platform/element.hpp"
 
 namespace glukit::arch::hopper {
 
@@ -71,19 +73,21 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return f;
 }
 
-/// Encodes a row-major fp16 matrix (rows x cols, leading dimension ld elements)
+/// Encodes a row-major fp16 or bf16 matrix (rows x cols, leading dimension ld elements)
 /// with a box of box_rows x box_cols; swizzle_128b for wgmma operands. Returns false
 /// on failure (bad alignment, no driver entry point).
-inline bool encode_tensor_map_fp16(CUtensorMap* map, const void* base, std::uint64_t rows, std::uint64_t cols,
-                                   std::uint64_t ld, std::uint32_t box_rows, std::uint32_t box_cols,
-                                   bool swizzle_128b) {
+template <Element T>
+bool encode_tensor_map(CUtensorMap* map, const T* base, std::uint64_t rows, std::uint64_t cols, std::uint64_t ld,
+                       std::uint32_t box_rows, std::uint32_t box_cols, bool swizzle_128b) {
+  constexpr CUtensorMapDataType type =
+      std::is_same_v<T, half_t> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   const auto encode = tensor_map_encoder();
   if (encode == nullptr) return false;
   const cuuint64_t dims[2] = {cols, rows};
   const cuuint64_t strides[1] = {ld * 2};
   const cuuint32_t box[2] = {box_cols, box_rows};
   const cuuint32_t elem_strides[2] = {1, 1};
-  return encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<void*>(base), dims, strides, box, elem_strides,
+  return encode(map, type, 2, const_cast<T*>(base), dims, strides, box, elem_strides,
                 CU_TENSOR_MAP_INTERLEAVE_NONE,
                 swizzle_128b ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;

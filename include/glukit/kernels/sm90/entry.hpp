@@ -10,7 +10,7 @@ namespace glukit::sm90 {
 
 template <class P>
 __global__ void __launch_bounds__(MainloopPlan<P>::threads, P::min_blocks_per_cu)
-    addmm_glu_kernel(const __grid_constant__ KernelParams params) {
+    addmm_glu_kernel(const __grid_constant__ Params<P> params) {
 #if defined(GLUKIT_ARCH_SM90A)
   if constexpr (MainloopPlan<P>::specialized) WsKernel<P>::run(params);
   else Kernel<P>::run(params);

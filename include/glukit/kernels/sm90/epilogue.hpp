@@ -24,13 +24,15 @@
 #include "glukit/kernels/policy.hpp"
 #include "glukit/kernels/sm90/fragment.hpp"
 #include "glukit/kernels/sm90/global_io.hpp"
-#include "glukit/platform/half.hpp"
+#include "glukit/kernels/sm90/params.hpp"
+#include "glukit/platform/element.hpp"
 
 namespace glukit::sm90 {
 
 template <class P>
 struct Epilogue : GlobalIo<P> {
   using Op = typename P::epilogue_op;
+  using T = element_of<P>;
   using GlobalIo<P>::load_pair, GlobalIo<P>::store_pair, GlobalIo<P>::load_row_chunk, GlobalIo<P>::store_row_chunk;
   static constexpr int BM = P::tile_m, BN = P::tile_n;
   static constexpr int R = BN / 2;        ///< accumulators per thread
@@ -39,7 +41,7 @@ struct Epilogue : GlobalIo<P> {
   static constexpr bool fused = P::epilogue_style == EpilogueStyle::fused;
   static_assert(BN % 32 == 0, "tile_n: the sm90a epilogue works on 32-column groups");
 
-  const AddmmGluArgs& a;
+  const Args<P>& a;
   std::int64_t row0;   ///< output row of fragment half h = 0
   std::int64_t col0;   ///< first output column of this thread's pairs (n0 + 2q)
   std::int64_t n0;
@@ -49,7 +51,7 @@ struct Epilogue : GlobalIo<P> {
   uint4 y_chunks[fused ? 2 : 1][fused ? G : 1];
 
   /// tid: the thread's index among the consumer threads (warpgroup w owns rows 64w..).
-  GLUKIT_DEVICE Epilogue(const AddmmGluArgs& args, std::int64_t m0, std::int64_t n0_, int tid)
+  GLUKIT_DEVICE Epilogue(const Args<P>& args, std::int64_t m0, std::int64_t n0_, int tid)
       : a(args), n0(n0_) {
     const int t = tid % 128;
     lane = t % 32;
@@ -87,7 +89,7 @@ struct Epilogue : GlobalIo<P> {
   }
   /// The bias pair of group j as both rows' starting accumulators.
   GLUKIT_DEVICE static void set_bias_pair(float (&acc)[R], int j, std::uint32_t pair) {
-    const float2 b = unpack_half2(pair);
+    const float2 b = unpack2<T>(pair);
     acc[4 * j + 0] = acc[4 * j + 2] = b.x;
     acc[4 * j + 1] = acc[4 * j + 3] = b.y;
   }
@@ -120,7 +122,7 @@ struct Epilogue : GlobalIo<P> {
   /// Adds the bias pair of 8-column group j (packed half2, columns 8 j + 2 q, + 1) to
   /// both rows of the group's accumulators.
   GLUKIT_DEVICE static void add_bias_pair(float (&acc)[R], int j, std::uint32_t pair) {
-    const float2 b = unpack_half2(pair);
+    const float2 b = unpack2<T>(pair);
     acc[4 * j + 0] += b.x, acc[4 * j + 2] += b.x;
     acc[4 * j + 1] += b.y, acc[4 * j + 3] += b.y;
   }
@@ -178,8 +180,8 @@ struct Epilogue : GlobalIo<P> {
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
           const int j = 2 * jj + (i >> 1), h = i & 1, k = 4 * j + 2 * h;
-          const float2 yv = unpack_half2(v[batch % 2][b][i]);
-          const std::uint32_t o = pack_half2(op(acc[k], yv.x), op(acc[k + 1], yv.y));
+          const float2 yv = unpack2<T>(v[batch % 2][b][i]);
+          const std::uint32_t o = pack2<T>(op(acc[k], yv.x), op(acc[k + 1], yv.y));
           v[batch % 2][b][i] = o;
         }
         stmatrix_x4(addr(jj), v[batch % 2][b]);
@@ -224,8 +226,8 @@ struct Epilogue : GlobalIo<P> {
 #pragma unroll
           for (int s = 0; s < 4; ++s) {
             const int i = 4 * (4 * g + s) + 2 * h;
-            const float2 yv = unpack_half2(y[s]);
-            o[s] = pack_half2(op(acc[i], yv.x), op(acc[i + 1], yv.y));
+            const float2 yv = unpack2<T>(y[s]);
+            o[s] = pack2<T>(op(acc[i], yv.x), op(acc[i + 1], yv.y));
           }
           store_chunk(o, h, g);
         }
@@ -256,8 +258,8 @@ struct Epilogue : GlobalIo<P> {
           for (int h = 0; h < 2; ++h) {
             const int j = jb + jj;
             const std::int64_t row = row0 + 8 * h, col = col0 + 8 * j;
-            const float2 yv = unpack_half2(y[jj][h]);
-            const std::uint32_t o = pack_half2(op(acc[4 * j + 2 * h], yv.x), op(acc[4 * j + 2 * h + 1], yv.y));
+            const float2 yv = unpack2<T>(y[jj][h]);
+            const std::uint32_t o = pack2<T>(op(acc[4 * j + 2 * h], yv.x), op(acc[4 * j + 2 * h + 1], yv.y));
             if (interior || row < a.m)
               store_pair(a.out + row * a.ldo + col, o, col, a.n, interior || col + 1 < a.n);
           }

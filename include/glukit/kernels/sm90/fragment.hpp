@@ -6,9 +6,10 @@
 // into the chunk {cols 8(4g+q) .. +7} and back (it is its own inverse).
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "glukit/platform/config.hpp"
-#include "glukit/platform/half.hpp"
+#include "glukit/platform/element.hpp"
 
 namespace glukit::sm90 {
 
@@ -29,12 +30,26 @@ GLUKIT_DEVICE inline void quad_transpose(std::uint32_t (&v)[4], int q) {
   for (int s = 0; s < 4; ++s) v[s] = out[s];
 }
 
-GLUKIT_DEVICE inline std::uint32_t pack_half2(float lo, float hi) {
-  const __half2 h = __floats2half2_rn(lo, hi);
-  return *reinterpret_cast<const std::uint32_t*>(&h);
+/// Two floats -> one packed pair of T (element lo in the low half), each rounded to
+/// nearest even; and back.
+template <Element T>
+GLUKIT_DEVICE inline std::uint32_t pack2(float lo, float hi) {
+  if constexpr (std::is_same_v<T, half_t>) {
+    const __half2 h = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const std::uint32_t*>(&h);
+  } else {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const std::uint32_t*>(&h);
+  }
 }
-GLUKIT_DEVICE inline float2 unpack_half2(std::uint32_t v) {
-  return __half22float2(*reinterpret_cast<const __half2*>(&v));
+template <Element T>
+GLUKIT_DEVICE inline float2 unpack2(std::uint32_t v) {
+  if constexpr (std::is_same_v<T, half_t>) {
+    return __half22float2(*reinterpret_cast<const __half2*>(&v));
+  } else {
+    // bf16 -> fp32 is a shift: the low element's bits go to the top half of a word.
+    return make_float2(__uint_as_float(v << 16), __uint_as_float(v & 0xffff0000u));
+  }
 }
 
 }  // namespace glukit::sm90

@@ -1,4 +1,4 @@
-// Global-memory access of the sm90a epilogues, with the output's edges: fp16 pairs
+// Global-memory access of the sm90a epilogues, with the output's edges: element pairs
 // (4 bytes) and 16-byte row chunks of Y and out, each loaded or stored whole inside the
 // output and element by element where n cuts it (nothing past m; zeros for loads).
 #pragma once
@@ -9,17 +9,19 @@
 #include "glukit/kernels/args.hpp"
 #include "glukit/kernels/policy.hpp"
 #include "glukit/kernels/sm90/fragment.hpp"
-#include "glukit/platform/half.hpp"
+#include "glukit/kernels/sm90/params.hpp"
+#include "glukit/platform/element.hpp"
 
 namespace glukit::sm90 {
 
 template <class P>
 struct GlobalIo {
   static constexpr bool streaming = P::streaming_stores;
+  using T = element_of<P>;
 
-  /// One fp16 pair at column col: a 4-byte load (`full`), or the elements below n (zeros
+  /// One element pair at column col: a 4-byte load (`full`), or the elements below n (zeros
   /// past it).
-  GLUKIT_DEVICE static std::uint32_t load_pair(const half_t* p, std::int64_t col, std::int64_t n,
+  GLUKIT_DEVICE static std::uint32_t load_pair(const T* p, std::int64_t col, std::int64_t n,
                                                bool full) {
     if (full) return streaming ? arch::hopper::ld_global_cs_32(p) : arch::hopper::ld_global_32(p);
     const unsigned short* s = reinterpret_cast<const unsigned short*>(p);
@@ -27,8 +29,8 @@ struct GlobalIo {
     const std::uint32_t hi = col + 1 < n ? s[1] : 0u;
     return lo | (hi << 16);
   }
-  /// One fp16 pair at column col: a 4-byte store (`full`), or the elements below n.
-  GLUKIT_DEVICE static void store_pair(half_t* p, std::uint32_t v, std::int64_t col, std::int64_t n,
+  /// One element pair at column col: a 4-byte store (`full`), or the elements below n.
+  GLUKIT_DEVICE static void store_pair(T* p, std::uint32_t v, std::int64_t col, std::int64_t n,
                                        bool full) {
     if (full) {
       if constexpr (streaming) arch::hopper::st_global_cs_32(p, v);
@@ -42,9 +44,9 @@ struct GlobalIo {
 
   /// One 16-byte chunk of Y row `row` from column `col`: a 16-byte load, or element loads
   /// where n cuts the chunk (zeros past n); zeros past m (interior: the chunk is inside).
-  GLUKIT_DEVICE static uint4 load_row_chunk(const AddmmGluArgs& a, std::int64_t row, std::int64_t col,
+  GLUKIT_DEVICE static uint4 load_row_chunk(const Args<P>& a, std::int64_t row, std::int64_t col,
                                             bool interior) {
-    const half_t* p = a.y + row * a.ldy + col;
+    const T* p = a.y + row * a.ldy + col;
     if (interior || (row < a.m && col + 8 <= a.n))
       return streaming ? arch::hopper::ld_global_cs_128(p) : arch::hopper::ld_global_128(p);
     unsigned short v[8] = {};
@@ -56,9 +58,9 @@ struct GlobalIo {
 
   /// One 16-byte chunk of output row `row` from column `col`: a 16-byte store, or
   /// element stores where n cuts the chunk; nothing past m (interior: the chunk is inside).
-  GLUKIT_DEVICE static void store_row_chunk(const AddmmGluArgs& a, std::int64_t row, std::int64_t col, uint4 v,
+  GLUKIT_DEVICE static void store_row_chunk(const Args<P>& a, std::int64_t row, std::int64_t col, uint4 v,
                                             bool interior) {
-    half_t* p = a.out + row * a.ldo + col;
+    T* p = a.out + row * a.ldo + col;
     if (interior || (row < a.m && col + 8 <= a.n)) {
       if constexpr (streaming) arch::hopper::st_global_cs_128(p, v);
       else arch::hopper::st_global_128(p, v);

@@ -23,7 +23,7 @@ template <class P>
 struct Kernel {
   using Plan = MainloopPlan<P>;
   using Ring = SmemMultiBuffer<typename Plan::Buffers>;
-  using Mma = arch::hopper::WgmmaF16<P::tile_n>;
+  using Mma = MmaOf<P>;
   using Epi = Epilogue<P>;
   static constexpr int BM = P::tile_m, BN = P::tile_n, BK = P::tile_k, S = P::num_buffers;
   static constexpr int threads = Plan::threads;
@@ -31,15 +31,14 @@ struct Kernel {
   using CopyA = typename Plan::ACopy;
   using CopyB = typename Plan::BCopy;
 
-  GLUKIT_DEVICE static GlobalTile a_tile(const AddmmGluArgs& a, std::int64_t m0, int kb) {
+  GLUKIT_DEVICE static GlobalTile a_tile(const Args<P>& a, std::int64_t m0, int kb) {
     const std::int64_t k0 = std::int64_t{kb} * BK;
     return {a.a + m0 * a.lda + k0, a.lda, tile_extent(a.m, m0, BM),
             tile_extent(a.k, k0, BK)};
   }
-  GLUKIT_DEVICE static GlobalTile b_tile(const AddmmGluArgs& a, std::int64_t n0, int kb) {
-    const std::int64_t k0 = std::int64_t{kb} * BK;
-    return {a.b + k0 * a.ldb + n0, a.ldb, tile_extent(a.k, k0, BK),
-            tile_extent(a.n, n0, BN)};
+  GLUKIT_DEVICE static GlobalTile b_tile(const Args<P>& a, std::int64_t n0, int kb) {
+    const auto e = Plan::b_valid(tile_extent(a.n, n0, BN), tile_extent(a.k, std::int64_t{kb} * BK, BK));
+    return {a.b + Plan::b_tile_origin(n0, a.ldb) + kb * Plan::b_k_block_step(a.ldb), a.ldb, e.rows, e.cols};
   }
 
   /// The compute stage of k-block kb: wgmma on its ring slot; on the last k-block
@@ -56,12 +55,12 @@ struct Kernel {
     if constexpr (P::stage_pipeline) stages.leave_compute(kb, kbs);
   }
 
-  GLUKIT_DEVICE static void run(const KernelParams& p) {
+  GLUKIT_DEVICE static void run(const Params<P>& p) {
     extern __shared__ unsigned char smem_raw[];
     const Ring ring = Ring::from_raw(smem_raw);
     const int tid = static_cast<int>(threadIdx.x);
     const int wg = tid / 128;
-    const AddmmGluArgs& args = p.args;
+    const Args<P>& args = p.args;
     const int kbs = p.k_blocks;
     const WarpgroupStagePipeline<threads> stages{wg};
 
@@ -75,11 +74,12 @@ struct Kernel {
       epi.init(acc);
 
       if constexpr (async_copy) {
-        using CA = AsyncTileCopier<typename Plan::ALayout, Plan::copy_threads>;
-        using CB = AsyncTileCopier<typename Plan::BLayout, Plan::copy_threads>;
-        // Copiers sit at k-block `issued`; rows/cols valid in A: (m - m0, k - k0), in B: (k - k0, n - n0).
+        using CA = AsyncTileCopier<typename Plan::ALayout, Plan::copy_threads, typename Plan::element>;
+        using CB = AsyncTileCopier<typename Plan::BLayout, Plan::copy_threads, typename Plan::element>;
+        // Copiers sit at k-block `issued`; rows/cols valid in A: (m - m0, k - k0), in B:
+        // (k - k0, n - n0), or (n - n0, k - k0) when B is K-major (Plan::b_valid).
         CA ca(args.a + m0 * args.lda, args.lda, tid);
-        CB cb(args.b + n0, args.ldb, tid);
+        CB cb(args.b + Plan::b_tile_origin(n0, args.ldb), args.ldb, tid);
         const int a_rows = tile_extent(args.m, m0, BM);
         const int b_cols = tile_extent(args.n, n0, BN);
         int issued = 0;
@@ -87,9 +87,10 @@ struct Kernel {
           if (issued < kbs) {
             const int k_left = static_cast<int>(args.k - std::int64_t{issued} * BK);
             ca.issue(ring.template tile<0>(issued % S), a_rows, k_left);
-            cb.issue(ring.template tile<1>(issued % S), k_left, b_cols);
+            const auto bv = Plan::b_valid(b_cols, k_left);
+            cb.issue(ring.template tile<1>(issued % S), bv.rows, bv.cols);
             ca.advance(BK);
-            cb.advance(BK * args.ldb);
+            cb.advance(Plan::b_k_block_step(args.ldb));
           }
           ++issued;
           CA::commit();  // empty groups past the last k-block keep the wait count uniform

@@ -73,26 +73,31 @@ struct DeviceSetup {
 };
 
 template <class P>
-KernelParams make_params(const AddmmGluArgs& args, int workers) {
+Params<P> make_params(const Args<P>& args, int workers) {
   return {{},
           args,
           MainloopPlan<P>::schedule(args.m, args.n, args.k, workers),
           static_cast<int>(ceil_div(args.k, P::tile_k))};
 }
 
-/// Tensor maps for the TMA producer: A, B, Y as 128-byte-swizzled 64-column boxes,
-/// the bias as one unswizzled row. Operands a launch does not touch stay unencoded.
+/// Tensor maps for the TMA producer: A, B, Y as 128-byte-swizzled 64-column boxes (B
+/// stored n x k: boxes of 64 rows of n by 64 k, read like A), the bias as one unswizzled
+/// row. Operands a launch does not touch stay unencoded.
 template <class P>
-Status encode_tensor_maps(const AddmmGluArgs& a, TensorMaps* maps) {
+Status encode_tensor_maps(const Args<P>& a, TensorMaps* maps) {
   using namespace arch::hopper;
+  using T = element_of<P>;
   bool ok = true;
   if (a.k > 0) {
-    ok &= encode_tensor_map_fp16(&maps->a, a.a, a.m, a.k, a.lda, P::tile_m, 64, true);
-    ok &= encode_tensor_map_fp16(&maps->b, a.b, a.k, a.n, a.ldb, P::tile_k, 64, true);
+    ok &= encode_tensor_map<T>(&maps->a, a.a, a.m, a.k, a.lda, P::tile_m, 64, true);
+    if constexpr (problem_of<P>::b_k_major)
+      ok &= encode_tensor_map<T>(&maps->b, a.b, a.n, a.k, a.ldb, MainloopPlan<P>::b_box_rows, 64, true);
+    else
+      ok &= encode_tensor_map<T>(&maps->b, a.b, a.k, a.n, a.ldb, P::tile_k, 64, true);
   }
-  if (P::epilogue_op::reads_aux) ok &= encode_tensor_map_fp16(&maps->y, a.y, a.m, a.n, a.ldy, P::tile_m, 64, true);
+  if (P::epilogue_op::reads_aux) ok &= encode_tensor_map<T>(&maps->y, a.y, a.m, a.n, a.ldy, P::tile_m, 64, true);
   if (a.bias != nullptr)
-    ok &= encode_tensor_map_fp16(&maps->bias, a.bias, 1, a.n, (a.n + 7) / 8 * 8, 1, P::tile_n, false);
+    ok &= encode_tensor_map<T>(&maps->bias, a.bias, 1, a.n, (a.n + 7) / 8 * 8, 1, P::tile_n, false);
   return ok ? Status::success()
             : Status{StatusCode::runtime_error, "tensor maps: cuTensorMapEncodeTiled failed or is unavailable"};
 }
@@ -103,15 +108,15 @@ namespace glukit::detail {
 
 template <class P>
 struct BackendLauncher<P, Backend::cuda> {
-  static Status run(const AddmmGluArgs& args, stream_t stream) {
-    if (Status s = validate_arguments(args); !s.ok()) return s;
+  static Status run(const sm90::Args<P>& args, stream_t stream) {
+    if (Status s = validate_arguments(args, P::epilogue_op::reads_aux); !s.ok()) return s;
     if (args.m == 0 || args.n == 0) return Status::success();
     int device = 0;
     if (get_device(&device) != success) return {StatusCode::runtime_error, "device: no current CUDA device"};
     int workers = 0;
     if (Status s = sm90::DeviceSetup<P>::get(device, &workers); !s.ok()) return s;  // device checks first
     if (Status s = sm90::DeviceSetup<P>::allow_smem(); !s.ok()) return s;
-    sm90::KernelParams params = sm90::make_params<P>(args, workers);
+    sm90::Params<P> params = sm90::make_params<P>(args, workers);
     constexpr std::int64_t cm = sm90::MainloopPlan<P>::cluster_m;  // blocks per worker
     const std::int64_t blocks = params.schedule.workers * cm;
     constexpr std::int64_t max_grid = (std::int64_t{1} << 31) - 1;

@@ -1,10 +1,11 @@
 // What a launch passes to an sm90a kernel (by value, as a __grid_constant__
-// parameter): the problem, the tile schedule, and the TMA tensor maps.
+// parameter): the problem (element type T), the tile schedule, and the TMA tensor maps.
 #pragma once
 #include <cuda.h>
 
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/args.hpp"
+#include "glukit/kernels/policy.hpp"
 
 namespace glukit::sm90 {
 
@@ -14,11 +15,18 @@ struct TensorMaps {
 };
 
 /// Everything a launch passes to the kernel (by value, __grid_constant__).
-struct KernelParams {
+template <class T>
+struct KernelParamsT {
   TensorMaps maps;
-  AddmmGluArgs args;
+  AddmmGluArgsT<T> args;
   TileSchedulePlan schedule;
   int k_blocks;
 };
+
+/// The parameters and arguments of a bound policy's kernel (its problem's element type).
+template <class P>
+using Params = KernelParamsT<element_of<P>>;
+template <class P>
+using Args = AddmmGluArgsT<element_of<P>>;
 
 }  // namespace glukit::sm90

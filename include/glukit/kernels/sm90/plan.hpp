@@ -99,9 +99,46 @@ struct MainloopPlan {
   static constexpr int y_copy_threads = stage_y ? copy_threads - ring_copy_threads : copy_threads;
   static constexpr int wg_rows = traits::mma_m;  ///< rows of the tile each warpgroup owns
   static constexpr int k_steps = P::tile_k / traits::mma_k;  ///< wgmma per k-block
-  /// (row, k) of A, K-major; (k, col) of B, N-major: both 128-byte swizzled panels.
+  /// The problem: element type and B's layout (Bound policies; fp16 / row-major otherwise).
+  using element = element_of<P>;
+  static constexpr bool b_k_major = problem_of<P>::b_k_major;
+  /// (row, k) of A, K-major. B stored k x n (row_major): (k, col), N-major; stored n x k
+  /// (col_major, an nn.Linear weight): (col, k), K-major like A. All 128-byte swizzled panels.
   using ALayout = Swizzle128B<P::tile_m, P::tile_k>;
-  using BLayout = Swizzle128B<P::tile_k, P::tile_n>;
+  using BLayout = std::conditional_t<b_k_major, Swizzle128B<P::tile_n, P::tile_k>, Swizzle128B<P::tile_k, P::tile_n>>;
+  /// B's tile in global memory for the cp.async and register copiers: its origin at output
+  /// column n0 (k-block 0), the step to the next k-block (elements), and the rows and
+  /// columns of the tile inside B (N-major: k rows, n columns; K-major: n rows, k columns).
+  GLUKIT_HOST_DEVICE static constexpr std::int64_t b_tile_origin(std::int64_t n0, std::int64_t ldb) {
+    return b_k_major ? n0 * ldb : n0;
+  }
+  GLUKIT_HOST_DEVICE static constexpr std::int64_t b_k_block_step(std::int64_t ldb) {
+    return b_k_major ? P::tile_k : P::tile_k * ldb;
+  }
+  struct Extent {
+    int rows, cols;
+  };
+  GLUKIT_HOST_DEVICE static constexpr Extent b_valid(int n_valid, int k_valid) {
+    return b_k_major ? Extent{n_valid, k_valid} : Extent{k_valid, n_valid};
+  }
+  /// B's TMA boxes of one stage. N-major: one tile_k x 64 box per 64-column panel;
+  /// K-major: one 64 (n) x 64 (k) box per 64 rows and k panel, so a cluster can share the
+  /// boxes out as it shares N-major panels. Box i lands at b_box_offset(i) and starts at
+  /// element (inner, outer) = (column, row) of B as stored.
+  static constexpr int b_box_rows = b_k_major ? 64 : P::tile_k;
+  static constexpr int b_box_row_blocks = b_k_major ? P::tile_n / 64 : 1;
+  static constexpr int b_boxes = b_k_major ? b_box_row_blocks * (P::tile_k / 64) : P::tile_n / 64;
+  GLUKIT_HOST_DEVICE static constexpr std::uint32_t b_box_offset(int i) {
+    return b_k_major ? BLayout::offset(64 * (i % b_box_row_blocks), 64 * (i / b_box_row_blocks))
+                     : BLayout::offset(0, 64 * i);
+  }
+  struct BoxCoord {
+    int inner, outer;
+  };
+  GLUKIT_HOST_DEVICE static constexpr BoxCoord b_box_coord(int i, int n0, int k0) {
+    return b_k_major ? BoxCoord{k0 + 64 * (i / b_box_row_blocks), n0 + 64 * (i % b_box_row_blocks)}
+                     : BoxCoord{n0 + 64 * i, k0};
+  }
   /// Warp-specialised kernels also stage the tile's bias (one row) with its first
   /// k-block, and Y (the whole tile, swizzled) in a buffer of its own.
   using BiasLayout = PaddedRows<1, P::tile_n, 0>;
@@ -118,7 +155,7 @@ struct MainloopPlan {
   GLUKIT_HOST_DEVICE static constexpr int y_tile_offset(int b) { return y_offset + b * y_stride; }
   GLUKIT_HOST_DEVICE static constexpr int y_bias_offset(int b) { return y_tile_offset(b) + YLayout::bytes; }
   using ACopy = CopyPartition<P::tile_m, P::tile_k, ring_copy_threads>;
-  using BCopy = CopyPartition<P::tile_k, P::tile_n, ring_copy_threads>;
+  using BCopy = CopyPartition<BLayout::rows, BLayout::cols, ring_copy_threads>;
   using Pipeline = MultistagePlan<P::num_buffers>;
   /// Dynamic shared memory: the ring plus slack to align its base to 1024 bytes.
   /// Warp-specialised: a full and an empty mbarrier per stage after the ring, then a

@@ -57,7 +57,7 @@ struct WsCommon {
   /// Is the tile's bias staged beside Y (and added in the epilogue)? Always when the
   /// ring does not carry it (Plan::bias_in_ring); otherwise only when there is no
   /// k-block to carry it (k = 0).
-  GLUKIT_DEVICE static bool bias_beside_y(const KernelParams& p) {
+  GLUKIT_DEVICE static bool bias_beside_y(const Params<P>& p) {
     return Plan::stage_y && p.args.bias != nullptr && (!Plan::bias_in_ring || p.k_blocks == 0);
   }
 };

@@ -41,7 +41,7 @@ struct WsKernel : WsProducer<P> {
   using typename Base::Ring;
   using typename Base::Shared;
   using typename Base::State;
-  using Mma = arch::hopper::WgmmaF16<P::tile_n>;
+  using Mma = MmaOf<P>;
   using Epi = Epilogue<P>;
   using Base::BN, Base::S, Base::YB, Base::SL, Base::CM;
   using Base::first_slot, Base::slot_stride, Base::tile_row, Base::y_slot, Base::bias_beside_y;
@@ -61,7 +61,7 @@ struct WsKernel : WsProducer<P> {
   /// The epilogue of the li-th tile a block walks (at m0, n0), Y staged in shared memory:
   /// wait for Y, write the output over it, store the warp's rows, release Y. Slice s of
   /// the accumulators belongs to tile thread tid + 128 s (rows 64 s..).
-  GLUKIT_DEVICE static void finish_tile(const KernelParams& p, const Shared& sh, std::int64_t li, std::int64_t m0,
+  GLUKIT_DEVICE static void finish_tile(const Params<P>& p, const Shared& sh, std::int64_t li, std::int64_t m0,
                                         std::int64_t n0, int tid, float (&acc)[SL][Mma::accumulators]) {
     using namespace arch::hopper;
     const auto [b, phase] = y_slot(li);
@@ -78,7 +78,7 @@ struct WsKernel : WsProducer<P> {
     mbarrier_arrive(&sh.y_empty[b]);
   }
 
-  GLUKIT_DEVICE static void consume(const KernelParams& p, const Shared& sh, int ctid) {
+  GLUKIT_DEVICE static void consume(const Params<P>& p, const Shared& sh, int ctid) {
     using namespace arch::hopper;
     const int cwg = ctid / 128;
     // Ping-pong: this warpgroup takes every consumer_warpgroups-th tile of the block and
@@ -149,7 +149,7 @@ struct WsKernel : WsProducer<P> {
     }
   }
 
-  GLUKIT_DEVICE static void run(const KernelParams& p) {
+  GLUKIT_DEVICE static void run(const Params<P>& p) {
     extern __shared__ unsigned char smem_raw[];
     const Ring ring = Ring::from_raw(smem_raw);
     auto* bar = reinterpret_cast<std::uint64_t*>(ring.base + Plan::Buffers::bytes + Plan::y_bytes);

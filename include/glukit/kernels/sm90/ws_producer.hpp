@@ -24,7 +24,7 @@ struct WsProducer : WsCommon<P> {
   /// The bias row of a tile (cols_valid of BN valid) into shared memory, cp.async for
   /// whole chunks; a partial chunk element by element, as the bias has exactly n
   /// elements (compute-sanitizer reported a short cp.async as a 16-byte read past it).
-  GLUKIT_DEVICE static void copy_bias_row(unsigned char* dst_row, const half_t* bias, int cols_valid, int tid,
+  GLUKIT_DEVICE static void copy_bias_row(unsigned char* dst_row, const element_of<P>* bias, int cols_valid, int tid,
                                           int threads) {
     for (int c = tid; c < BN / 8; c += threads) {
       const int cols = cols_valid - 8 * c;
@@ -41,28 +41,29 @@ struct WsProducer : WsCommon<P> {
   }
 
   /// Ring producer: A and B of every k-block (and the bias row with the first one).
-  GLUKIT_DEVICE static void produce_ring(const KernelParams& p, const Shared& sh, int ptid) {
-    using CA = AsyncTileCopier<typename Plan::ALayout, Plan::ring_copy_threads>;
-    using CB = AsyncTileCopier<typename Plan::BLayout, Plan::ring_copy_threads>;
-    const AddmmGluArgs& args = p.args;
+  GLUKIT_DEVICE static void produce_ring(const Params<P>& p, const Shared& sh, int ptid) {
+    using CA = AsyncTileCopier<typename Plan::ALayout, Plan::ring_copy_threads, typename Plan::element>;
+    using CB = AsyncTileCopier<typename Plan::BLayout, Plan::ring_copy_threads, typename Plan::element>;
+    const Args<P>& args = p.args;
     State st{};
     int landed_pending = -1;  // stage whose full barrier waits for its copies to land
     for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride()) {
       const TileCoord tc = p.schedule.tile(slot);
       const std::int64_t m0 = tile_row(tc), n0 = tc.n * BN;
       CA ca(args.a + m0 * args.lda, args.lda, ptid);
-      CB cb(args.b + n0, args.ldb, ptid);
+      CB cb(args.b + Plan::b_tile_origin(n0, args.ldb), args.ldb, ptid);
       const int a_rows = tile_extent(args.m, m0, BM);
       const int b_cols = tile_extent(args.n, n0, BN);
       for (int kb = 0; kb < p.k_blocks; ++kb) {
         arch::hopper::mbarrier_wait(&sh.empty[st.index], st.phase ^ 1u);
         const int k_left = static_cast<int>(args.k - std::int64_t{kb} * BK);
         ca.issue(sh.ring.template tile<0>(st.index), a_rows, k_left);
-        cb.issue(sh.ring.template tile<1>(st.index), k_left, b_cols);
+        const auto bv = Plan::b_valid(b_cols, k_left);
+        cb.issue(sh.ring.template tile<1>(st.index), bv.rows, bv.cols);
         if (kb == 0 && Plan::bias_in_ring && args.bias != nullptr)
           copy_bias_row(sh.ring.template tile<2>(st.index), args.bias + n0, b_cols, ptid, Plan::ring_copy_threads);
         ca.advance(BK);
-        cb.advance(BK * args.ldb);
+        cb.advance(Plan::b_k_block_step(args.ldb));
         CA::commit();
         if (landed_pending >= 0) {  // the newest stage stays in flight, the one before has landed
           CA::template wait<1>();
@@ -80,9 +81,9 @@ struct WsProducer : WsCommon<P> {
 
   /// Ring producer, TMA: one thread announces each stage's bytes on its full barrier
   /// and issues the boxes (A: tile_m x 64 per 64-wide k panel; B: 64-column panels).
-  GLUKIT_DEVICE static void produce_ring_tma(const KernelParams& p, const Shared& sh) {
+  GLUKIT_DEVICE static void produce_ring_tma(const Params<P>& p, const Shared& sh) {
     using namespace arch::hopper;
-    const AddmmGluArgs& args = p.args;
+    const Args<P>& args = p.args;
     State st{};
     for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride()) {
       const TileCoord tc = p.schedule.tile(slot);
@@ -97,14 +98,15 @@ struct WsProducer : WsCommon<P> {
           tma_load_2d(sh.ring.template tile<0>(st.index) + pn * Plan::ALayout::panel_bytes, &p.maps.a,
                       &sh.full[st.index], k0 + pn * 64, m0);
 #pragma unroll
-        for (int pn = 0; pn < Plan::BLayout::panels; ++pn) {
-          unsigned char* dst = sh.ring.template tile<1>(st.index) + pn * Plan::BLayout::panel_bytes;
+        for (int i = 0; i < Plan::b_boxes; ++i) {
+          unsigned char* dst = sh.ring.template tile<1>(st.index) + Plan::b_box_offset(i);
+          const auto c = Plan::b_box_coord(i, n0, k0);
           if constexpr (CM > 1) {
-            // The cluster's blocks share B: block r loads the panels pn % CM == r into all of them.
-            if (pn % CM == static_cast<int>(blockIdx.x % CM))
-              tma_load_2d_multicast(dst, &p.maps.b, &sh.full[st.index], n0 + pn * 64, k0, (1u << CM) - 1u);
+            // The cluster's blocks share B: block r loads the boxes i % CM == r into all of them.
+            if (i % CM == static_cast<int>(blockIdx.x % CM))
+              tma_load_2d_multicast(dst, &p.maps.b, &sh.full[st.index], c.inner, c.outer, (1u << CM) - 1u);
           } else {
-            tma_load_2d(dst, &p.maps.b, &sh.full[st.index], n0 + pn * 64, k0);
+            tma_load_2d(dst, &p.maps.b, &sh.full[st.index], c.inner, c.outer);
           }
         }
         if constexpr (Plan::stage_y)
@@ -116,7 +118,7 @@ struct WsProducer : WsCommon<P> {
 
   /// Y producer, TMA: the Y tile as 64-column swizzled panels, evict-first in L2,
   /// issued once the previous tile's epilogue has released the Y buffer.
-  GLUKIT_DEVICE static void produce_y_tma(const KernelParams& p, const Shared& sh) {
+  GLUKIT_DEVICE static void produce_y_tma(const Params<P>& p, const Shared& sh) {
     using namespace arch::hopper;
     std::int64_t li = 0;
     for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride(), ++li) {
@@ -142,9 +144,9 @@ struct WsProducer : WsCommon<P> {
 
   /// Y producer (V4): the whole Y tile into shared memory, issued once the previous
   /// tile's epilogue has released the Y buffer.
-  GLUKIT_DEVICE static void produce_y(const KernelParams& p, const Shared& sh, int ytid) {
-    using CY = AsyncTileCopier<typename Plan::YLayout, Plan::y_copy_threads>;
-    const AddmmGluArgs& args = p.args;
+  GLUKIT_DEVICE static void produce_y(const Params<P>& p, const Shared& sh, int ytid) {
+    using CY = AsyncTileCopier<typename Plan::YLayout, Plan::y_copy_threads, typename Plan::element>;
+    const Args<P>& args = p.args;
     std::int64_t li = 0;
     for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride(), ++li) {
       const TileCoord tc = p.schedule.tile(slot);

@@ -199,3 +199,58 @@ TEST_CASE("sm90 plan: the raster's group size may depend on K", "[sm90][plan]") 
   CHECK(Cluster::schedule(1024, 21568, 256, 66).group_m == 1);
   CHECK(Cluster::schedule(1024, 21568, 1024, 66).group_m == 4);
 }
+
+namespace {
+template <class P>
+using ColMajor = glukit::Bound<P, glukit::Problem<glukit::bfloat16_t, glukit::Layout::col_major>>;
+template <class P>
+using RowMajor = glukit::Bound<P, glukit::Problem<glukit::bfloat16_t, glukit::Layout::row_major>>;
+}  // namespace
+
+TEMPLATE_TEST_CASE("B stored n x k: K-major in shared memory, boxes tile the stage", "[sm90][layout]",
+                   gp::WarpSpecializedTma<sm90a>, gp::WarpSpecializedTma128x128<sm90a>,
+                   gp::WarpSpecializedTma128x256<sm90a>, gp::V4FusedEpilogue<sm90a>, gp::V1RegisterStaged<sm90a>) {
+  using K = glukit::sm90::MainloopPlan<ColMajor<TestType>>;
+  using N = glukit::sm90::MainloopPlan<RowMajor<TestType>>;
+  STATIC_REQUIRE(K::b_k_major);
+  STATIC_REQUIRE_FALSE(N::b_k_major);
+  // K-major: rows are output columns, 128-byte rows are 64 k; N-major the transpose.
+  STATIC_REQUIRE(K::BLayout::rows == TestType::tile_n);
+  STATIC_REQUIRE(K::BLayout::cols == TestType::tile_k);
+  STATIC_REQUIRE(N::BLayout::rows == TestType::tile_k);
+  STATIC_REQUIRE(N::BLayout::cols == TestType::tile_n);
+  STATIC_REQUIRE(K::BLayout::bytes == N::BLayout::bytes);  // the same ring either way
+  STATIC_REQUIRE(K::smem_bytes == N::smem_bytes);
+  STATIC_REQUIRE(K::BCopy::rows == TestType::tile_n);
+  // The boxes of a stage cover B's tile exactly once, each at a 1024-byte aligned offset
+  // (SWIZZLE_128B), and start at the box's first element.
+  for (const bool k_major : {true, false}) {
+    const int boxes = k_major ? K::b_boxes : N::b_boxes;
+    const int box_bytes = (k_major ? K::b_box_rows : N::b_box_rows) * 128;
+    CHECK(boxes * box_bytes == K::BLayout::bytes);
+    std::vector<int> hits(K::BLayout::bytes / 1024, 0);
+    for (int i = 0; i < boxes; ++i) {
+      const std::uint32_t off = k_major ? K::b_box_offset(i) : N::b_box_offset(i);
+      REQUIRE(off % 1024 == 0);
+      for (int b = 0; b < box_bytes / 1024; ++b) ++hits[off / 1024 + b];
+    }
+    CHECK(std::all_of(hits.begin(), hits.end(), [](int h) { return h == 1; }));
+  }
+  // Box i of a K-major stage at (n0, k0) starts at B's row n0 + 64 r, column k0 + 64 kp and
+  // lands where the layout keeps element (64 r, 64 kp).
+  for (int i = 0; i < K::b_boxes; ++i) {
+    const auto c = K::b_box_coord(i, 1000, 512);
+    const int r = (c.outer - 1000) / 64, kp = (c.inner - 512) / 64;
+    CHECK(c.outer == 1000 + 64 * r);
+    CHECK(K::b_box_offset(i) == K::BLayout::offset(64 * r, 64 * kp));
+  }
+  const auto n0 = N::b_box_coord(1, 1000, 512);
+  CHECK((n0.inner == 1064 && n0.outer == 512));
+  // The copiers' view: origin, k-block step and valid extent swap with the layout.
+  CHECK(K::b_tile_origin(192, 4096) == 192 * 4096);
+  CHECK(N::b_tile_origin(192, 4096) == 192);
+  CHECK(K::b_k_block_step(4104) == TestType::tile_k);
+  CHECK(N::b_k_block_step(4104) == TestType::tile_k * 4104);
+  CHECK((K::b_valid(7, 40).rows == 7 && K::b_valid(7, 40).cols == 40));
+  CHECK((N::b_valid(7, 40).rows == 40 && N::b_valid(7, 40).cols == 7));
+}

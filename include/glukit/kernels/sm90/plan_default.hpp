@@ -1,0 +1,53 @@
+// The rule of the sm90a default (glukit::addmm_glu(args) without a policy): which
+// shipped kernel runs a shape. Host-side and constexpr, so it is unit-tested in CI
+// and the launcher calls the very same function.
+//
+// The candidates are WarpSpecializedTma at 128 x 128, 128 x 192 (the tuned kernel)
+// and 128 x 256 tiles. A persistent kernel's time is close to
+//   waves x (time of one tile),  waves = ceil(tiles / SMs),
+// and a tile's time grows with its width plus a fixed part (A's panels, the
+// epilogue's start, the pipeline's fill). The rule scores each candidate by
+//   ceil(tiles / SMs) x (tile_n + tile_overhead_columns)
+// and picks the lowest, the 192-column kernel on ties. tile_overhead_columns is
+// fitted to the H200 sweep (docs/perf-notes.md, "The default's rule").
+#pragma once
+#include <cstdint>
+
+#include "glukit/blocks/tile_scheduler.hpp"
+
+namespace glukit::sm90 {
+
+/// The kernels the sm90a default chooses from (kernels/policies_sm90a.hpp).
+enum class DefaultKernel {
+  ws_128x128,  ///< policy::WarpSpecializedTma128x128
+  ws_128x192,  ///< policy::WarpSpecializedTma
+  ws_128x256,  ///< policy::WarpSpecializedTma128x256
+};
+
+struct DefaultRule {
+  static constexpr int tile_m = 128;
+  /// A tile's fixed cost in units of one output column's main-loop work.
+  static constexpr std::int64_t tile_overhead_columns = 64;
+  /// The score of a candidate of tile_n columns at m x n on `sms` SMs (lower is faster).
+  static constexpr std::int64_t score(std::int64_t m, std::int64_t n, int tile_n, int sms) {
+    const std::int64_t tiles = ceil_div(m, tile_m) * ceil_div(n, tile_n);
+    return ceil_div(tiles, sms > 0 ? sms : 1) * (tile_n + tile_overhead_columns);
+  }
+};
+
+/// The kernel the sm90a default runs for an m x n x k problem on a device with `sms` SMs.
+constexpr DefaultKernel default_kernel(std::int64_t m, std::int64_t n, std::int64_t /*k*/, int sms) {
+  const std::int64_t s128 = DefaultRule::score(m, n, 128, sms);
+  const std::int64_t s192 = DefaultRule::score(m, n, 192, sms);
+  const std::int64_t s256 = DefaultRule::score(m, n, 256, sms);
+  if (s192 <= s128 && s192 <= s256) return DefaultKernel::ws_128x192;
+  return s128 <= s256 ? DefaultKernel::ws_128x128 : DefaultKernel::ws_128x256;
+}
+
+constexpr const char* default_kernel_name(DefaultKernel k) {
+  return k == DefaultKernel::ws_128x128 ? "WarpSpecializedTma128x128"
+         : k == DefaultKernel::ws_128x192 ? "WarpSpecializedTma"
+                                          : "WarpSpecializedTma128x256";
+}
+
+}  // namespace glukit::sm90
