@@ -95,7 +95,10 @@ Status addmm_glu(const AddmmGluArgsT<T>& args, stream_t stream = {}) {
 #if defined(GLUKIT_BACKEND_CUDA)
   return detail::DefaultLauncher<Backend::cuda>::run(args, stream);
 #elif defined(GLUKIT_BACKEND_HIP)
-  return detail::DefaultLauncher<Backend::hip>::run(args, stream);
+  // Named through T so that clang looks the launcher up at instantiation:
+  // kernels/cdna/default.hpp, included below, specialises it after this definition.
+  constexpr Backend hip = sizeof(T) != 0 ? Backend::hip : Backend::hip;
+  return detail::DefaultLauncher<hip>::run(args, stream);
 #else
   static_assert(dependent_false<T>,
                 "glukit::addmm_glu(args): launching needs a device compiler (nvcc for sm90a, hip-clang "
@@ -110,4 +113,5 @@ Status addmm_glu(const AddmmGluArgsT<T>& args, stream_t stream = {}) {
 #include "glukit/kernels/sm90/launcher.hpp"
 #elif defined(GLUKIT_BACKEND_HIP)
 #include "glukit/kernels/cdna/launcher.hpp"
+#include "glukit/kernels/cdna/default.hpp"
 #endif
