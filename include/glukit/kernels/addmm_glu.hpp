@@ -112,4 +112,5 @@ Status addmm_glu(const AddmmGluArgsT<T>& args, stream_t stream = {}) {
 #include "glukit/kernels/sm90/default.hpp"
 #elif defined(GLUKIT_BACKEND_HIP)
 #include "glukit/kernels/cdna/launcher.hpp"
+#include "glukit/kernels/cdna/default.hpp"
 #endif

@@ -2,12 +2,15 @@
 # Debian sid root GLUKIT_SID_ROOT (scripts/setup-amd-toolchain.sh), run through
 # chroot (CI runs as root). Tests:
 #   isa.cdna.stage                 copy include/ and these sources into the root
-#   isa.cdna.compile.<arch>        every variant through the public launcher, device
-#                                  code only, -O3 -S (test/isa/cdna/variants.hip)
+#   isa.cdna.compile.<arch>        every variant for fp16/row-major B and bf16/col_major B,
+#                                  V4 also for bf16/row and fp16/col, through each bound
+#                                  policy's launcher, device code only, -O3 -S
+#                                  (test/isa/cdna/variants.hip)
 #   isa.cdna.check.<arch>          check_cdna_isa.py on that assembly (docs/cdna.md)
 #   isa.cdna.fails.<check>.<arch>  the same checks against a wrong expectation must fail
 #   isa.cdna.launcher.<arch>       full hip-clang compile (host launcher + device code
-#                                  + device link, so no undefined device-library symbol)
+#                                  + device link, so no undefined device-library symbol),
+#                                  with the public AddmmGlu<P>::run and the default launcher
 #   isa.cdna.header.<name>         each arch/cdna and kernels/cdna header on its own
 #   isa.cdna.lane_model            host: plan index math x hardware lane semantics
 set(_cdna_dir ${CMAKE_CURRENT_LIST_DIR})
@@ -62,8 +65,13 @@ else()  # the root's python3 (a dependency of clang-21 there)
   set(_cdna_asm_dir ${_cdna_in_root}/out)
 endif()
 
-set(_cdna_kernels --kernel V1RegisterStaged=v1 --kernel V2DirectToLds=v2 --kernel V3DeepPipelinePersistent=v3
-             --kernel V4FusedEpilogue=v4 --kernel V4SwiGlu=v4-op --kernel V4BiasOnly=v4-op)
+# NAME/ELEMENT/LAYOUT=VARIANT: the kernels variants.hip instantiates.
+set(_cdna_kernels --kernel V1RegisterStaged/fp16/row=v1 --kernel V2DirectToLds/fp16/row=v2
+             --kernel V3DeepPipelinePersistent/fp16/row=v3 --kernel V4FusedEpilogue/fp16/row=v4
+             --kernel V4SwiGlu/fp16/row=v4-op --kernel V4BiasOnly/fp16/row=v4-op
+             --kernel V1RegisterStaged/bf16/col=v1 --kernel V2DirectToLds/bf16/col=v2
+             --kernel V3DeepPipelinePersistent/bf16/col=v3 --kernel V4FusedEpilogue/bf16/col=v4
+             --kernel V4FusedEpilogue/bf16/row=v4 --kernel V4FusedEpilogue/fp16/col=v4)
 set(_cdna_budget_gfx942 65536)
 set(_cdna_budget_gfx950 163840)
 
@@ -91,24 +99,31 @@ foreach(arch gfx942 gfx950)
       "setprio|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V1RegisterStaged=v2"
       "loop|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V1RegisterStaged=v3"
       "fma|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4BiasOnly=v4"
-      "lds|--arch,${arch},--lds-budget,32768,--kernel,V3DeepPipelinePersistent=v3")
+      "lds|--arch,${arch},--lds-budget,32768,--kernel,V3DeepPipelinePersistent=v3"
+      # the problem checks: bf16 code judged as fp16, col_major B as row-major and back
+      "mfma-bf16|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4FusedEpilogue/bf16/col=v4/fp16/col"
+      "cvt|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4FusedEpilogue/fp16/row=v4/bf16/row"
+      "bread|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4FusedEpilogue/bf16/col=v4/bf16/row"
+      "bread-row|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4FusedEpilogue/bf16/row=v4/bf16/col")
   if(arch STREQUAL "gfx942")  # gfx942 code judged as gfx950: wrong MFMA, 4-byte copies
-    list(APPEND _cdna_fails "mfma|--arch,gfx950,--lds-budget,65536,--kernel,V4FusedEpilogue=v4"
-                       "dma16|--arch,gfx950,--lds-budget,65536,--kernel,V4FusedEpilogue=v4")
+    list(APPEND _cdna_fails "mfma|--arch,gfx950,--lds-budget,65536,--kernel,V4FusedEpilogue/fp16/row=v4"
+                       "dma16|--arch,gfx950,--lds-budget,65536,--kernel,V4FusedEpilogue/fp16/row=v4")
   endif()
   foreach(f ${_cdna_fails})
     string(REPLACE "|" ";" f "${f}")
-    list(GET f 0 check)
+    list(GET f 0 test)
     list(GET f 1 f)
     string(REPLACE "," ";" f "${f}")
-    add_test(NAME isa.cdna.fails.${check}.${arch}
+    string(REGEX REPLACE "-.*" "" check "${test}")  # bread-row: a second case of bread
+    add_test(NAME isa.cdna.fails.${test}.${arch}
              COMMAND ${_cdna_checker} --asm ${_cdna_asm} ${f} --expect-fail ${check})
-    set_tests_properties(isa.cdna.fails.${check}.${arch} PROPERTIES
+    set_tests_properties(isa.cdna.fails.${test}.${arch} PROPERTIES
                          FIXTURES_REQUIRED glukit_cdna_${arch} LABELS "${_cdna_labels}")
   endforeach()
 
   add_test(NAME isa.cdna.launcher.${arch}
            COMMAND ${_cdna_clang} ${_cdna_hip_flags} --offload-arch=${arch} -O1 -c -DGLUKIT_ISA_ARCH=${arch}
+                   -DGLUKIT_ISA_LAUNCHER
                    -o ${_cdna_in_root}/out/launcher-${arch}.o ${_cdna_in_root}/src/variants.hip)
   set_tests_properties(isa.cdna.launcher.${arch} PROPERTIES FIXTURES_REQUIRED glukit_cdna_stage
                        LABELS "${_cdna_labels}")

@@ -3,15 +3,25 @@
 
 Usage:
   check_cdna_isa.py --asm FILE.s --arch gfx942|gfx950 --lds-budget BYTES
-                    --kernel SUBSTRING=VARIANT [--kernel ...]
+                    --kernel NAME[/ELEMENT/LAYOUT]=VARIANT[/ELEMENT/LAYOUT] [--kernel ...]
                     [--expect-fail CHECK] [--report FILE]
 
 VARIANT is v1, v2, v3, v4 (V4 with the reference gate: its epilogue must hold an
-f32 fma) or v4-op (V4's structure with any epilogue operation). Each SUBSTRING
-must name exactly one kernel symbol of the file. Checks (names as printed):
+f32 fma) or v4-op (V4's structure with any epilogue operation). NAME plus the
+problem (ELEMENT fp16 or bf16, LAYOUT of B row or col; default fp16/row, the
+mangled Problem<T, Layout> of the bound policy) must name exactly one kernel
+symbol of the file. A problem after VARIANT judges the kernel as that problem
+instead of its own (the negative tests). Checks (names as printed):
 
-  mfma          the chip's MFMA is present (gfx942: v_mfma_f32_16x16x16_f16,
-                gfx950: v_mfma_f32_16x16x32_f16)
+  mfma          the chip's MFMA for the element type is present and no other MFMA is
+                (gfx942: v_mfma_f32_16x16x16_f16 / v_mfma_f32_16x16x16_bf16,
+                gfx950: v_mfma_f32_16x16x32_f16 / v_mfma_f32_16x16x32_bf16)
+  bread         the B-fragment reads of the layout: row-major B on gfx950 uses
+                ds_read_b64_tr_b16, on gfx942 2-byte ds_read_u16*; col_major B is
+                read like A (8-byte reads) and uses neither
+  cvt           bf16: no fp16 conversion (v_cvt_f16_f32, v_cvt_f32_f16, v_cvt_pkrtz,
+                v_fma_mix*, v_mad_mix*) and, on gfx950, v_cvt_pk_bf16_f32 for the
+                output; fp16: no v_cvt_pk_bf16_f32 (v_cvt_pk_f16_f32 counts as fp16)
   dma           V1: no direct-to-LDS load; V2-V4: direct-to-LDS loads present
   dma16         gfx950, V2-V4: every direct-to-LDS load is the 16-byte form
                 (buffer_load_dwordx4 ... lds / global_load_lds_dwordx4)
@@ -38,8 +48,21 @@ import argparse
 import re
 import sys
 
-MFMA = {"gfx942": "v_mfma_f32_16x16x16_f16", "gfx950": "v_mfma_f32_16x16x32_f16"}
-CHECKS = ["mfma", "dma", "dma16", "setprio", "loop", "vmcnt", "fma", "scratch", "lds", "calls", "m0"]
+MFMA = {("gfx942", "fp16"): "v_mfma_f32_16x16x16_f16", ("gfx942", "bf16"): "v_mfma_f32_16x16x16_bf16",
+        ("gfx950", "fp16"): "v_mfma_f32_16x16x32_f16", ("gfx950", "bf16"): "v_mfma_f32_16x16x32_bf16"}
+# Other spellings of the same instruction an assembler may print.
+MFMA_ALIASES = {"v_mfma_f32_16x16x16_bf16": {"v_mfma_f32_16x16x16bf16_1k"}}
+ARCHS = sorted({a for a, _ in MFMA})
+# The mangled Problem<T, Layout> of a bound policy: element, then layout.
+PROBLEM_ELEMENT = {"fp16": "ProblemIDF16_", "bf16": "ProblemINS_10bfloat16_tE"}
+PROBLEM_LAYOUT = {"row": "LNS_6LayoutE0E", "col": "LNS_6LayoutE1E"}
+CHECKS = ["mfma", "bread", "cvt", "dma", "dma16", "setprio", "loop", "vmcnt", "fma", "scratch", "lds",
+          "calls", "m0"]
+TR_READ = re.compile(r"^\s*ds_read_b64_tr_b16\b")
+U16_READ = re.compile(r"^\s*ds_read_u16\w*\b")
+ENC = r"(?:_e32|_e64|_sdwa|_dpp)?\b"  # encoding suffixes the assembler may print
+F16_CVT = re.compile(r"^\s*v_(?:cvt_f16_f32|cvt_f32_f16|cvt_pkrtz_f16_f32|cvt_pk_f16_f32|fma_mix\w*|mad_mix\w*)" + ENC)
+BF16_CVT = re.compile(r"^\s*v_cvt_pk_bf16_f32" + ENC)
 
 LABEL = re.compile(r"^(\.LBB\d+_\d+):")
 BRANCH = re.compile(r"^\s*s_(?:cbranch_\w+|branch)\s+(\.LBB\d+_\d+)")
@@ -189,13 +212,13 @@ def natural_loops(blocks, succ):
     return loops
 
 
-def innermost_mfma_loops(code, mfma):
+def innermost_mfma_loops(code, is_mfma):
     """Line lists (in textual order) of the innermost natural loops holding an MFMA."""
     blocks, succ = basic_blocks(code)
     loops = natural_loops(blocks, succ)
 
     def has_mfma(body):
-        return any(mfma in l.split() for b in body for l in code[blocks[b][0]:blocks[b][1] + 1])
+        return any(is_mfma(l) for b in body for l in code[blocks[b][0]:blocks[b][1] + 1])
 
     with_mfma = {h: body for h, body in loops.items() if has_mfma(body)}
     inner = [h for h, body in with_mfma.items()
@@ -209,15 +232,35 @@ def innermost_mfma_loops(code, mfma):
     return out
 
 
-def check_kernel(name, k, variant, arch, budget):
+def check_kernel(name, k, variant, arch, budget, element="fp16", layout="row"):
     """Returns (results: {check: (ok, detail)}, facts: {...})."""
     code = instructions(k["body"])
-    mfma = MFMA[arch]
+    mfma = MFMA[(arch, element)]
+    names = {mfma} | MFMA_ALIASES.get(mfma, set())
+
+    def is_mfma(line):
+        return bool(line.split()) and line.split()[0] in names
+
     res = {}
     dma_lines = [l for l in code if DMA.match(l)]
-    n_mfma = sum(1 for l in code if mfma in l.split())
-    other_mfma = sorted({l.split()[0] for l in code if l.strip().startswith("v_mfma") and mfma not in l.split()})
-    res["mfma"] = (n_mfma > 0, f"{n_mfma} x {mfma}" + (f"; other MFMAs: {other_mfma}" if other_mfma else ""))
+    n_mfma = sum(1 for l in code if is_mfma(l))
+    other_mfma = sorted({l.split()[0] for l in code if l.strip().startswith("v_mfma") and not is_mfma(l)})
+    res["mfma"] = (n_mfma > 0 and not other_mfma,
+                   f"{n_mfma} x {mfma}" + (f"; other MFMAs: {other_mfma}" if other_mfma else ""))
+    n_tr = sum(1 for l in code if TR_READ.match(l))
+    n_u16 = sum(1 for l in code if U16_READ.match(l))
+    if layout == "col":
+        bread_ok = n_tr == 0 and n_u16 == 0
+    else:
+        bread_ok = n_tr > 0 if arch == "gfx950" else n_u16 > 0
+    res["bread"] = (bread_ok, f"B {layout}-major: {n_tr} ds_read_b64_tr_b16, {n_u16} ds_read_u16*")
+    n_f16_cvt = sum(1 for l in code if F16_CVT.match(l))
+    n_bf16_cvt = sum(1 for l in code if BF16_CVT.match(l))
+    if element == "bf16":
+        cvt_ok = n_f16_cvt == 0 and (n_bf16_cvt > 0 or arch != "gfx950")
+    else:
+        cvt_ok = n_bf16_cvt == 0
+    res["cvt"] = (cvt_ok, f"{element}: {n_f16_cvt} fp16 conversions, {n_bf16_cvt} v_cvt_pk_bf16_f32")
     if variant == "v1":
         res["dma"] = (not dma_lines, f"{len(dma_lines)} direct-to-LDS loads (V1 expects none)")
     else:
@@ -230,7 +273,7 @@ def check_kernel(name, k, variant, arch, budget):
     if variant != "v1":
         res["setprio"] = (n_prio > 0, f"{n_prio} s_setprio")
 
-    inner = innermost_mfma_loops(code, mfma)
+    inner = innermost_mfma_loops(code, is_mfma)
     facts = {"loops": []}
     loop_ok = bool(inner)
     loop_detail = []
@@ -241,7 +284,7 @@ def check_kernel(name, k, variant, arch, budget):
         n_dma = sum(1 for l in body if DMA.match(l))
         n_bar = sum(1 for l in body if l.strip().startswith("s_barrier"))
         n_pri = sum(1 for l in body if l.strip().startswith("s_setprio"))
-        n_mf = sum(1 for l in body if mfma in l.split())
+        n_mf = sum(1 for l in body if is_mfma(l))
         n_lane = sum(1 for l in body if re.match(r"^\s*v_(?:read|write)lane_b32\b", l))
         facts["loops"].append({"label": label, "mfma": n_mf, "dma": n_dma,
                                "vmcnt": counts, "barriers": n_bar, "setprio": n_pri, "lane_moves": n_lane})
@@ -301,9 +344,10 @@ def check_kernel(name, k, variant, arch, budget):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--asm", required=True)
-    ap.add_argument("--arch", required=True, choices=sorted(MFMA))
+    ap.add_argument("--arch", required=True, choices=ARCHS)
     ap.add_argument("--lds-budget", type=int, required=True)
-    ap.add_argument("--kernel", action="append", required=True, help="SUBSTRING=VARIANT")
+    ap.add_argument("--kernel", action="append", required=True,
+                    help="NAME[/ELEMENT/LAYOUT]=VARIANT[/ELEMENT/LAYOUT]")
     ap.add_argument("--expect-fail", choices=CHECKS)
     ap.add_argument("--report")
     args = ap.parse_args()
@@ -316,17 +360,30 @@ def main():
     failed = False
     expected_fail_seen = []
     for spec in args.kernel:
-        sub, _, variant = spec.partition("=")
-        if variant not in ("v1", "v2", "v3", "v4", "v4-op"):
-            print(f"FAIL: unknown variant in --kernel {spec}")
+        sub, _, judged = spec.partition("=")
+        parts = sub.split("/")
+        name_sub = parts[0]
+        element, layout = (parts[1], parts[2]) if len(parts) == 3 else ("fp16", "row")
+        variant, *as_problem = judged.split("/")
+        judge_element, judge_layout = as_problem if len(as_problem) == 2 else (element, layout)
+        if variant not in ("v1", "v2", "v3", "v4", "v4-op") or len(parts) not in (1, 3) \
+                or len(as_problem) not in (0, 2):
+            print(f"FAIL: bad --kernel {spec}")
             return 1
-        names = [n for n in kernels if sub in n]
+        if {element, judge_element} - set(PROBLEM_ELEMENT) or {layout, judge_layout} - set(PROBLEM_LAYOUT):
+            print(f"FAIL: unknown element or layout in --kernel {spec}")
+            return 1
+        problem = PROBLEM_ELEMENT[element] + PROBLEM_LAYOUT[layout]
+        names = [n for n in kernels if name_sub in n and problem in n]
         if len(names) != 1:
             print(f"FAIL: --kernel {sub} matches {len(names)} kernels: {names}")
             return 1
         name = names[0]
-        res, facts = check_kernel(name, kernels[name], variant, args.arch, args.lds_budget)
-        lines.append(f"{args.arch} {sub} ({variant}): LDS {facts['lds']} B, VGPR {facts['vgpr']}, "
+        res, facts = check_kernel(name, kernels[name], variant, args.arch, args.lds_budget,
+                                  judge_element, judge_layout)
+        lines.append(f"{args.arch} {name_sub} {element}/{layout} ({variant}"
+                     + (f", judged as {judge_element}/{judge_layout}" if as_problem else "")
+                     + f"): LDS {facts['lds']} B, VGPR {facts['vgpr']}, "
                      f"AGPR {facts['agpr']}, SGPR {facts['sgpr']} (spilled to VGPR lanes: "
                      f"{facts['sgpr_spill']}), {facts['mfma']} MFMA, {facts['dma']} direct-to-LDS")
         for check in CHECKS:

@@ -2,7 +2,7 @@
 // kernels/cdna/plan.hpp -- the ones the device code calls -- composed with the
 // documented lane semantics of the hardware (direct-to-LDS: M0 + lane * size;
 // ds_read_b64_tr_b16; the 16x16 MFMA operand and result layouts) must compute
-// the tile product exactly. Also: LDS bank behaviour of the fragment reads
+// the tile product exactly, for B row-major and col_major (n x k). Also: LDS bank behaviour of the fragment reads
 // under a simple bank model, the wait counts, and the two-group stage pipeline
 // protocol (no LDS read before every wave's copy has landed, no overwrite
 // before every wave's read). No AMD GPU is needed; see docs/cdna.md.
@@ -34,6 +34,9 @@ struct Gfx942Tile256 : policy::V3DeepPipelinePersistent<arch::gfx942> {
   static constexpr int tile_m = 64;
   static constexpr int tile_n = 256;  // one k-row spans two copy rows
 };
+/// A policy bound to bf16 with B col_major (n x k): B is read like A.
+template <class P>
+using ColMajorBf16 = Bound<P, Problem<bfloat16_t, Layout::col_major>>;
 
 template <class P>
 struct Model {
@@ -46,6 +49,11 @@ struct Model {
   static std::int64_t b_val(int r, int c) { return (r * 5 + c * 13) % 9 - 4; }
   static std::int64_t a_id(int r, int c) { return 1 + r * tk + c; }
   static std::int64_t b_id(int r, int c) { return 1'000'000 + r * tn + c; }
+  /// Id of element v of the B vector at storage coordinates e: (k, n) for
+  /// row-major B, (n, k) for col_major.
+  static std::int64_t b_stored_id(Coord2 e, int v) {
+    return Plan::b_k_major ? b_id(e.col + v, e.row) : b_id(e.row, e.col + v);
+  }
 
   // LDS image of one stage: element ids by 2-byte slot, -1 = unwritten.
   std::vector<std::int64_t> lds = std::vector<std::int64_t>(Plan::Buffers::stage_bytes / 2, -1);
@@ -72,7 +80,7 @@ struct Model {
         for (int l = 0; l < lanes; ++l) {
           const Coord2 e = BDma::element(r, w * lanes + l);
           for (int v = 0; v < BDma::vec; ++v)
-            put(Plan::b_member + BDma::wave_base(r, w) + l * BDma::vec * 2 + 2 * v, b_id(e.row, e.col + v));
+            put(Plan::b_member + BDma::wave_base(r, w) + l * BDma::vec * 2 + 2 * v, b_stored_id(e, v));
         }
   }
 
@@ -89,7 +97,7 @@ struct Model {
       for (int t = 0; t < Plan::threads; ++t) {
         const auto c = BCopy::coord(r, t);
         for (int v = 0; v < BCopy::vec; ++v)
-          put(Plan::b_member + Plan::BLayout::offset(c.row, c.col + v), b_id(c.row, c.col + v));
+          put(Plan::b_member + Plan::BLayout::offset(c.row, c.col + v), b_stored_id({c.row, c.col}, v));
       }
   }
 
@@ -114,7 +122,9 @@ struct Model {
   /// exchange on gfx950: lane j of a 16-lane group receives, for row r, the
   /// element at (address of lane 4 r + j / 4) + 2 (j % 4).
   std::int64_t b_operand(int s, int nb, int w, int l, int e) const {
-    if constexpr (Plan::traits::transposed_lds_read && Mma::quads == 2) {
+    if constexpr (Plan::b_k_major) {  // col_major B: 8-byte reads of k-quads, as A
+      return at(Plan::b_member + Plan::b_frag_offset(s, e / 4, nb, w, l) + 2 * (e % 4));
+    } else if constexpr (Plan::traits::transposed_lds_read && Mma::quads == 2) {
       const int h = e / 4, r = e % 4, g = l / 16, j = l % 16;
       const int src = 16 * g + 4 * r + j / 4;
       return at(Plan::b_member + Plan::b_frag_tr_offset(s, h, nb, w, src) + 2 * (j % 4));
@@ -183,18 +193,27 @@ struct ProblemModel {
   std::vector<int> written;
   long bad = 0;
 
+  // B as stored: k x n (ldb >= n) or, col_major, n x k (ldb >= k); padding poisoned.
+  static constexpr bool b_nk = Plan::b_k_major;
+  int b_rows() const { return b_nk ? N : K; }
+  int b_cols() const { return b_nk ? K : N; }
+
   ProblemModel(int m, int n, int k)
-      : M(m), N(n), K(k), lda((k + 7) / 8 * 8 + 8), ldb((n + 7) / 8 * 8 + 8),
-        A(static_cast<std::size_t>(m) * lda), B(static_cast<std::size_t>(k) * ldb),
+      : M(m), N(n), K(k), lda((k + 7) / 8 * 8 + 8), ldb(((b_nk ? k : n) + 7) / 8 * 8 + 8),
+        A(static_cast<std::size_t>(m) * lda), B(static_cast<std::size_t>(b_nk ? n : k) * ldb),
         written(static_cast<std::size_t>(m) * n, 0) {
     for (int r = 0; r < M; ++r)
       for (int c = 0; c < lda; ++c) A[r * lda + c] = c < K ? (r * 7 + c * 3) % 11 - 5 : poison;
-    for (int r = 0; r < K; ++r)
-      for (int c = 0; c < ldb; ++c) B[r * ldb + c] = c < N ? (r * 5 + c * 13) % 9 - 4 : poison;
+    for (int r = 0; r < b_rows(); ++r)
+      for (int c = 0; c < ldb; ++c) {
+        const int kk = b_nk ? c : r, j = b_nk ? r : c;
+        B[r * ldb + c] = c < b_cols() ? (kk * 5 + j * 13) % 9 - 4 : poison;
+      }
   }
+  std::int64_t b_at(int kk, int j) const { return b_nk ? B[j * ldb + kk] : B[kk * ldb + j]; }
   std::int64_t ref(int r, int c) const {
     std::int64_t x = 0;
-    for (int k = 0; k < K; ++k) x += A[r * lda + k] * B[k * ldb + c];
+    for (int k = 0; k < K; ++k) x += A[r * lda + k] * b_at(k, c);
     return x;
   }
   // Reads element (r, c) as part of a vector of `vec` starting at column c0 of a row of
@@ -240,9 +259,11 @@ struct ProblemModel {
             const bool in = Plan::b_vector_in(k0, n0, e, K, N);
             for (int v = 0; v < BDma::vec; ++v)
               lds[(Plan::b_member + Plan::BLayout::offset(e.row, e.col + v)) / 2] =
-                  in ? read(B, ldb, k0 + e.row, n0 + e.col + v, n0 + e.col, N, BDma::vec) : 0;
+                  !in    ? 0
+                  : b_nk ? read(B, ldb, n0 + e.row, k0 + e.col + v, k0 + e.col, K, BDma::vec)
+                         : read(B, ldb, k0 + e.row, n0 + e.col + v, n0 + e.col, N, BDma::vec);
           }
-      } else {  // register-staged: whole chunks of A; B up to N (rocPRIM's valid count)
+      } else {  // register-staged: whole chunks of A and col_major B; row-major B up to N (rocPRIM's valid count)
         using ACopy = typename Plan::ACopy;
         using BCopy = typename Plan::BCopy;
         for (int r = 0; r < ACopy::rounds; ++r)
@@ -256,6 +277,13 @@ struct ProblemModel {
         for (int r = 0; r < BCopy::rounds; ++r)
           for (int t = 0; t < Plan::threads; ++t) {
             const auto c = BCopy::coord(r, t);
+            if constexpr (b_nk) {
+              const bool in = n0 + c.row < N && k0 + c.col < K;
+              for (int v = 0; v < BCopy::vec; ++v)
+                lds[(Plan::b_member + Plan::BLayout::offset(c.row, c.col + v)) / 2] =
+                    in ? read(B, ldb, n0 + c.row, k0 + c.col + v, k0 + c.col, K, BCopy::vec) : 0;
+              continue;
+            }
             for (int v = 0; v < BCopy::vec; ++v) {
               const bool in = k0 + c.row < K && n0 + c.col + v < N;
               lds[(Plan::b_member + Plan::BLayout::offset(c.row, c.col + v)) / 2] =
@@ -267,7 +295,9 @@ struct ProblemModel {
         return lds[(Plan::a_member + Plan::a_frag_offset(s, e / 4, mb, w, l) + 2 * (e % 4)) / 2];
       };
       const auto b_op = [&](int s, int nb, int w, int l, int e) {
-        if constexpr (Plan::traits::transposed_lds_read && Mma::quads == 2) {
+        if constexpr (b_nk) {
+          return lds[(Plan::b_member + Plan::b_frag_offset(s, e / 4, nb, w, l) + 2 * (e % 4)) / 2];
+        } else if constexpr (Plan::traits::transposed_lds_read && Mma::quads == 2) {
           const int src = 16 * (l / 16) + 4 * (e % 4) + (l % 16) / 4;
           return lds[(Plan::b_member + Plan::b_frag_tr_offset(s, e / 4, nb, w, src) + 2 * (l % 4)) / 2];
         } else {
@@ -333,10 +363,15 @@ void check_banks() {
     std::vector<std::uint32_t> a(64), b(64);
     for (int l = 0; l < 64; ++l) a[l] = Plan::a_frag_offset(0, 0, 0, w, l);
     CHECK(conflict_ways(a, 8, banks) == 1);
-    for (int l = 0; l < 64; ++l)
-      b[l] = Plan::traits::transposed_lds_read ? Plan::b_frag_tr_offset(0, 0, 0, w, l)
-                                               : Plan::b_frag_elem_offset(0, 0, 0, w, l);
-    CHECK(conflict_ways(b, Plan::traits::transposed_lds_read ? 8 : 2, banks) == 1);
+    if constexpr (Plan::b_k_major) {  // col_major B: the A read with n for m
+      for (int l = 0; l < 64; ++l) b[l] = Plan::b_frag_offset(0, 0, 0, w, l);
+      CHECK(conflict_ways(b, 8, banks) == 1);
+    } else {
+      for (int l = 0; l < 64; ++l)
+        b[l] = Plan::traits::transposed_lds_read ? Plan::b_frag_tr_offset(0, 0, 0, w, l)
+                                                 : Plan::b_frag_elem_offset(0, 0, 0, w, l);
+      CHECK(conflict_ways(b, Plan::traits::transposed_lds_read ? 8 : 2, banks) == 1);
+    }
   }
 }
 
@@ -379,16 +414,22 @@ TEMPLATE_TEST_CASE("cdna lane model: direct-to-LDS copy, fragment reads and MFMA
                    policy::V2DirectToLds<arch::gfx942>, policy::V3DeepPipelinePersistent<arch::gfx942>,
                    policy::V4FusedEpilogue<arch::gfx942>, policy::V2DirectToLds<arch::gfx950>,
                    policy::V3DeepPipelinePersistent<arch::gfx950>, policy::V4FusedEpilogue<arch::gfx950>,
-                   Gfx950Tile128, Gfx942Tile256) {
-  STATIC_REQUIRE(glukit::check_policy<TestType>());
+                   Gfx950Tile128, Gfx942Tile256, ColMajorBf16<policy::V2DirectToLds<arch::gfx942>>,
+                   ColMajorBf16<policy::V4FusedEpilogue<arch::gfx942>>,
+                   ColMajorBf16<policy::V2DirectToLds<arch::gfx950>>,
+                   ColMajorBf16<policy::V4FusedEpilogue<arch::gfx950>>, ColMajorBf16<Gfx950Tile128>,
+                   ColMajorBf16<Gfx942Tile256>) {
+  STATIC_REQUIRE(glukit::cdna::check_policy<TestType>());
   Model<TestType> m;
   m.fill_direct_to_lds();
   m.check_product();
 }
 
 TEMPLATE_TEST_CASE("cdna lane model: register-staged copy computes the tile", "[cdna]",
-                   policy::V1RegisterStaged<arch::gfx942>, policy::V1RegisterStaged<arch::gfx950>) {
-  STATIC_REQUIRE(glukit::check_policy<TestType>());
+                   policy::V1RegisterStaged<arch::gfx942>, policy::V1RegisterStaged<arch::gfx950>,
+                   ColMajorBf16<policy::V1RegisterStaged<arch::gfx942>>,
+                   ColMajorBf16<policy::V1RegisterStaged<arch::gfx950>>) {
+  STATIC_REQUIRE(glukit::cdna::check_policy<TestType>());
   Model<TestType> m;
   m.fill_register_staged();
   m.check_product();
@@ -396,7 +437,11 @@ TEMPLATE_TEST_CASE("cdna lane model: register-staged copy computes the tile", "[
 
 TEMPLATE_TEST_CASE("cdna lane model: ragged M, N, K through schedule, edge rules and masked stores", "[cdna]",
                    policy::V1RegisterStaged<arch::gfx942>, policy::V4FusedEpilogue<arch::gfx942>,
-                   policy::V1RegisterStaged<arch::gfx950>, policy::V4FusedEpilogue<arch::gfx950>) {
+                   policy::V1RegisterStaged<arch::gfx950>, policy::V4FusedEpilogue<arch::gfx950>,
+                   ColMajorBf16<policy::V1RegisterStaged<arch::gfx942>>,
+                   ColMajorBf16<policy::V4FusedEpilogue<arch::gfx942>>,
+                   ColMajorBf16<policy::V1RegisterStaged<arch::gfx950>>,
+                   ColMajorBf16<policy::V4FusedEpilogue<arch::gfx950>>) {
   // two tile rows and columns, the last of each ragged; N odd: a vector crosses N.
   ProblemModel<TestType> m(TestType::tile_m + 3, TestType::tile_n + 5, TestType::tile_k + 8);
   m.run();
@@ -404,7 +449,8 @@ TEMPLATE_TEST_CASE("cdna lane model: ragged M, N, K through schedule, edge rules
 
 TEMPLATE_TEST_CASE("cdna LDS fragment reads are conflict-free under the bank model", "[cdna]",
                    policy::V4FusedEpilogue<arch::gfx942>, policy::V4FusedEpilogue<arch::gfx950>,
-                   policy::V2DirectToLds<arch::gfx950>) {
+                   policy::V2DirectToLds<arch::gfx950>, ColMajorBf16<policy::V4FusedEpilogue<arch::gfx942>>,
+                   ColMajorBf16<policy::V4FusedEpilogue<arch::gfx950>>) {
   check_banks<TestType>();
 }
 
@@ -427,12 +473,19 @@ TEST_CASE("cdna wait counts follow from the plan", "[cdna]") {
   STATIC_REQUIRE(W950v3::prologue(0, 3) == 6);
   STATIC_REQUIRE(W950v3::prologue(1, 3) == 3);
   STATIC_REQUIRE(W950v3::prologue(0, 1) == 0);
+  // col_major B moves the same slots (256 x 32 on gfx950, 128 x 32 on gfx942): the same counts.
+  STATIC_REQUIRE(cdna::WaitPlan<ColMajorBf16<policy::V4FusedEpilogue<arch::gfx950>>>::per_stage == 3);
+  STATIC_REQUIRE(cdna::WaitPlan<ColMajorBf16<policy::V4FusedEpilogue<arch::gfx950>>>::tail(3) == 16);
+  STATIC_REQUIRE(cdna::WaitPlan<ColMajorBf16<policy::V4FusedEpilogue<arch::gfx942>>>::per_stage == 8);
 }
 
 TEST_CASE("cdna LDS budgets of the default policies", "[cdna]") {
   STATIC_REQUIRE(cdna::MainloopPlan<policy::V4FusedEpilogue<arch::gfx950>>::lds_bytes == 3 * (8192 + 16 * 1056));
   STATIC_REQUIRE(cdna::MainloopPlan<policy::V4FusedEpilogue<arch::gfx942>>::lds_bytes == 3 * (8192 + 32 * 264));
   STATIC_REQUIRE(cdna::MainloopPlan<policy::V4FusedEpilogue<arch::gfx942>>::lds_bytes <= 64 * 1024);
+  // col_major B: unpadded granule-major like A.
+  STATIC_REQUIRE(cdna::MainloopPlan<ColMajorBf16<policy::V4FusedEpilogue<arch::gfx950>>>::lds_bytes == 3 * (8192 + 16384));
+  STATIC_REQUIRE(cdna::MainloopPlan<ColMajorBf16<policy::V4FusedEpilogue<arch::gfx942>>>::lds_bytes == 3 * (8192 + 8192));
 }
 
 TEST_CASE("cdna stage pipeline protocol orders copies, waits and reads", "[cdna]") {

@@ -1,6 +1,13 @@
-// Instantiates every CDNA variant through the public launcher for one chip
-// (GLUKIT_ISA_ARCH, set by test/isa/CMakeLists.txt): the device pass then
-// emits one kernel per policy, which check_cdna_isa.py disassembles.
+// Instantiates the CDNA kernels for one chip (GLUKIT_ISA_ARCH, set by
+// test/isa/cdna/cdna.cmake): the device pass then emits one kernel per
+// (policy, problem), which check_cdna_isa.py disassembles. The set, chosen for
+// CI time (2 cores): every variant for fp16 with B row-major (the reference's
+// problem) and for bf16 with B col_major (an nn.Linear weight), plus V4 -- the
+// default launcher's kernel -- for the two mixed problems. Each goes through the
+// backend launcher of its bound policy, the function AddmmGlu<P>::run calls
+// after validating (AddmmGlu<P>::run itself would instantiate both layouts).
+// With GLUKIT_ISA_LAUNCHER (the full-compile test), also the public entry points:
+// AddmmGlu<P>::run for V4 and the default glukit::addmm_glu(args), both types.
 #include "glukit/glukit.hpp"
 
 #ifndef GLUKIT_ISA_ARCH
@@ -9,6 +16,9 @@
 
 namespace isa {
 using Arch = glukit::arch::GLUKIT_ISA_ARCH;
+using glukit::bfloat16_t;
+using glukit::half_t;
+using glukit::Layout;
 
 /// V4 with another epilogue operation: any EpilogueOp must compile.
 struct V4SwiGluPolicy : glukit::policy::V4FusedEpilogue<Arch> {
@@ -23,15 +33,37 @@ struct V4BiasOnlyPolicy : glukit::policy::V4FusedEpilogue<Arch> {
   static constexpr const char* name() { return "V4BiasOnly"; }
 };
 
-template <class Policy>
-glukit::Status launch(const glukit::AddmmGluArgs& args, glukit::stream_t stream) {
-  return glukit::addmm_glu<Policy>(args, stream);
-}
+template <class Policy, class T, Layout L>
+using Bound = glukit::Bound<Policy, glukit::Problem<T, L>>;
 
-template glukit::Status launch<glukit::policy::V1RegisterStaged<Arch>>(const glukit::AddmmGluArgs&, glukit::stream_t);
-template glukit::Status launch<glukit::policy::V2DirectToLds<Arch>>(const glukit::AddmmGluArgs&, glukit::stream_t);
-template glukit::Status launch<glukit::policy::V3DeepPipelinePersistent<Arch>>(const glukit::AddmmGluArgs&, glukit::stream_t);
-template glukit::Status launch<glukit::policy::V4FusedEpilogue<Arch>>(const glukit::AddmmGluArgs&, glukit::stream_t);
-template glukit::Status launch<V4SwiGluPolicy>(const glukit::AddmmGluArgs&, glukit::stream_t);
-template glukit::Status launch<V4BiasOnlyPolicy>(const glukit::AddmmGluArgs&, glukit::stream_t);
+using V1 = glukit::policy::V1RegisterStaged<Arch>;
+using V2 = glukit::policy::V2DirectToLds<Arch>;
+using V3 = glukit::policy::V3DeepPipelinePersistent<Arch>;
+using V4 = glukit::policy::V4FusedEpilogue<Arch>;
 }  // namespace isa
+
+using namespace isa;
+
+// fp16, B row-major.
+template struct glukit::detail::BackendLauncher<Bound<V1, half_t, Layout::row_major>, glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<Bound<V2, half_t, Layout::row_major>, glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<Bound<V3, half_t, Layout::row_major>, glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<Bound<V4, half_t, Layout::row_major>, glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<Bound<V4SwiGluPolicy, half_t, Layout::row_major>, glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<Bound<V4BiasOnlyPolicy, half_t, Layout::row_major>, glukit::Backend::hip>;
+// bf16, B col_major.
+template struct glukit::detail::BackendLauncher<Bound<V1, bfloat16_t, Layout::col_major>, glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<Bound<V2, bfloat16_t, Layout::col_major>, glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<Bound<V3, bfloat16_t, Layout::col_major>, glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<Bound<V4, bfloat16_t, Layout::col_major>, glukit::Backend::hip>;
+// The mixed problems, on V4.
+template struct glukit::detail::BackendLauncher<Bound<V4, bfloat16_t, Layout::row_major>, glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<Bound<V4, half_t, Layout::col_major>, glukit::Backend::hip>;
+
+#if defined(GLUKIT_ISA_LAUNCHER)
+// The public entry points (clang: AddmmGlu<P>::run; see docs/cdna.md on addmm_glu<P>).
+template glukit::Status glukit::AddmmGlu<V4>::run(const glukit::AddmmGluArgsT<half_t>&, glukit::stream_t);
+template glukit::Status glukit::AddmmGlu<V4>::run(const glukit::AddmmGluArgsT<bfloat16_t>&, glukit::stream_t);
+template glukit::Status glukit::addmm_glu(const glukit::AddmmGluArgsT<half_t>&, glukit::stream_t);
+template glukit::Status glukit::addmm_glu(const glukit::AddmmGluArgsT<bfloat16_t>&, glukit::stream_t);
+#endif

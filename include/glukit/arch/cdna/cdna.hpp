@@ -2,6 +2,7 @@
 // asm of glukit lives under arch/cdna/.
 #pragma once
 #include "glukit/arch/cdna/buffer.hpp"
+#include "glukit/arch/cdna/convert.hpp"
 #include "glukit/arch/cdna/device.hpp"
 #include "glukit/arch/cdna/lds.hpp"
 #include "glukit/arch/cdna/mfma.hpp"

@@ -16,6 +16,8 @@ typedef std::uint32_t u32x2_t __attribute__((ext_vector_type(2)));
 typedef std::uint32_t u32x4_t __attribute__((ext_vector_type(4)));
 typedef std::int32_t i32x4_t __attribute__((ext_vector_type(4)));
 typedef short i16x4_t __attribute__((ext_vector_type(4)));
+typedef __bf16 bf16x4_t __attribute__((ext_vector_type(4)));
+typedef __bf16 bf16x8_t __attribute__((ext_vector_type(8)));
 
 /// Lanes of a wave on every CDNA chip.
 inline constexpr int wave_size = 64;

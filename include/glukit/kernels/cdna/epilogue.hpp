@@ -2,7 +2,8 @@
 //   init(acc)     accumulators = bias (EpilogueStyle::fused) or 0
 //   add_bias(acc) acc += bias (EpilogueStyle::after_mainloop)
 //   prefetch()    Y into registers, 8 bytes per accumulator block
-//   store(acc)    out = epilogue_op(acc, y) in fp32, fp16 8-byte stores
+//   store(acc)    out = epilogue_op(acc, y) in fp32, converted to T (fp16 or
+//                 bf16, round to nearest even: arch/cdna/convert.hpp), 8-byte stores
 // A lane's accumulator block (mb, nb) is 4 consecutive columns of one row
 // (plan.hpp acc_coord), so bias, Y and out move as 8-byte vectors. Rows >= M
 // and vectors starting at columns >= N use the out-of-range offset (loads read
@@ -21,8 +22,9 @@ template <class P>
 class Epilogue {
   using Plan = MainloopPlan<P>;
   using Op = typename P::epilogue_op;
+  using T = typename Plan::element;
+  using Packed = arch::cdna::Packed4<T>;
   using float4_t = arch::cdna::float4_t;
-  using half4_t = arch::cdna::half4_t;
   using u32x2_t = arch::cdna::u32x2_t;
   static constexpr int bm = Plan::Waves::blocks_m;
   static constexpr int bn = Plan::Waves::blocks_n;
@@ -34,7 +36,7 @@ class Epilogue {
   /// Y loads per lane per tile (the vmcnt they add when issued before the drain).
   static constexpr int aux_loads = Op::reads_aux ? bm * bn : 0;
 
-  GLUKIT_DEVICE Epilogue(const KernelParams& p, int wave, int lane) : p_(p), wave_(wave), lane_(lane) {}
+  GLUKIT_DEVICE Epilogue(const KernelParams<T>& p, int wave, int lane) : p_(p), wave_(wave), lane_(lane) {}
 
   GLUKIT_DEVICE void begin_tile(int m0, int n0) {
     m0_ = m0;
@@ -72,7 +74,7 @@ class Epilogue {
           const Coord2 c = Plan::acc_coord(mb, nb, wave_, lane_);
           const bool ok = m0_ + c.row < p_.m && n0_ + c.col < p_.n;
           y_[mb][nb] = arch::cdna::buffer_load_b64<cache>(
-              y, ok ? static_cast<std::uint32_t>((c.row * p_.ldy + c.col) * 2) : oob_offset);
+              y, ok ? static_cast<std::uint32_t>((c.row * p_.ldy + c.col) * element_bytes) : oob_offset);
         }
     }
   }
@@ -86,15 +88,14 @@ class Epilogue {
     const Op op{};
     for (int mb = 0; mb < bm; ++mb)
       for (int nb = 0; nb < bn; ++nb) {
-        half4_t h;
+        float4_t r;
         if constexpr (Op::reads_aux) {
-          const half4_t yh = __builtin_bit_cast(half4_t, y_[mb][nb]);
-          for (int i = 0; i < 4; ++i)
-            h[i] = static_cast<_Float16>(op(acc[mb][nb][i], static_cast<float>(yh[i])));
+          const float4_t y = Packed::to_float(y_[mb][nb]);
+          for (int i = 0; i < 4; ++i) r[i] = op(acc[mb][nb][i], y[i]);
         } else {
-          for (int i = 0; i < 4; ++i) h[i] = static_cast<_Float16>(op(acc[mb][nb][i], 0.f));
+          for (int i = 0; i < 4; ++i) r[i] = op(acc[mb][nb][i], 0.f);
         }
-        out[mb][nb] = __builtin_bit_cast(u32x2_t, h);
+        out[mb][nb] = Packed::from_float(r);
       }
     // Tile-uniform branch: only the last tile column can cross N.
     if (n0_ + P::tile_n <= p_.n) {
@@ -105,7 +106,7 @@ class Epilogue {
   }
 
  private:
-  /// Stores the packed fp16 results; Whole: no vector crosses N.
+  /// Stores the packed results; Whole: no vector crosses N.
   template <bool Whole>
   GLUKIT_DEVICE void write(const u32x2_t (&out)[bm][bn]) const {
     const auto dst = arch::cdna::make_buffer(
@@ -114,7 +115,7 @@ class Epilogue {
       for (int nb = 0; nb < bn; ++nb) {
         const Coord2 c = Plan::acc_coord(mb, nb, wave_, lane_);
         const bool row_ok = m0_ + c.row < p_.m;
-        const std::uint32_t offset = static_cast<std::uint32_t>((c.row * p_.ldo + c.col) * 2);
+        const std::uint32_t offset = static_cast<std::uint32_t>((c.row * p_.ldo + c.col) * element_bytes);
         const int col = n0_ + c.col;
         if (Whole || Plan::out_vector_whole(n0_, c.col, p_.n)) {
           arch::cdna::buffer_store_b64<cache>(out[mb][nb], dst, row_ok ? offset : oob_offset);
@@ -122,7 +123,7 @@ class Epilogue {
           const auto e = __builtin_bit_cast(arch::cdna::i16x4_t, out[mb][nb]);
           for (int i = 0; i < 4; ++i)
             arch::cdna::buffer_store_b16<cache>(static_cast<std::uint16_t>(e[i]), dst,
-                                                row_ok && col + i < p_.n ? offset + 2 * i : oob_offset);
+                                                row_ok && col + i < p_.n ? offset + element_bytes * i : oob_offset);
         }
       }
   }
@@ -132,15 +133,12 @@ class Epilogue {
     const auto b = arch::cdna::make_buffer(p_.bias + n0_, buffer_num_records);
     for (int nb = 0; nb < bn; ++nb) {
       const Coord2 c = Plan::acc_coord(0, nb, wave_, lane_);
-      const half4_t h = __builtin_bit_cast(
-          half4_t, arch::cdna::buffer_load_b64(
-                       b, n0_ + c.col < p_.n ? static_cast<std::uint32_t>(c.col * 2) : oob_offset));
-      bias[nb] = float4_t{static_cast<float>(h[0]), static_cast<float>(h[1]),
-                          static_cast<float>(h[2]), static_cast<float>(h[3])};
+      bias[nb] = Packed::to_float(arch::cdna::buffer_load_b64(
+          b, n0_ + c.col < p_.n ? static_cast<std::uint32_t>(c.col * element_bytes) : oob_offset));
     }
   }
 
-  const KernelParams& p_;
+  const KernelParams<T>& p_;
   int wave_, lane_;
   int m0_ = 0, n0_ = 0;
   u32x2_t y_[Op::reads_aux ? bm : 1][Op::reads_aux ? bn : 1];

@@ -1,7 +1,8 @@
 // AddmmGluKernel<P>: the CDNA kernel assembled from the blocks the policy
 // names -- copier (register-staged or direct-to-LDS), mainloop (serial or
 // stage-pipelined), epilogue -- over the tile schedule (grouped order + chiplet
-// swizzle; one tile per workgroup or persistent). The __global__ entry compiles
+// swizzle; one tile per workgroup or persistent), for the bound problem's
+// element type (fp16, bf16) and B layout (row_major, col_major). The __global__ entry compiles
 // to an empty body in device passes for other chips.
 #pragma once
 #include <cstdint>
@@ -25,9 +26,13 @@ concept TileCopier = requires(C c, int i) {
   c.begin_tile(i, i);
 };
 
+/// P: a policy bound to its problem (Bound<Policy, Problem<T, layout>>); the
+/// element type and B's layout come from problem_of<P>.
 template <class P>
 struct AddmmGluKernel {
+  static_assert(check_policy<P>(), "AddmmGluKernel: the bound policy fails the CDNA plan checks");
   using Plan = MainloopPlan<P>;
+  using T = typename Plan::element;
   using Copier = std::conditional_t<P::copier == CopierKind::register_staged, RegisterStagedCopier<P>,
                                     DirectToLdsCopier<P>>;
   using Mainloop = std::conditional_t<P::copier == CopierKind::register_staged, SerialMainloop<P>,
@@ -45,7 +50,7 @@ struct AddmmGluKernel {
 
   static constexpr int threads = Plan::threads;
 
-  GLUKIT_DEVICE static void run(const KernelParams& p) {
+  GLUKIT_DEVICE static void run(const KernelParams<T>& p) {
     __shared__ __attribute__((aligned(16))) unsigned char smem[Plan::lds_bytes];
     const std::uint32_t lds = arch::cdna::lds_address(smem);
     const int thread = arch::cdna::thread_id();
@@ -85,7 +90,7 @@ template <class P>
 __global__ void __attribute__((amdgpu_flat_work_group_size(AddmmGluKernel<P>::threads,
                                                            AddmmGluKernel<P>::threads),
                                amdgpu_waves_per_eu(waves_per_simd<P>)))
-addmm_glu_kernel(KernelParams p) {
+addmm_glu_kernel(KernelParams<element_of<P>> p) {
   if constexpr (arch::cdna::compiling_for<typename P::arch>) AddmmGluKernel<P>::run(p);
 }
 

@@ -1,13 +1,12 @@
 // The HIP side of glukit::addmm_glu<P> for gfx942 / gfx950 policies: validate,
-// check the device, plan the tile schedule, launch AddmmGluKernel<P>. Not run
-// in this repository's CI (no AMD GPU); compiled and disassembled by test/isa.
+// check the device, plan the tile schedule, launch AddmmGluKernel<P> for the
+// bound problem (fp16 or bf16, B row_major or col_major). Not run in this
+// repository's CI (no AMD GPU); compiled and disassembled by test/isa.
 #pragma once
-#include <atomic>
-#include <cstring>
-
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/addmm_glu.hpp"
 #include "glukit/kernels/args.hpp"
+#include "glukit/kernels/cdna/device_facts.hpp"
 #include "glukit/kernels/cdna/kernel.hpp"
 #include "glukit/kernels/cdna/params.hpp"
 #include "glukit/kernels/cdna/plan.hpp"
@@ -15,37 +14,9 @@
 
 namespace glukit::cdna {
 
-/// Cached per-device facts: does the device's gcnArchName start with the
-/// policy's chip name, and its CU count. Unknown devices are queried once.
-struct DeviceFacts {
-  static constexpr int max_devices = 64;
-  /// 0 = not queried, 1 = match, 2 = other chip; packed with the CU count.
-  template <class Arch>
-  static Status query(int device, int* compute_units) {
-    static std::atomic<int> cache[max_devices] = {};
-    if (device < 0 || device >= max_devices) return {StatusCode::unsupported_device, "device: id out of range"};
-    int packed = cache[device].load(std::memory_order_relaxed);
-    if (packed == 0) {
-      hipDeviceProp_t prop;
-      if (hipGetDeviceProperties(&prop, device) != hipSuccess)
-        return {StatusCode::runtime_error, "hipGetDeviceProperties failed"};
-      const char* want = arch_traits<Arch>::name();
-      const bool match = std::strncmp(prop.gcnArchName, want, std::strlen(want)) == 0 &&
-                         (prop.gcnArchName[std::strlen(want)] == '\0' ||
-                          prop.gcnArchName[std::strlen(want)] == ':');
-      packed = (prop.multiProcessorCount << 2) | (match ? 1 : 2);
-      cache[device].store(packed, std::memory_order_relaxed);
-    }
-    if ((packed & 3) != 1)
-      return {StatusCode::unsupported_device, "device: the current GPU is not the policy's chip"};
-    *compute_units = packed >> 2;
-    return Status::success();
-  }
-};
-
 /// The launch geometry of P for a problem: host and device use this one plan.
-template <class P>
-inline TileSchedulePlan plan_schedule(const AddmmGluArgs& args, int compute_units) {
+template <class P, class T>
+inline TileSchedulePlan plan_schedule(const AddmmGluArgsT<T>& args, int compute_units) {
   const std::int64_t workers = P::schedule == Schedule::persistent
                                    ? std::int64_t{compute_units} * P::min_blocks_per_cu
                                    : 0;
@@ -57,10 +28,15 @@ inline TileSchedulePlan plan_schedule(const AddmmGluArgs& args, int compute_unit
 
 namespace glukit::detail {
 
+/// P: a policy bound to a problem (AddmmGlu<Policy>::run binds it from the
+/// arguments' element type and b_layout).
 template <class P>
 struct BackendLauncher<P, Backend::hip> {
-  static Status run(const AddmmGluArgs& args, stream_t stream) {
-    if (Status s = validate_arguments(args); !s) return s;
+  using T = element_of<P>;
+  static Status run(const AddmmGluArgsT<T>& args, stream_t stream) {
+    if (Status s = validate_arguments(args, P::epilogue_op::reads_aux); !s) return s;
+    if (args.b_layout != problem_of<P>::b_layout)
+      return Status::invalid("b_layout: the arguments' layout is not the one this kernel was bound to");
     if (args.m == 0 || args.n == 0) return Status::success();
     if (Status s = cdna::validate_for_plan<P>(args); !s) return s;
     int device = 0;
@@ -71,7 +47,7 @@ struct BackendLauncher<P, Backend::hip> {
     const TileSchedulePlan schedule = cdna::plan_schedule<P>(args, compute_units);
     if (schedule.workers > 0x7fffffff)
       return Status::invalid("m, n: more tiles than one launch grid holds (2^31 - 1)");
-    cdna::KernelParams params = cdna::make_kernel_params(args, schedule);
+    cdna::KernelParams<T> params = cdna::make_kernel_params(args, schedule);
     // hipLaunchKernel reports this launch's own error, not an earlier one left in
     // the thread's last-error state by the caller.
     void* kernel_args[] = {&params};

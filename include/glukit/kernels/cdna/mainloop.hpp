@@ -42,12 +42,15 @@ GLUKIT_DEVICE inline void dispatch(int v, F&& f) {
 }  // namespace detail
 
 /// The operand fragments of one k-block for one wave: A (MFMA srcB) and B
-/// (MFMA srcA) for every MFMA step and block; addresses from MainloopPlan.
+/// (MFMA srcA) for every MFMA step and block; addresses from MainloopPlan. A,
+/// and B given col_major, are k-major in LDS: one 8-byte read per k-quad.
+/// Row-major B: gfx950's transposed read per k-quad, or gfx942's 2-byte reads.
 template <class P>
 struct Fragments {
   using Plan = MainloopPlan<P>;
-  using Mma = arch::cdna::Mfma<typename P::arch>;
+  using Mma = arch::cdna::Mfma<typename P::arch, typename Plan::element>;
   using Geo = typename Plan::Mma;
+  using quad = typename Mma::quad;
   static constexpr int steps = Plan::k_steps;
   static constexpr int bm = Plan::Waves::blocks_m;
   static constexpr int bn = Plan::Waves::blocks_n;
@@ -60,24 +63,20 @@ struct Fragments {
     const std::uint32_t a_base = stage_base + Plan::a_member;
     const std::uint32_t b_base = stage_base + Plan::b_member;
     for (int s = 0; s < steps; ++s) {
-      for (int mb = 0; mb < bm; ++mb) {
-        if constexpr (Geo::quads == 1) {
-          a[s][mb] = arch::cdna::lds_read_b64(a_base + Plan::a_frag_offset(s, 0, mb, wave, lane));
-        } else {
-          a[s][mb] = arch::cdna::join(
-              arch::cdna::lds_read_b64(a_base + Plan::a_frag_offset(s, 0, mb, wave, lane)),
-              arch::cdna::lds_read_b64(a_base + Plan::a_frag_offset(s, 1, mb, wave, lane)));
-        }
-      }
+      for (int mb = 0; mb < bm; ++mb)
+        a[s][mb] = read_quads([&](int h) { return a_base + Plan::a_frag_offset(s, h, mb, wave, lane); });
       for (int nb = 0; nb < bn; ++nb) {
-        if constexpr (Plan::traits::transposed_lds_read && Geo::quads == 2) {
+        if constexpr (Plan::b_k_major) {
+          b[s][nb] = read_quads([&](int h) { return b_base + Plan::b_frag_offset(s, h, nb, wave, lane); });
+        } else if constexpr (Plan::traits::transposed_lds_read && Geo::quads == 2) {
           b[s][nb] = arch::cdna::join(
-              arch::cdna::lds_read_tr16_b64(b_base + Plan::b_frag_tr_offset(s, 0, nb, wave, lane)),
-              arch::cdna::lds_read_tr16_b64(b_base + Plan::b_frag_tr_offset(s, 1, nb, wave, lane)));
+              arch::cdna::lds_read_tr16_b64<quad>(b_base + Plan::b_frag_tr_offset(s, 0, nb, wave, lane)),
+              arch::cdna::lds_read_tr16_b64<quad>(b_base + Plan::b_frag_tr_offset(s, 1, nb, wave, lane)));
         } else {
           typename Mma::operand v;
           for (int e = 0; e < Geo::operand_elems; ++e)
-            v[e] = arch::cdna::lds_read_b16(b_base + Plan::b_frag_elem_offset(s, e, nb, wave, lane));
+            v[e] = arch::cdna::lds_read_b16<typename Mma::element>(
+                b_base + Plan::b_frag_elem_offset(s, e, nb, wave, lane));
           b[s][nb] = v;
         }
       }
@@ -90,6 +89,18 @@ struct Fragments {
     for (int s = 0; s < steps; ++s)
       for (int mb = 0; mb < bm; ++mb)
         for (int nb = 0; nb < bn; ++nb) acc[mb][nb] = Mma::mma(b[s][nb], a[s][mb], acc[mb][nb]);
+  }
+
+ private:
+  /// One operand of a k-major tile: its k-quads (1 or 2) as 8-byte reads at address(h).
+  template <class Address>
+  GLUKIT_DEVICE static typename Mma::operand read_quads(Address&& address) {
+    if constexpr (Geo::quads == 1) {
+      return arch::cdna::lds_read_b64<quad>(address(0));
+    } else {
+      return arch::cdna::join(arch::cdna::lds_read_b64<quad>(address(0)),
+                              arch::cdna::lds_read_b64<quad>(address(1)));
+    }
   }
 };
 

@@ -1,25 +1,30 @@
-// What the CDNA kernels receive by value: the problem (AddmmGluArgs narrowed
-// to the 32-bit sizes validate_arguments guarantees) and the tile schedule the
-// launcher planned, so host and device walk the same tile order.
+// What the CDNA kernels receive by value: the problem (AddmmGluArgsT<T>
+// narrowed to the 32-bit sizes validate_arguments guarantees) and the tile
+// schedule the launcher planned, so host and device walk the same tile order.
+// B's layout is not a field: it is the bound policy's problem (a template
+// parameter of the kernel).
 #pragma once
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/args.hpp"
-#include "glukit/platform/half.hpp"
+#include "glukit/platform/element.hpp"
 
 namespace glukit::cdna {
 
+template <class T>
 struct KernelParams {
-  const half_t* a;
-  const half_t* b;
-  const half_t* bias;  ///< null: no bias
-  const half_t* y;
-  half_t* out;
+  static_assert(Element<T>, "glukit::cdna::KernelParams<T>: T must be glukit::half_t or glukit::bfloat16_t");
+  const T* a;
+  const T* b;     ///< k x n (ldb >= n) or, col_major, n x k (ldb >= k)
+  const T* bias;  ///< null: no bias
+  const T* y;
+  T* out;
   int m, n, k;
   int lda, ldb, ldy, ldo;
   TileSchedulePlan schedule;
 };
 
-inline KernelParams make_kernel_params(const AddmmGluArgs& a, const TileSchedulePlan& schedule) {
+template <class T>
+inline KernelParams<T> make_kernel_params(const AddmmGluArgsT<T>& a, const TileSchedulePlan& schedule) {
   return {a.a,
           a.b,
           a.bias,

@@ -1,5 +1,6 @@
 // Host-side plan of the CDNA kernels: from the geometry of kernels/cdna/geometry.hpp
-// (MFMA lane maps, wave layout, LDS layouts, direct-to-LDS partition), a policy's
+// (MFMA lane maps, wave layout, LDS layouts, direct-to-LDS partition), the operand
+// tile plans (k-major: A and col_major B; n-major: row-major B), a bound policy's
 // LDS ring, copy partitions (direct-to-LDS slots and register-staged chunks),
 // fragment and accumulator addressing, vmcnt counts, and the compile-time checks
 // of a policy. Everything here is constexpr and compiles with any host compiler;
@@ -7,6 +8,7 @@
 // kernel cannot disagree. test/isa/cdna runs the lane model of both files on the host.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "glukit/arch/tags.hpp"
 #include "glukit/blocks/copy_partition.hpp"
@@ -23,7 +25,7 @@ namespace glukit::cdna {
 // The mainloop plan of a policy
 // ---------------------------------------------------------------------------
 
-/// Extra B-row padding (fp16 elements) that makes the B-fragment reads
+/// Extra B-row padding (elements) that makes the row-major B-fragment reads
 /// conflict-free: gfx950 reads 8 consecutive k-rows x 32 bytes per half-wave
 /// with ds_read_b64_tr_b16 over 64 banks (shift 32 bytes per row), gfx942 reads
 /// 4 rows (4 apart) x 32 bytes with 2-byte reads over 32 banks (shift 8 bytes
@@ -31,61 +33,159 @@ namespace glukit::cdna {
 template <class Arch>
 inline constexpr int b_pad_elems = arch_traits<Arch>::transposed_lds_read ? 16 : 4;
 
+/// Bytes of one operand element (fp16 and bf16 alike).
+inline constexpr int element_bytes = 2;
+
+/// Elements one lane moves with one direct-to-LDS instruction (8 on gfx950, 2 on gfx942).
+template <class Arch>
+inline constexpr int dma_vec_of = arch_traits<Arch>::direct_to_lds_max_bytes / element_bytes;
+
+/// An operand tile whose k is contiguous in global memory: A (m x k), and B
+/// given col_major (n x k, an nn.Linear weight). Rows = tile_m or tile_n,
+/// Cols = tile_k. In LDS as GranuleMajorRows; a lane's MFMA k-quad is one
+/// 8-byte read, so both operands are read the same way.
+///   global: tile element (r, c) of the tile at (r0, k0) -> base[(r0 + r) * ld + k0 + c]
+template <class Arch, int Rows, int TileK, int Threads>
+struct KMajorTilePlan {
+  static constexpr bool k_major = true;
+  static constexpr int wave_size = arch_traits<Arch>::wave_size;
+  static constexpr int dma_vec = dma_vec_of<Arch>;
+  /// A granule: one direct-to-LDS slot, at least one k-quad.
+  static constexpr int granule = dma_vec > 4 ? dma_vec : 4;
+  using Layout = GranuleMajorRows<Rows, TileK, granule>;
+  using Dma = DirectToLdsPartition<Layout, Threads, wave_size, dma_vec>;
+  /// Register-staged partition (V1): 16-byte chunks in row order, from blocks/.
+  using Copy = CopyPartition<Rows, TileK, Threads, 8>;
+  static constexpr const char* name() { return "KMajorTilePlan"; }
+
+  /// Element offset of the tile at (r0, k0) from the matrix base.
+  GLUKIT_HOST_DEVICE static constexpr std::int64_t origin(int r0, int k0, int ld) {
+    return static_cast<std::int64_t>(r0) * ld + k0;
+  }
+  /// A vector starting at tile element e of the tile at (r0, k0) is read
+  /// (rows: the matrix's m or n; k is a multiple of 8, so no vector crosses K).
+  GLUKIT_HOST_DEVICE static constexpr bool vector_in(int r0, int k0, Coord2 e, int rows, int k) {
+    return r0 + e.row < rows && k0 + e.col < k;
+  }
+  /// Fragment read of k-quad h of MFMA step s (k per step: MmaK) for `lane`,
+  /// the 16 rows starting at tile row `row0`:
+  ///   (s, h, row0, lane) -> (row0 + lane % 16, MmaK s + 16 h + 4 (lane / 16))
+  template <int MmaK>
+  GLUKIT_HOST_DEVICE static constexpr std::uint32_t frag_offset(int s, int h, int row0, int lane) {
+    return Layout::offset(row0 + lane % 16, MmaK * s + 16 * h + 4 * (lane / 16));
+  }
+};
+
+/// B given row_major (k x n, n contiguous: the reference's layout). Rows =
+/// tile_k, Cols = tile_n. In LDS as FoldedPaddedRows: a k-quad runs down the
+/// rows, read by gfx950's transposed read or by 2-byte reads on gfx942.
+///   global: tile element (r, c) of the tile at (k0, n0) -> base[(k0 + r) * ld + n0 + c]
+template <class Arch, int TileK, int Cols, int Threads, int Pad>
+struct NMajorTilePlan {
+  static constexpr bool k_major = false;
+  static constexpr int wave_size = arch_traits<Arch>::wave_size;
+  static constexpr int dma_vec = dma_vec_of<Arch>;
+  /// Elements one direct-to-LDS instruction writes: one LDS copy row.
+  static constexpr int copy_elems = wave_size * dma_vec;
+  using Layout = FoldedPaddedRows<TileK, Cols, copy_elems, Pad>;
+  using Dma = DirectToLdsPartition<Layout, Threads, wave_size, dma_vec>;
+  using Copy = CopyPartition<TileK, Cols, Threads, 8>;
+  static constexpr const char* name() { return "NMajorTilePlan"; }
+
+  GLUKIT_HOST_DEVICE static constexpr std::int64_t origin(int k0, int n0, int ld) {
+    return static_cast<std::int64_t>(k0) * ld + n0;
+  }
+  /// A vector starting inside the matrix is read whole, even across N (it cannot
+  /// cross a page; the extra columns feed only outputs >= N).
+  GLUKIT_HOST_DEVICE static constexpr bool vector_in(int k0, int n0, Coord2 e, int k, int n) {
+    return k0 + e.row < k && n0 + e.col < n;
+  }
+};
+
 template <class P>
 struct MainloopPlan {
   using arch = typename P::arch;
   using traits = arch_traits<arch>;
+  using problem = problem_of<P>;
+  using element = typename problem::element;
   using Mma = MfmaGeometry<arch>;
   static constexpr int wave_size = traits::wave_size;
   static constexpr int threads = P::warps * wave_size;
   using Waves = WaveLayout<P::warps, P::tile_m, P::tile_n>;
+  static_assert(sizeof(element) == element_bytes, "MainloopPlan: two-byte elements expected");
 
-  /// fp16 elements one lane moves with one direct-to-LDS instruction (8 on gfx950, 2 on gfx942).
-  static constexpr int dma_vec = traits::direct_to_lds_max_bytes / 2;
+  /// Elements one lane moves with one direct-to-LDS instruction (8 on gfx950, 2 on gfx942).
+  static constexpr int dma_vec = dma_vec_of<arch>;
   /// Elements one direct-to-LDS instruction writes: one LDS copy row.
   static constexpr int copy_elems = wave_size * dma_vec;
-  static constexpr int b_pad = b_pad_elems<arch> + P::smem_pad;
+  /// B is n x k (col_major): read like A.
+  static constexpr bool b_k_major = problem::b_k_major;
+  /// Padding after each B copy row (row-major B only; the k-major layout needs none).
+  static constexpr int b_pad = b_k_major ? 0 : b_pad_elems<arch> + P::smem_pad;
 
-  /// A granule: one direct-to-LDS slot, at least one k-quad.
-  static constexpr int a_granule = dma_vec > 4 ? dma_vec : 4;
-  using ALayout = GranuleMajorRows<P::tile_m, P::tile_k, a_granule>;
-  using BLayout = FoldedPaddedRows<P::tile_k, P::tile_n, copy_elems, b_pad>;
+  using ATile = KMajorTilePlan<arch, P::tile_m, P::tile_k, threads>;
+  using BTile = std::conditional_t<b_k_major, KMajorTilePlan<arch, P::tile_n, P::tile_k, threads>,
+                                   NMajorTilePlan<arch, P::tile_k, P::tile_n, threads, b_pad>>;
+  static constexpr int a_granule = ATile::granule;
+  using ALayout = typename ATile::Layout;
+  using BLayout = typename BTile::Layout;
   using Buffers = MultiBufferPlan<P::num_buffers, ALayout, BLayout>;
   static constexpr int lds_bytes = Buffers::bytes;
   static constexpr int a_member = Buffers::template member_offset<0>();
   static constexpr int b_member = Buffers::template member_offset<1>();
 
   /// Direct-to-LDS partitions (V2+).
-  using ADma = DirectToLdsPartition<ALayout, threads, wave_size, dma_vec>;
-  using BDma = DirectToLdsPartition<BLayout, threads, wave_size, dma_vec>;
+  using ADma = typename ATile::Dma;
+  using BDma = typename BTile::Dma;
   /// Register-staged partitions (V1): 16-byte chunks in row order, from blocks/.
-  using ACopy = CopyPartition<P::tile_m, P::tile_k, threads, 8>;
-  using BCopy = CopyPartition<P::tile_k, P::tile_n, threads, 8>;
+  using ACopy = typename ATile::Copy;
+  using BCopy = typename BTile::Copy;
 
   static constexpr int k_steps = P::tile_k / Mma::k;  ///< MFMA steps per k-block
+
+  /// Element offsets of the A tile at (m0, k0) and the B tile at (k0, n0) from
+  /// their matrices' bases; a tile element (r, c) in the tile's own storage
+  /// coordinates is then r * ld + c further (both layouts).
+  GLUKIT_HOST_DEVICE static constexpr std::int64_t a_origin(int m0, int k0, int lda) {
+    return ATile::origin(m0, k0, lda);
+  }
+  GLUKIT_HOST_DEVICE static constexpr std::int64_t b_origin(int k0, int n0, int ldb) {
+    if constexpr (b_k_major) return BTile::origin(n0, k0, ldb);
+    else return BTile::origin(k0, n0, ldb);
+  }
 
   /// A-fragment read: byte offset (inside the A tile) of k-quad `h` of MFMA step
   /// `s`, block `mb`, for `lane` of `wave`:
   ///   (s, h, mb, wave, lane) -> (row0(wave) + 16 mb + lane % 16, k * s + 16 h + 4 (lane / 16))
   GLUKIT_HOST_DEVICE static constexpr std::uint32_t a_frag_offset(int s, int h, int mb, int wave,
                                                                   int lane) {
-    return ALayout::offset(Waves::row0(wave) + 16 * mb + lane % 16,
-                           Mma::k * s + 16 * h + 4 * (lane / 16));
+    return ATile::template frag_offset<Mma::k>(s, h, Waves::row0(wave) + 16 * mb, lane);
   }
-  /// B-fragment transposed read (gfx950, ds_read_b64_tr_b16): each 16-lane group
-  /// reads a 4 x 16 block, lane i supplying row i / 4, columns 4 (i % 4) .. +3,
-  /// and receives column i. Group g takes rows k * s + 16 h + 4 g .. +3:
+  /// B-fragment read of a k-major B (col_major), the A read with n for m:
+  ///   (s, h, nb, wave, lane) -> (col0(wave) + 16 nb + lane % 16, k * s + 16 h + 4 (lane / 16))
+  GLUKIT_HOST_DEVICE static constexpr std::uint32_t b_frag_offset(int s, int h, int nb, int wave, int lane)
+    requires(b_k_major)
+  {
+    return BTile::template frag_offset<Mma::k>(s, h, Waves::col0(wave) + 16 * nb, lane);
+  }
+  /// B-fragment transposed read (gfx950, row-major B, ds_read_b64_tr_b16): each
+  /// 16-lane group reads a 4 x 16 block, lane i supplying row i / 4, columns
+  /// 4 (i % 4) .. +3, and receives column i. Group g takes rows k * s + 16 h + 4 g .. +3:
   ///   (s, h, nb, wave, lane) -> (k s + 16 h + 4 (lane / 16) + (lane % 16) / 4,
   ///                              col0(wave) + 16 nb + 4 (lane % 4))
   GLUKIT_HOST_DEVICE static constexpr std::uint32_t b_frag_tr_offset(int s, int h, int nb, int wave,
-                                                                     int lane) {
+                                                                     int lane)
+    requires(!b_k_major)
+  {
     return BLayout::offset(Mma::k * s + 16 * h + 4 * (lane / 16) + (lane % 16) / 4,
                            Waves::col0(wave) + 16 * nb + 4 * (lane % 4));
   }
-  /// B-fragment element read (gfx942, 2-byte reads): element e of the lane:
+  /// B-fragment element read (gfx942, row-major B, 2-byte reads): element e of the lane:
   ///   (s, e, nb, wave, lane) -> (k s + k_of(lane / 16, e), col0(wave) + 16 nb + lane % 16)
   GLUKIT_HOST_DEVICE static constexpr std::uint32_t b_frag_elem_offset(int s, int e, int nb,
-                                                                       int wave, int lane) {
+                                                                       int wave, int lane)
+    requires(!b_k_major)
+  {
     return BLayout::offset(Mma::k * s + Mma::k_of(lane / 16, e),
                            Waves::col0(wave) + 16 * nb + lane % 16);
   }
@@ -95,11 +195,13 @@ struct MainloopPlan {
   // outputs >= N). k is a multiple of 8, so no vector crosses K.
   /// A vector at tile element e of the tile at (m0, k0) is read.
   GLUKIT_HOST_DEVICE static constexpr bool a_vector_in(int m0, int k0, Coord2 e, int m, int k) {
-    return m0 + e.row < m && k0 + e.col < k;
+    return ATile::vector_in(m0, k0, e, m, k);
   }
-  /// B vector at tile element e of the tile at (k0, n0) is read.
+  /// B vector at tile element e (the B tile's storage coordinates: (k, n) for
+  /// row-major B, (n, k) for col_major) of the tile at (k0, n0) is read.
   GLUKIT_HOST_DEVICE static constexpr bool b_vector_in(int k0, int n0, Coord2 e, int k, int n) {
-    return k0 + e.row < k && n0 + e.col < n;
+    if constexpr (b_k_major) return BTile::vector_in(n0, k0, e, n, k);
+    else return BTile::vector_in(k0, n0, e, k, n);
   }
   /// An output (or Y, or bias) vector of 4 columns starting at tile column col of
   /// the tile at n0: stored whole when it ends inside N, element-wise otherwise.
@@ -219,16 +321,22 @@ constexpr bool check_policy() {
 
 /// The per-launch rules of the CDNA kernels beyond validate_arguments: every
 /// per-lane buffer offset of a tile (32-bit, below buffer_num_records) must fit.
-template <class P>
-inline Status validate_for_plan(const AddmmGluArgs& p) {
+/// B's tile spans tile_k rows of ldb (row_major) or tile_n rows (col_major).
+template <class P, class T>
+inline Status validate_for_plan(const AddmmGluArgsT<T>& p) {
   constexpr std::int64_t limit = std::int64_t{buffer_num_records};
-  if (p.k > 0 && (std::int64_t{P::tile_m} * p.lda + P::tile_k) * 2 >= limit)
+  constexpr std::int64_t bytes = element_bytes;
+  if (p.k > 0 && (std::int64_t{P::tile_m} * p.lda + P::tile_k) * bytes >= limit)
     return Status::invalid("lda: tile_m * lda * 2 bytes must stay below 2^31 (CDNA buffer offsets)");
-  if (p.k > 0 && (std::int64_t{P::tile_k} * p.ldb + P::tile_n) * 2 >= limit)
+  if (p.b_layout == Layout::col_major) {
+    if (p.k > 0 && (std::int64_t{P::tile_n} * p.ldb + P::tile_k) * bytes >= limit)
+      return Status::invalid("ldb: tile_n * ldb * 2 bytes must stay below 2^31 (CDNA buffer offsets, B col_major)");
+  } else if (p.k > 0 && (std::int64_t{P::tile_k} * p.ldb + P::tile_n) * bytes >= limit) {
     return Status::invalid("ldb: tile_k * ldb * 2 bytes must stay below 2^31 (CDNA buffer offsets)");
-  if ((std::int64_t{P::tile_m} * p.ldy + P::tile_n) * 2 >= limit)
+  }
+  if ((std::int64_t{P::tile_m} * p.ldy + P::tile_n) * bytes >= limit)
     return Status::invalid("ldy: tile_m * ldy * 2 bytes must stay below 2^31 (CDNA buffer offsets)");
-  if ((std::int64_t{P::tile_m} * p.ldo + P::tile_n) * 2 >= limit)
+  if ((std::int64_t{P::tile_m} * p.ldo + P::tile_n) * bytes >= limit)
     return Status::invalid("ldo: tile_m * ldo * 2 bytes must stay below 2^31 (CDNA buffer offsets)");
   return Status::success();
 }
