@@ -7,6 +7,9 @@
 // and two copies at the problem's own size (what a transfer this short gets):
 //   copy_at_size/<K>             the fused kernel's minimal bytes, half read, half written
 //   copy_y_to_out                one M x N fp16 matrix: the Y read and out write alone
+// Each cuBLAS benchmark times its fastest algorithm (baseline_runs.cuh): cublasGemmEx's
+// default or one of the cuBLASLt heuristic's top candidates, chosen once per shape; the
+// `algo` counter and the label say which won.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -15,34 +18,13 @@
 
 #include <benchmark/benchmark.h>
 
+#include "baseline_runs.cuh"
 #include "bench_context.hpp"
 #include "common/event_timer.hpp"
-#include "cublas_paths.cuh"
-#include "gate_kernel.cuh"
-#include "glukit/epilogue/functors.hpp"
-#include "host_check.hpp"
 #include "problem.hpp"
 
 namespace glukit_bench {
 namespace {
-
-/// Rows of each baseline's output checked against the fp64 host reference.
-constexpr int kCheckedRows = 4;
-
-/// Binds the shared cuBLAS handle to a stream for one scope, and unbinds it
-/// before the stream is destroyed.
-class CublasStreamBinding {
- public:
-  CublasStreamBinding(cublasHandle_t h, cudaStream_t s) : h_(h) {
-    GLUKIT_BENCH_CHECK_CUBLAS(cublasSetStream(h_, s));
-  }
-  ~CublasStreamBinding() { GLUKIT_BENCH_CHECK_CUBLAS(cublasSetStream(h_, nullptr)); }
-  CublasStreamBinding(const CublasStreamBinding&) = delete;
-  CublasStreamBinding& operator=(const CublasStreamBinding&) = delete;
-
- private:
-  cublasHandle_t h_;
-};
 
 std::map<std::int64_t, double>& cublas_us_cache() {
   static std::map<std::int64_t, double> cache;
@@ -59,83 +41,44 @@ void set_counters(benchmark::State& state, const TimingSummary& t, double flops,
   if (cublas_us > 0) state.counters["vs_cublas"] = cublas_us / t.median_us;
 }
 
-/// Times cuBLAS GEMM at the reference shape; checks its output first.
-/// Returns false (after fail()) if the check fails.
-bool measure_cublas_gemm(benchmark::State* state, std::int64_t k, TimingSummary& t,
-                         int& sets) {
-  const GemmShape shape{kRefM, kRefN, k};
-  Stream stream;
-  const RotatedOperands ops(shape, Operands::gemm, device_info().l2_bytes, next_seed(), stream);
-  sets = ops.count();
-  cublasHandle_t h = cublas_handle();
-  const CublasStreamBinding binding(h, stream);
-  const auto launch = [&](int i) {
-    const OperandSet& s = ops.set(i);
-    cublas_gemm_rowmajor(h, shape, s.a.get(), k, s.b.get(), kRefN, s.out.get(), kRefN);
-    return true;
-  };
-  launch(0);
-  const double err = sampled_rows_error(ops.set(0), shape, ops.set(0).out.get(),
-                                        glukit::epilogue::BiasOnly{}, kCheckedRows,
-                                        settings().seed + std::uint64_t(k), stream);
-  if (!(err < kTolerance)) {
-    const std::string msg = "cublas_gemm/" + std::to_string(k) +
-                            ": output differs from the fp64 reference, relative L2 error " +
-                            std::to_string(err);
-    if (state) fail(*state, msg);
-    else fatal("cublas_gemm check", msg.c_str(), __FILE__, __LINE__);
-    return false;
-  }
-  (void)time_launches(stream, settings().warmup, settings().samples, launch, t);
-  cublas_us_cache()[k] = t.median_us;
-  return true;
+LaunchCounts blog_counts() { return launch_counts(settings().warmup, settings().samples); }
+
+/// cuBLAS GEMM at the reference shape, its fastest algorithm; caches the time for K.
+/// Returns an error message (the check failed), empty on success.
+std::string blog_cublas_gemm(std::int64_t k, BaselineTiming& r) {
+  const std::string error =
+      measure_cublas_gemm<__half>(GemmShape{kRefM, kRefN, k}, glukit::Layout::row_major, blog_counts(), r);
+  if (error.empty()) cublas_us_cache()[k] = r.t.median_us;
+  return error;
 }
 
 void bm_cublas_gemm(benchmark::State& state, std::int64_t k) {
   const GemmShape shape{kRefM, kRefN, k};
   for (auto _ : state) {
-    TimingSummary t;
-    int sets = 0;
-    if (!measure_cublas_gemm(&state, k, t, sets)) break;
-    state.SetIterationTime(t.median_us * 1e-6);
-    set_counters(state, t, shape.flops(), minimal_bytes(shape, Operands::gemm), t.median_us);
-    state.counters["sets"] = sets;
+    BaselineTiming r;
+    if (const std::string error = blog_cublas_gemm(k, r); !error.empty()) {
+      fail(state, "cublas_gemm/" + std::to_string(k) + ": " + error);
+      break;
+    }
+    state.SetIterationTime(r.t.median_us * 1e-6);
+    set_counters(state, r.t, shape.flops(), minimal_bytes(shape, Operands::gemm), r.t.median_us);
+    report_algorithm(state, r);
   }
 }
 
 void bm_cublaslt_bias_then_gate(benchmark::State& state, std::int64_t k) {
   const GemmShape shape{kRefM, kRefN, k};
   for (auto _ : state) {
-    Stream stream;
-    const RotatedOperands ops(shape, Operands::unfused, device_info().l2_bytes, next_seed(),
-                              stream);
-    CublasLtBiasGemm gemm(cublaslt_handle(), shape, cublaslt_workspace(),
-                          cublaslt_workspace_bytes(), ops.set(0).bias.get());
-    const auto mn = static_cast<std::size_t>(shape.m * shape.n);
-    const int sms = device_info().sm_count;
-    const auto launch = [&](int i) {
-      const OperandSet& s = ops.set(i);
-      gemm.run(s.a.get(), s.b.get(), s.bias.get(), s.x.get(), stream);
-      launch_gate(s.x.get(), s.y.get(), s.out.get(), mn, sms, stream);
-      return true;
-    };
-    launch(0);
-    const double err = sampled_rows_error(ops.set(0), shape, ops.set(0).out.get(),
-                                          glukit::epilogue::GluGate{}, kCheckedRows,
-                                          settings().seed + std::uint64_t(k), stream);
-    if (!(err < kTolerance)) {
-      fail(state, "cublaslt_bias_then_gate/" + std::to_string(k) +
-                      ": output differs from the fp64 reference, relative L2 error " +
-                      std::to_string(err));
+    BaselineTiming r;
+    if (const std::string error = measure_unfused<__half>(shape, glukit::Layout::row_major, blog_counts(), r);
+        !error.empty()) {
+      fail(state, "cublaslt_bias_then_gate/" + std::to_string(k) + ": " + error);
       break;
     }
     const double cublas_us = cublas_gemm_us(k);
-    TimingSummary t;
-    (void)time_launches(stream, settings().warmup, settings().samples, launch, t);
-    state.SetIterationTime(t.median_us * 1e-6);
-    set_counters(state, t, shape.flops(), minimal_bytes(shape, Operands::fused), cublas_us);
-    state.counters["sets"] = ops.count();
-    state.counters["rel_l2"] = err;
+    state.SetIterationTime(r.t.median_us * 1e-6);
+    set_counters(state, r.t, shape.flops(), minimal_bytes(shape, Operands::fused), cublas_us);
+    report_algorithm(state, r);
   }
 }
 
@@ -190,21 +133,15 @@ constexpr std::int64_t kCeilingDim = 8192;
 void bm_cublas_gemm_8192(benchmark::State& state) {
   const GemmShape shape{kCeilingDim, kCeilingDim, kCeilingDim};
   for (auto _ : state) {
-    Stream stream;
-    const RotatedOperands ops(shape, Operands::gemm, device_info().l2_bytes, next_seed(), stream);
-    cublasHandle_t h = cublas_handle();
-    const CublasStreamBinding binding(h, stream);
-    const auto launch = [&](int i) {
-      const OperandSet& s = ops.set(i);
-      cublas_gemm_rowmajor(h, shape, s.a.get(), kCeilingDim, s.b.get(), kCeilingDim, s.out.get(),
-                           kCeilingDim);
-      return true;
-    };
-    TimingSummary t;
-    (void)time_launches(stream, settings().warmup, settings().samples, launch, t);
-    state.SetIterationTime(t.median_us * 1e-6);
-    set_counters(state, t, shape.flops(), minimal_bytes(shape, Operands::gemm), 0.0);
-    state.counters["sets"] = ops.count();
+    BaselineTiming r;
+    if (const std::string error = measure_cublas_gemm<__half>(shape, glukit::Layout::row_major, blog_counts(), r);
+        !error.empty()) {
+      fail(state, "cublas_gemm_8192: " + error);
+      break;
+    }
+    state.SetIterationTime(r.t.median_us * 1e-6);
+    set_counters(state, r.t, shape.flops(), minimal_bytes(shape, Operands::gemm), 0.0);
+    report_algorithm(state, r);
   }
 }
 
@@ -213,10 +150,11 @@ void bm_cublas_gemm_8192(benchmark::State& state) {
 double cublas_gemm_us(std::int64_t k) {
   auto& cache = cublas_us_cache();
   if (auto it = cache.find(k); it != cache.end()) return it->second;
-  TimingSummary t;
-  int sets = 0;
-  measure_cublas_gemm(nullptr, k, t, sets);  // fatal on a failed check: nothing to compare to
-  return t.median_us;
+  BaselineTiming r;
+  // A failed check leaves nothing to compare to: end the process.
+  if (const std::string error = blog_cublas_gemm(k, r); !error.empty())
+    fatal("cublas_gemm check", error.c_str(), __FILE__, __LINE__);
+  return r.t.median_us;
 }
 
 void register_cublas_gemm(std::int64_t k) {

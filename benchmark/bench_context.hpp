@@ -1,7 +1,8 @@
 // What the benchmarks of glukit_bench share within one process: the run
 // settings, the device, the cuBLAS/cuBLASLt handles, the cached cuBLAS GEMM
-// time per K (the denominator of every vs_cublas counter), failure reporting,
-// and the registration functions of each translation unit.
+// time per K (the denominator of every vs_cublas counter at the reference
+// shape; the sweep keeps its own per shape), failure reporting, and the
+// registration functions of each translation unit.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -14,11 +15,19 @@
 
 namespace glukit_bench {
 
+/// --glukit_sweep: which benchmarks are registered.
+enum class SweepMode {
+  off,   ///< 0: the reference-shape (blog) benchmarks and the ceilings only
+  on,    ///< 1 (default): those, then the LLM-shape sweep (sweep.cu)
+  only,  ///< only: the sweep alone
+};
+
 struct Settings {
   int warmup = 10;     ///< untimed launches before the timed ones
   int samples = 100;   ///< timed launches per benchmark; the median is reported
   std::uint64_t seed = 0;  ///< base seed of the random inputs (context key "seed")
   std::int64_t k = 0;      ///< --glukit_k: one K instead of 256, 512 and 1024 (0: those three)
+  SweepMode sweep = SweepMode::on;  ///< --glukit_sweep=0|1|only
 };
 Settings& settings();
 
@@ -54,6 +63,7 @@ void register_cublaslt_bias_then_gate(std::int64_t k);
 void register_glukit_variants(std::int64_t k);
 void register_copy_at_size(std::int64_t k);
 void register_ceilings();
+void register_sweep();
 
 /// The options every benchmark here shares: manual (event) time, one
 /// iteration that holds the many timed launches, microseconds.

@@ -2,9 +2,12 @@
 // cuBLAS/cuBLASLt at the reference shape, plus the copy and GEMM ceilings.
 //
 //   glukit_bench [--glukit_samples=N] [--glukit_warmup=N] [--glukit_seed=N]
-//                [--glukit_k=K] [any --benchmark_* flag]
-// --glukit_k runs every benchmark at that one K (a multiple of 8) instead of 256, 512
-// and 1024 (e.g. K = 64: a tile's main loop is one k-block, the rest is streaming).
+//                [--glukit_k=K] [--glukit_sweep=0|1|only] [any --benchmark_* flag]
+// --glukit_k runs every reference-shape benchmark at that one K (a multiple of 8) instead
+// of 256, 512 and 1024 (e.g. K = 64: a tile's main loop is one k-block, the rest is
+// streaming). --glukit_sweep: 1 (default) runs the reference-shape benchmarks, then the
+// LLM-shape sweep (sweep.cu, <what>/<dtype>/<layout>/M/N/K); 0 leaves the sweep out; only
+// runs the sweep alone.
 //
 // Every benchmark is one Google Benchmark iteration holding `samples` launches,
 // each timed by its own CUDA event pair; the reported (manual) time is their
@@ -94,10 +97,18 @@ bool parse_flags(int* argc, char** argv) {
       seed_given = true;
     } else if (const char* v = value_of("--glukit_k=")) {
       settings().k = static_cast<std::int64_t>(parse_count(v, "--glukit_k", 8));
+    } else if (const char* v = value_of("--glukit_sweep=")) {
+      if (std::strcmp(v, "0") == 0) settings().sweep = SweepMode::off;
+      else if (std::strcmp(v, "1") == 0) settings().sweep = SweepMode::on;
+      else if (std::strcmp(v, "only") == 0) settings().sweep = SweepMode::only;
+      else {
+        std::fprintf(stderr, "glukit_bench: --glukit_sweep needs 0, 1 or only, got '%s'\n", v);
+        std::exit(1);
+      }
     } else if (std::strncmp(arg, "--glukit_", 9) == 0) {
       std::fprintf(stderr,
                    "glukit_bench: unknown flag %s (known: --glukit_samples=N, "
-                   "--glukit_warmup=N, --glukit_seed=N, --glukit_k=K)\n",
+                   "--glukit_warmup=N, --glukit_seed=N, --glukit_k=K, --glukit_sweep=0|1|only)\n",
                    arg);
       std::exit(1);
     } else {
@@ -146,6 +157,8 @@ void add_context(const std::string& command_line) {
                                                     std::to_string(GLUKIT_VERSION_PATCH));
   benchmark::AddCustomContext("shape", "M=" + std::to_string(kRefM) + " N=" +
                                            std::to_string(kRefN) + " K in {256,512,1024}");
+  const char* sweep = settings().sweep == SweepMode::off ? "0" : settings().sweep == SweepMode::on ? "1" : "only";
+  benchmark::AddCustomContext("sweep", sweep);
   benchmark::AddCustomContext("timing", "median of " + std::to_string(settings().samples) +
                                             " event-timed launches after " +
                                             std::to_string(settings().warmup) + " warm-up");
@@ -214,15 +227,18 @@ int main(int argc, char** argv) {
     init_device();
     add_context(command_line);
   }
-  std::vector<std::int64_t> ks(std::begin(kRefKs), std::end(kRefKs));
-  if (settings().k > 0) ks = {settings().k};
-  for (const std::int64_t k : ks) {
-    register_cublas_gemm(k);  // first: the other benchmarks of this K divide by its time
-    register_cublaslt_bias_then_gate(k);
-    register_copy_at_size(k);
-    register_glukit_variants(k);
+  if (settings().sweep != SweepMode::only) {
+    std::vector<std::int64_t> ks(std::begin(kRefKs), std::end(kRefKs));
+    if (settings().k > 0) ks = {settings().k};
+    for (const std::int64_t k : ks) {
+      register_cublas_gemm(k);  // first: the other benchmarks of this K divide by its time
+      register_cublaslt_bias_then_gate(k);
+      register_copy_at_size(k);
+      register_glukit_variants(k);
+    }
+    register_ceilings();
   }
-  register_ceilings();
+  if (settings().sweep != SweepMode::off) register_sweep();
 
   ShortNameReporter display_reporter(benchmark::CreateDefaultDisplayReporter());
   benchmark::RunSpecifiedBenchmarks(&display_reporter, file_reporter.get());

@@ -4,12 +4,21 @@
     render_results.py RESULTS.json [--md OUT.md] [--png OUT.png]
                       [--device NAME] [--driver VERSION] [--date DATE]
 
-Prints a compact table to stdout. --md writes a markdown page (date, device,
+Prints compact tables to stdout. --md writes a markdown page (date, device,
 driver, the command that produced the run, one row per kernel and K with the
 time in microseconds, TFLOP/s, GB/s and the ratio to cuBLAS GEMM, plus the
-roofline floor from the run's own copy and GEMM ceilings). --png draws the
-TFLOP/s of every variant and baseline as bars grouped by K (needs matplotlib:
-Debian's python3-matplotlib, run with /usr/bin/python3).
+roofline floor from the run's own copy and GEMM ceilings; then the LLM-shape
+sweep, one row per shape, with the issue's two targets evaluated). --png draws
+the median time of every variant and baseline at the reference shape as bars
+grouped by K (OUT.png), and the sweep's times per shape (OUT-sweep.png); it
+needs matplotlib (Debian's python3-matplotlib, run with /usr/bin/python3) and
+is skipped with a warning without it.
+
+Sweep benchmarks are named <what>/<dtype>/<layout>/M/N/K (cublas_gemm, unfused,
+default or a policy name; bf16 or fp16; nk or kn). The targets, on glukit's
+default pick at each shape:
+  A  time <= cuBLAS + 0.3 * (unfused - cuBLAS), for M >= 256
+  B  time <= 1.05 * cuBLAS, for M >= 2048 and K >= 4096
 
 Device, driver and date come from the JSON context that glukit_bench writes;
 the options override them (e.g. for a JSON from another tool).
@@ -48,18 +57,36 @@ LABELS = {
 CEILINGS = ("copy_bandwidth", "cublas_gemm_8192")
 TIME_UNIT_TO_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 
+# Sweep names: <what>/<dtype>/<layout>/M/N/K (benchmark/sweep.cu).
+SWEEP_NAME = re.compile(r"([^/]+)/(fp16|bf16)/(kn|nk)/(\d+)/(\d+)/(\d+)")
+SWEEP_BASELINES = ("cublas_gemm", "unfused")
+SWEEP_DEFAULT = "default"
+# Target A's share of the gap between cuBLAS and the unfused path, and its smallest M.
+TARGET_A_GAP, TARGET_A_MIN_M = 0.3, 256
+# Target B's ratio to cuBLAS, and its smallest M and K.
+TARGET_B_RATIO, TARGET_B_MIN_M, TARGET_B_MIN_K = 1.05, 2048, 4096
+
 
 @dataclass
 class Result:
     name: str                 # e.g. "V4FusedEpilogue/1024" or "copy_bandwidth"
-    kernel: str               # e.g. "V4FusedEpilogue"
-    k: int | None             # None for the ceilings
+    kernel: str               # e.g. "V4FusedEpilogue", or the sweep's <what>
+    k: int | None             # None for the ceilings and the sweep
     us: float | None = None
     tflops: float | None = None
     gbps: float | None = None
     vs_cublas: float | None = None
+    vs_unfused: float | None = None
     error: str | None = None
+    label: str | None = None  # what a cuBLAS benchmark's best-of-N picked
+    # The sweep's (dtype, layout, M, N, K); None for the reference-shape benchmarks.
+    shape: tuple[str, str, int, int, int] | None = None
     extra: dict = field(default_factory=dict)
+
+
+def is_copy(kernel: str) -> bool:
+    """Copies move bytes only: no TFLOP/s."""
+    return kernel.startswith("copy")
 
 
 def base_name(name: str) -> str:
@@ -103,9 +130,16 @@ def load(path: Path) -> tuple[dict, list[Result]]:
 
     results = []
     for key, es in groups.items():
+        sweep = SWEEP_NAME.fullmatch(key)
         m = re.fullmatch(r"(.+)/(\d+)", key)
-        kernel, k = (m.group(1), int(m.group(2))) if m else (key, None)
+        if sweep:
+            kernel, k = sweep.group(1), None
+        else:
+            kernel, k = (m.group(1), int(m.group(2))) if m else (key, None)
         r = Result(name=key, kernel=kernel, k=k)
+        if sweep:
+            r.shape = (sweep.group(2), sweep.group(3), int(sweep.group(4)), int(sweep.group(5)),
+                       int(sweep.group(6)))
         failed = [e for e in es if e.get("error_occurred")]
         if failed:
             r.error = failed[0].get("error_message", "error")
@@ -118,17 +152,26 @@ def load(path: Path) -> tuple[dict, list[Result]]:
             r.tflops = med(e.get("TFLOPS") for e in ok)
             r.gbps = med(e.get("GBps") for e in ok)
             r.vs_cublas = med(e.get("vs_cublas") for e in ok)
-            for extra in ("rel_l2", "sets", "us_min"):
+            r.vs_unfused = med(e.get("vs_unfused") for e in ok)
+            r.label = next((e["label"] for e in ok if e.get("label")), None)
+            for extra in ("rel_l2", "sets", "us_min", "algo"):
                 v = med(e.get(extra) for e in ok)
                 if v is not None:
                     r.extra[extra] = v
-        if r.tflops is None and r.us and k is not None:
+        if is_copy(kernel):
+            r.tflops = None
+        elif r.tflops is None and r.us and k is not None:
             r.tflops = 2.0 * REF_M * REF_N * k / (r.us * 1e-6) * 1e-12
+        elif r.tflops is None and r.us and r.shape:
+            r.tflops = 2.0 * r.shape[2] * r.shape[3] * r.shape[4] / (r.us * 1e-6) * 1e-12
         results.append(r)
 
+    # The sweep last, in the run's order (shape by shape, as registered); the rest sorted.
     def order(r: Result):
+        if r.shape is not None:
+            return (True,)
         rank = ORDER.index(r.kernel) if r.kernel in ORDER else len(ORDER)
-        return (r.k is None, r.k or 0, rank, r.kernel)
+        return (False, r.k is None, r.k or 0, rank, r.kernel)
 
     results.sort(key=order)
     return context, results
@@ -201,6 +244,146 @@ def table_rows(results: list[Result]) -> list[list[str]]:
 HEADER = ["K", "kernel", "time (us)", "TFLOP/s", "GB/s", "vs cuBLAS"]
 
 
+@dataclass
+class SweepRow:
+    """One shape of the sweep: the baselines, glukit's default pick and each policy."""
+    shape: tuple[str, str, int, int, int]   # dtype, layout, M, N, K
+    by_kernel: dict[str, Result] = field(default_factory=dict)
+
+    @property
+    def m(self) -> int:
+        return self.shape[2]
+
+    @property
+    def k(self) -> int:
+        return self.shape[4]
+
+    def us(self, kernel: str) -> float | None:
+        r = self.by_kernel.get(kernel)
+        return r.us if r and not r.error else None
+
+
+def sweep_table(results: list[Result]) -> tuple[list[SweepRow], list[str]]:
+    """The sweep's shapes in the run's order, and its policies (neither baseline nor default)."""
+    rows: dict[tuple, SweepRow] = {}
+    policies: list[str] = []
+    for r in results:
+        if r.shape is None:
+            continue
+        rows.setdefault(r.shape, SweepRow(r.shape)).by_kernel[r.kernel] = r
+        if r.kernel not in SWEEP_BASELINES + (SWEEP_DEFAULT,) and r.kernel not in policies:
+            policies.append(r.kernel)
+    return list(rows.values()), policies
+
+
+def target_a(row: SweepRow, us: float | None) -> str:
+    """time <= cuBLAS + 0.3 (unfused - cuBLAS), for M >= 256: yes / no, n/a, or - (no numbers)."""
+    if row.m < TARGET_A_MIN_M:
+        return "n/a"
+    cublas, unfused = row.us("cublas_gemm"), row.us("unfused")
+    if us is None or cublas is None or unfused is None:
+        return "-"
+    return "yes" if us <= cublas + TARGET_A_GAP * (unfused - cublas) else "no"
+
+
+def target_b(row: SweepRow, us: float | None) -> str:
+    """time <= 1.05 cuBLAS, for M >= 2048 and K >= 4096: yes / no, n/a, or - (no numbers)."""
+    if row.m < TARGET_B_MIN_M or row.k < TARGET_B_MIN_K:
+        return "n/a"
+    cublas = row.us("cublas_gemm")
+    if us is None or cublas is None:
+        return "-"
+    return "yes" if us <= TARGET_B_RATIO * cublas else "no"
+
+
+def algo_name(r: Result | None) -> str:
+    """The winner of a cuBLAS best-of-N, short: GemmEx (cublasGemmEx's default) or Lt#i."""
+    if r is None or r.error or "algo" not in r.extra:
+        return "-"
+    algo = int(r.extra["algo"])
+    return "GemmEx" if algo < 0 else f"Lt#{algo}"
+
+
+def sweep_header(policies: list[str]) -> list[str]:
+    return (["dtype", "B", "M", "N", "K", "cuBLAS (us)", "algo", "unfused (us)", "algo",
+             "default (us)", "vs cuBLAS", "vs unfused"] + [f"{p} (us)" for p in policies]
+            + ["target A", "target B"])
+
+
+def sweep_rows(results: list[Result]) -> tuple[list[str], list[list[str]]]:
+    rows, policies = sweep_table(results)
+    out = []
+    for row in rows:
+        dtype, layout, m, n, k = row.shape
+        cublas, unfused = row.by_kernel.get("cublas_gemm"), row.by_kernel.get("unfused")
+        default = row.by_kernel.get(SWEEP_DEFAULT)
+
+        def cell(r: Result | None) -> str:
+            if r is None:
+                return "-"
+            return "ERROR" if r.error else fmt(r.us, ".1f")
+
+        ok = default is not None and not default.error
+        cells = [dtype, layout, str(m), str(n), str(k), cell(cublas), algo_name(cublas), cell(unfused),
+                 algo_name(unfused), cell(default),
+                 fmt(default.vs_cublas if ok else None, ".2f"), fmt(default.vs_unfused if ok else None, ".2f")]
+        cells += [cell(row.by_kernel.get(p)) for p in policies]
+        us = row.us(SWEEP_DEFAULT)
+        cells += [target_a(row, us), target_b(row, us)]
+        out.append(cells)
+    return sweep_header(policies), out
+
+
+def print_sweep(results: list[Result]) -> None:
+    header, rows = sweep_rows(results)
+    if not rows:
+        return
+    print()
+    print("LLM-shape sweep (targets on the default pick: A = time <= cuBLAS + 0.3 (unfused - cuBLAS), "
+          "M >= 256; B = time <= 1.05 cuBLAS, M >= 2048 and K >= 4096)")
+    table = [header] + rows
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for i, row in enumerate(table):
+        print("  ".join(c.rjust(w) for c, w in zip(row, widths)).rstrip())
+        if i == 0:
+            print("  ".join("-" * w for w in widths))
+
+
+def sweep_markdown(results: list[Result], png_name: str | None) -> list[str]:
+    header, rows = sweep_rows(results)
+    if not rows:
+        return []
+    out = ["## LLM-shape sweep", "",
+           "`<what>/<dtype>/<layout>/M/N/K`: out = X + X * Y, X = A @ B + bias, B stored as `nk` (N × K, "
+           "an nn.Linear weight) or `kn` (K × N). cuBLAS = the GEMM alone (`cublas_gemm`), the fastest "
+           "of cublasGemmEx's default (`GemmEx`) and the cuBLASLt heuristic's top candidates (`Lt#i`: "
+           "the i-th); unfused = cuBLASLt's bias GEMM (its fastest candidate) then the gate kernel; "
+           "default = `glukit::addmm_glu(args)`, glukit's own pick; then each policy. vs cuBLAS and "
+           "vs unfused = that baseline's time / the default's time (> 1: the default is faster).",
+           "",
+           f"Targets on the default pick: **A** time ≤ cuBLAS + {TARGET_A_GAP} · (unfused − cuBLAS), "
+           f"for M ≥ {TARGET_A_MIN_M}; **B** time ≤ {TARGET_B_RATIO} · cuBLAS, for M ≥ {TARGET_B_MIN_M} "
+           f"and K ≥ {TARGET_B_MIN_K} (n/a: the target does not apply; -: no time to judge).",
+           "",
+           "| " + " | ".join(header) + " |",
+           "| " + " | ".join(["---", "---"] + ["---:"] * (len(header) - 4) + ["---", "---"]) + " |"]
+    out += ["| " + " | ".join(row) + " |" for row in rows]
+    out.append("")
+    errors = [r for r in results if r.shape is not None and r.error]
+    for r in errors:
+        out.append(f"- `{r.name}` failed: {r.error}")
+    if errors:
+        out.append("")
+    labels = [r for r in results if r.shape is not None and r.label and not r.error]
+    if labels:
+        out += ["<details><summary>cuBLAS algorithms chosen</summary>", ""]
+        out += [f"- `{r.name}`: {r.label}" for r in labels]
+        out += ["", "</details>", ""]
+    if png_name:
+        out += [f"![sweep: median time by shape]({png_name})", ""]
+    return out
+
+
 def print_table(m: dict, results: list[Result]) -> None:
     print(f"{m['device']}  driver {m['driver']}  {m['date']}")
     rows = [HEADER] + table_rows(results)
@@ -217,9 +400,11 @@ def print_table(m: dict, results: list[Result]) -> None:
           f"cuBLAS fp16 8192^3 {fmt(tflops, '.0f')} TFLOP/s")
     if y_copy_us(results) is not None:
         print(f"copy of one M x N fp16 matrix (the Y read + out write alone): {y_copy_us(results):.1f} us")
+    print_sweep(results)
 
 
-def markdown(m: dict, results: list[Result], json_name: str, png_name: str | None) -> str:
+def markdown(m: dict, results: list[Result], json_name: str, png_name: str | None,
+             sweep_png_name: str | None) -> str:
     out = [f"# glukit_bench on {m['device']}, {m['date'][:10]}", ""]
     out += ["| | |", "| --- | --- |",
             f"| date | {m['date']} |", f"| device | {m['device']} |", f"| driver | {m['driver']} |"]
@@ -228,49 +413,61 @@ def markdown(m: dict, results: list[Result], json_name: str, png_name: str | Non
         if m.get(key):
             out.append(f"| {label} | {m[key]} |")
     out.append(f"| raw results | [{json_name}]({json_name}) |")
-    out += ["", "Problem: out = X + X * Y, X = A @ B + bias, fp16 in and out, fp32 accumulation, "
-            f"M = {REF_M}, N = {REF_N}. TFLOP/s = 2·M·N·K / time; GB/s over the minimal bytes "
-            "(A + B + bias + Y + out once each; A + B + out for cuBLAS GEMM); vs cuBLAS = time of "
-            "cuBLAS GEMM alone at the same K / this time. The roofline floor is "
-            "max(bytes / copy bandwidth, flops / 8192³ GEMM rate) with both ceilings from this run.",
-            ""]
-    out.append("| " + " | ".join(HEADER) + " |")
-    out.append("| " + " | ".join(["---:", "---"] + ["---:"] * 4) + " |")
-    for row in table_rows(results):
-        if row[2] == "ERROR":
-            row = row[:2] + ["error: " + row[5], "", "", ""]
-        out.append("| " + " | ".join(row) + " |")
-    gbps, tflops = ceilings(results)
-    out += ["", f"Ceilings in the same run: device-to-device copy {fmt(gbps, '.0f')} GB/s "
-            f"(read + write), cuBLAS fp16 8192³ {fmt(tflops, '.0f')} TFLOP/s.", ""]
-    if y_copy_us(results) is not None:
-        out += [f"A copy of one M × N fp16 matrix (`copy_y_to_out`: the Y read and out write every "
-                f"fused kernel does, without A, B or any arithmetic) takes {y_copy_us(results):.1f} us "
-                "in the same run; `copy_at_size/K` copies the fused kernel's whole minimal traffic "
-                "(half read, half written).", ""]
-    if png_name:
-        out += [f"![TFLOP/s by kernel and K]({png_name})", ""]
+    out.append("")
+    blog = table_rows(results)
+    if blog:
+        out += ["Problem: out = X + X * Y, X = A @ B + bias, fp16 in and out, fp32 accumulation, "
+                f"M = {REF_M}, N = {REF_N}. TFLOP/s = 2·M·N·K / time (none for copies); GB/s over the "
+                "minimal bytes (A + B + bias + Y + out once each; A + B + out for cuBLAS GEMM); vs cuBLAS "
+                "= time of cuBLAS GEMM alone at the same K (its fastest algorithm) / this time. The "
+                "roofline floor is max(bytes / copy bandwidth, flops / 8192³ GEMM rate) with both "
+                "ceilings from this run.",
+                ""]
+        out.append("| " + " | ".join(HEADER) + " |")
+        out.append("| " + " | ".join(["---:", "---"] + ["---:"] * 4) + " |")
+        for row in blog:
+            if row[2] == "ERROR":
+                row = row[:2] + ["error: " + row[5], "", "", ""]
+            out.append("| " + " | ".join(row) + " |")
+        gbps, tflops = ceilings(results)
+        out += ["", f"Ceilings in the same run: device-to-device copy {fmt(gbps, '.0f')} GB/s "
+                f"(read + write), cuBLAS fp16 8192³ {fmt(tflops, '.0f')} TFLOP/s.", ""]
+        if y_copy_us(results) is not None:
+            out += [f"A copy of one M × N fp16 matrix (`copy_y_to_out`: the Y read and out write every "
+                    f"fused kernel does, without A, B or any arithmetic) takes {y_copy_us(results):.1f} us "
+                    "in the same run; `copy_at_size/K` copies the fused kernel's whole minimal traffic "
+                    "(half read, half written).", ""]
+        if png_name:
+            out += [f"![median time by kernel and K]({png_name})", ""]
+    out += sweep_markdown(results, sweep_png_name)
     if m.get("command_line"):
         out += ["Command (on the device machine):", "", "```", m["command_line"], "```", ""]
     return "\n".join(out)
 
 
-def render_png(m: dict, results: list[Result], path: Path) -> None:
+def import_pyplot():
+    """matplotlib's pyplot (Agg), or None with a warning where matplotlib is missing."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        sys.exit("render_results.py: matplotlib is missing: apt-get install python3-matplotlib, "
-                 "then run this script with /usr/bin/python3")
+        print("render_results.py: matplotlib is missing, no chart (apt-get install python3-matplotlib, "
+              "then run this script with /usr/bin/python3)", file=sys.stderr)
+        return None
+    return plt
 
+
+def render_png(plt, m: dict, results: list[Result], path: Path) -> bool:
+    """Median time of each kernel at the reference shape, bars grouped by K, with the roofline
+    floor; False (nothing drawn) without per-K results."""
     ks = sorted({r.k for r in results if r.k is not None})
     kernels = []
     for r in results:
         if r.k is not None and r.kernel not in kernels:
             kernels.append(r.kernel)
     if not ks or not kernels:
-        sys.exit("render_results.py: no per-K results to draw")
+        return False
     value = {(r.kernel, r.k): r for r in results if r.k is not None}
     gbps, tflops = ceilings(results)
 
@@ -283,9 +480,9 @@ def render_png(m: dict, results: list[Result], path: Path) -> None:
         for g, k in enumerate(ks):
             r = value.get((kernel, k))
             x = g - group_width / 2 + (i + 0.5) * bar
-            if r and not r.error and r.tflops:
+            if r and not r.error and r.us:
                 xs.append(x)
-                hs.append(r.tflops)
+                hs.append(r.us)
             elif r and r.error:
                 ax.text(x, 0, " failed", rotation=90, ha="center", va="bottom", fontsize=7,
                         color=colors[i % len(colors)])
@@ -295,12 +492,11 @@ def render_png(m: dict, results: list[Result], path: Path) -> None:
     for g, k in enumerate(ks):
         floor = roofline_floor_us(k, gbps, tflops)
         if floor:
-            best = 2.0 * REF_M * REF_N * k / (floor * 1e-6) * 1e-12
-            ax.hlines(best, g - group_width / 2, g + group_width / 2, colors="black",
+            ax.hlines(floor, g - group_width / 2, g + group_width / 2, colors="black",
                       linestyles="dashed", linewidth=1,
-                      label="roofline (this run's ceilings)" if g == 0 else None)
+                      label="roofline floor (this run's ceilings)" if g == 0 else None)
     ax.set_xticks(range(len(ks)), [f"K = {k}" for k in ks])
-    ax.set_ylabel("TFLOP/s  (2·M·N·K / median time)")
+    ax.set_ylabel("median time (µs), lower is better")
     ax.set_title(f"fused addmm + GLU, M={REF_M}, N={REF_N}, fp16 — {m['device']}, "
                  f"driver {m['driver']}, {m['date'][:10]}", fontsize=10)
     ax.legend(fontsize=8, loc="upper left", ncol=2)
@@ -309,13 +505,82 @@ def render_png(m: dict, results: list[Result], path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=150)
     plt.close(fig)
+    return True
+
+
+def render_sweep_png(plt, m: dict, results: list[Result], path: Path) -> bool:
+    """The sweep: median time per shape (log scale) above, time / cuBLAS GEMM's below with
+    target B's 1.05 line; False (nothing drawn) without sweep results."""
+    rows, policies = sweep_table(results)
+    if not rows:
+        return False
+    kernels = [k for k in SWEEP_BASELINES + (SWEEP_DEFAULT,) if any(k in r.by_kernel for r in rows)]
+    kernels += policies
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(max(11, 0.75 * len(rows) + 3), 8), sharex=True,
+                                      gridspec_kw={"height_ratios": [3, 2]})
+    group_width = 0.84
+    bar = group_width / len(kernels)
+    colors = plt.get_cmap("tab10").colors
+    for i, kernel in enumerate(kernels):
+        color = colors[i % len(colors)]
+        xs, times, ratios = [], [], []
+        for g, row in enumerate(rows):
+            us, cublas = row.us(kernel), row.us("cublas_gemm")
+            x = g - group_width / 2 + (i + 0.5) * bar
+            if us:
+                xs.append(x)
+                times.append(us)
+                ratios.append(us / cublas if cublas else float("nan"))
+            elif kernel in row.by_kernel:
+                top.text(x, 0.02, "failed", rotation=90, ha="center", va="bottom", fontsize=7, color=color,
+                         transform=top.get_xaxis_transform())
+        label = {"cublas_gemm": "cuBLAS GEMM only (best algorithm)",
+                 "unfused": "cuBLASLt bias + gate kernel", SWEEP_DEFAULT: "glukit default pick"}.get(kernel, kernel)
+        top.bar(xs, times, bar * 0.92, label=label, color=color)
+        bottom.bar(xs, ratios, bar * 0.92, color=color)
+    top.set_yscale("log")
+    top.set_ylabel("median time (µs, log), lower is better")
+    top.legend(fontsize=8, loc="upper left", ncol=2)
+    top.grid(axis="y", alpha=0.3, which="both")
+    bottom.axhline(1.0, color="black", linewidth=0.8)
+    bottom.axhline(TARGET_B_RATIO, color="black", linestyle="dashed", linewidth=1,
+                   label=f"target B: {TARGET_B_RATIO} × cuBLAS")
+    bottom.set_ylabel("time / cuBLAS GEMM's")
+    bottom.legend(fontsize=8, loc="upper left")
+    bottom.grid(axis="y", alpha=0.3)
+    kinds = sorted({f"{r.shape[0]}, B {r.shape[1]}" for r in rows})
+    one_kind = len(kinds) == 1
+    bottom.set_xticks(range(len(rows)),
+                      [f"M {r.shape[2]}\nN {r.shape[3]}\nK {r.shape[4]}" + ("" if one_kind else f"\n{r.shape[0]} {r.shape[1]}")
+                       for r in rows], fontsize=7)
+    top.set_title(f"LLM-shape sweep, fused addmm + GLU{' (' + kinds[0] + ')' if one_kind else ''} — "
+                  f"{m['device']}, driver {m['driver']}, {m['date'][:10]}", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
+    return True
+
+
+def sweep_png_path(png: Path) -> Path:
+    """OUT.png -> OUT-sweep.png."""
+    return png.with_name(png.stem + "-sweep" + png.suffix)
+
+
+def relative_to_md(path: Path | None, md: Path) -> str | None:
+    if path is None:
+        return None
+    try:
+        return str(path.resolve().relative_to(md.resolve().parent))
+    except ValueError:
+        return str(path.resolve())
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("json", type=Path, help="glukit_bench --benchmark_out JSON")
     p.add_argument("--md", type=Path, help="write a markdown table here")
-    p.add_argument("--png", type=Path, help="write a bar chart here")
+    p.add_argument("--png", type=Path,
+                   help="write the reference-shape chart here, and the sweep's beside it (OUT-sweep.png)")
     p.add_argument("--device", help="device name (default: the JSON context's 'device')")
     p.add_argument("--driver", help="driver version (default: the JSON context's 'driver')")
     p.add_argument("--date", help="date (default: the JSON context's 'date')")
@@ -327,17 +592,19 @@ def main() -> int:
         return 1
     m = meta(context, args)
     print_table(m, results)
+    png = sweep_png = None
     if args.png:
-        render_png(m, results, args.png)
-        print(f"wrote {args.png}")
+        plt = import_pyplot()
+        if plt is not None:
+            if render_png(plt, m, results, args.png):
+                png = args.png
+                print(f"wrote {png}")
+            if render_sweep_png(plt, m, results, sweep_png_path(args.png)):
+                sweep_png = sweep_png_path(args.png)
+                print(f"wrote {sweep_png}")
     if args.md:
-        png_rel = None
-        if args.png:
-            try:
-                png_rel = str(args.png.resolve().relative_to(args.md.resolve().parent))
-            except ValueError:
-                png_rel = str(args.png.resolve())
-        args.md.write_text(markdown(m, results, args.json.name, png_rel))
+        args.md.write_text(markdown(m, results, args.json.name, relative_to_md(png, args.md),
+                                    relative_to_md(sweep_png, args.md)))
         print(f"wrote {args.md}")
     errors = [r for r in results if r.error]
     for r in errors:

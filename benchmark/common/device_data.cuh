@@ -1,16 +1,20 @@
 // Device memory for the benchmark: an owning buffer, a counter-based random
-// fill (fresh, non-zero fp16 values from a seed), an output poison, and a
-// device-side comparison of two fp16 arrays (relative L2 error and a count of
-// non-finite values) so checking a 44 MB output needs no host copy.
+// fill (fresh, non-zero values from a seed), an output poison, and a
+// device-side comparison of two arrays (relative L2 error and a count of
+// non-finite values) so checking a 44 MB output needs no host copy. The
+// element type T is glukit's half_t (__half) or bfloat16_t (__nv_bfloat16).
 #pragma once
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include "cuda_check.hpp"
+#include "glukit/platform/element.hpp"
 
 namespace glukit_bench {
 
@@ -65,14 +69,15 @@ __host__ __device__ inline std::uint64_t mix64(std::uint64_t x) {
 
 /// Element i of the stream `seed`: sign * scale * u with u uniform in [1/16, 1),
 /// so no element is zero (all-zero operands would flatter the tensor cores' power draw).
-__global__ void fill_nonzero_kernel(__half* p, std::size_t n, std::uint64_t seed, float scale) {
+template <class T>
+__global__ void fill_nonzero_kernel(T* p, std::size_t n, std::uint64_t seed, float scale) {
   const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
   for (std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride) {
     const std::uint64_t r = mix64(seed ^ mix64(i));
     const float u = float(r >> 40) * (1.0f / 16777216.0f);  // 24 bits -> [0, 1)
     const float magnitude = 0.0625f + 0.9375f * u;
     const float sign = (r & 1u) ? -1.0f : 1.0f;
-    p[i] = __float2half_rn(sign * scale * magnitude);
+    p[i] = glukit::from_float<T>(sign * scale * magnitude);
   }
 }
 
@@ -84,7 +89,8 @@ __global__ void fill_bits_kernel(std::uint16_t* p, std::size_t n, std::uint16_t 
 
 /// sums[0] += sum (got - ref)^2, sums[1] += sum ref^2, *nonfinite += count of
 /// non-finite got. One atomic per block.
-__global__ void compare_kernel(const __half* got, const __half* ref, std::size_t n, double* sums,
+template <class T>
+__global__ void compare_kernel(const T* got, const T* ref, std::size_t n, double* sums,
                                unsigned long long* nonfinite) {
   constexpr int kThreads = 256;
   __shared__ double s_num[kThreads];
@@ -94,8 +100,8 @@ __global__ void compare_kernel(const __half* got, const __half* ref, std::size_t
   unsigned bad = 0;
   const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
   for (std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride) {
-    const float g = __half2float(got[i]);
-    const float r = __half2float(ref[i]);
+    const float g = glukit::to_float(got[i]);
+    const float r = glukit::to_float(ref[i]);
     if (!isfinite(g)) {
       ++bad;
       continue;
@@ -134,8 +140,8 @@ inline unsigned grid_for(std::size_t n, unsigned threads) {
 }  // namespace detail
 
 /// Fills p[0, n) with non-zero values of magnitude in [scale/16, scale).
-inline void fill_nonzero(__half* p, std::size_t n, std::uint64_t seed, float scale,
-                         cudaStream_t stream) {
+template <glukit::Element T>
+void fill_nonzero(T* p, std::size_t n, std::uint64_t seed, float scale, cudaStream_t stream) {
   if (n == 0) return;
   constexpr unsigned kThreads = 256;
   detail::fill_nonzero_kernel<<<detail::grid_for(n, kThreads), kThreads, 0, stream>>>(p, n, seed,
@@ -143,14 +149,17 @@ inline void fill_nonzero(__half* p, std::size_t n, std::uint64_t seed, float sca
   GLUKIT_BENCH_CHECK_LAUNCH();
 }
 
-/// fp16 quiet NaN: an output element still holding it after a kernel was never written.
-inline constexpr std::uint16_t kPoisonBits = 0x7E00;
+/// A quiet NaN of T (fp16 0x7E00, bf16 0x7FC0): an output element still holding it
+/// after a kernel was never written.
+template <glukit::Element T>
+inline constexpr std::uint16_t kPoisonBits = std::is_same_v<T, glukit::half_t> ? 0x7E00 : 0x7FC0;
 
-inline void poison(__half* p, std::size_t n, cudaStream_t stream) {
+template <glukit::Element T>
+void poison(T* p, std::size_t n, cudaStream_t stream) {
   if (n == 0) return;
   constexpr unsigned kThreads = 256;
   detail::fill_bits_kernel<<<detail::grid_for(n, kThreads), kThreads, 0, stream>>>(
-      reinterpret_cast<std::uint16_t*>(p), n, kPoisonBits);
+      reinterpret_cast<std::uint16_t*>(p), n, kPoisonBits<T>);
   GLUKIT_BENCH_CHECK_LAUNCH();
 }
 
@@ -160,9 +169,9 @@ struct Comparison {
   bool passes(double tolerance) const { return nonfinite == 0 && relative_l2 < tolerance; }
 };
 
-/// Compares two contiguous fp16 arrays on the device; synchronises `stream`.
-inline Comparison compare(const __half* got, const __half* ref, std::size_t n,
-                          cudaStream_t stream) {
+/// Compares two contiguous arrays on the device; synchronises `stream`.
+template <glukit::Element T>
+Comparison compare(const T* got, const T* ref, std::size_t n, cudaStream_t stream) {
   struct Scratch {
     double sums[2];
     unsigned long long nonfinite;
