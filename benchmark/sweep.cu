@@ -9,10 +9,8 @@
 //   unfused/...       cuBLASLt bias GEMM (its fastest candidate), then the gate kernel
 //   default/...       glukit::addmm_glu(args): glukit's own pick for the shape
 //   <Policy>/...      glukit::addmm_glu<Policy>(args), the policies of SweepPolicies
-// The glukit benchmarks are compiled only with GLUKIT_BENCH_SWEEP_GLUKIT=1 (the CMake
-// option of the same name): until the sm90 kernels take bf16 and an N x K B, the launcher
-// does not compile for them. Each checks its whole output once (poisoned first) against the
-// unfused path on the same inputs and fails the benchmark on a mismatch.
+// Each glukit benchmark checks its whole output once (poisoned first) against the unfused
+// path on the same inputs and fails the benchmark on a mismatch.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -28,17 +26,9 @@
 #include "glukit/platform/element.hpp"
 #include "problem.hpp"
 
-#ifndef GLUKIT_BENCH_SWEEP_GLUKIT
-#define GLUKIT_BENCH_SWEEP_GLUKIT 0
-#endif
-#if GLUKIT_BENCH_SWEEP_GLUKIT
 #include <type_traits>
 
 #include "glukit/glukit.hpp"
-#if __has_include("glukit/kernels/sm90/default.hpp")
-#include "glukit/kernels/sm90/default.hpp"
-#endif
-#endif
 
 namespace glukit_bench {
 namespace {
@@ -165,7 +155,6 @@ void register_baselines(const GemmShape& s, glukit::Layout layout) {
   configure(benchmark::RegisterBenchmark(("unfused/" + key).c_str(), bm_baseline<T>, Baseline::unfused, s, layout));
 }
 
-#if GLUKIT_BENCH_SWEEP_GLUKIT
 using Arch = glukit::arch::sm90a;
 
 /// What a glukit sweep benchmark launches: glukit's default pick ...
@@ -191,7 +180,8 @@ struct PolicyPick {
 template <class... Policies>
 struct PolicyList {};
 /// The policies timed beside the default pick at every sweep shape: add one here.
-using SweepPolicies = PolicyList<glukit::policy::WarpSpecializedTma<Arch>, glukit::policy::V4FusedEpilogue<Arch>>;
+using SweepPolicies = PolicyList<glukit::policy::WarpSpecializedTma<Arch>, glukit::policy::WarpSpecializedTma128x128<Arch>,
+                                 glukit::policy::WarpSpecializedTma128x256<Arch>, glukit::policy::V4FusedEpilogue<Arch>>;
 
 template <class Pick, class T>
 void bm_glukit(benchmark::State& state, GemmShape s, glukit::Layout layout) {
@@ -250,18 +240,14 @@ template <class T, class... Policies>
 void register_policies(const GemmShape& s, glukit::Layout layout, PolicyList<Policies...>) {
   (register_glukit<PolicyPick<Policies>, T>(s, layout), ...);
 }
-#endif  // GLUKIT_BENCH_SWEEP_GLUKIT
 
 }  // namespace
 
 void register_sweep() {
-  benchmark::AddCustomContext("sweep_glukit", GLUKIT_BENCH_SWEEP_GLUKIT ? "1" : "0");
   for (const GemmShape& s : sweep_shapes()) {
     register_baselines<SweepElement>(s, kSweepLayout);  // first: the glukit ones divide by their times
-#if GLUKIT_BENCH_SWEEP_GLUKIT
     register_glukit<DefaultPick, SweepElement>(s, kSweepLayout);
     register_policies<SweepElement>(s, kSweepLayout, SweepPolicies{});
-#endif
   }
 }
 

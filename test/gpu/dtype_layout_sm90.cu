@@ -35,11 +35,11 @@ void check_ragged() {
 
 }  // namespace
 
-TEMPLATE_LIST_TEST_CASE("bf16, B k x n", "[gpu][dtype][sanitize]", Sm90Variants) {
+TEMPLATE_LIST_TEST_CASE("bf16, B k x n", "[gpu][dtype]", Sm90Variants) {
   check_ragged<TestType, bfloat16_t, Layout::row_major>();
 }
 
-TEMPLATE_LIST_TEST_CASE("fp16, B n x k", "[gpu][dtype][sanitize]", Sm90Variants) {
+TEMPLATE_LIST_TEST_CASE("fp16, B n x k", "[gpu][dtype]", Sm90Variants) {
   check_ragged<TestType, half_t, Layout::col_major>();
 }
 
