@@ -98,3 +98,27 @@ TEMPLATE_LIST_TEST_CASE("col_major: ldb < k is refused before any launch", "[gpu
   GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
   CHECK(count_unwritten(pr.dout.download(), pr.s) == 64 * 64);  // untouched
 }
+
+TEST_CASE("the default addmm_glu(args) on the sweep's kinds of shapes", "[gpu][dtype][default]") {
+  // One shape per kernel the rule picks (plan_default.hpp): few row tiles (128 x 128 and
+  // 128 x 256 candidates) and many (128 x 192), bf16 with B n x k and fp16 with B k x n.
+  for (const Shape base : {Shape{16, 14336, 512}, Shape{256, 14336, 256}, Shape{1024, 4000, 264}}) {
+    for (const Layout l : {Layout::col_major, Layout::row_major}) {
+      Shape s = base;
+      s.b_layout = l;
+      const std::uint64_t seed = fresh_seed();
+      INFO("default m=" << s.m << " n=" << s.n << " k=" << s.k << " seed=" << seed);
+      TestProblemT<bfloat16_t> pr(s, seed);
+      const Status st = addmm_glu(pr.device_args());
+      INFO(st.message());
+      REQUIRE(st.ok());
+      GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+      const auto out = pr.dout.download();
+      CHECK(count_unwritten(out, pr.s) == 0);
+      CHECK(count_padding_written(out, pr.s) == 0);
+      CHECK(count_guard_written(out, pr.s) == 0);
+      const auto ref = reference_parallel(pr.host_args());
+      CHECK(reference::relative_l2_error(out.data(), pr.s.ldo, ref, pr.s.m, pr.s.n) < l2_tolerance<bfloat16_t>);
+    }
+  }
+}
