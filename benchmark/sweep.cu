@@ -159,17 +159,22 @@ using Arch = glukit::arch::sm90a;
 
 /// What a glukit sweep benchmark launches: glukit's default pick ...
 struct DefaultPick {
+  static constexpr bool gate = true;
   static constexpr const char* name() { return "default"; }
   template <class T>
   static glukit::Status run(const glukit::AddmmGluArgsT<T>& args, cudaStream_t stream) {
     return glukit::addmm_glu(args, stream);
   }
 };
-/// ... or one policy (its epilogue must be the GLU gate: it is checked against the unfused path).
+/// ... or one policy (the GLU gate, checked against the unfused path; or bias only, checked
+/// against cuBLASLt's bias GEMM alone).
 template <class Policy>
 struct PolicyPick {
-  static_assert(std::is_same_v<typename Policy::epilogue_op, glukit::epilogue::GluGate>,
-                "the sweep checks glukit against cuBLASLt + the GLU gate: SweepPolicies takes GluGate policies");
+  using Op = typename Policy::epilogue_op;
+  static_assert(std::is_same_v<Op, glukit::epilogue::GluGate> || std::is_same_v<Op, glukit::epilogue::BiasOnly>,
+                "the sweep checks glukit against cuBLASLt (+ the GLU gate): SweepPolicies takes GluGate or "
+                "BiasOnly policies");
+  static constexpr bool gate = std::is_same_v<Op, glukit::epilogue::GluGate>;
   static constexpr const char* name() { return Policy::name(); }
   template <class T>
   static glukit::Status run(const glukit::AddmmGluArgsT<T>& args, cudaStream_t stream) {
@@ -179,9 +184,34 @@ struct PolicyPick {
 
 template <class... Policies>
 struct PolicyList {};
+/// Probes beside the shipped policies: ping-pong consumers on 64-row tiles (each consumer
+/// warpgroup computes a whole tile, half the padded rows of a 128-row tile at decode), and
+/// the shipped kernel without Y (bias only: its time against the gate's).
+struct Pingpong64x192 : glukit::policy::WarpSpecializedTma<Arch> {
+  static constexpr bool pingpong = true;
+  static constexpr int tile_m = 64;
+  static constexpr int y_buffers = 2;
+  static constexpr int num_buffers = 5;
+  static constexpr const char* name() { return "WarpSpecializedTma_Pingpong64x192"; }
+};
+struct Pingpong64x128 : glukit::policy::WarpSpecializedTma<Arch> {
+  static constexpr bool pingpong = true;
+  static constexpr int tile_m = 64;
+  static constexpr int tile_n = 128;
+  static constexpr int y_buffers = 2;
+  static constexpr int num_buffers = 7;
+  static constexpr const char* name() { return "WarpSpecializedTma_Pingpong64x128"; }
+};
+struct TmaBiasOnly : glukit::policy::WarpSpecializedTma<Arch> {
+  using epilogue_op = glukit::epilogue::BiasOnly;
+  static constexpr const char* name() { return "WarpSpecializedTma_BiasOnly"; }
+};
+
 /// The policies timed beside the default pick at every sweep shape: add one here.
-using SweepPolicies = PolicyList<glukit::policy::WarpSpecializedTma<Arch>, glukit::policy::WarpSpecializedTma128x128<Arch>,
-                                 glukit::policy::WarpSpecializedTma128x256<Arch>, glukit::policy::V4FusedEpilogue<Arch>>;
+using SweepPolicies =
+    PolicyList<glukit::policy::WarpSpecializedTma<Arch>, glukit::policy::WarpSpecializedTma128x128<Arch>,
+               glukit::policy::WarpSpecializedTma128x256<Arch>, glukit::policy::V4FusedEpilogue<Arch>, Pingpong64x192,
+               Pingpong64x128, TmaBiasOnly>;
 
 template <class Pick, class T>
 void bm_glukit(benchmark::State& state, GemmShape s, glukit::Layout layout) {
@@ -196,7 +226,7 @@ void bm_glukit(benchmark::State& state, GemmShape s, glukit::Layout layout) {
     // The check, once, on set 0 (its output starts poisoned).
     Comparison check;
     {
-      const DeviceBuffer<T> expected = unfused_output(ops, true, stream);
+      const DeviceBuffer<T> expected = unfused_output(ops, Pick::gate, stream);
       const glukit::Status st = Pick::run(ops.args(0), stream);
       if (!st.ok()) {
         fail(state, name + ": addmm_glu returned an error: " + st.message());

@@ -5,11 +5,16 @@
 // The candidates are WarpSpecializedTma at 128 x 128, 128 x 192 (the tuned kernel)
 // and 128 x 256 tiles. A persistent kernel's time is close to
 //   waves x (time of one tile),  waves = ceil(tiles / SMs),
-// and a tile's time grows with its width plus a fixed part (A's panels, the
-// epilogue's start, the pipeline's fill). The rule scores each candidate by
+// and where the output has several rows of tiles a tile's time grows with its width
+// plus a fixed part (A's panels, the epilogue's start, the pipeline's fill): the rule
+// scores each candidate by
 //   ceil(tiles / SMs) x (tile_n + tile_overhead_columns)
-// and picks the lowest, the 192-column kernel on ties. tile_overhead_columns is
-// fitted to the H200 sweep (docs/perf-notes.md, "The default's rule").
+// and picks the lowest, the 192-column kernel on ties. With one row of tiles (m <= 128,
+// decode) every tile streams its own slice of the weight, the SMs stream side by side
+// and a wider tile costs about the same, so the score is the wave count alone. Fitted to
+// the H200 sweep of 2026-12-01 (bf16, B n x k, 15 shapes): the pick's time is on average
+// within 2 % of the fastest of the three, at worst 14 % (docs/perf-notes.md, "The
+// default's rule").
 #pragma once
 #include <cstdint>
 
@@ -26,12 +31,14 @@ enum class DefaultKernel {
 
 struct DefaultRule {
   static constexpr int tile_m = 128;
-  /// A tile's fixed cost in units of one output column's main-loop work.
-  static constexpr std::int64_t tile_overhead_columns = 64;
+  /// A tile's fixed cost in units of one output column's main-loop work (fitted: 8 to 24
+  /// give the same picks on the sweep; 0 and >= 32 pick worse).
+  static constexpr std::int64_t tile_overhead_columns = 16;
   /// The score of a candidate of tile_n columns at m x n on `sms` SMs (lower is faster).
   static constexpr std::int64_t score(std::int64_t m, std::int64_t n, int tile_n, int sms) {
-    const std::int64_t tiles = ceil_div(m, tile_m) * ceil_div(n, tile_n);
-    return ceil_div(tiles, sms > 0 ? sms : 1) * (tile_n + tile_overhead_columns);
+    const std::int64_t tiles_m = ceil_div(m, tile_m);
+    const std::int64_t waves = ceil_div(tiles_m * ceil_div(n, tile_n), sms > 0 ? sms : 1);
+    return tiles_m == 1 ? waves : waves * (tile_n + tile_overhead_columns);
   }
 };
 

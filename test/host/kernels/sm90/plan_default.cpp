@@ -17,7 +17,11 @@ TEST_CASE("the rule's score is waves x (tile_n + the per-tile overhead)") {
   CHECK(DefaultRule::score(256, 14336, 128, 132) == 2 * (128 + o));
   CHECK(DefaultRule::score(256, 14336, 192, 132) == 2 * (192 + o));
   CHECK(DefaultRule::score(256, 14336, 256, 132) == 1 * (256 + o));
-  CHECK(DefaultRule::score(1, 1, 192, 0) == 192 + o);  // no SM count: one worker
+  CHECK(DefaultRule::score(300, 1, 192, 0) == 3 * (192 + o));  // no SM count: one worker
+  // One row of tiles: the wave count alone (16 x 28672: 224, 150 and 112 tiles).
+  CHECK(DefaultRule::score(16, 28672, 128, 132) == 2);
+  CHECK(DefaultRule::score(16, 28672, 192, 132) == 2);
+  CHECK(DefaultRule::score(16, 28672, 256, 132) == 1);
 }
 
 TEST_CASE("the reference shape keeps the tuned 128 x 192 kernel") {
@@ -27,7 +31,14 @@ TEST_CASE("the reference shape keeps the tuned 128 x 192 kernel") {
 
 TEST_CASE("few row tiles: the width whose tiles fill the SMs in the fewest waves") {
   CHECK(default_kernel(256, 14336, 4096, 132) == DefaultKernel::ws_128x256);  // one wave of 112
-  CHECK(default_kernel(16, 14336, 4096, 132) == DefaultKernel::ws_128x128);   // 112 tiles, one wave
+  // Decode: one wave at every width keeps the tuned kernel; 28672 columns fit one wave
+  // only as 112 tiles of 256.
+  CHECK(default_kernel(16, 14336, 4096, 132) == DefaultKernel::ws_128x192);
+  CHECK(default_kernel(16, 28672, 8192, 132) == DefaultKernel::ws_128x256);
+  // Prefill, 16 row tiles of 11008: 1376 / 928 / 688 tiles in 11 / 8 / 6 waves:
+  // 11 x 144 = 1584 < 6 x 272 = 1632 < 8 x 208 = 1664.
+  CHECK(default_kernel(2048, 11008, 4096, 132) == DefaultKernel::ws_128x128);
+  CHECK(default_kernel(8192, 28672, 8192, 132) == DefaultKernel::ws_128x256);
 }
 
 TEST_CASE("default_kernel_name names the policies") {
