@@ -184,23 +184,15 @@ struct PolicyPick {
 
 template <class... Policies>
 struct PolicyList {};
-/// Probes beside the shipped policies: ping-pong consumers on 64-row tiles (each consumer
-/// warpgroup computes a whole tile, half the padded rows of a 128-row tile at decode), and
-/// the shipped kernel without Y (bias only: its time against the gate's).
+/// Probes beside the shipped policies: ping-pong consumers on 64 x 192 tiles (beside the
+/// shipped 64 x 128 decode kernel), and the shipped kernel without Y (bias only: its time
+/// against the gate's).
 struct Pingpong64x192 : glukit::policy::WarpSpecializedTma<Arch> {
   static constexpr bool pingpong = true;
   static constexpr int tile_m = 64;
   static constexpr int y_buffers = 2;
   static constexpr int num_buffers = 5;
   static constexpr const char* name() { return "WarpSpecializedTma_Pingpong64x192"; }
-};
-struct Pingpong64x128 : glukit::policy::WarpSpecializedTma<Arch> {
-  static constexpr bool pingpong = true;
-  static constexpr int tile_m = 64;
-  static constexpr int tile_n = 128;
-  static constexpr int y_buffers = 2;
-  static constexpr int num_buffers = 7;
-  static constexpr const char* name() { return "WarpSpecializedTma_Pingpong64x128"; }
 };
 struct TmaBiasOnly : glukit::policy::WarpSpecializedTma<Arch> {
   using epilogue_op = glukit::epilogue::BiasOnly;
@@ -210,8 +202,8 @@ struct TmaBiasOnly : glukit::policy::WarpSpecializedTma<Arch> {
 /// The policies timed beside the default pick at every sweep shape: add one here.
 using SweepPolicies =
     PolicyList<glukit::policy::WarpSpecializedTma<Arch>, glukit::policy::WarpSpecializedTma128x128<Arch>,
-               glukit::policy::WarpSpecializedTma128x256<Arch>, glukit::policy::V4FusedEpilogue<Arch>, Pingpong64x192,
-               Pingpong64x128, TmaBiasOnly>;
+               glukit::policy::WarpSpecializedTma128x256<Arch>, glukit::policy::V4FusedEpilogue<Arch>,
+               glukit::policy::WarpSpecializedTmaPingpong64x128<Arch>, Pingpong64x192, TmaBiasOnly>;
 
 template <class Pick, class T>
 void bm_glukit(benchmark::State& state, GemmShape s, glukit::Layout layout) {

@@ -206,7 +206,8 @@ using Sm90Variants = std::tuple<policy::V1RegisterStaged<arch::sm90a>, policy::V
                                 policy::V3DeepPipelinePersistent<arch::sm90a>,
                                 policy::V4FusedEpilogue<arch::sm90a>, policy::WarpSpecializedTma<arch::sm90a>,
                                 policy::WarpSpecializedTma128x128<arch::sm90a>,
-                                policy::WarpSpecializedTma128x256<arch::sm90a>>;
+                                policy::WarpSpecializedTma128x256<arch::sm90a>,
+                                policy::WarpSpecializedTmaPingpong64x128<arch::sm90a>>;
 
 /// Relative L2 bound of the checks: a few times what one rounding of the output to T
 /// gives (unit roundoff 2^-11 for fp16, 2^-8 for bf16; uniform rounding errors have an

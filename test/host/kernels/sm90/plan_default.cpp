@@ -31,10 +31,14 @@ TEST_CASE("the reference shape keeps the tuned 128 x 192 kernel") {
 
 TEST_CASE("few row tiles: the width whose tiles fill the SMs in the fewest waves") {
   CHECK(default_kernel(256, 14336, 4096, 132) == DefaultKernel::ws_128x256);  // one wave of 112
-  // Decode: one wave at every width keeps the tuned kernel; 28672 columns fit one wave
-  // only as 112 tiles of 256.
-  CHECK(default_kernel(16, 14336, 4096, 132) == DefaultKernel::ws_128x192);
-  CHECK(default_kernel(16, 28672, 8192, 132) == DefaultKernel::ws_128x256);
+  // Decode: the 64-row ping-pong kernel up to 64 rows, whatever n and k.
+  CHECK(default_kernel(1, 14336, 4096, 132) == DefaultKernel::ws_pingpong_64x128);
+  CHECK(default_kernel(16, 28672, 8192, 132) == DefaultKernel::ws_pingpong_64x128);
+  CHECK(default_kernel(64, 8, 8, 132) == DefaultKernel::ws_pingpong_64x128);
+  // One row of 128-row tiles above that: the fewest waves, the tuned kernel on ties;
+  // 28672 columns fit one wave only as 112 tiles of 256.
+  CHECK(default_kernel(65, 14336, 4096, 132) == DefaultKernel::ws_128x192);
+  CHECK(default_kernel(128, 28672, 8192, 132) == DefaultKernel::ws_128x256);
   // Prefill, 16 row tiles of 11008: 1376 / 928 / 688 tiles in 11 / 8 / 6 waves:
   // 11 x 144 = 1584 < 6 x 272 = 1632 < 8 x 208 = 1664.
   CHECK(default_kernel(2048, 11008, 4096, 132) == DefaultKernel::ws_128x128);
@@ -45,4 +49,6 @@ TEST_CASE("default_kernel_name names the policies") {
   CHECK(std::string(glukit::sm90::default_kernel_name(DefaultKernel::ws_128x192)) == "WarpSpecializedTma");
   CHECK(std::string(glukit::sm90::default_kernel_name(DefaultKernel::ws_128x128)) == "WarpSpecializedTma128x128");
   CHECK(std::string(glukit::sm90::default_kernel_name(DefaultKernel::ws_128x256)) == "WarpSpecializedTma128x256");
+  CHECK(std::string(glukit::sm90::default_kernel_name(DefaultKernel::ws_pingpong_64x128)) ==
+        "WarpSpecializedTmaPingpong64x128");
 }
