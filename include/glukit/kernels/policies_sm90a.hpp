@@ -144,7 +144,7 @@ struct WarpSpecializedTma128x256 : WarpSpecializedTma<Arch> {
 /// WarpSpecializedTma for decode (m <= 64): ping-pong consumers on 64 x 128 tiles. Each
 /// consumer warpgroup computes whole tiles in turns, so a 16-row problem pays for 64 rows
 /// of wgmma, not 128; 7 stages of 25 KiB beside two 17 KiB Y tiles (one per warpgroup).
-/// H200, bf16, B n x k, us (docs/results/h200-2026-12-01-37c2819.md), at M = 16 and
+/// H200, bf16, B n x k, us (docs/results/probes/h200-2026-12-01-37c2819.md), at M = 16 and
 /// (K, N) = (4096, 14336) / (8192, 28672) / (4096, 11008): 37.4 / 133.9 / 32.4, against
 /// 53.1 / 207.3 / 42.3 for the 128 x 192 cooperative kernel and 37.2 / 139.7 / 31.8 for
 /// 64 x 192 ping-pong; the unfused cuBLASLt path 38.5 / 114.9 / 32.0.

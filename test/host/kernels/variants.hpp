@@ -1,5 +1,5 @@
 // The variant list the kernel tests iterate over: every policy variant on
-// every arch tag, and what each variant is expected to be (DESIGN.md's table).
+// every arch tag, and what each variant is expected to be (README.md's variant table).
 #pragma once
 #include <tuple>
 
