@@ -8,4 +8,5 @@
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/epilogue/functors.hpp"
 #include "glukit/kernels/addmm_glu.hpp"
+#include "glukit/kernels/gated_args.hpp"
 #include "glukit/reference/addmm_glu.hpp"

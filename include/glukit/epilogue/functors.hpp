@@ -49,7 +49,27 @@ struct GeGlu {
   }
 };
 
-/// Plain addmm: out = X; Y is not read (the argument rules still ask for a valid y).
+/// ReGLU: out = relu(X) * Y.
+struct ReGlu {
+  static constexpr const char* name() { return "ReGlu"; }
+  static constexpr bool reads_aux = true;
+  template <class T>
+  GLUKIT_HOST_DEVICE T operator()(T x, T y) const {
+    return (x > T(0) ? x : T(0)) * y;
+  }
+};
+
+/// The original GLU: out = sigmoid(X) * Y = Y / (1 + e^-X).
+struct SigmoidGlu {
+  static constexpr const char* name() { return "SigmoidGlu"; }
+  static constexpr bool reads_aux = true;
+  template <class T>
+  GLUKIT_HOST_DEVICE T operator()(T x, T y) const {
+    return y / (T(1) + math::exp(-x));
+  }
+};
+
+/// Plain addmm: out = X; Y is not read (y may be null).
 struct BiasOnly {
   static constexpr const char* name() { return "BiasOnly"; }
   static constexpr bool reads_aux = false;

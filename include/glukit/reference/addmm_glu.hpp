@@ -1,6 +1,6 @@
-// fp64 host reference of out = epilogue(A @ B + bias, Y) for both element types
-// and both layouts of B, and the relative error measure the tests use. Reads
-// host pointers in AddmmGluArgsT<T>.
+// fp64 host references of out = epilogue(A @ B + bias, Y) for both element types
+// and both layouts of B, and of the gated projection op(A W_g^T + b_g, A W_u^T + b_u);
+// the relative error measure the tests use. Read host pointers.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -8,6 +8,7 @@
 
 #include "glukit/epilogue/functors.hpp"
 #include "glukit/kernels/args.hpp"
+#include "glukit/kernels/gated_args.hpp"
 #include "glukit/platform/element.hpp"
 
 namespace glukit::reference {
@@ -43,6 +44,28 @@ std::vector<double> addmm_glu(const AddmmGluArgsT<T>& p, Op op = {}) {
       const double y = Op::reads_aux ? double(to_float(p.y[i * p.ldy + j])) : 0.0;
       out[i * p.n + j] = op(out[i * p.n + j], y);
     }
+  return out;
+}
+
+/// out = op(A W_g^T + b_g, A W_u^T + b_u) in fp64 (row-major m x n, ld = n), the gate and
+/// up rows of W found through w_layout's row map (kernels/gated_args.hpp).
+template <class T, class Op = epilogue::SwiGlu>
+std::vector<double> gated_projection(const GatedProjectionArgsT<T>& p, Op op = {}) {
+  std::vector<double> out(static_cast<std::size_t>(p.m * p.n), 0.0);
+  for (std::int64_t j = 0; j < p.n; ++j) {
+    const std::int64_t gr = gate_row(j, p.n, p.w_layout), ur = up_row(j, p.n, p.w_layout);
+    const double bg = p.bias ? double(to_float(p.bias[gr])) : 0.0;
+    const double bu = p.bias ? double(to_float(p.bias[ur])) : 0.0;
+    for (std::int64_t i = 0; i < p.m; ++i) {
+      double g = bg, u = bu;
+      for (std::int64_t kk = 0; kk < p.k; ++kk) {
+        const double aik = to_float(p.a[i * p.lda + kk]);
+        g += aik * double(to_float(p.w[gr * p.ldw + kk]));
+        u += aik * double(to_float(p.w[ur * p.ldw + kk]));
+      }
+      out[i * p.n + j] = op(g, u);
+    }
+  }
   return out;
 }
 

@@ -18,6 +18,8 @@ constexpr double kPi = 3.14159265358979323846;
 // Independent formulas, evaluated in long double and rounded once.
 long double glu_gate(long double x, long double y) { return x + x * y; }
 long double swiglu(long double x, long double y) { return x * (1.0L / (1.0L + std::exp(-x))) * y; }
+long double reglu(long double x, long double y) { return (x > 0 ? x : 0.0L) * y; }
+long double sigmoid_glu(long double x, long double y) { return y / (1.0L + std::exp(-x)); }
 long double geglu(long double x, long double y) {
   const long double c = std::sqrt(2.0L / static_cast<long double>(kPi));
   return 0.5L * x * (1.0L + std::tanh(c * (x + 0.044715L * x * x * x))) * y;
@@ -32,8 +34,11 @@ const double kInputs[] = {-20.0, -6.5, -3.0, -1.0, -0.75, -0.125, -1e-3, 0.0, 1e
 template <class T>
 constexpr double kTol = sizeof(T) == 4 ? 1e-6 : 1e-14;
 
+/// scale(x, y): the size of the terms (default |x| (1 + |y|); sigmoid's output is ~|y|).
+inline double gate_scale(double x, double y) { return std::fabs(x) * (1.0 + std::fabs(y)); }
+
 template <class Op, class T, class F>
-void check_against(F formula) {
+void check_against(F formula, double (*term_scale)(double, double) = gate_scale) {
   const Op op{};
   int checked = 0;
   for (const double xd : kInputs)
@@ -41,7 +46,7 @@ void check_against(F formula) {
       const T x = static_cast<T>(xd), y = static_cast<T>(yd);
       const long double want = formula(static_cast<long double>(x), static_cast<long double>(y));
       const T got = op(x, y);
-      const double scale = std::fabs(xd) * (1.0 + std::fabs(yd)) + 1e-300;
+      const double scale = term_scale(xd, yd) + 1e-300;
       const double err = std::fabs(static_cast<double>(got) - static_cast<double>(want));
       INFO(Op::name() << "(" << xd << ", " << yd << ") = " << got << ", want "
                       << static_cast<double>(want) << ", error / scale " << err / scale);
@@ -64,6 +69,16 @@ TEMPLATE_TEST_CASE("SwiGlu is silu(X) * Y", "[epilogue]", float, double) {
 
 TEMPLATE_TEST_CASE("GeGlu is gelu_tanh(X) * Y", "[epilogue]", float, double) {
   check_against<ep::GeGlu, TestType>(geglu);
+}
+
+TEMPLATE_TEST_CASE("ReGlu is relu(X) * Y", "[epilogue]", float, double) {
+  check_against<ep::ReGlu, TestType>(reglu);
+  CHECK(ep::ReGlu{}(TestType(-2), TestType(5)) == TestType(0));
+}
+
+TEMPLATE_TEST_CASE("SigmoidGlu is sigmoid(X) * Y", "[epilogue]", float, double) {
+  check_against<ep::SigmoidGlu, TestType>(sigmoid_glu, [](double, double y) { return std::fabs(y); });
+  CHECK(ep::SigmoidGlu{}(TestType(0), TestType(3)) == TestType(1.5));
 }
 
 TEMPLATE_TEST_CASE("BiasOnly passes X through and ignores Y", "[epilogue]", float, double) {
@@ -148,6 +163,8 @@ TEST_CASE("EpilogueOp concept") {
   STATIC_REQUIRE(glukit::EpilogueOp<ep::SwiGlu>);
   STATIC_REQUIRE(glukit::EpilogueOp<ep::GeGlu>);
   STATIC_REQUIRE(glukit::EpilogueOp<ep::BiasOnly>);
+  STATIC_REQUIRE(glukit::EpilogueOp<ep::ReGlu>);
+  STATIC_REQUIRE(glukit::EpilogueOp<ep::SigmoidGlu>);
   STATIC_REQUIRE(glukit::EpilogueOp<UserGate>);
   STATIC_REQUIRE_FALSE(glukit::EpilogueOp<NoName>);
   STATIC_REQUIRE_FALSE(glukit::EpilogueOp<NoAuxFlag>);

@@ -1,0 +1,109 @@
+// The gated projection's problem: out = op(A W_g^T + b_g, A W_u^T + b_u) with the
+// gate and up weights of an LLM MLP held as one nn.Linear weight W of 2n rows
+// (GatedProjectionArgsT<T>), the two row orders frameworks use (GateLayout), the
+// row maps between them, a one-time conversion of a stacked weight to the
+// interleaved order, and the argument rules. Host and device use the same maps.
+#pragma once
+#include <cstdint>
+#include <cstring>
+
+#include "glukit/kernels/args.hpp"
+#include "glukit/platform/config.hpp"
+#include "glukit/platform/element.hpp"
+
+namespace glukit {
+
+/// How the gate and up rows of W (2n x k) are ordered.
+enum class GateLayout {
+  stacked,      ///< [W_g; W_u]: gate row j is row j, up row j is row n + j
+  interleaved,  ///< blocks of gate_interleave_rows gate rows, then as many up rows, alternating
+};
+
+/// Rows per block of the interleaved order. 64 is one 128-byte swizzle atom's rows
+/// of a K-major tile and divides every sm90a tile width (128, 192, 256): a tile of W
+/// rows then holds whole (gate block, up block) pairs, whose columns meet inside one
+/// thread's accumulator fragment (they are 64 columns apart), so the kernel needs no
+/// second B panel and no exchange between threads.
+inline constexpr std::int64_t gate_interleave_rows = 64;
+
+/// out = op(gate, up), gate = A W_g^T + b_g, up = A W_u^T + b_u; row-major, element strides.
+/// A: m x k (lda); W: 2n x k (ldw), an nn.Linear weight in w_layout's row order;
+/// bias: 2n in the same order as W's rows, or null; out: m x n (ldo).
+template <Element T>
+struct GatedProjectionArgsT {
+  using element = T;
+  const T* a = nullptr;
+  const T* w = nullptr;
+  const T* bias = nullptr;
+  T* out = nullptr;
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  std::int64_t lda = 0;
+  std::int64_t ldw = 0;
+  std::int64_t ldo = 0;
+  GateLayout w_layout = GateLayout::stacked;
+};
+
+/// The row of W (and of the bias) that holds output column j's gate / up weights.
+GLUKIT_HOST_DEVICE constexpr std::int64_t gate_row(std::int64_t j, std::int64_t /*n*/, GateLayout layout) {
+  if (layout == GateLayout::stacked) return j;
+  return (j / gate_interleave_rows) * 2 * gate_interleave_rows + j % gate_interleave_rows;
+}
+GLUKIT_HOST_DEVICE constexpr std::int64_t up_row(std::int64_t j, std::int64_t n, GateLayout layout) {
+  if (layout == GateLayout::stacked) return n + j;
+  return gate_row(j, n, layout) + gate_interleave_rows;
+}
+
+/// The argument rules of the gated projection (host only, no device access): as
+/// addmm_glu's for A (m x k), W (2n x k, K contiguous: ldw >= k) and out (m x n, ldo >= n);
+/// n < 2^30 (W has 2n rows); for the interleaved order n a multiple of
+/// gate_interleave_rows. m == 0 or n == 0: valid no-op; k == 0: out = op(b_g, b_u).
+template <Element T>
+Status validate_gated_arguments(const GatedProjectionArgsT<T>& p) {
+  if (p.m < 0) return Status::invalid("m: must be >= 0");
+  if (p.n < 0) return Status::invalid("n: must be >= 0");
+  if (p.k < 0) return Status::invalid("k: must be >= 0");
+  if (p.m >= max_dimension) return Status::invalid("m: must be < 2^31");
+  if (p.n >= max_dimension / 2) return Status::invalid("n: must be < 2^30 (W has 2n rows)");
+  if (p.k >= max_dimension) return Status::invalid("k: must be < 2^31");
+  if (p.w_layout != GateLayout::stacked && p.w_layout != GateLayout::interleaved)
+    return Status::invalid("w_layout: must be GateLayout::stacked or GateLayout::interleaved");
+  if (p.w_layout == GateLayout::interleaved && p.n % gate_interleave_rows != 0)
+    return Status::invalid("n: must be a multiple of 64 for GateLayout::interleaved (whole gate/up blocks)");
+  if (p.m == 0 || p.n == 0) return Status::success();
+  const bool uses_ab = p.k > 0;
+  if (uses_ab && p.a == nullptr) return Status::invalid("a: must not be null");
+  if (uses_ab && p.w == nullptr) return Status::invalid("w: must not be null");
+  if (p.out == nullptr) return Status::invalid("out: must not be null");
+  if (p.k % vector_elems != 0) return Status::invalid("k: must be a multiple of 8");
+  if (uses_ab && (p.lda < p.k || p.lda % vector_elems != 0 || p.lda >= max_dimension))
+    return Status::invalid("lda: must be >= k, a multiple of 8 and < 2^31");
+  if (uses_ab && (p.ldw < p.k || p.ldw % vector_elems != 0 || p.ldw >= max_dimension))
+    return Status::invalid("ldw: must be >= k, a multiple of 8 and < 2^31 (W is 2n x k)");
+  if (p.ldo < p.n || p.ldo % vector_elems != 0 || p.ldo >= max_dimension)
+    return Status::invalid("ldo: must be >= n, a multiple of 8 and < 2^31");
+  if (uses_ab && !detail::aligned16(p.a)) return Status::invalid("a: must be 16-byte aligned");
+  if (uses_ab && !detail::aligned16(p.w)) return Status::invalid("w: must be 16-byte aligned");
+  if (p.bias != nullptr && !detail::aligned16(p.bias)) return Status::invalid("bias: must be 16-byte aligned");
+  if (!detail::aligned16(p.out)) return Status::invalid("out: must be 16-byte aligned");
+  constexpr std::int64_t max_elems = std::int64_t{1} << 61;  // as validate_arguments
+  if (uses_ab && p.lda > max_elems / p.m) return Status::invalid("lda: m * lda overflows the index range");
+  if (uses_ab && p.ldw > max_elems / (2 * p.n)) return Status::invalid("ldw: 2n * ldw overflows the index range");
+  if (p.ldo > max_elems / p.m) return Status::invalid("ldo: m * ldo overflows the index range");
+  return Status::success();
+}
+
+/// Converts a stacked weight (2n x k, ld) or bias (ld = 1, k = 1) to the interleaved
+/// order, once, on the host: row j of the result is row gate_row / up_row of the map's
+/// inverse. `dst` and `src` must not overlap; n a multiple of gate_interleave_rows.
+template <class E>
+void interleave_gate_up_rows(const E* src, E* dst, std::int64_t n, std::int64_t k, std::int64_t ld) {
+  for (std::int64_t j = 0; j < n; ++j) {
+    std::memcpy(dst + gate_row(j, n, GateLayout::interleaved) * ld, src + j * ld, sizeof(E) * static_cast<std::size_t>(k));
+    std::memcpy(dst + up_row(j, n, GateLayout::interleaved) * ld, src + (n + j) * ld,
+                sizeof(E) * static_cast<std::size_t>(k));
+  }
+}
+
+}  // namespace glukit
