@@ -21,19 +21,18 @@ struct AddmmTerms {
 };
 
 namespace detail {
-/// One pass over A and B for X and, when WithMagnitude, S (B read in its b_layout).
+/// One pass over A and B for X and, when WithMagnitude, S (B read in its b_layout);
+/// each element summed bias first, then k = 0, 1, ... in order.
 template <bool WithMagnitude, class T>
 AddmmTerms addmm_pass(const AddmmGluArgsT<T>& p) {
   const auto mn = static_cast<std::size_t>(p.m * p.n);
   AddmmTerms t{std::vector<double>(mn, 0.0), std::vector<double>(WithMagnitude ? mn : 0, 0.0)};
   std::vector<double> row(static_cast<std::size_t>(p.n)), row_abs(WithMagnitude ? row.size() : 0);
   // B as k x n doubles once (row-major), whichever way it is stored.
-  std::vector<double> b(static_cast<std::size_t>(p.k * p.n)), b_abs(WithMagnitude ? b.size() : 0);
+  std::vector<double> b(static_cast<std::size_t>(p.k * p.n));
   for (std::int64_t kk = 0; kk < p.k; ++kk)
-    for (std::int64_t j = 0; j < p.n; ++j) {
+    for (std::int64_t j = 0; j < p.n; ++j)
       b[kk * p.n + j] = to_float(p.b_layout == Layout::col_major ? p.b[j * p.ldb + kk] : p.b[kk * p.ldb + j]);
-      if constexpr (WithMagnitude) b_abs[kk * p.n + j] = std::fabs(b[kk * p.n + j]);
-    }
   for (std::int64_t i = 0; i < p.m; ++i) {
     for (std::int64_t j = 0; j < p.n; ++j) {
       row[j] = p.bias ? double(to_float(p.bias[j])) : 0.0;
@@ -42,11 +41,14 @@ AddmmTerms addmm_pass(const AddmmGluArgsT<T>& p) {
     for (std::int64_t kk = 0; kk < p.k; ++kk) {
       const double aik = to_float(p.a[i * p.lda + kk]);
       const double* brow = b.data() + kk * p.n;
-      for (std::int64_t j = 0; j < p.n; ++j) row[j] += aik * brow[j];
       if constexpr (WithMagnitude) {
-        const double aik_abs = std::fabs(aik);
-        const double* brow_abs = b_abs.data() + kk * p.n;
-        for (std::int64_t j = 0; j < p.n; ++j) row_abs[j] += aik_abs * brow_abs[j];
+        const double aik_abs = std::fabs(aik);  // one loop: B is read once for both sums
+        for (std::int64_t j = 0; j < p.n; ++j) {
+          row[j] += aik * brow[j];
+          row_abs[j] += aik_abs * std::fabs(brow[j]);
+        }
+      } else {
+        for (std::int64_t j = 0; j < p.n; ++j) row[j] += aik * brow[j];
       }
     }
     for (std::int64_t j = 0; j < p.n; ++j) {
