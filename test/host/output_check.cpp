@@ -84,15 +84,23 @@ CheckReport checked(const std::vector<T>& out, const Reference& ref) {
   return rep;
 }
 
+/// The reference of p, after checking that the two correct outputs pass against it:
+/// the rounding of the reference to T and the fp32-accumulated simulation.
+template <glukit::Element T>
+Reference reference_passing_correct_outputs(const HostProblem<T>& p) {
+  Reference ref = glukit::test::reference_of(p.args());
+  REQUIRE(checked(rounded<T>(ref), ref).passed);
+  REQUIRE(checked(simulated_kernel(p), ref).passed);
+  return ref;
+}
+
 }  // namespace
 
 TEMPLATE_TEST_CASE("planted fault: one wrong column at N = 21555 fails the check", "[check][planted]", half_t,
                    bfloat16_t) {
   using T = TestType;
   const HostProblem<T> p(16, 21555, 1024, 1);
-  const Reference ref = glukit::test::reference_of(p.args());
-  REQUIRE(checked(rounded<T>(ref), ref).passed);
-  REQUIRE(checked(simulated_kernel(p), ref).passed);
+  const Reference ref = reference_passing_correct_outputs(p);
   // The last column computed as if its B column read as zeros (a TMA box or a copy
   // mask clipped one column short): out = op(bias, y) there.
   std::vector<T> planted = rounded<T>(ref);
@@ -111,9 +119,7 @@ TEMPLATE_TEST_CASE("planted fault: one wrong column at N = 21555 fails the check
 TEMPLATE_TEST_CASE("planted fault: one wrong row fails the check", "[check][planted]", half_t, bfloat16_t) {
   using T = TestType;
   const HostProblem<T> p(129, 1000, 256, 2);
-  const Reference ref = glukit::test::reference_of(p.args());
-  REQUIRE(checked(rounded<T>(ref), ref).passed);
-  REQUIRE(checked(simulated_kernel(p), ref).passed);
+  const Reference ref = reference_passing_correct_outputs(p);
   // Row 128 (the one row of the second 128-row tile) holds row 127's values: a store
   // one row off.
   std::vector<T> planted = rounded<T>(ref);
@@ -130,9 +136,7 @@ TEMPLATE_TEST_CASE("planted fault: a missing bias fails the check", "[check][pla
   // K = 1024, the largest K of the GPU tests: the summation term of the bound is at its
   // widest there, against a bias of |bias| ~ 0.5.
   const HostProblem<T> p(64, 2048, 1024, 3);
-  const Reference ref = glukit::test::reference_of(p.args());
-  REQUIRE(checked(rounded<T>(ref), ref).passed);
-  REQUIRE(checked(simulated_kernel(p), ref).passed);
+  const Reference ref = reference_passing_correct_outputs(p);
   const CheckReport rep = checked(simulated_kernel(p, /*with_bias=*/false), ref);
   CHECK_FALSE(rep.passed);
   CHECK(rep.over >= p.m * p.n / 4);
@@ -144,9 +148,7 @@ TEMPLATE_TEST_CASE("planted fault: accumulation in the element type fails the ch
   const i64 k = GENERATE(256, 1024);
   INFO("k " << k);
   const HostProblem<T> p(16, 2048, k, 4);
-  const Reference ref = glukit::test::reference_of(p.args());
-  REQUIRE(checked(rounded<T>(ref), ref).passed);
-  REQUIRE(checked(simulated_kernel(p), ref).passed);  // fp32 accumulation passes
+  const Reference ref = reference_passing_correct_outputs(p);  // fp32 accumulation passes
   const std::vector<T> planted = simulated_kernel(p, true, /*accumulate_in_T=*/true);
   const CheckReport rep = checked(planted, ref);
   CHECK_FALSE(rep.passed);
@@ -174,7 +176,7 @@ TEMPLATE_TEST_CASE("an fp32-accumulated output passes for every epilogue, bias o
   }
 }
 
-TEST_CASE("check_output: a NaN or an element one ulp past its bound fails, with its position") {
+TEST_CASE("check_output: a NaN or an element past its bound fails, with its position") {
   const HostProblem<half_t> p(4, 40, 16, 6);
   const Reference ref = glukit::test::reference_of(p.args());
   std::vector<half_t> out = rounded<half_t>(ref);
