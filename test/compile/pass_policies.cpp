@@ -9,7 +9,7 @@ namespace ga = glukit::arch;
 template <class P>
 constexpr bool kernel_ok() {
   using K = glukit::AddmmGlu<P>;
-  return sizeof(K) > 0 && glukit::check_policy<P>();
+  return sizeof(K) > 0 && glukit::check_policy<P>();  // sizeof instantiates AddmmGlu<P>, whose checks run then
 }
 
 template <class Arch>

@@ -1,6 +1,8 @@
 // Helpers of the GPU tests: checked CUDA calls, device buffers, random
 // inputs (fp16 or bf16; B k x n or n x k; the padding past each row poisoned), the
-// poisoned output, and a multi-threaded fp64 reference.
+// poisoned output, and the accuracy check of test/common/output_check.hpp (a
+// per-element bound from T and K beside a relative L2 bound, against a
+// multi-threaded fp64 reference; the bound and its derivation are in that header).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -13,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/output_check.hpp"
 #include "glukit/glukit.hpp"
 
 #define GLUKIT_CHECK_CUDA(expr)                                                        \
@@ -144,27 +147,14 @@ struct TestProblemT {
 };
 using TestProblem = TestProblemT<half_t>;
 
-/// fp64 reference of the whole output, rows split over the host's cores.
-template <class T, class Op = epilogue::GluGate>
-std::vector<double> reference_parallel(const AddmmGluArgsT<T>& p, Op op = {}) {
-  std::vector<double> out(static_cast<std::size_t>(p.m * p.n));
-  const int workers = std::max(1u, std::min(32u, std::thread::hardware_concurrency()));
-  const std::int64_t rows = (p.m + workers - 1) / workers;
-  std::vector<std::thread> pool;
-  for (int w = 0; w < workers; ++w) {
-    const std::int64_t r0 = w * rows, r1 = std::min(p.m, r0 + rows);
-    if (r0 >= r1) break;
-    pool.emplace_back([&, r0, r1] {
-      AddmmGluArgsT<T> sub = p;
-      sub.m = r1 - r0;
-      sub.a = p.a + r0 * p.lda;
-      sub.y = p.y + r0 * p.ldy;
-      const std::vector<double> part = reference::addmm_glu(sub, op);
-      std::copy(part.begin(), part.end(), out.begin() + r0 * p.n);
-    });
-  }
-  for (auto& t : pool) t.join();
-  return out;
+/// The output matches the reference: every element within its bound (element_bound)
+/// and the relative L2 error below l2_bound (0: l2_tolerance<T>). On failure the
+/// report names the worst element (row, col, got, ref, bound).
+template <Element T>
+void check_output_matches(const std::vector<T>& out, const Shape& s, const Reference& ref, double l2_bound = 0) {
+  const CheckReport rep = check_output(out.data(), s.ldo, ref, l2_bound);
+  INFO(rep.describe());
+  CHECK(rep.passed);
 }
 
 /// Every element of the m x n output was written (no poison left) and is finite.
@@ -209,17 +199,11 @@ using Sm90Variants = std::tuple<policy::V1RegisterStaged<arch::sm90a>, policy::V
                                 policy::WarpSpecializedTma128x256<arch::sm90a>,
                                 policy::WarpSpecializedTmaPingpong64x128<arch::sm90a>>;
 
-/// Relative L2 bound of the checks: a few times what one rounding of the output to T
-/// gives (unit roundoff 2^-11 for fp16, 2^-8 for bf16; uniform rounding errors have an
-/// RMS of u / sqrt(3)), above what the kernels measure (fp16: 2-5e-4, bf16: ~2.3e-3).
-template <Element T>
-inline constexpr double l2_tolerance = significand_bits<T> == 10 ? 2e-3 : 1e-2;
-
 /// Runs Policy on a fresh problem of element type T and checks it against the fp64
-/// reference (relative L2 below tol; tol = 0: l2_tolerance<T>).
+/// reference: every element within its bound, relative L2 below tol (0: l2_tolerance<T>),
+/// nothing written in the padding or past the output.
 template <class Policy, class Op = epilogue::GluGate, Element T = half_t>
 void check_problem(const Shape& shape, double tol = 0) {
-  if (tol == 0) tol = l2_tolerance<T>;
   const std::uint64_t seed = fresh_seed();
   INFO("policy " << Policy::name() << " " << element_name<T>() << (shape.b_nk() ? " B n x k" : " B k x n")
                  << " m=" << shape.m << " n=" << shape.n << " k=" << shape.k << " bias=" << shape.bias
@@ -235,10 +219,7 @@ void check_problem(const Shape& shape, double tol = 0) {
   CHECK(count_unwritten(out, pr.s) == 0);
   CHECK(count_padding_written(out, pr.s) == 0);
   CHECK(count_guard_written(out, pr.s) == 0);
-  const std::vector<double> ref = reference_parallel(pr.host_args(), Op{});
-  const double err = reference::relative_l2_error(out.data(), pr.s.ldo, ref, pr.s.m, pr.s.n);
-  INFO("relative L2 error " << err);
-  CHECK(err < tol);
+  check_output_matches(out, pr.s, reference_of(pr.host_args(), Op{}), tol);
 }
 
 }  // namespace glukit::test

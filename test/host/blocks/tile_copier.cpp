@@ -1,10 +1,9 @@
 // Tests of blocks/tile_copier.hpp's host-side part (GlobalTile::valid_bytes):
 // a chunk inside the matrix is copied whole, a chunk crossing the last column
-// partly, one past the edge not at all (it reads as zero). (Compiled only where
-// the header exists; the copiers themselves are device code, tested in test/gpu.)
+// partly, one past the edge not at all (it reads as zero). The copiers themselves
+// are device code, tested in test/gpu.
 #include <catch2/catch.hpp>
 
-#if __has_include("glukit/blocks/tile_copier.hpp")
 #include "glukit/blocks/tile_copier.hpp"
 
 TEST_CASE("GlobalTile::valid_bytes clips chunks at the matrix edge") {
@@ -20,4 +19,3 @@ TEST_CASE("GlobalTile::valid_bytes clips chunks at the matrix edge") {
     for (int c = 0; c < 32; c += 8) total += static_cast<int>(t.valid_bytes(r, c, 8));
   CHECK(total == 10 * 20 * 2);  // exactly the valid elements, each once
 }
-#endif

@@ -1,7 +1,8 @@
 // Tests of reference/addmm_glu.hpp: the fp64 reference against a naive triple
 // loop written here, on random non-zero fp16 inputs, ragged shapes, leading
 // dimensions larger than a row (padding poisoned with NaN), with and without
-// bias, for each epilogue operation; and relative_l2_error.
+// bias, for each epilogue operation; addmm_terms' magnitude |A| @ |B| + |bias|;
+// and relative_l2_error.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -278,4 +279,39 @@ TEST_CASE("reference gated_projection: op(A W_g^T + b_g, A W_u^T + b_u) in both 
   p.bias = nullptr;
   const auto relu = glukit::reference::gated_projection(p, glukit::epilogue::ReGlu{});
   for (double v : relu) CHECK(std::isfinite(v));
+}
+
+TEST_CASE("reference addmm_terms: X as addmm, magnitude |A| @ |B| + |bias| as a naive loop") {
+  std::mt19937 rng(17);
+  for (const Problem& pr : kProblems) {
+    const i64 lda = pr.k + pr.pad_a, ldb = pr.n + pr.pad_b, ldt = pr.k + 8;
+    const auto a = random_matrix(pr.m, pr.k, lda, rng);
+    const auto b = random_matrix(pr.k, pr.n, ldb, rng);
+    const auto bias = random_matrix(1, pr.n, pr.n, rng);
+    const auto bt = transposed(b, pr.k, pr.n, ldb, ldt, kNaN);
+    AddmmGluArgs p{pr.k > 0 ? a.data() : nullptr, pr.k > 0 ? b.data() : nullptr,
+                   pr.with_bias ? bias.data() : nullptr, nullptr, nullptr, pr.m, pr.n, pr.k, lda, ldb, 0, pr.n};
+    AddmmGluArgs q = p;  // the same B stored n x k
+    q.b = pr.k > 0 ? bt.data() : nullptr;
+    q.ldb = ldt;
+    q.b_layout = glukit::Layout::col_major;
+    const std::vector<double> x = glukit::reference::addmm(p);
+    for (const AddmmGluArgs& args : {p, q}) {
+      const glukit::reference::AddmmTerms t = glukit::reference::addmm_terms(args);
+      REQUIRE(t.x == x);
+      REQUIRE(t.magnitude.size() == x.size());
+      int wrong = 0, below_x = 0;
+      for (i64 i = 0; i < pr.m; ++i)
+        for (i64 j = 0; j < pr.n; ++j) {
+          double s = pr.with_bias ? std::fabs(h(bias[j])) : 0.0;
+          for (i64 kk = 0; kk < pr.k; ++kk) s += std::fabs(h(a[i * lda + kk]) * h(b[kk * ldb + j]));
+          const double got = t.magnitude[i * pr.n + j];
+          wrong += std::fabs(got - s) > 1e-12 * (1.0 + s);
+          below_x += got < std::fabs(x[i * pr.n + j]) * (1.0 - 1e-12);
+        }
+      INFO("m " << pr.m << " n " << pr.n << " k " << pr.k << (args.b_layout == glukit::Layout::col_major ? " B n x k" : " B k x n"));
+      CHECK(wrong == 0);
+      CHECK(below_x == 0);  // |X| <= S
+    }
+  }
 }
