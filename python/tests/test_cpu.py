@@ -126,11 +126,11 @@ def test_autograd_matches_eager(b_is_nk):
     a, b, c, y = theirs
     x = (a @ (b.t() if b_is_nk else b)) + c
     ref = x + x * y
-    g = torch.randn_like(ref)
-    out.backward(g.bfloat16())
-    ref.backward(g)
-    for got, want in zip(ours, theirs):
-        torch.testing.assert_close(got.grad.float(), want.grad, rtol=3e-2, atol=3e-2)
+    g = torch.randn(ref.shape, generator=torch.Generator().manual_seed(1)).bfloat16()  # the same in both
+    out.backward(g)
+    ref.backward(g.float())
+    for got, want in zip(ours, theirs):  # ours: fp32 math, each gradient rounded once to bf16
+        torch.testing.assert_close(got.grad.float(), want.grad, rtol=2e-2, atol=2e-2)
 
 
 def test_linear_glu_from_linear_shares_parameters():
