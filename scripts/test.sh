@@ -4,13 +4,14 @@
 # name, builds the Debian sid root with clang-21 + HIP 6.4 for the CDNA compile
 # checks (scripts/setup-amd-toolchain.sh), configures with nvcc where present,
 # builds with 2 jobs, and runs every test that needs no GPU:
-#   ctest -LE gpu   (host, compile, package: install + find_package consumer, isa)
+#   ctest -LE gpu   (host, compile, package: install + find_package consumers, isa,
+#                    python: the PyTorch layer's CPU tests with the sid root's python3-torch)
 # ctest is the last step, so its summary is the last one printed.
 #
 # Environment (all optional):
 #   GLUKIT_BUILD_DIR  build directory (default: <repo>/build)
 #   GLUKIT_SID_ROOT   sid root for clang-21 (default: /opt/glukit-sid)
-#   GLUKIT_NO_AMD=1   skip the sid root; the CDNA checks are then not built
+#   GLUKIT_NO_AMD=1   skip the sid root; the CDNA checks and the python.cpu test are then skipped
 #   GLUKIT_JOBS       parallel build and test jobs (default: 2)
 set -euo pipefail
 
@@ -44,6 +45,8 @@ else
     sid_root=$(glukit_as_root bash "$repo/scripts/setup-amd-toolchain.sh" "$sid_root")
   fi
   amd_args=(-DGLUKIT_SID_ROOT="$sid_root")
+  step "PyTorch (CPU) and pytest in $sid_root, for the python.cpu test"
+  glukit_as_root bash "$repo/scripts/setup-python-sid.sh" "$sid_root"
 fi
 
 cuda_args=()

@@ -47,3 +47,13 @@ foreach(variant IN LISTS _glukit_sm90_variants)
     COMMAND ${CMAKE_COMMAND} -DPTX=${ptx} -DVARIANT=${variant} -P ${CMAKE_CURRENT_SOURCE_DIR}/sm90_check_ptx.cmake)
   set_tests_properties(isa.sm90.${variant} PROPERTIES LABELS isa)
 endforeach()
+
+# The launcher's sm_90a check (kernels/sm90/plan_image.hpp) reads the kernel's static
+# shared memory back from the runtime: ptxas must report the marker's size for every
+# kernel entry compiled for sm_90 (the default launcher, both element types) and never
+# for sm_90a (the default's 128 x 192 kernel, both layouts of B).
+add_test(NAME isa.sm90.image_marker
+  COMMAND ${CMAKE_COMMAND} -DNVCC=${CMAKE_CUDA_COMPILER} -DINCLUDE_DIR=${PROJECT_SOURCE_DIR}/include
+          -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/image_marker
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/sm90_check_image.cmake)
+set_tests_properties(isa.sm90.image_marker PROPERTIES LABELS isa)

@@ -3,6 +3,8 @@
 // <cuda_runtime.h> directly (Debian's HIP-on-NVIDIA headers do not build with
 // CUDA 13); on AMD <hip/hip_runtime.h>; a host-only build gets an opaque stream.
 #pragma once
+#include <cstddef>
+
 #include "glukit/platform/config.hpp"
 
 #if defined(GLUKIT_BACKEND_CUDA)
@@ -33,6 +35,14 @@ inline error_t device_cc(int device, int* major, int* minor) {
 template <class Kernel>
 inline error_t set_max_dynamic_smem(Kernel* k, int bytes) {
   return cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+}
+/// The static shared memory (bytes) of the image of `k` that the current device would run.
+template <class Kernel>
+inline error_t kernel_static_smem(Kernel* k, std::size_t* bytes) {
+  cudaFuncAttributes attributes{};
+  const error_t e = cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(k));
+  if (e == success) *bytes = attributes.sharedSizeBytes;
+  return e;
 }
 template <class Kernel>
 inline error_t occupancy_blocks_per_sm(int* blocks, Kernel* k, int threads, int smem) {

@@ -1,4 +1,5 @@
-// Host launcher of the sm90a kernels: argument rules, device checks, one-time
+// Host launcher of the sm90a kernels: argument rules, device checks (including that
+// the kernel image is sm_90a code: plan_image.hpp), one-time
 // per-device set-up (shared-memory opt-in, SM count, occupancy), the tile
 // schedule from the same plan the kernel walks, and the launch.
 #pragma once
@@ -50,6 +51,12 @@ struct DeviceSetup {
     if (major != 9 || minor != 0)
       return {StatusCode::unsupported_device,
               "device: this policy is built for sm90a; the current device is not compute capability 9.0"};
+    // The image this translation unit holds for the device must be the sm_90a kernel: an
+    // sm_90 (or JIT-compiled) one is a stub that traps. Checked before anything is set or
+    // launched. A failed query (no image for the device) is the runtime's last error too.
+    KernelImage image;
+    image.found = kernel_static_smem(&addmm_glu_kernel<P>, &image.static_smem_bytes) == success;
+    if (Status s = check_kernel_image(image); !s.ok()) return s;
     if (smem < MainloopPlan<P>::smem_bytes)
       return {StatusCode::unsupported_device,
               "device: not enough shared memory per block for this policy's ring"};

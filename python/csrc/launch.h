@@ -1,0 +1,33 @@
+// The C interface between the PyTorch binding (ops.cpp, compiled by the host C++
+// compiler with PyTorch's headers) and glukit's launcher (launch_f16.cu,
+// launch_bf16.cu, compiled by nvcc for sm_90a with glukit's headers only). Plain
+// types only, so neither side sees the other's headers.
+#pragma once
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+namespace glukit_torch {
+
+/// glukit::StatusCode, as an int (0 ok, 1 invalid_argument, 2 unsupported_device, 3 runtime_error).
+struct LaunchStatus {
+  int code;
+  const char* message;  ///< static string naming the argument, from glukit::Status
+};
+
+/// Operand pointers and element strides of one addmm_glu call (B k x n, or n x k when b_is_nk).
+struct LaunchArgs {
+  const void* a;
+  const void* b;
+  const void* bias;  ///< may be null
+  const void* y;
+  void* out;
+  std::int64_t m, n, k, lda, ldb, ldy, ldo;
+  bool b_is_nk;
+};
+
+/// glukit::addmm_glu(args, stream), the policy-less default, for fp16 / bf16 operands.
+LaunchStatus addmm_glu_f16(const LaunchArgs& args, cudaStream_t stream);
+LaunchStatus addmm_glu_bf16(const LaunchArgs& args, cudaStream_t stream);
+
+}  // namespace glukit_torch

@@ -1,0 +1,6 @@
+// glukit::addmm_glu for glukit::bfloat16_t operands (launch_impl.cuh).
+#include "launch_impl.cuh"
+
+glukit_torch::LaunchStatus glukit_torch::addmm_glu_bf16(const LaunchArgs& args, cudaStream_t stream) {
+  return launch<glukit::bfloat16_t>(args, stream);
+}

@@ -1,0 +1,21 @@
+// glukit's default launcher behind the plain interface of launch.h, for element type T;
+// launch_f16.cu and launch_bf16.cu instantiate it, one element type each, so that the
+// two compile in parallel.
+#pragma once
+#include <glukit/glukit.hpp>
+
+#include "launch.h"
+
+namespace glukit_torch {
+
+template <class T>
+LaunchStatus launch(const LaunchArgs& p, cudaStream_t stream) {
+  const glukit::AddmmGluArgsT<T> args{static_cast<const T*>(p.a), static_cast<const T*>(p.b),
+                                      static_cast<const T*>(p.bias), static_cast<const T*>(p.y),
+                                      static_cast<T*>(p.out), p.m, p.n, p.k, p.lda, p.ldb, p.ldy, p.ldo,
+                                      p.b_is_nk ? glukit::Layout::col_major : glukit::Layout::row_major};
+  const glukit::Status s = glukit::addmm_glu(args, stream);
+  return {static_cast<int>(s.code()), s.message()};
+}
+
+}  // namespace glukit_torch

@@ -1,0 +1,34 @@
+"""glukit from PyTorch: the fused addmm + GLU op ``torch.ops.glukit.addmm_glu`` and the
+module :class:`glukit.nn.LinearGlu`.
+
+Importing registers the op's schema, its fake (meta) implementation and a CPU reference
+(fp32 math); the CUDA implementation (glukit's sm_90a kernel) registers with the compiled
+extension ``glukit._C`` when it is built (``setup.py``). ``glukit.cuda_available()`` says
+whether it is.
+"""
+from __future__ import annotations
+
+from . import ops
+from .ops import addmm_glu, check_args, reference
+
+_extension_error = None
+try:
+    from . import _C  # noqa: F401  (registers the CUDA implementation)
+except ImportError as e:  # not built, or built against another torch
+    _C = None
+    _extension_error = e
+
+from . import nn  # noqa: E402
+
+
+def cuda_available() -> bool:
+    """Whether the CUDA implementation (the compiled extension) is registered."""
+    return _C is not None
+
+
+def extension_error():
+    """Why ``glukit._C`` did not import (an ImportError), or None when it did."""
+    return _extension_error
+
+
+__all__ = ["addmm_glu", "check_args", "reference", "ops", "nn", "cuda_available", "extension_error"]
