@@ -38,23 +38,29 @@ at::Tensor addmm_glu_cuda(const at::Tensor& a, const at::Tensor& b, const std::o
   check_dims("a", a, 2);
   check_dims("b", b, 2);
   check_dims("y", y, 2);
-  if (bias.has_value()) check_dims("bias", *bias, 1);
+  if (bias.has_value()) {
+    check_dims("bias", *bias, 1);
+  }
   TORCH_CHECK_VALUE(a.scalar_type() == at::kHalf || a.scalar_type() == at::kBFloat16,
                     "a: dtype must be torch.float16 or torch.bfloat16 (got ", dtype_name(a.scalar_type()), ")");
   check_like_a("b", b, a);
   check_like_a("y", y, a);
-  if (bias.has_value()) check_like_a("bias", *bias, a);
+  if (bias.has_value()) {
+    check_like_a("bias", *bias, a);
+  }
   TORCH_CHECK_VALUE(a.is_cuda(), "a: must be a CUDA tensor (got ", a.device(), ")");
   const int64_t m = a.size(0), k = a.size(1);
   const int64_t n = b_is_nk ? b.size(0) : b.size(1);
-  if (b_is_nk)
+  if (b_is_nk) {
     TORCH_CHECK_VALUE(b.size(1) == k, "b: must be n x k with k = ", k, " (b_is_nk=True; got ", b.sizes(), ")");
-  else
+  } else {
     TORCH_CHECK_VALUE(b.size(0) == k, "b: must be k x n with k = ", k, " (got ", b.sizes(),
                       "; an nn.Linear weight needs b_is_nk=True)");
+  }
   TORCH_CHECK_VALUE(y.size(0) == m && y.size(1) == n, "y: must be m x n = (", m, ", ", n, ") (got ", y.sizes(), ")");
-  if (bias.has_value())
+  if (bias.has_value()) {
     TORCH_CHECK_VALUE(bias->size(0) == n, "bias: must have n = ", n, " elements (got ", bias->size(0), ")");
+  }
   if (m != 0 && n != 0) {
     TORCH_CHECK_VALUE(k % vector_elems == 0, "k: must be a multiple of 8 (a's columns; got ", k, ")");
     TORCH_CHECK_VALUE(n % vector_elems == 0, "n: must be a multiple of 8 (the output's columns; got ", n, ")");
