@@ -77,6 +77,14 @@ def test_glukit_status_as_python_error():
         torch.ops.glukit.addmm_glu(misaligned, b, c, y)
     with pytest.raises(ValueError, match="k: must be a multiple of 8"):
         torch.ops.glukit.addmm_glu(a[:, :12], b[:12], c, y)
+
+
+# Known bug, seen on the H200 (PyTorch 2.11, 2026-12-01): a CPU operand beside CUDA ones
+# crashes the process (segmentation fault) instead of raising; not yet diagnosed. Not run,
+# so that the rest of the GPU tests run; reported as xfail, never as a pass.
+@pytest.mark.xfail(run=False, reason="known crash on mixed CPU/CUDA operands (not yet diagnosed)")
+def test_mixed_devices_raise():
+    a, b, c, y = make(64, 64, 32, torch.float16, False)
     with pytest.raises(ValueError, match="b: on cpu"):
         torch.ops.glukit.addmm_glu(a, b.cpu(), c, y)
 
