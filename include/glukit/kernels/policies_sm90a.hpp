@@ -73,7 +73,7 @@ struct VariantTuning<Variant::warp_specialized_tma, arch::sm90a> {
   static constexpr int tile_k = 64;
   static constexpr int warps = 12;    ///< producer warpgroup + 2 consumer warpgroups
   /// 4 x 41 KiB ring + 49 KiB Y tile (5 do not fit beside Y). 3 stages, same run
-  /// (docs/results/history/h200-2026-11-29-0c137ab.md): 49.1/62.5/90.8 against 40.6/59.1/84.2.
+  /// (docs/history/results-2026-11-29/h200-2026-11-29-0c137ab.md): 49.1/62.5/90.8 against 40.6/59.1/84.2.
   static constexpr int num_buffers = 4;
   // The epilogue (the only one of the warp-specialised kernel): the output is written
   // over the Y tile (ldmatrix / stmatrix) and each consumer warp stores its 16 rows with
@@ -81,7 +81,7 @@ struct VariantTuning<Variant::warp_specialized_tma, arch::sm90a> {
   // "Pruned modes"), H200, 2026-11-29, us at K = 256/512/1024: the register epilogue (Y
   // pairs from shared memory, shuffle quad transposes, 16-byte stores; 1208 SASS
   // instructions per warp and tile, 65 % of the consumer warps' samples in ncu), same run:
-  // 40.6/59.1/84.1 against 48.4/61.7/88.9 (docs/results/history/h200-2026-11-29-684f0f0.md). A TMA
+  // 40.6/59.1/84.1 against 48.4/61.7/88.9 (docs/history/results-2026-11-29/h200-2026-11-29-684f0f0.md). A TMA
   // store of the tile by a producer thread (qt3, batched launches, against the register
   // epilogue's 46.4/61.0/92.7; cuBLAS 27.0/41.1/71.9): 48.4/66.5/91.5 with 4 buffers.
   /// One Y buffer: a second costs a ring stage, which the main loop needs at K >= 512
@@ -93,8 +93,8 @@ struct VariantTuning<Variant::warp_specialized_tma, arch::sm90a> {
   /// traffic of 128-row tiles.
   static constexpr bool pingpong = false;
   /// Raster along M: each B column read from HBM once. Same run, us at K = 256/512/1024
-  /// (docs/results/probes/h200-2026-11-29-2ccf3c8-groups.md): 8 41.2/59.2/83.2, 2 40.0/56.5/84.5,
-  /// 1 40.8/58.5/102.8; again at e42434c (docs/results/probes/h200-2026-11-29-e42434c-stages.md):
+  /// (docs/history/results-2026-11-29/h200-2026-11-29-2ccf3c8-groups.md): 8 41.2/59.2/83.2, 2 40.0/56.5/84.5,
+  /// 1 40.8/58.5/102.8; again at e42434c (docs/history/results-2026-11-29/h200-2026-11-29-e42434c-stages.md):
   /// 8 40.6/59.1/83.7, 2 39.7/56.8/87.3. Groups of 2 row tiles up to K = 512 (B, at most
   /// 22 MB, stays in L2 while the group's 4 row bands pass), 8 above.
   static constexpr int group_size_m = 8;
@@ -113,10 +113,10 @@ struct VariantTuning<Variant::warp_specialized_tma, arch::sm90a> {
   // (docs/perf-notes.md, "Pruned modes"), us at K = 256/512/1024: X handed to two gate
   // warps through shared memory (3 stages left) 53.4/65.3/99.1 and the epilogue under the
   // next tile's first k-block from a second register set (128 x 128, 5 stages)
-  // 45.3/66.3/96.2, against 40.6/59.1/84.2 (docs/results/history/h200-2026-11-29-0c137ab.md); Y
+  // 45.3/66.3/96.2, against 40.6/59.1/84.2 (docs/history/results-2026-11-29/h200-2026-11-29-0c137ab.md); Y
   // loaded by the consumer warps into registers, its shared memory going to a fifth stage,
   // 46.0/57.2/85.8 (4 stages: 43.1/58.0/85.9) against 40.9/59.1/83.1
-  // (docs/results/history/h200-2026-11-29-e42434c.md).
+  // (docs/history/results-2026-11-29/h200-2026-11-29-e42434c.md).
 };
 
 /// WarpSpecializedTma with 128-column tiles, for shapes whose 128 x 192 tiles leave the
