@@ -123,7 +123,10 @@ struct VariantTuning<Variant::warp_specialized_tma, arch::sm90a> {
 /// last wave nearly empty (few row tiles: decode and short prefill). 5 stages of 33 KiB
 /// (A, B and the bias row) beside the 33 KiB Y tile, the most that fit 227 KiB: more
 /// bytes in flight per SM where the kernel streams the weight. The sm90a default picks it by
-/// sm90::default_kernel (kernels/sm90/plan_default.hpp).
+/// sm90::default_kernel (kernels/sm90/plan_default.hpp). Where it wins (H200, bf16, B n x k,
+/// docs/results/h200-2026-12-01-dfac128.md, us, against 128 x 192 / 128 x 256):
+/// 2048 x 11008 x 4096 283.2 against 305.6 / 315.3; 256 x 14336 x 4096 53.4 against
+/// 74.5 / 54.2.
 template <class Arch>
 struct WarpSpecializedTma128x128 : WarpSpecializedTma<Arch> {
   static constexpr const char* name() { return "WarpSpecializedTma128x128"; }
@@ -133,7 +136,9 @@ struct WarpSpecializedTma128x128 : WarpSpecializedTma<Arch> {
 
 /// WarpSpecializedTma with 256-column tiles: half the tiles of 128 x 128, so a shape
 /// whose 128 x 192 tiles need one more, nearly empty wave may fit one. 3 stages of
-/// 48 KiB beside the 65 KiB Y tile.
+/// 48 KiB beside the 65 KiB Y tile. Where it wins (same run, us, against 128 x 192 /
+/// 128 x 128): 8192 x 28672 x 8192 5606.3 against 6253.6 / 6070.4; 2048 x 28672 x 8192
+/// 1417.0 against 1473.8 / 1508.2; 8192 x 11008 x 4096 1114.3 against 1177.3 / 1182.8.
 template <class Arch>
 struct WarpSpecializedTma128x256 : WarpSpecializedTma<Arch> {
   static constexpr const char* name() { return "WarpSpecializedTma128x256"; }
