@@ -14,6 +14,8 @@ namespace glukit {
 namespace detail {
 /// Backend kernels specialise this with
 /// `static Status run(const AddmmGluArgsT<element_of<BP>>&, stream_t)`, BP a Bound policy.
+/// AddmmGlu<P>::run is its only caller: the arguments are validated, the output is not
+/// empty, and args.b_layout is BP's.
 template <class BP, Backend B>
 struct BackendLauncher {
   template <class T>
@@ -56,11 +58,13 @@ struct AddmmGlu {
     return validate_arguments(args, epilogue_op::reads_aux);
   }
 
-  /// Validates, then launches on `stream` the kernel compiled for T and args.b_layout.
-  /// Asynchronous: the kernel's own errors surface at the next synchronisation.
+  /// Validates, then launches on `stream` the kernel compiled for T and args.b_layout
+  /// (m == 0 or n == 0: nothing). Asynchronous: the kernel's own errors surface at the
+  /// next synchronisation.
   template <Element T>
   static Status run(const AddmmGluArgsT<T>& args, stream_t stream = {}) {
     if (Status s = validate(args); !s.ok()) return s;
+    if (args.m == 0 || args.n == 0) return Status::success();
     if (args.b_layout == Layout::col_major) return launch<Problem<T, Layout::col_major>>(args, stream);
     return launch<Problem<T, Layout::row_major>>(args, stream);
   }

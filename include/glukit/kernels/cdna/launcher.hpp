@@ -1,7 +1,8 @@
-// The HIP side of glukit::addmm_glu<P> for gfx942 / gfx950 policies: validate,
-// check the device, plan the tile schedule, launch AddmmGluKernel<P> for the
-// bound problem (fp16 or bf16, B row_major or col_major). Not run in this
-// repository's CI (no AMD GPU); compiled and disassembled by test/isa.
+// The HIP side of glukit::addmm_glu<P> for gfx942 / gfx950 policies, on arguments
+// AddmmGlu<P>::run has validated: the plan's own rules, the device check, the tile
+// schedule, and the launch of AddmmGluKernel<P> for the bound problem (fp16 or bf16,
+// B row_major or col_major). Not run in this repository's CI (no AMD GPU); compiled
+// and disassembled by test/isa.
 #pragma once
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/addmm_glu.hpp"
@@ -28,16 +29,12 @@ inline TileSchedulePlan plan_schedule(const AddmmGluArgsT<T>& args, int compute_
 
 namespace glukit::detail {
 
-/// P: a policy bound to a problem (AddmmGlu<Policy>::run binds it from the
-/// arguments' element type and b_layout).
+/// P: a policy bound to a problem. Called by AddmmGlu<Policy>::run only, with arguments it
+/// has validated, a non-empty output and the b_layout P was bound to.
 template <class P>
 struct BackendLauncher<P, Backend::hip> {
   using T = element_of<P>;
   static Status run(const AddmmGluArgsT<T>& args, stream_t stream) {
-    if (Status s = validate_arguments(args, P::epilogue_op::reads_aux); !s) return s;
-    if (args.b_layout != problem_of<P>::b_layout)
-      return Status::invalid("b_layout: the arguments' layout is not the one this kernel was bound to");
-    if (args.m == 0 || args.n == 0) return Status::success();
     if (Status s = cdna::validate_for_plan<P>(args); !s) return s;
     int device = 0;
     if (get_device(&device) != success) return {StatusCode::runtime_error, "hipGetDevice failed"};

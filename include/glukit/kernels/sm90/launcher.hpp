@@ -113,11 +113,11 @@ Status encode_tensor_maps(const Args<P>& a, TensorMaps* maps) {
 
 namespace glukit::detail {
 
+/// P: a policy bound to a problem. Called by AddmmGlu<Policy>::run only, with arguments it
+/// has validated, a non-empty output and the b_layout P was bound to.
 template <class P>
 struct BackendLauncher<P, Backend::cuda> {
   static Status run(const sm90::Args<P>& args, stream_t stream) {
-    if (Status s = validate_arguments(args, P::epilogue_op::reads_aux); !s.ok()) return s;
-    if (args.m == 0 || args.n == 0) return Status::success();
     int device = 0;
     if (get_device(&device) != success) return {StatusCode::runtime_error, "device: no current CUDA device"};
     int workers = 0;
