@@ -5,6 +5,7 @@
 // the 64-deep k-block), an LLM layer's slice, other epilogues, and y = null for an
 // epilogue that does not read it.
 #include "gpu_test_util.hpp"
+#include "isa/sm90_policies.hpp"
 
 using namespace glukit;
 using namespace glukit::test;
@@ -121,22 +122,9 @@ TEST_CASE("the default addmm_glu(args) on the sweep's kinds of shapes", "[gpu][d
   }
 }
 
-namespace {
-/// The optional modes of WarpSpecializedTma with B n x k: clusters of two blocks
-/// sharing B's boxes by multicast, and 64 x 192 ping-pong consumers.
-struct ClusterOfTwo : policy::WarpSpecializedTma<arch::sm90a> {
-  static constexpr int cluster_m = 2;
-  static constexpr const char* name() { return "ClusterOfTwo"; }
-};
-struct Pingpong64x192 : policy::WarpSpecializedTma<arch::sm90a> {
-  static constexpr bool pingpong = true;
-  static constexpr int tile_m = 64;
-  static constexpr int y_buffers = 2;
-  static constexpr int num_buffers = 5;
-  static constexpr const char* name() { return "Pingpong64x192"; }
-};
-using OptionalModes = std::tuple<ClusterOfTwo, Pingpong64x192>;
-}  // namespace
+/// The optional modes of WarpSpecializedTma (clusters of two blocks sharing B's boxes by
+/// multicast, 64 x 192 ping-pong consumers), as the ISA checks compile them.
+using OptionalModes = std::tuple<glukit_isa::WarpSpecializedTmaCluster, glukit_isa::WarpSpecializedTmaPingpong>;
 
 TEMPLATE_LIST_TEST_CASE("optional modes, bf16 and fp16 with B n x k", "[gpu][dtype][cluster]", OptionalModes) {
   check_ragged<TestType, bfloat16_t, Layout::col_major>();
