@@ -192,7 +192,4 @@ class CublasLtGemm {
   const T* bias_ = nullptr;
 };
 
-/// The fp16 bias GEMM of the blog benchmarks (benchmark/variants.cu's reference).
-using CublasLtBiasGemm = CublasLtGemm<__half>;
-
 }  // namespace glukit_bench

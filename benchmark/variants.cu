@@ -9,11 +9,10 @@
 
 #include <benchmark/benchmark.h>
 
+#include "baseline_runs.cuh"
 #include "bench_context.hpp"
 #include "common/device_data.cuh"
 #include "common/event_timer.hpp"
-#include "cublas_paths.cuh"
-#include "gate_kernel.cuh"
 #include "glukit/glukit.hpp"
 #include "problem.hpp"
 
@@ -21,25 +20,6 @@ namespace glukit_bench {
 namespace {
 
 using Arch = glukit::arch::sm90a;
-
-/// The cuBLASLt GEMM + bias, then the gate (when `gate`), on set 0: the output the variant
-/// must match.
-DeviceBuffer<__half> unfused_reference(const RotatedOperands& ops, bool gate, cudaStream_t stream) {
-  const GemmShape& shape = ops.shape();
-  const auto mn = static_cast<std::size_t>(shape.m * shape.n);
-  const OperandSet& s = ops.set(0);
-  DeviceBuffer<__half> x(mn), out(mn);
-  CublasLtBiasGemm gemm(cublaslt_handle(), shape, cublaslt_workspace(),
-                        cublaslt_workspace_bytes(), s.bias.get());
-  gemm.run(s.a.get(), s.b.get(), s.bias.get(), x.get(), stream);
-  if (!gate) {
-    GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
-    return x;
-  }
-  launch_gate(x.get(), s.y.get(), out.get(), mn, device_info().sm_count, stream);
-  GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
-  return out;
-}
 
 template <class Policy>
 void bm_variant(benchmark::State& state, std::int64_t k) {
@@ -56,7 +36,7 @@ void bm_variant(benchmark::State& state, std::int64_t k) {
     // Spot check, once per benchmark, on set 0 (its output starts poisoned).
     Comparison check;
     {
-      const DeviceBuffer<__half> expected = unfused_reference(ops, Op::reads_aux, stream);
+      const DeviceBuffer<__half> expected = unfused_output(ops, Op::reads_aux, stream);
       const glukit::Status st = glukit::addmm_glu<Policy>(ops.args(0), stream);
       if (!st.ok()) {
         fail(state, name + ": addmm_glu returned an error: " + st.message());
