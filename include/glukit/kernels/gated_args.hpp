@@ -55,6 +55,38 @@ GLUKIT_HOST_DEVICE constexpr std::int64_t up_row(std::int64_t j, std::int64_t n,
   return gate_row(j, n, layout) + gate_interleave_rows;
 }
 
+/// How a gated kernel orders W's rows inside one tile: a tile of 2c GEMM columns (the
+/// B rows it multiplies with) yields c output columns, in runs of Q: tile column t holds
+/// output column out_col(t), the gate's value when !is_up(t), the up projection's
+/// otherwise, and its partner (the same output column's other half) is tile column
+/// t +/- Q. A backend picks Q so that every thread's accumulator fragment holds both
+/// members of each pair (sm90a wgmma: Q = 64, a warpgroup holds whole rows of the tile;
+/// CDNA: half a wave's columns). Every run of Q rows is contiguous in W for both
+/// layouts when Q divides gate_interleave_rows, so a copier moves runs, not rows.
+template <int Q>
+struct GatePairs {
+  static_assert(Q > 0 && gate_interleave_rows % Q == 0,
+                "GatePairs: Q must divide gate_interleave_rows (each run of Q rows contiguous in W)");
+  static constexpr int run = Q;
+  /// Output column (from the tile's first) of tile column t.
+  GLUKIT_HOST_DEVICE static constexpr int out_col(int t) { return (t / (2 * Q)) * Q + t % Q; }
+  /// Does tile column t hold the up projection (else the gate)?
+  GLUKIT_HOST_DEVICE static constexpr bool is_up(int t) { return (t / Q) % 2 == 1; }
+  /// W's row (and bias index) of tile column t of the tile whose output starts at column
+  /// j0; n: output columns (W has 2n rows). Rows of output columns past n are not
+  /// used: a copier reads rows_valid() of each run.
+  GLUKIT_HOST_DEVICE static constexpr std::int64_t w_row(std::int64_t j0, int t, std::int64_t n, GateLayout layout) {
+    const std::int64_t j = j0 + out_col(t);
+    return is_up(t) ? up_row(j, n, layout) : gate_row(j, n, layout);
+  }
+  /// Rows of the run that starts at tile column t (t % Q == 0) that belong to output
+  /// columns < n (0..Q).
+  GLUKIT_HOST_DEVICE static constexpr int rows_valid(std::int64_t j0, int t, std::int64_t n) {
+    const std::int64_t left = n - (j0 + out_col(t));
+    return left <= 0 ? 0 : left >= Q ? Q : static_cast<int>(left);
+  }
+};
+
 /// The argument rules of the gated projection (host only, no device access): as
 /// addmm_glu's for A (m x k), W (2n x k, K contiguous: ldw >= k) and out (m x n, ldo >= n);
 /// n < 2^30 (W has 2n rows); for the interleaved order n a multiple of
@@ -105,5 +137,19 @@ void interleave_gate_up_rows(const E* src, E* dst, std::int64_t n, std::int64_t 
                 sizeof(E) * static_cast<std::size_t>(k));
   }
 }
+
+namespace detail {
+/// The GEMM a gated kernel runs, in addmm_glu's argument form: B = W stored n x k
+/// (col_major), n = the output's columns (W has 2n rows), the bias of W's 2n rows, no Y.
+/// Backends bound to a GatedProblem read their arguments from this view.
+template <Element T>
+constexpr AddmmGluArgsT<T> gemm_view(const GatedProjectionArgsT<T>& p) {
+  AddmmGluArgsT<T> g;
+  g.a = p.a, g.b = p.w, g.bias = p.bias, g.y = nullptr, g.out = p.out;
+  g.m = p.m, g.n = p.n, g.k = p.k, g.lda = p.lda, g.ldb = p.ldw, g.ldy = 0, g.ldo = p.ldo;
+  g.b_layout = Layout::col_major;
+  return g;
+}
+}  // namespace detail
 
 }  // namespace glukit

@@ -6,6 +6,7 @@
 #include "glukit/arch/tags.hpp"
 #include "glukit/epilogue/functors.hpp"
 #include "glukit/kernels/args.hpp"
+#include "glukit/kernels/gated_args.hpp"
 
 namespace glukit {
 
@@ -67,6 +68,18 @@ struct Problem {
   static constexpr Layout b_layout = LB;
   /// B stored n x k (K contiguous): read like A, the MMA's native K-major operand.
   static constexpr bool b_k_major = LB == Layout::col_major;
+  /// addmm_glu's GEMM: B's columns are the output's columns.
+  static constexpr bool gated = false;
+};
+
+/// The gated projection's problem: B is an nn.Linear weight W (2n x k, K contiguous) whose
+/// rows are gate and up rows in layout GL's order; each tile multiplies whole gate/up
+/// pairs (GatePairs, kernels/gated_args.hpp) and its epilogue combines them, op(gate, up),
+/// into half as many output columns. Bound kernels read detail::gemm_view's arguments.
+template <Element T, GateLayout GL>
+struct GatedProblem : Problem<T, Layout::col_major> {
+  static constexpr bool gated = true;
+  static constexpr GateLayout gate_layout = GL;
 };
 
 /// A policy bound to a problem: what the backend kernels are instantiated with.

@@ -1,0 +1,82 @@
+// GatedProjection<Policy>: the gated projection of an LLM MLP,
+// out = op(A W_g^T + b_g, A W_u^T + b_u), from one fused GEMM over an nn.Linear
+// weight W of 2n rows (kernels/gated_args.hpp); glukit::gated_projection<Policy>(args,
+// stream) with the policy's epilogue_op receiving (gate, up), and the default
+// glukit::gated_projection(args, stream) with SwiGLU and the kernel picked for the
+// shape. The same kernels as addmm_glu, bound to a GatedProblem: each tile's B rows are
+// whole gate/up pairs (GatePairs), and the epilogue combines them instead of reading Y.
+#pragma once
+#include "glukit/kernels/addmm_glu.hpp"
+#include "glukit/kernels/gated_args.hpp"
+
+namespace glukit {
+
+template <class P>
+struct GatedProjection {
+  static_assert(check_policy<P>(), "GatedProjection<P>: policy check failed");
+  using policy = P;
+  using epilogue_op = typename detail::PolicyTypes<P>::epilogue_op;
+  static constexpr const char* name() { return P::name(); }
+
+  /// The host-side argument rules (no device access).
+  template <Element T>
+  static Status validate(const GatedProjectionArgsT<T>& args) {
+    return validate_gated_arguments(args);
+  }
+
+  /// Validates, then launches on `stream` the kernel compiled for T and args.w_layout
+  /// (m == 0 or n == 0: nothing). Asynchronous, as addmm_glu.
+  template <Element T>
+  static Status run(const GatedProjectionArgsT<T>& args, stream_t stream = {}) {
+    if (Status s = validate(args); !s.ok()) return s;
+    if (args.m == 0 || args.n == 0) return Status::success();
+    const AddmmGluArgsT<T> gemm = detail::gemm_view(args);
+    if (args.w_layout == GateLayout::interleaved) return launch<GatedProblem<T, GateLayout::interleaved>>(gemm, stream);
+    return launch<GatedProblem<T, GateLayout::stacked>>(gemm, stream);
+  }
+
+ private:
+  template <class Pr, class T>
+  static Status launch(const AddmmGluArgsT<T>& gemm, stream_t stream) {
+    return detail::BackendLauncher<Bound<P, Pr>, arch_traits<typename P::arch>::backend>::run(gemm, stream);
+  }
+};
+
+/// out = epilogue_op(A W_g^T + b_g, A W_u^T + b_u) with the kernel of Policy, on `stream`;
+/// T in {half_t, bfloat16_t}, W in either row order (args.w_layout).
+template <class Policy, Element T>
+  requires(!Element<Policy>)
+Status gated_projection(const GatedProjectionArgsT<T>& args, stream_t stream = {}) {
+  return GatedProjection<Policy>::run(args, stream);
+}
+
+namespace detail {
+/// The backend's gated default for element type T: specialised next to its kernels
+/// with `static Status run(const GatedProjectionArgsT<T>&, stream_t)`.
+template <Backend B, class T>
+struct DefaultGatedLauncher;
+}  // namespace detail
+
+/// out = silu(A W_g^T + b_g) * (A W_u^T + b_u) (SwiGLU) with the fastest kernel glukit
+/// ships for the current device and this shape (kernels/sm90/plan_default.hpp).
+template <Element T>
+Status gated_projection(const GatedProjectionArgsT<T>& args, stream_t stream = {}) {
+#if defined(GLUKIT_BACKEND_CUDA)
+  return detail::DefaultGatedLauncher<Backend::cuda, T>::run(args, stream);
+#elif defined(GLUKIT_BACKEND_HIP)
+  return detail::DefaultGatedLauncher<Backend::hip, T>::run(args, stream);
+#else
+  static_assert(dependent_false<T>,
+                "glukit::gated_projection(args): launching needs a device compiler (nvcc for sm90a, "
+                "hip-clang for gfx942/gfx950); plain C++ can validate and run the reference only");
+  return Status::invalid("unreachable");
+#endif
+}
+
+}  // namespace glukit
+
+#if defined(GLUKIT_BACKEND_CUDA)
+#include "glukit/kernels/sm90/default_gated.hpp"
+#elif defined(GLUKIT_BACKEND_HIP)
+#include "glukit/kernels/cdna/default_gated.hpp"
+#endif
