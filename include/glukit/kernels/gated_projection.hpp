@@ -45,32 +45,40 @@ struct GatedProjection {
 /// out = epilogue_op(A W_g^T + b_g, A W_u^T + b_u) with the kernel of Policy, on `stream`;
 /// T in {half_t, bfloat16_t}, W in either row order (args.w_layout).
 template <class Policy, Element T>
-  requires(!Element<Policy>)
+  requires(!Element<Policy> && !EpilogueOp<Policy>)
 Status gated_projection(const GatedProjectionArgsT<T>& args, stream_t stream = {}) {
   return GatedProjection<Policy>::run(args, stream);
 }
 
 namespace detail {
-/// The backend's gated default for element type T: specialised next to its kernels
-/// with `static Status run(const GatedProjectionArgsT<T>&, stream_t)`.
-template <Backend B, class T>
+/// The backend's gated default for element type T and operation Op: specialised next to
+/// its kernels with `static Status run(const GatedProjectionArgsT<T>&, stream_t)`.
+template <Backend B, class T, class Op>
 struct DefaultGatedLauncher;
 }  // namespace detail
 
-/// out = silu(A W_g^T + b_g) * (A W_u^T + b_u) (SwiGLU) with the fastest kernel glukit
-/// ships for the current device and this shape (kernels/sm90/plan_default.hpp).
-template <Element T>
+/// out = Op(A W_g^T + b_g, A W_u^T + b_u) with the fastest kernel glukit ships for the
+/// current device and this shape; Op an epilogue operation (epilogue::SwiGlu, GeGlu,
+/// ReGlu, SigmoidGlu, or one of the user's), e.g. gated_projection<epilogue::GeGlu>(args).
+template <class Op, Element T>
+  requires(EpilogueOp<Op>)
 Status gated_projection(const GatedProjectionArgsT<T>& args, stream_t stream = {}) {
 #if defined(GLUKIT_BACKEND_CUDA)
-  return detail::DefaultGatedLauncher<Backend::cuda, T>::run(args, stream);
+  return detail::DefaultGatedLauncher<Backend::cuda, T, Op>::run(args, stream);
 #elif defined(GLUKIT_BACKEND_HIP)
-  return detail::DefaultGatedLauncher<Backend::hip, T>::run(args, stream);
+  return detail::DefaultGatedLauncher<Backend::hip, T, Op>::run(args, stream);
 #else
   static_assert(dependent_false<T>,
                 "glukit::gated_projection(args): launching needs a device compiler (nvcc for sm90a, "
                 "hip-clang for gfx942/gfx950); plain C++ can validate and run the reference only");
   return Status::invalid("unreachable");
 #endif
+}
+
+/// out = silu(A W_g^T + b_g) * (A W_u^T + b_u) (SwiGLU, Llama's MLP) with the default kernel.
+template <Element T>
+Status gated_projection(const GatedProjectionArgsT<T>& args, stream_t stream = {}) {
+  return gated_projection<epilogue::SwiGlu>(args, stream);
 }
 
 }  // namespace glukit
