@@ -238,7 +238,10 @@ int main(int argc, char** argv) {
     }
     register_ceilings();
   }
-  if (settings().sweep != SweepMode::off) register_sweep();
+  if (settings().sweep != SweepMode::off) {
+    register_sweep();
+    register_gated();
+  }
 
   ShortNameReporter display_reporter(benchmark::CreateDefaultDisplayReporter());
   benchmark::RunSpecifiedBenchmarks(&display_reporter, file_reporter.get());

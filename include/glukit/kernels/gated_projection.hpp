@@ -13,7 +13,8 @@ namespace glukit {
 
 template <class P>
 struct GatedProjection {
-  static_assert(check_policy<P>(), "GatedProjection<P>: policy check failed");
+  static_assert(check_policy<P, GatedProblem<half_t, GateLayout::stacked>>(),
+                "GatedProjection<P>: policy check failed");
   using policy = P;
   using epilogue_op = typename detail::PolicyTypes<P>::epilogue_op;
   static constexpr const char* name() { return P::name(); }

@@ -163,4 +163,29 @@ struct WarpSpecializedTmaPingpong64x128 : WarpSpecializedTma<Arch> {
   static constexpr int num_buffers = 7;
 };
 
+/// The gated projection's kernels (glukit::gated_projection): the WarpSpecializedTma
+/// schedules with SwiGLU, their stages deepened into the shared memory Y leaves free
+/// where it fits (a gated tile reads no Y; its output tile is half as wide: 128 x 256 W
+/// rows -> 128 x 128 outputs). The sm90a gated default picks among them (sm90::default_gated_kernel).
+template <class Arch>
+struct GatedTma128x256 : WarpSpecializedTma128x256<Arch> {
+  static constexpr const char* name() { return "GatedTma128x256"; }
+  using epilogue_op = epilogue::SwiGlu;
+  /// 3 x 49 KiB (48 KiB + the stage's bias row, 1024-aligned) + the 33 KiB output tile;
+  /// a fourth stage would need 235,600 bytes of the 232,448 a block may have.
+  static constexpr int num_buffers = 3;
+};
+template <class Arch>
+struct GatedTma128x128 : WarpSpecializedTma128x128<Arch> {
+  static constexpr const char* name() { return "GatedTma128x128"; }
+  using epilogue_op = epilogue::SwiGlu;
+  static constexpr int num_buffers = 6;  ///< 6 x 33 KiB + the 17 KiB output tile (221,296 bytes)
+};
+template <class Arch>
+struct GatedTmaPingpong64x128 : WarpSpecializedTmaPingpong64x128<Arch> {
+  static constexpr const char* name() { return "GatedTmaPingpong64x128"; }
+  using epilogue_op = epilogue::SwiGlu;
+  static constexpr int num_buffers = 8;  ///< 8 x 25 KiB + two 9 KiB output tiles (224,416 bytes)
+};
+
 }  // namespace glukit::policy

@@ -2,13 +2,18 @@
 // static_assert whose message names the member and the reason. Called once at
 // the top of AddmmGlu<P>.
 #pragma once
+#include <type_traits>
+
 #include "glukit/kernels/cdna/plan.hpp"
 #include "glukit/kernels/policy.hpp"
 #include "glukit/kernels/sm90/plan.hpp"
 
 namespace glukit {
 
-template <class P>
+/// Pr: the problem the backend checks bind P to (void: P's own, fp16 with B k x n for a
+/// policy not bound to one); the gated projection checks its policies bound to a
+/// GatedProblem, whose tiles differ (GatedProjection<P>).
+template <class P, class Pr = void>
 constexpr bool check_policy() {
   static_assert(detail::PolicyMembers<P>,
                 "AddmmGlu<P>: P is not a glukit policy: it needs arch, epilogue_op, name(), tile_m, "
@@ -37,10 +42,11 @@ constexpr bool check_policy() {
       // policy that passed the checks above, so one mistake gives one message.
       if constexpr (P::tile_m > 0 && P::tile_n > 0 && P::tile_k > 0 && P::num_buffers >= 2 &&
                     P::min_blocks_per_cu >= 1 && P::warps >= 1) {
+        using BP = std::conditional_t<std::is_void_v<Pr>, P, Bound<P, Pr>>;
         if constexpr (arch_traits<typename P::arch>::backend == Backend::cuda) {
-          return sm90::check_policy<P>();
+          return sm90::check_policy<BP>();
         } else {
-          return cdna::check_policy<P>();
+          return cdna::check_policy<BP>();
         }
       }
     }

@@ -25,6 +25,7 @@
 #include "glukit/kernels/sm90/fragment.hpp"
 #include "glukit/kernels/sm90/global_io.hpp"
 #include "glukit/kernels/sm90/params.hpp"
+#include "glukit/kernels/sm90/plan.hpp"
 #include "glukit/platform/element.hpp"
 
 namespace glukit::sm90 {
@@ -40,6 +41,14 @@ struct Epilogue : GlobalIo<P> {
   static constexpr int G = BN / 32;       ///< groups of 4 chunks (one quad transpose each)
   static constexpr bool fused = P::epilogue_style == EpilogueStyle::fused;
   static_assert(BN % 32 == 0, "tile_n: the sm90a epilogue works on 32-column groups");
+  using Plan = MainloopPlan<P>;
+  /// Gated (Plan::gated): tile columns t and t + 64 are one output column's gate and up
+  /// values; the output tile has ON = BN / 2 columns, JO 8-column groups.
+  static constexpr bool gated = Plan::gated;
+  static constexpr bool reads_y = Plan::reads_y;
+  static constexpr int ON = Plan::out_tile_n;
+  static constexpr int JO = ON / 8;
+  using Pairs = typename Plan::Pairs;
 
   const Args<P>& a;
   std::int64_t row0;   ///< output row of fragment half h = 0
@@ -58,7 +67,7 @@ struct Epilogue : GlobalIo<P> {
     q = lane % 4;
     row0 = m0 + (tid / 128) * 64 + (t / 32) * 16 + lane / 4;
     col0 = n0 + 2 * q;
-    interior = m0 + BM <= a.m && n0 + BN <= a.n;
+    interior = m0 + BM <= a.m && n0 + ON <= a.n;
   }
 
   /// Output pairs of 4 fragment groups (fragment layout) -> this thread's 16-byte chunk of
@@ -72,7 +81,11 @@ struct Epilogue : GlobalIo<P> {
   GLUKIT_DEVICE void init(float (&acc)[R]) const {
 #pragma unroll
     for (int i = 0; i < R; ++i) acc[i] = 0.f;
-    if constexpr (fused) {
+    if constexpr (fused && gated) {
+      if (a.bias == nullptr) return;
+#pragma unroll
+      for (int j = 0; j < J; ++j) set_bias_pair(acc, j, bias_pair(j));
+    } else if constexpr (fused) {
       if (a.bias == nullptr) return;
 #pragma unroll
       for (int j = 0; j < J; ++j) {  // (not bias_pair(j): V4 compiles to other code)
@@ -83,9 +96,26 @@ struct Epilogue : GlobalIo<P> {
   }
 
   /// This thread's bias pair of 8-column group j from global memory (zeros past n).
+  /// Gated: the bias of the W rows of tile columns 8 j + 2 q, + 1 (one run, so adjacent).
   GLUKIT_DEVICE std::uint32_t bias_pair(int j) const {
-    const std::int64_t col = col0 + 8 * j;
-    return load_pair(a.bias + col, col, a.n, interior || col + 1 < a.n);
+    if constexpr (gated) {
+      // A stacked up run starts at bias index n + j: with n odd the pair is not 4-byte
+      // aligned, and is read element by element.
+      const int t = 8 * j + 2 * q;
+      const std::int64_t col = n0 + Pairs::out_col(t), row = Pairs::w_row(n0, t, a.n, Plan::gate_layout);
+      return load_pair(a.bias + row, col, a.n, (interior || col + 1 < a.n) && row % 2 == 0);
+    } else {
+      const std::int64_t col = col0 + 8 * j;
+      return load_pair(a.bias + col, col, a.n, interior || col + 1 < a.n);
+    }
+  }
+
+  /// Gated: the output pair of output group jo (columns n0 + 8 jo + 2 q, + 1), row half
+  /// h: op(gate, up) of tile groups jg = 16 (jo / 8) + jo % 8 (Pairs::out_col) and jg + 8.
+  GLUKIT_DEVICE static std::uint32_t gated_pair(const float (&acc)[R], int jo, int h) {
+    const Op op{};
+    const int g = 4 * (16 * (jo / 8) + jo % 8) + 2 * h, u = g + 4 * 8;
+    return pack2<T>(op(acc[g], acc[u]), op(acc[g + 1], acc[u + 1]));
   }
   /// The bias pair of group j as both rows' starting accumulators.
   GLUKIT_DEVICE static void set_bias_pair(float (&acc)[R], int j, std::uint32_t pair) {
@@ -96,7 +126,7 @@ struct Epilogue : GlobalIo<P> {
 
   /// prefetch: issue the loads of Y (fused: 16-byte chunks into registers), row halves [h0, h1).
   GLUKIT_DEVICE void prefetch(int h0 = 0, int h1 = 2) {
-    if constexpr (fused && Op::reads_aux) {
+    if constexpr (fused && reads_y) {
 #pragma unroll
       for (int h = 0; h < 2; ++h)
 #pragma unroll
@@ -162,11 +192,22 @@ struct Epilogue : GlobalIo<P> {
     add_staged_bias(acc, bias_row);
     const auto y_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(y_tile));
     const auto addr = [&](int jj) { return y_s + fragment_offset<YLayout>(m0, jj); };
+    if constexpr (gated) {
+      // No Y: each stmatrix.x4 writes output groups 2 jj, 2 jj + 1 of both row halves.
+#pragma unroll
+      for (int jj = 0; jj < JO / 2; ++jj) {
+        std::uint32_t o[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) o[i] = gated_pair(acc, 2 * jj + (i >> 1), i & 1);
+        stmatrix_x4(addr(jj), o);
+      }
+      return;
+    }
     std::uint32_t v[2][NB][4];
     const auto load = [&](int batch) {
 #pragma unroll
       for (int b = 0; b < NB; ++b) {
-        if constexpr (Op::reads_aux) ldmatrix_x4(addr(batch * NB + b), v[batch % 2][b]);
+        if constexpr (reads_y) ldmatrix_x4(addr(batch * NB + b), v[batch % 2][b]);
         else v[batch % 2][b][0] = v[batch % 2][b][1] = v[batch % 2][b][2] = v[batch % 2][b][3] = 0u;
       }
     };
@@ -196,7 +237,7 @@ struct Epilogue : GlobalIo<P> {
   /// and columns past n are not written; a chunk cut by n is stored element by element.
   template <class YLayout>
   GLUKIT_DEVICE void store_rows_from_smem(const unsigned char* tile, std::int64_t m0) const {
-    constexpr int CPR = BN / 8;           // 16-byte chunks per row
+    constexpr int CPR = ON / 8;           // 16-byte chunks per row
     constexpr int PER_LANE = 16 * CPR / 32;
     static_assert((16 * CPR) % 32 == 0, "tile_n: a warp's 16 rows split evenly over its lanes");
     const int wr = static_cast<int>(row0 - m0) - lane / 4;  // first of the warp's 16 rows
@@ -212,13 +253,40 @@ struct Epilogue : GlobalIo<P> {
   /// apply + store (fused: both row halves of Y prefetched before).
   GLUKIT_DEVICE void finish(float (&acc)[R]) {
     const Op op{};
-    if constexpr (fused) {
+    if constexpr (gated) {
+      // The bias is in the accumulators (fused) or added now; then each output pair is
+      // op(gate, up) of two of this thread's accumulator pairs (V4: 16-byte row chunks).
+      if (!fused && a.bias != nullptr) {
+#pragma unroll
+        for (int j = 0; j < J; ++j) add_bias_pair(acc, j, bias_pair(j));
+      }
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        if constexpr (fused) {
+#pragma unroll
+          for (int g = 0; g < JO / 4; ++g) {
+            std::uint32_t o[4];
+#pragma unroll
+            for (int s = 0; s < 4; ++s) o[s] = gated_pair(acc, 4 * g + s, h);
+            store_chunk(o, h, g);
+          }
+        } else {
+          const std::int64_t row = row0 + 8 * h;
+#pragma unroll
+          for (int jo = 0; jo < JO; ++jo) {
+            const std::int64_t col = col0 + 8 * jo;
+            if (interior || row < a.m)
+              store_pair(a.out + row * a.ldo + col, gated_pair(acc, jo, h), col, a.n, interior || col + 1 < a.n);
+          }
+        }
+      }
+    } else if constexpr (fused) {
 #pragma unroll
       for (int h = 0; h < 2; ++h)
 #pragma unroll
         for (int g = 0; g < G; ++g) {
           std::uint32_t y[4] = {0u, 0u, 0u, 0u};
-          if constexpr (Op::reads_aux) {
+          if constexpr (reads_y) {
             y[0] = y_chunks[h][g].x, y[1] = y_chunks[h][g].y, y[2] = y_chunks[h][g].z, y[3] = y_chunks[h][g].w;
             quad_transpose(y, q);  // chunk layout -> fragment layout
           }
@@ -249,7 +317,7 @@ struct Epilogue : GlobalIo<P> {
           for (int h = 0; h < 2; ++h) {
             const std::int64_t row = row0 + 8 * h, col = col0 + 8 * (jb + jj);
             y[jj][h] = 0u;
-            if (Op::reads_aux && (interior || row < a.m))
+            if (reads_y && (interior || row < a.m))
               y[jj][h] = load_pair(a.y + row * a.ldy + col, col, a.n, interior || col + 1 < a.n);
           }
 #pragma unroll

@@ -12,6 +12,7 @@
 #include "glukit/blocks/tile_copier.hpp"
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/args.hpp"
+#include "glukit/kernels/sm90/b_tile.hpp"
 #include "glukit/kernels/sm90/epilogue.hpp"
 #include "glukit/kernels/sm90/mainloop.hpp"
 #include "glukit/kernels/sm90/params.hpp"
@@ -35,10 +36,6 @@ struct Kernel {
     const std::int64_t k0 = std::int64_t{kb} * BK;
     return {a.a + m0 * a.lda + k0, a.lda, tile_extent(a.m, m0, BM),
             tile_extent(a.k, k0, BK)};
-  }
-  GLUKIT_DEVICE static GlobalTile b_tile(const Args<P>& a, std::int64_t n0, int kb) {
-    const auto e = Plan::b_valid(tile_extent(a.n, n0, BN), tile_extent(a.k, std::int64_t{kb} * BK, BK));
-    return {a.b + Plan::b_tile_origin(n0, a.ldb) + kb * Plan::b_k_block_step(a.ldb), a.ldb, e.rows, e.cols};
   }
 
   /// The compute stage of k-block kb: wgmma on its ring slot; on the last k-block
@@ -66,7 +63,7 @@ struct Kernel {
 
     for (std::int64_t slot = blockIdx.x; slot < p.schedule.tiles(); slot += gridDim.x) {
       const TileCoord tc = p.schedule.tile(slot);
-      const std::int64_t m0 = tc.m * BM, n0 = tc.n * BN;
+      const std::int64_t m0 = tc.m * BM, n0 = tc.n * Plan::out_tile_n;  // n0: the output's column
       if (slot != blockIdx.x) __syncthreads();  // previous tile's MMAs are done with the ring
 
       float acc[Mma::accumulators];
@@ -75,22 +72,20 @@ struct Kernel {
 
       if constexpr (async_copy) {
         using CA = AsyncTileCopier<typename Plan::ALayout, Plan::copy_threads, typename Plan::element>;
-        using CB = AsyncTileCopier<typename Plan::BLayout, Plan::copy_threads, typename Plan::element>;
         // Copiers sit at k-block `issued`; rows/cols valid in A: (m - m0, k - k0), in B:
-        // (k - k0, n - n0), or (n - n0, k - k0) when B is K-major (Plan::b_valid).
+        // (k - k0, n - n0), or (n - n0, k - k0) when B is K-major (Plan::b_valid); gated:
+        // per run of W rows (AsyncBTile).
         CA ca(args.a + m0 * args.lda, args.lda, tid);
-        CB cb(args.b + Plan::b_tile_origin(n0, args.ldb), args.ldb, tid);
+        AsyncBTile<P, Plan::copy_threads> cb(args, n0, tid);
         const int a_rows = tile_extent(args.m, m0, BM);
-        const int b_cols = tile_extent(args.n, n0, BN);
         int issued = 0;
         const auto issue_next = [&] {
           if (issued < kbs) {
             const int k_left = static_cast<int>(args.k - std::int64_t{issued} * BK);
             ca.issue(ring.template tile<0>(issued % S), a_rows, k_left);
-            const auto bv = Plan::b_valid(b_cols, k_left);
-            cb.issue(ring.template tile<1>(issued % S), bv.rows, bv.cols);
+            cb.issue(ring.template tile<1>(issued % S), k_left);
             ca.advance(BK);
-            cb.advance(Plan::b_k_block_step(args.ldb));
+            cb.advance(args.ldb);
           }
           ++issued;
           CA::commit();  // empty groups past the last k-block keep the wait count uniform
@@ -109,10 +104,10 @@ struct Kernel {
         }
       } else {
         RegisterTileCopier<typename Plan::ALayout, CopyA> ca;
-        RegisterTileCopier<typename Plan::BLayout, CopyB> cb;
+        RegisterBTile<P> cb;
         for (int kb = 0; kb < kbs; ++kb) {
           ca.load(a_tile(args, m0, kb), tid);
-          cb.load(b_tile(args, n0, kb), tid);
+          cb.load(args, n0, kb, tid);
           ca.store(ring.template tile<0>(kb % S), tid);
           cb.store(ring.template tile<1>(kb % S), tid);
           arch::hopper::fence_proxy_async_shared();  // st.shared (generic) -> wgmma (async proxy)

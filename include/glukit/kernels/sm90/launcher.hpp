@@ -97,13 +97,16 @@ Status encode_tensor_maps(const Args<P>& a, TensorMaps* maps) {
   bool ok = true;
   if (a.k > 0) {
     ok &= encode_tensor_map<T>(&maps->a, a.a, a.m, a.k, a.lda, P::tile_m, 64, true);
-    if constexpr (problem_of<P>::b_k_major)
-      ok &= encode_tensor_map<T>(&maps->b, a.b, a.n, a.k, a.ldb, MainloopPlan<P>::b_box_rows, 64, true);
+    if constexpr (problem_of<P>::b_k_major)  // gated: W has 2n rows
+      ok &= encode_tensor_map<T>(&maps->b, a.b, MainloopPlan<P>::gated ? 2 * a.n : a.n, a.k, a.ldb,
+                                 MainloopPlan<P>::b_box_rows, 64, true);
     else
       ok &= encode_tensor_map<T>(&maps->b, a.b, a.k, a.n, a.ldb, P::tile_k, 64, true);
   }
-  if (P::epilogue_op::reads_aux) ok &= encode_tensor_map<T>(&maps->y, a.y, a.m, a.n, a.ldy, P::tile_m, 64, true);
-  if (a.bias != nullptr)
+  if (MainloopPlan<P>::reads_y) ok &= encode_tensor_map<T>(&maps->y, a.y, a.m, a.n, a.ldy, P::tile_m, 64, true);
+  if (a.bias != nullptr && MainloopPlan<P>::gated)  // W's 2n biases, one box per run of 64
+    ok &= encode_tensor_map<T>(&maps->bias, a.bias, 1, 2 * a.n, (2 * a.n + 7) / 8 * 8, 1, 64, false);
+  else if (a.bias != nullptr)
     ok &= encode_tensor_map<T>(&maps->bias, a.bias, 1, a.n, (a.n + 7) / 8 * 8, 1, P::tile_n, false);
   return ok ? Status::success()
             : Status{StatusCode::runtime_error, "tensor maps: cuTensorMapEncodeTiled failed or is unavailable"};
@@ -132,7 +135,7 @@ struct BackendLauncher<P, Backend::cuda> {
     if constexpr (sm90::MainloopPlan<P>::tma) {
       // TMA box coordinates are 32-bit: the last box of a dimension must start below 2^31.
       constexpr std::int64_t max_coord = (std::int64_t{1} << 31) - 256;
-      if (args.m > max_coord || args.n > max_coord || args.k > max_coord)
+      if (args.m > max_coord || (sm90::MainloopPlan<P>::gated ? 2 : 1) * args.n > max_coord || args.k > max_coord)
         return Status::invalid("m, n, k: must be < 2^31 - 256 for the TMA policy's box coordinates");
       if (Status s = sm90::encode_tensor_maps<P>(args, &params.maps); !s.ok()) return s;
     }

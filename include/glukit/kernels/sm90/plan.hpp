@@ -87,7 +87,7 @@ struct MainloopPlan {
   static constexpr TileSchedulePlan schedule(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t workers) {
     const std::int64_t gm = group_size_m_at(k);
     const std::int64_t group = gm > cluster_m ? gm / cluster_m : 1;
-    return make_tile_schedule(m, n, P::tile_m * cluster_m, P::tile_n, group, 1, 1,
+    return make_tile_schedule(m, n, P::tile_m * cluster_m, out_tile_n, group, 1, 1,
                               P::schedule == Schedule::persistent ? workers : 0);
   }
   /// First output row of block `block`'s part of schedule tile `tc` (rows past m are
@@ -102,6 +102,23 @@ struct MainloopPlan {
   /// The problem: element type and B's layout (Bound policies; fp16 / row-major otherwise).
   using element = element_of<P>;
   static constexpr bool b_k_major = problem_of<P>::b_k_major;
+  /// A gated projection (GatedProblem): the tile's tile_n B rows are W's rows of
+  /// tile_n / 2 output columns, gate and up in runs of 64 (Pairs); the epilogue combines
+  /// each pair (tile columns t and t + 64 of one warpgroup's fragment) and reads no Y.
+  static constexpr bool gated = problem_of<P>::gated;
+  using Pairs = GatePairs<64>;
+  static constexpr int out_tile_n = gated ? P::tile_n / 2 : P::tile_n;  ///< output columns per tile
+  /// Does the kernel read Y? (The epilogue's second operand is the up projection when gated.)
+  static constexpr bool reads_y = P::epilogue_op::reads_aux && !gated;
+  static constexpr GateLayout gate_layout = [] {
+    if constexpr (gated) return problem_of<P>::gate_layout;
+    else return GateLayout::stacked;
+  }();
+  /// W's row of the gated tile's run r (64 B rows) at output column j0 of n, and the
+  /// run's rows inside the output (the rest read as zeros).
+  GLUKIT_HOST_DEVICE static constexpr std::int64_t gated_run_row(std::int64_t j0, int r, std::int64_t n) {
+    return Pairs::w_row(j0, 64 * r, n, gate_layout);
+  }
   /// (row, k) of A, K-major. B stored k x n (row_major): (k, col), N-major; stored n x k
   /// (col_major, an nn.Linear weight): (col, k), K-major like A. All 128-byte swizzled panels.
   using ALayout = Swizzle128B<P::tile_m, P::tile_k>;
@@ -139,14 +156,18 @@ struct MainloopPlan {
     return b_k_major ? BoxCoord{k0 + 64 * (i / b_box_row_blocks), n0 + 64 * (i % b_box_row_blocks)}
                      : BoxCoord{n0 + 64 * i, k0};
   }
+  /// Gated: box i's W row at output column j0 of n (its runs are the row blocks).
+  GLUKIT_HOST_DEVICE static constexpr BoxCoord gated_box_coord(int i, std::int64_t j0, std::int64_t n, int k0) {
+    return {k0 + 64 * (i / b_box_row_blocks), static_cast<int>(gated_run_row(j0, i % b_box_row_blocks, n))};
+  }
   /// Warp-specialised kernels also stage the tile's bias (one row) with its first
   /// k-block, and Y (the whole tile, swizzled) in a buffer of its own.
   using BiasLayout = PaddedRows<1, P::tile_n, 0>;
-  using YLayout = Swizzle128B<P::tile_m, P::tile_n>;
+  using YLayout = Swizzle128B<P::tile_m, out_tile_n>;  ///< Y in, the output out (gated: output only)
   using Buffers = std::conditional_t<specialized, MultiBufferPlan<P::num_buffers, ALayout, BLayout, BiasLayout>,
                                      MultiBufferPlan<P::num_buffers, ALayout, BLayout>>;
   static constexpr int y_offset = Buffers::bytes;  ///< Y buffer 0, after the ring, 1024-aligned
-  static constexpr int y_stride = YLayout::bytes + align_up(P::tile_n * 2, 1024);  ///< one Y tile + its bias row
+  static constexpr int y_stride = YLayout::bytes + align_up(P::tile_n * 2, 1024);  ///< one Y tile + its bias row (tile_n: gated, W's order)
   static constexpr int y_bytes = stage_y ? y_buffers * y_stride : 0;
   /// Does a tile's first ring stage carry its bias row? With the bias in the accumulators
   /// (their initial value).
@@ -212,6 +233,11 @@ constexpr bool check_policy() {
                 "must fit the register file");
   static_assert(P::tile_n % 64 == 0 && P::tile_n <= traits::mma_n_max,
                 "tile_n: must be a multiple of 64 (one swizzle panel) and <= 256 (wgmma N)");
+  static_assert(!Plan::gated || (P::tile_n % 128 == 0 && Plan::b_k_major),
+                "tile_n: a gated projection's tile must hold whole gate/up pairs of 64 W rows "
+                "(a multiple of 128)");
+  static_assert(!Plan::gated || !Plan::specialized || Plan::tma,
+                "copier: the warp-specialised gated projection loads W with TMA (copier = CopierKind::tma)");
   static_assert(P::tile_k % 64 == 0,
                 "tile_k: must be a multiple of 64 (one 128-byte swizzle row of fp16)");
   static_assert(P::copier != CopierKind::tma || Plan::specialized,

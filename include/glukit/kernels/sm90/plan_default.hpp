@@ -65,4 +65,21 @@ constexpr const char* default_kernel_name(DefaultKernel k) {
                                           : "WarpSpecializedTmaPingpong64x128";
 }
 
+/// The kernels the sm90a gated default chooses from (policy::GatedTma*).
+enum class DefaultGatedKernel {
+  gated_128x128,          ///< policy::GatedTma128x128 (64 output columns per tile)
+  gated_128x256,          ///< policy::GatedTma128x256 (128)
+  gated_pingpong_64x128,  ///< policy::GatedTmaPingpong64x128 (decode; 64)
+};
+
+/// The kernel the sm90a gated default runs for out = m x n (W: 2n x k): decode as
+/// addmm_glu's rule; above, the same score over the tiles' W rows (tile_n), with the
+/// tiles counted over the output's n columns (tile_n / 2 each).
+constexpr DefaultGatedKernel default_gated_kernel(std::int64_t m, std::int64_t n, std::int64_t /*k*/, int sms) {
+  if (m <= decode_rows) return DefaultGatedKernel::gated_pingpong_64x128;
+  const std::int64_t s128 = DefaultRule::score(m, 2 * n, 128, sms);
+  const std::int64_t s256 = DefaultRule::score(m, 2 * n, 256, sms);
+  return s256 <= s128 ? DefaultGatedKernel::gated_128x256 : DefaultGatedKernel::gated_128x128;
+}
+
 }  // namespace glukit::sm90

@@ -99,7 +99,7 @@ struct WsKernel : WsProducer<P> {
         continue;
       }
       const TileCoord tc = p.schedule.tile(slot);
-      const std::int64_t m0 = tile_row(tc), n0 = tc.n * BN;
+      const std::int64_t m0 = tile_row(tc), n0 = tc.n * Plan::out_tile_n;  // n0: the output's column
       // Slice s of this warpgroup's rows is 64 rows of the tile; its epilogue sees the
       // thread as tile thread tile_tid + 128 s (rows 64 s..).
       const auto epi_of = [&](int s) { return Epi(p.args, m0, n0, tile_tid + 128 * s); };

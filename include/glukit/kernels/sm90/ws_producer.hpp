@@ -79,6 +79,19 @@ struct WsProducer : WsCommon<P> {
     }
   }
 
+  /// The bias row of the tile at output column n0 by TMA (tile_n elements; gated: one
+  /// box per run of 64, in the tile's order of W rows), completing on `bar`.
+  GLUKIT_DEVICE static void load_bias_row(const Params<P>& p, unsigned char* dst, std::uint64_t* bar, int n0) {
+    using namespace arch::hopper;
+    if constexpr (Plan::gated) {
+#pragma unroll
+      for (int r = 0; r < BN / 64; ++r)
+        tma_load_2d(dst + 128 * r, &p.maps.bias, bar, static_cast<int>(Plan::gated_run_row(n0, r, p.args.n)), 0);
+    } else {
+      tma_load_2d(dst, &p.maps.bias, bar, n0, 0);
+    }
+  }
+
   /// Ring producer, TMA: one thread announces each stage's bytes on its full barrier
   /// and issues the boxes (A: tile_m x 64 per 64-wide k panel; B: 64-column panels).
   GLUKIT_DEVICE static void produce_ring_tma(const Params<P>& p, const Shared& sh) {
@@ -87,7 +100,7 @@ struct WsProducer : WsCommon<P> {
     State st{};
     for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride()) {
       const TileCoord tc = p.schedule.tile(slot);
-      const int m0 = static_cast<int>(tile_row(tc)), n0 = static_cast<int>(tc.n * BN);
+      const int m0 = static_cast<int>(tile_row(tc)), n0 = static_cast<int>(tc.n * Plan::out_tile_n);
       for (int kb = 0; kb < p.k_blocks; ++kb) {
         mbarrier_wait(&sh.empty[st.index], st.phase ^ 1u);  // in a cluster: every block released it
         const bool with_bias = kb == 0 && Plan::bias_in_ring && args.bias != nullptr;
@@ -100,7 +113,7 @@ struct WsProducer : WsCommon<P> {
 #pragma unroll
         for (int i = 0; i < Plan::b_boxes; ++i) {
           unsigned char* dst = sh.ring.template tile<1>(st.index) + Plan::b_box_offset(i);
-          const auto c = Plan::b_box_coord(i, n0, k0);
+          const auto c = Plan::gated ? Plan::gated_box_coord(i, n0, args.n, k0) : Plan::b_box_coord(i, n0, k0);
           if constexpr (CM > 1) {
             // The cluster's blocks share B: block r loads the boxes i % CM == r into all of them.
             if (i % CM == static_cast<int>(blockIdx.x % CM))
@@ -110,7 +123,7 @@ struct WsProducer : WsCommon<P> {
           }
         }
         if constexpr (Plan::stage_y)
-          if (with_bias) tma_load_2d(sh.ring.template tile<2>(st.index), &p.maps.bias, &sh.full[st.index], n0, 0);
+          if (with_bias) load_bias_row(p, sh.ring.template tile<2>(st.index), &sh.full[st.index], n0);
         ++st;
       }
     }
@@ -127,18 +140,18 @@ struct WsProducer : WsCommon<P> {
       std::uint64_t* full = &sh.y_full[b];
       mbarrier_wait(&sh.y_empty[b], phase ^ 1u);
       const bool with_bias = bias_beside_y(p);
-      if (P::epilogue_op::reads_aux || with_bias) {
-        mbarrier_arrive_expect_tx(full, (P::epilogue_op::reads_aux ? Plan::YLayout::bytes : 0) +
+      if (Plan::reads_y || with_bias) {
+        mbarrier_arrive_expect_tx(full, (Plan::reads_y ? Plan::YLayout::bytes : 0) +
                                             (with_bias ? Plan::bias_tx_bytes : 0));
-        if (with_bias) tma_load_2d(sh.y_bias(b), &p.maps.bias, full, static_cast<int>(tc.n * BN), 0);
+        if (with_bias) load_bias_row(p, sh.y_bias(b), full, static_cast<int>(tc.n * Plan::out_tile_n));
       }
-      if constexpr (P::epilogue_op::reads_aux) {
+      if constexpr (Plan::reads_y) {
 #pragma unroll
         for (int pn = 0; pn < Plan::YLayout::panels; ++pn)
           tma_load_2d_evict_first(sh.y_tile(b) + pn * Plan::YLayout::panel_bytes, &p.maps.y, full,
                                   static_cast<int>(tc.n * BN) + pn * 64, static_cast<int>(tile_row(tc)));
       }
-      if (!P::epilogue_op::reads_aux && !with_bias) mbarrier_arrive(full);
+      if (!Plan::reads_y && !with_bias) mbarrier_arrive(full);
     }
   }
 
@@ -154,7 +167,7 @@ struct WsProducer : WsCommon<P> {
       const int cols = tile_extent(args.n, n0, BN);
       const auto [b, phase] = y_slot(li);
       arch::hopper::mbarrier_wait(&sh.y_empty[b], phase ^ 1u);
-      if constexpr (P::epilogue_op::reads_aux) {
+      if constexpr (Plan::reads_y) {
         const CY cy(args.y + m0 * args.ldy + n0, args.ldy, ytid);
         cy.issue(sh.y_tile(b), tile_extent(args.m, m0, BM), cols);
       }

@@ -1,0 +1,268 @@
+// The gated-projection benchmarks of glukit_bench: <what>/bf16/nk/M/N/K with N = n (the
+// output's columns; W has 2n rows) at
+//   M in {16, 256, 2048, 8192} x (K, n) in {(4096, 14336), (8192, 28672)}
+//   (the gate + up projections of Llama-3 8B and 70B), SwiGLU, bias of 2n,
+//   W stacked ([W_g; W_u], one nn.Linear weight used as stored):
+//   gated_cublas_gemm2n/...  cuBLAS GEMM alone of width 2n (the same FLOPs, no bias, no
+//                            activation): the fastest of cublasGemmEx and cuBLASLt's top 8
+//                            (baseline_runs.cuh); vs_cublas's bar
+//   gated_unfused/...        cuBLASLt's bias GEMM of width 2n (its fastest candidate), then
+//                            silu(g) * u over the M x 2n result (act_mul_kernel)
+//   gated_default/...        glukit::gated_projection(args): glukit's pick for the shape
+//   gated_<Policy>/...       glukit::gated_projection<Policy>(args) for each GatedPolicies
+// Counters as the sweep's: M N K TFLOPS (2 M 2n K flops) vs_cublas vs_unfused. Every glukit
+// benchmark checks its whole output (poisoned first) against the unfused path once.
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "baseline_runs.cuh"
+#include "bench_context.hpp"
+#include "common/device_data.cuh"
+#include "common/event_timer.hpp"
+#include "cublas_paths.cuh"
+#include "glukit/glukit.hpp"
+#include "problem.hpp"
+
+namespace glukit_bench {
+namespace {
+
+using T = glukit::bfloat16_t;
+using Arch = glukit::arch::sm90a;
+
+constexpr std::int64_t kGatedMs[] = {16, 256, 2048, 8192};
+struct GatedKN {
+  std::int64_t k, n;
+};
+constexpr GatedKN kGatedKNs[] = {{4096, 14336}, {8192, 28672}};
+
+struct GatedShape {
+  std::int64_t m, n, k;
+  GemmShape gemm() const { return {m, 2 * n, k}; }  ///< the GEMM of width 2n
+  double flops() const { return 2.0 * double(m) * double(2 * n) * double(k); }
+  std::string key() const {
+    return "bf16/nk/" + std::to_string(m) + "/" + std::to_string(n) + "/" + std::to_string(k);
+  }
+};
+
+/// out[i, j] = silu(x[i, j]) * x[i, n + j] over an M x 2n result (stacked halves), 8
+/// outputs per thread (n % 8 == 0), fp32 math.
+__global__ void act_mul_kernel(const T* __restrict__ x, T* __restrict__ out, std::int64_t m, std::int64_t n) {
+  const std::int64_t vectors = m * (n / 8);
+  for (std::int64_t v = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; v < vectors;
+       v += std::int64_t{gridDim.x} * blockDim.x) {
+    const std::int64_t i = v / (n / 8), j = (v % (n / 8)) * 8;
+    uint4 g = *reinterpret_cast<const uint4*>(x + i * 2 * n + j);
+    const uint4 u = *reinterpret_cast<const uint4*>(x + i * 2 * n + n + j);
+    __nv_bfloat162* gh = reinterpret_cast<__nv_bfloat162*>(&g);
+    const __nv_bfloat162* uh = reinterpret_cast<const __nv_bfloat162*>(&u);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const float2 gf = __bfloat1622float2(gh[e]), uf = __bfloat1622float2(uh[e]);
+      gh[e] = __floats2bfloat162_rn(gf.x / (1.f + __expf(-gf.x)) * uf.x, gf.y / (1.f + __expf(-gf.y)) * uf.y);
+    }
+    *reinterpret_cast<uint4*>(out + i * n + j) = g;
+  }
+}
+
+void launch_act_mul(const T* x, T* out, std::int64_t m, std::int64_t n, cudaStream_t stream) {
+  constexpr unsigned kThreads = 256;
+  const std::int64_t vectors = m * (n / 8);
+  const std::int64_t cap = 8 * std::int64_t{device_info().sm_count};
+  const auto blocks = static_cast<unsigned>(std::min<std::int64_t>(cap, (vectors + kThreads - 1) / kThreads));
+  act_mul_kernel<<<blocks, kThreads, 0, stream>>>(x, out, m, n);
+  GLUKIT_BENCH_CHECK_LAUNCH();
+}
+
+/// Input sets rotated so that L2 (about 60 MB on an H200) holds none of the next launch's
+/// operands: A, W, bias, X (the unfused path's M x 2n result) and out per set.
+struct GatedOperands {
+  struct Set {
+    DeviceBuffer<T> a, w, bias, x, out;
+  };
+  GatedShape s;
+  std::vector<Set> sets;
+  GatedOperands(const GatedShape& shape, std::uint64_t seed, cudaStream_t stream) : s(shape) {
+    const auto mk = std::size_t(s.m * s.k), wk = std::size_t(2 * s.n * s.k), mn = std::size_t(s.m * s.n);
+    const double set_bytes = 2.0 * double(mk + wk + 2 * s.n + 3 * mn);
+    const int count = std::clamp(int(2.0 * double(device_info().l2_bytes) / set_bytes) + 1, 2, 8);
+    for (int i = 0; i < count; ++i) {
+      Set st{DeviceBuffer<T>(mk), DeviceBuffer<T>(wk), DeviceBuffer<T>(std::size_t(2 * s.n)),
+             DeviceBuffer<T>(2 * mn), DeviceBuffer<T>(mn)};
+      fill_nonzero(st.a.get(), mk, seed + 4 * i, 1.f, stream);
+      fill_nonzero(st.w.get(), wk, seed + 4 * i + 1, 1.f / 16, stream);
+      fill_nonzero(st.bias.get(), std::size_t(2 * s.n), seed + 4 * i + 2, 1.f, stream);
+      poison(st.out.get(), mn, stream);
+      sets.push_back(std::move(st));
+    }
+  }
+  const Set& set(int i) const { return sets[std::size_t(i) % sets.size()]; }
+  glukit::GatedProjectionArgsT<T> args(int i) const {
+    const Set& st = set(i);
+    return {st.a.get(), st.w.get(), st.bias.get(), st.out.get(), s.m, s.n, s.k, s.k, s.k, s.n,
+            glukit::GateLayout::stacked};
+  }
+};
+
+LaunchCounts gated_counts(const GatedShape& s) {
+  const double estimate_us = std::max(s.flops() / 600e12, 2.0 * double(2 * s.n * s.k) / 3000e9) * 1e6;
+  const int samples = std::min(settings().samples, std::max(20, int(300e3 / std::max(estimate_us, 1.0))));
+  return launch_counts(settings().warmup, samples);
+}
+
+/// The unfused path's fastest cuBLASLt bias GEMM candidate for this shape, picked once.
+struct Unfused {
+  CublasLtGemm<T> lt;
+  explicit Unfused(const GatedShape& s)
+      : lt(cublaslt_handle(), s.gemm(), cublaslt_workspace(), cublaslt_workspace_bytes(), LtEpilogue::bias,
+           glukit::Layout::col_major, kHeuristicCandidates) {}
+  bool launch(const GatedOperands& ops, int algo, int i, cudaStream_t stream) {
+    const auto& st = ops.set(i);
+    if (lt.try_run(algo, st.a.get(), st.w.get(), st.bias.get(), st.x.get(), stream) != CUBLAS_STATUS_SUCCESS)
+      return false;
+    launch_act_mul(st.x.get(), st.out.get(), ops.s.m, ops.s.n, stream);
+    return true;
+  }
+};
+
+struct Baselines {
+  double gemm_us = 0, unfused_us = 0;
+  std::string gemm_label, unfused_label;
+};
+std::map<std::string, Baselines>& baseline_cache() {
+  static std::map<std::string, Baselines> cache;
+  return cache;
+}
+
+/// Both baselines of a shape, measured once per run (the first gated benchmark of the shape).
+const Baselines& baselines(const GatedShape& s) {
+  auto& cache = baseline_cache();
+  if (auto it = cache.find(s.key()); it != cache.end()) return it->second;
+  Baselines b;
+  BaselineTiming g;
+  if (const std::string e = measure_cublas_gemm<T>(s.gemm(), glukit::Layout::col_major, gated_counts(s), g);
+      !e.empty())
+    fatal("gated cublas_gemm check", e.c_str(), __FILE__, __LINE__);
+  b.gemm_us = g.t.median_us;
+  b.gemm_label = g.label;
+  Stream stream;
+  const GatedOperands ops(s, next_seed(), stream);
+  Unfused u(s);
+  const LaunchCounts counts = gated_counts(s);
+  const int algo = fastest_candidate(stream, 0, u.lt.candidates(), counts,
+                                     [&](int c, int i) { return u.launch(ops, c, i, stream); });
+  TimingSummary t;
+  if (!time_launches(stream, counts.warmup, counts.samples, [&](int i) { return u.launch(ops, algo, i, stream); }, t))
+    fatal("gated unfused", "the chosen algorithm failed while timed", __FILE__, __LINE__);
+  b.unfused_us = t.median_us;
+  b.unfused_label = "cublasLt #" + std::to_string(algo) + " (" + u.lt.describe(algo) + ") + act_mul";
+  return cache[s.key()] = b;
+}
+
+void set_counters(benchmark::State& state, const GatedShape& s, double us, double min_us, const Baselines& b) {
+  state.SetIterationTime(us * 1e-6);
+  state.counters["M"] = double(s.m);
+  state.counters["N"] = double(s.n);
+  state.counters["K"] = double(s.k);
+  state.counters["us"] = us;
+  state.counters["us_min"] = min_us;
+  state.counters["TFLOPS"] = s.flops() / (us * 1e-6) * 1e-12;
+  state.counters["vs_cublas"] = b.gemm_us / us;
+  state.counters["vs_unfused"] = b.unfused_us / us;
+}
+
+void bm_baseline(benchmark::State& state, GatedShape s, bool gemm) {
+  for (auto _ : state) {
+    const Baselines& b = baselines(s);
+    set_counters(state, s, gemm ? b.gemm_us : b.unfused_us, gemm ? b.gemm_us : b.unfused_us, b);
+    state.SetLabel(gemm ? b.gemm_label : b.unfused_label);
+  }
+}
+
+struct DefaultPick {
+  static constexpr const char* name() { return "gated_default"; }
+  static glukit::Status run(const glukit::GatedProjectionArgsT<T>& a, cudaStream_t st) {
+    return glukit::gated_projection(a, st);
+  }
+};
+template <class Policy>
+struct PolicyPick {
+  static std::string name() { return std::string("gated_") + Policy::name(); }
+  static glukit::Status run(const glukit::GatedProjectionArgsT<T>& a, cudaStream_t st) {
+    return glukit::gated_projection<Policy>(a, st);
+  }
+};
+
+template <class Pick>
+void bm_glukit(benchmark::State& state, GatedShape s) {
+  for (auto _ : state) {
+    const Baselines& b = baselines(s);
+    Stream stream;
+    const GatedOperands ops(s, next_seed(), stream);
+    // The check, once: set 0's output (poisoned) against the unfused path's on set 0.
+    DeviceBuffer<T> expected(std::size_t(s.m * s.n));
+    {
+      Unfused u(s);
+      if (!u.launch(ops, 0, 0, stream)) {
+        fail(state, "gated: cuBLASLt's bias GEMM failed");
+        break;
+      }
+      GLUKIT_BENCH_CHECK_CUDA(cudaMemcpyAsync(expected.get(), ops.set(0).out.get(), expected.bytes(),
+                                              cudaMemcpyDeviceToDevice, stream));
+      poison(ops.set(0).out.get(), expected.size(), stream);
+    }
+    const glukit::Status st = Pick::run(ops.args(0), stream);
+    if (!st.ok()) {
+      fail(state, std::string(Pick::name()) + ": " + st.message());
+      break;
+    }
+    GLUKIT_BENCH_CHECK_LAUNCH();
+    const Comparison c = compare(ops.set(0).out.get(), expected.get(), expected.size(), stream);
+    if (!c.passes(kTolerance)) {
+      fail(state, std::string(Pick::name()) + ": output differs from the unfused path: relative L2 " +
+                      std::to_string(c.relative_l2) + ", " + std::to_string(c.nonfinite) + " non-finite");
+      break;
+    }
+    const LaunchCounts counts = gated_counts(s);
+    TimingSummary t;
+    if (!time_launches(stream, counts.warmup, counts.samples,
+                       [&](int i) { return Pick::run(ops.args(i), stream).ok(); }, t)) {
+      fail(state, std::string(Pick::name()) + ": an error while timed");
+      break;
+    }
+    set_counters(state, s, t.median_us, t.min_us, b);
+    state.counters["rel_l2"] = c.relative_l2;
+    state.counters["sets"] = double(ops.sets.size());
+  }
+}
+
+/// Probes beside the default: each kernel it picks from, at every shape.
+using GatedPolicies = std::tuple<glukit::policy::GatedTma128x256<Arch>, glukit::policy::GatedTma128x128<Arch>,
+                                 glukit::policy::GatedTmaPingpong64x128<Arch>>;
+
+template <class... Ps>
+void register_policies(const GatedShape& s, std::tuple<Ps...>*) {
+  (configure(benchmark::RegisterBenchmark((PolicyPick<Ps>::name() + "/" + s.key()).c_str(), bm_glukit<PolicyPick<Ps>>,
+                                          s)),
+   ...);
+}
+
+}  // namespace
+
+void register_gated() {
+  for (const GatedKN& kn : kGatedKNs)
+    for (const std::int64_t m : kGatedMs) {
+      const GatedShape s{m, kn.n, kn.k};
+      configure(benchmark::RegisterBenchmark(("gated_cublas_gemm2n/" + s.key()).c_str(), bm_baseline, s, true));
+      configure(benchmark::RegisterBenchmark(("gated_unfused/" + s.key()).c_str(), bm_baseline, s, false));
+      configure(benchmark::RegisterBenchmark(("gated_default/" + s.key()).c_str(), bm_glukit<DefaultPick>, s));
+      register_policies(s, static_cast<GatedPolicies*>(nullptr));
+    }
+}
+
+}  // namespace glukit_bench

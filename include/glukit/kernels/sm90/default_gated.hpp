@@ -1,0 +1,40 @@
+// The sm90a gated default: glukit::gated_projection(args) without a policy runs the
+// operation Op (SwiGLU unless named) with the GatedTma kernel that
+// sm90::default_gated_kernel (plan_default.hpp) picks for the shape.
+#pragma once
+#include "glukit/kernels/gated_projection.hpp"
+#include "glukit/kernels/policies.hpp"
+#include "glukit/kernels/sm90/default.hpp"
+#include "glukit/kernels/sm90/plan_default.hpp"
+
+namespace glukit::detail {
+
+/// A shipped policy with another epilogue operation.
+template <class Base, class Op>
+struct WithOp : Base {
+  using epilogue_op = Op;
+};
+
+template <class T, class Op>
+struct DefaultGatedLauncher<Backend::cuda, T, Op> {
+  static Status run(const GatedProjectionArgsT<T>& args, stream_t stream) {
+    if (Status s = validate_gated_arguments(args); !s.ok()) return s;
+    if (args.m == 0 || args.n == 0) return Status::success();
+    int device = 0;
+    if (get_device(&device) != success) return {StatusCode::runtime_error, "device: no current CUDA device"};
+    int sms = 0;
+    if (Status s = DefaultLauncher<Backend::cuda, T>::sm_count(device, &sms); !s.ok()) return s;
+    using arch::sm90a;
+    switch (sm90::default_gated_kernel(args.m, args.n, args.k, sms)) {
+      case sm90::DefaultGatedKernel::gated_pingpong_64x128:
+        return gated_projection<WithOp<policy::GatedTmaPingpong64x128<sm90a>, Op>>(args, stream);
+      case sm90::DefaultGatedKernel::gated_128x128:
+        return gated_projection<WithOp<policy::GatedTma128x128<sm90a>, Op>>(args, stream);
+      case sm90::DefaultGatedKernel::gated_128x256:
+        break;
+    }
+    return gated_projection<WithOp<policy::GatedTma128x256<sm90a>, Op>>(args, stream);
+  }
+};
+
+}  // namespace glukit::detail
