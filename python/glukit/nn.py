@@ -145,4 +145,5 @@ def _check_module_args(activation: str, layout: str, hidden_features: int) -> No
     if layout not in LAYOUTS:
         raise ValueError(f"layout: must be 'stacked' or 'interleaved' (got {layout!r})")
     if layout == "interleaved" and hidden_features % 64 != 0:
-        raise ValueError(f"n: must be a multiple of 64 for layout='interleaved' (hidden_features; got {hidden_features})")
+        raise ValueError(
+            f"n: must be a multiple of 64 for layout='interleaved' (hidden_features; got {hidden_features})")

@@ -204,7 +204,8 @@ def check_gated_args(a: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tens
     if bias is not None and bias.shape[0] != rows:
         raise ValueError(f"bias: must have 2n = {rows} elements, in w's row order (got {bias.shape[0]})")
     if layout == "interleaved" and n % GATE_INTERLEAVE_ROWS != 0:
-        raise ValueError(f"n: must be a multiple of 64 for layout='interleaved' (whole blocks of gate and up rows; got {n})")
+        raise ValueError(
+            f"n: must be a multiple of 64 for layout='interleaved' (whole blocks of gate and up rows; got {n})")
     if m != 0 and n != 0 and k % VECTOR_ELEMS != 0:
         raise ValueError(f"k: must be a multiple of 8 (a's columns; got {k})")
     return m, n, k
