@@ -1,15 +1,25 @@
-"""Times torch.ops.glukit.addmm_glu against eager PyTorch and torch.compile of the same
-eager code, on the GPU: the blog's shapes (fp16, B k x n: M = 1024, N = 21568,
-K in {256, 512, 1024}; eager is torch.addmm then the gate) and two LLM shapes (bf16,
-B n x k as an nn.Linear weight: M = 2048 and M = 16 at K = 4096, N = 14336; eager is
-F.linear then the gate). CUDA-event timing of each call, after warm-up; input sets
-rotated so that their total passes the L2 (~50 MB on the H200); the median is reported.
+"""Times torch.ops.glukit.addmm_glu and torch.ops.glukit.gated_projection against eager
+PyTorch and torch.compile of the same eager code, on the GPU.
+
+addmm_glu: the blog's shapes (fp16, B k x n: M = 1024, N = 21568, K in {256, 512, 1024};
+eager is torch.addmm then the gate) and two LLM shapes (bf16, B n x k as an nn.Linear
+weight: M = 2048 and M = 16 at K = 4096, N = 14336; eager is F.linear then the gate).
+
+gated_projection (SwiGLU, W stacked [W_g; W_u], no bias as in Llama's MLP; bf16): M in
+{16, 256, 2048, 8192} at K = 4096, n = 14336 (W is 2n x K = 28672 x 4096), and M = 2048
+at K = 8192, n = 28672; eager is ``F.linear`` with the 2n-row weight, then
+``g, u = x.chunk(2, -1); F.silu(g) * u``. N in the table is n (the output's columns), B
+"2n x k"; TFLOP/s count the 2n-column GEMM.
+
+CUDA-event timing of each call, after warm-up; input sets rotated so that their total
+passes the L2 (~50 MB on the H200); the median is reported.
 
     python python/bench.py OUT.json [--iters 50] [--warmup 10]
 
 Prints a markdown table and writes the results as JSON to OUT.json.
 """
 import argparse
+import functools
 import json
 import statistics
 import sys
@@ -30,6 +40,15 @@ SHAPES = [
     ("LLM decode", 16, 14336, 4096, torch.bfloat16, True),
 ]
 
+GATED_SHAPES = [
+    # (name, m, n, k): out m x n, W 2n x k (bf16, stacked, no bias, SwiGLU)
+    ("gated M=16", 16, 14336, 4096),
+    ("gated M=256", 256, 14336, 4096),
+    ("gated M=2048", 2048, 14336, 4096),
+    ("gated M=8192", 8192, 14336, 4096),
+    ("gated K=8192", 2048, 28672, 8192),
+]
+
 
 def eager(a, b, c, y, b_is_nk):
     x = F.linear(a, b, c) if b_is_nk else torch.addmm(c, a, b)
@@ -40,33 +59,68 @@ def ours(a, b, c, y, b_is_nk):
     return torch.ops.glukit.addmm_glu(a, b, c, y, b_is_nk=b_is_nk)
 
 
+def gated_eager(a, w):
+    g, u = F.linear(a, w).chunk(2, -1)
+    return F.silu(g) * u
+
+
+def gated_ours(a, w):
+    return torch.ops.glukit.gated_projection(a, w, None, activation="silu", layout="stacked")
+
+
+def set_count(one_set_bytes):
+    return max(2, -(-2 * L2_BYTES // one_set_bytes))  # at least twice the L2 in all
+
+
 def input_sets(m, n, k, dtype, b_is_nk):
     one = (m * k + n * k + n + 2 * m * n) * torch.finfo(dtype).bits // 8
-    count = max(2, -(-2 * L2_BYTES // one))  # at least twice the L2 in all
     sets = []
-    for _ in range(count):
+    for _ in range(set_count(one)):
         a = torch.randn(m, k, device="cuda", dtype=dtype)
         b = torch.randn(*((n, k) if b_is_nk else (k, n)), device="cuda", dtype=dtype) / k**0.5
         c = torch.randn(n, device="cuda", dtype=dtype)
         y = torch.randn(m, n, device="cuda", dtype=dtype)
-        sets.append((a, b, c, y))
+        sets.append((a, b, c, y, b_is_nk))
     return sets
 
 
-def time_ms(fn, sets, b_is_nk, warmup, iters):
+def gated_input_sets(m, n, k, dtype):
+    one = (m * k + 2 * n * k + m * n) * torch.finfo(dtype).bits // 8
+    return [(torch.randn(m, k, device="cuda", dtype=dtype), torch.randn(2 * n, k, device="cuda", dtype=dtype) / k**0.5)
+            for _ in range(set_count(one))]
+
+
+def time_ms(fn, sets, warmup, iters):
     for i in range(warmup):
-        fn(*sets[i % len(sets)], b_is_nk)
+        fn(*sets[i % len(sets)])
     torch.cuda.synchronize()
     times = []
     for i in range(iters):
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         args = sets[i % len(sets)]
         start.record()
-        fn(*args, b_is_nk)
+        fn(*args)
         stop.record()
         times.append((start, stop))
     torch.cuda.synchronize()
     return statistics.median(s.elapsed_time(e) for s, e in times)
+
+
+def cases():
+    """(row fields, flops, make the input sets, {label: fn}, fp32 reference of one set)."""
+    compiled = torch.compile(eager, fullgraph=True, dynamic=False)
+    for name, m, n, k, dtype, b_is_nk in SHAPES:
+        row = {"name": name, "op": "addmm_glu", "m": m, "n": n, "k": k, "dtype": str(dtype).replace("torch.", ""),
+               "b_layout": "n x k" if b_is_nk else "k x n"}
+        make_sets = functools.partial(input_sets, m, n, k, dtype, b_is_nk)
+        yield row, 2 * m * n * k, make_sets, {"glukit": ours, "eager": eager, "compile": compiled}, glukit.reference
+    gated_compiled = torch.compile(gated_eager, fullgraph=True, dynamic=False)
+    for name, m, n, k in GATED_SHAPES:
+        row = {"name": name, "op": "gated_projection (silu, stacked, no bias)", "m": m, "n": n, "k": k,
+               "dtype": "bfloat16", "b_layout": "2n x k"}
+        make_sets = functools.partial(gated_input_sets, m, n, k, torch.bfloat16)
+        fns = {"glukit": gated_ours, "eager": gated_eager, "compile": gated_compiled}
+        yield row, 2 * m * (2 * n) * k, make_sets, fns, lambda a, w: glukit.gated_reference(a, w, None, "silu")
 
 
 def main():
@@ -77,22 +131,20 @@ def main():
     args = p.parse_args()
     if not torch.cuda.is_available() or not glukit.cuda_available():
         sys.exit(f"bench.py: needs a GPU and glukit._C ({glukit.extension_error()!r})")
-    compiled = torch.compile(eager, fullgraph=True, dynamic=False)
     rows = []
     with torch.no_grad():
-        for name, m, n, k, dtype, b_is_nk in SHAPES:
-            sets = input_sets(m, n, k, dtype, b_is_nk)
-            ref = glukit.reference(*sets[0], b_is_nk)
-            err = ((ours(*sets[0], b_is_nk).float() - ref.float()).norm() / ref.float().norm()).item()
-            r = {"name": name, "m": m, "n": n, "k": k, "dtype": str(dtype).replace("torch.", ""),
-                 "b_layout": "n x k" if b_is_nk else "k x n", "input_sets": len(sets), "rel_l2_error": err}
-            for label, fn in (("glukit", ours), ("eager", eager), ("compile", compiled)):
-                r[f"{label}_ms"] = time_ms(fn, sets, b_is_nk, args.warmup, args.iters)
-                r[f"{label}_tflops"] = 2 * m * n * k / (r[f"{label}_ms"] * 1e-3) / 1e12
+        for row, flops, make_sets, fns, reference in cases():
+            sets = make_sets()
+            ref = reference(*sets[0]).float()
+            err = ((fns["glukit"](*sets[0]).float() - ref).norm() / ref.norm()).item()
+            r = {**row, "input_sets": len(sets), "rel_l2_error": err}
+            for label, fn in fns.items():
+                r[f"{label}_ms"] = time_ms(fn, sets, args.warmup, args.iters)
+                r[f"{label}_tflops"] = flops / (r[f"{label}_ms"] * 1e-3) / 1e12
             rows.append(r)
-            print(f"{name}: glukit {r['glukit_ms']:.4f} ms, eager {r['eager_ms']:.4f} ms, "
+            print(f"{r['name']}: glukit {r['glukit_ms']:.4f} ms, eager {r['eager_ms']:.4f} ms, "
                   f"compile {r['compile_ms']:.4f} ms", flush=True)
-            del sets
+            del sets, ref
             torch.cuda.empty_cache()
     print()
     print("| shape | M | N | K | dtype | B | glukit ms | eager ms | compile ms | vs eager | vs compile | glukit TFLOP/s |")

@@ -3,7 +3,9 @@
 # $OUT set: builds glukit's PyTorch extension in place (python/glukit/_C*.so, sm_90a),
 # runs the GPU and CPU pytest and python/bench.py. Writes under $OUT: versions.txt,
 # build.log, pytest.log, pytest.xml, bench.log, bench.json. Fails loudly: the first failing
-# step stops the script with its log's tail. Meant to take 2 to 4 minutes.
+# step stops the script with its log's tail. Took 2 to 4 minutes before gated_projection;
+# its eight launch_gated_*.cu (compiled in parallel), GPU tests and bench rows add to that
+# (not yet timed).
 set -euo pipefail
 : "${OUT:?set OUT to the output directory}"
 mkdir -p "$OUT"

@@ -1,5 +1,6 @@
-"""Builds glukit's PyTorch extension (glukit._C: the CUDA implementation of
-torch.ops.glukit.addmm_glu) against the installed PyTorch, with its nvcc:
+"""Builds glukit's PyTorch extension (glukit._C: the CUDA implementations of
+torch.ops.glukit.addmm_glu and torch.ops.glukit.gated_projection) against the installed
+PyTorch, with its nvcc:
 
     pip install --no-build-isolation ./python          # or, in python/:
     python setup.py build_ext --inplace
@@ -30,6 +31,10 @@ NVCC_FLAGS = [
 ]
 CXX_FLAGS = ["-O3"]  # the C++ standard: PyTorch's own choice for its headers
 
+# gated_projection: one translation unit per (dtype, activation), compiled in parallel.
+GATED_SOURCES = [f"csrc/launch_gated_{dtype}_{act}.cu" for dtype in ("f16", "bf16")
+                 for act in ("silu", "gelu_tanh", "relu", "sigmoid")]
+
 
 def extensions():
     if os.environ.get("GLUKIT_NO_CUDA") == "1":
@@ -41,7 +46,7 @@ def extensions():
         return [], {}
     ext = CUDAExtension(
         name="glukit._C",
-        sources=["csrc/ops.cpp", "csrc/launch_f16.cu", "csrc/launch_bf16.cu"],
+        sources=["csrc/ops.cpp", "csrc/launch_f16.cu", "csrc/launch_bf16.cu", *GATED_SOURCES],
         include_dirs=[str(INCLUDE), str(HERE / "csrc")],
         extra_compile_args={"cxx": CXX_FLAGS, "nvcc": NVCC_FLAGS},
     )
@@ -52,7 +57,8 @@ ext_modules, cmdclass = extensions()
 setup(
     name="glukit",
     version="0.1.0",
-    description="glukit's fused addmm + GLU kernel as a PyTorch op (torch.ops.glukit.addmm_glu)",
+    description="glukit's fused addmm + GLU and gated-projection kernels as PyTorch ops "
+                "(torch.ops.glukit.addmm_glu, torch.ops.glukit.gated_projection)",
     packages=["glukit"],
     package_dir={"glukit": "glukit"},
     ext_modules=ext_modules,

@@ -1,7 +1,7 @@
 // The C interface between the PyTorch binding (ops.cpp, compiled by the host C++
-// compiler with PyTorch's headers) and glukit's launcher (launch_f16.cu,
-// launch_bf16.cu, compiled by nvcc for sm_90a with glukit's headers only). Plain
-// types only, so neither side sees the other's headers.
+// compiler with PyTorch's headers) and glukit's launchers (launch_f16.cu,
+// launch_bf16.cu, launch_gated_*.cu, compiled by nvcc for sm_90a with glukit's headers
+// only). Plain types only, so neither side sees the other's headers.
 #pragma once
 #include <cstdint>
 
@@ -29,5 +29,28 @@ struct LaunchArgs {
 /// glukit::addmm_glu(args, stream), the policy-less default, for fp16 / bf16 operands.
 LaunchStatus addmm_glu_f16(const LaunchArgs& args, cudaStream_t stream);
 LaunchStatus addmm_glu_bf16(const LaunchArgs& args, cudaStream_t stream);
+
+/// Operand pointers and element strides of one gated_projection call: A m x k, W 2n x k
+/// (an nn.Linear weight, gate and up rows in w_interleaved's order), bias 2n or null, out m x n.
+struct GatedLaunchArgs {
+  const void* a;
+  const void* w;
+  const void* bias;  ///< may be null
+  void* out;
+  std::int64_t m, n, k, lda, ldw, ldo;
+  bool w_interleaved;  ///< glukit::GateLayout::interleaved, else stacked
+};
+
+/// glukit::gated_projection<Op>(args, stream), one per element type and epilogue
+/// operation (one translation unit each: launch_gated_<dtype>_<activation>.cu):
+/// silu = epilogue::SwiGlu, gelu_tanh = GeGlu, relu = ReGlu, sigmoid = SigmoidGlu.
+LaunchStatus gated_projection_f16_silu(const GatedLaunchArgs& args, cudaStream_t stream);
+LaunchStatus gated_projection_f16_gelu_tanh(const GatedLaunchArgs& args, cudaStream_t stream);
+LaunchStatus gated_projection_f16_relu(const GatedLaunchArgs& args, cudaStream_t stream);
+LaunchStatus gated_projection_f16_sigmoid(const GatedLaunchArgs& args, cudaStream_t stream);
+LaunchStatus gated_projection_bf16_silu(const GatedLaunchArgs& args, cudaStream_t stream);
+LaunchStatus gated_projection_bf16_gelu_tanh(const GatedLaunchArgs& args, cudaStream_t stream);
+LaunchStatus gated_projection_bf16_relu(const GatedLaunchArgs& args, cudaStream_t stream);
+LaunchStatus gated_projection_bf16_sigmoid(const GatedLaunchArgs& args, cudaStream_t stream);
 
 }  // namespace glukit_torch

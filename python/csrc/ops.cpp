@@ -1,9 +1,11 @@
-// The CUDA implementation of torch.ops.glukit.addmm_glu (schema, fake and CPU
-// implementations: glukit/ops.py). Checks the op's rules with the messages of
-// glukit.ops.check_args (ValueError), makes non-contiguous inputs contiguous (one
-// copy each), and calls glukit's default launcher (launch_*.cu) on the current CUDA
-// stream; a non-ok glukit::Status becomes ValueError (invalid_argument) or
-// RuntimeError (unsupported_device, runtime_error) carrying glukit's message.
+// The CUDA implementations of torch.ops.glukit.addmm_glu and
+// torch.ops.glukit.gated_projection (schemas, fake and CPU implementations: glukit/ops.py).
+// Each checks its op's rules with the messages of glukit.ops.check_args /
+// check_gated_args (ValueError) — every operand's device first, so that a CPU tensor
+// never reaches a kernel —, makes non-contiguous inputs contiguous (one copy each), and
+// calls glukit's default launcher (launch_*.cu) on the current CUDA stream; a non-ok
+// glukit::Status becomes ValueError (invalid_argument) or RuntimeError
+// (unsupported_device, runtime_error) carrying glukit's message.
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -11,6 +13,8 @@
 #include <torch/library.h>
 
 #include <optional>
+#include <sstream>
+#include <string>
 
 #include "launch.h"
 
@@ -26,10 +30,45 @@ void check_dims(const char* name, const at::Tensor& t, int64_t dims) {
   TORCH_CHECK_VALUE(t.dim() == dims, name, ": must be ", dims, "-D (got ", t.dim(), "-D)");
 }
 
-void check_like_a(const char* name, const at::Tensor& t, const at::Tensor& a) {
-  TORCH_CHECK_VALUE(t.scalar_type() == a.scalar_type(), name, ": dtype ", dtype_name(t.scalar_type()),
-                    " differs from a's ", dtype_name(a.scalar_type()));
-  TORCH_CHECK_VALUE(t.device() == a.device(), name, ": on ", t.device(), ", a on ", a.device());
+/// A named operand (bias: may be absent).
+struct Operand {
+  const char* name;
+  const at::Tensor* t;
+};
+
+/// glukit.ops._check_devices_and_dtypes: every operand on a's device (before anything reads
+/// them), a CUDA tensor, a's dtype a kernel dtype and every other operand's the same.
+void check_devices_and_dtypes(std::initializer_list<Operand> operands) {
+  const at::Tensor& a = *operands.begin()->t;
+  for (const Operand& o : operands) {
+    if (o.t == nullptr || o.t == &a) continue;
+    TORCH_CHECK_VALUE(o.t->device() == a.device(), o.name, ": on ", o.t->device(), ", a on ", a.device(),
+                      " (all operands must be on one device)");
+  }
+  TORCH_CHECK_VALUE(a.is_cuda(), "a: must be a CUDA tensor (got ", a.device(), ")");
+  TORCH_CHECK_VALUE(a.scalar_type() == at::kHalf || a.scalar_type() == at::kBFloat16,
+                    "a: dtype must be torch.float16 or torch.bfloat16 (got ", dtype_name(a.scalar_type()), ")");
+  for (const Operand& o : operands) {
+    if (o.t == nullptr || o.t == &a) continue;
+    TORCH_CHECK_VALUE(o.t->scalar_type() == a.scalar_type(), o.name, ": dtype ", dtype_name(o.t->scalar_type()),
+                      " differs from a's ", dtype_name(a.scalar_type()));
+  }
+}
+
+/// A 2-D shape as Python prints a tuple: (2, 3).
+std::string shape_str(const at::Tensor& t) {
+  std::ostringstream s;
+  s << '(';
+  for (int64_t d = 0; d < t.dim(); ++d) s << (d ? ", " : "") << t.size(d);
+  s << (t.dim() == 1 ? ",)" : ")");
+  return s.str();
+}
+
+/// glukit::StatusCode::invalid_argument becomes ValueError, any other failure RuntimeError.
+void check_status(const char* op, const glukit_torch::LaunchStatus& s) {
+  constexpr int invalid_argument = 1;  // glukit::StatusCode::invalid_argument
+  TORCH_CHECK_VALUE(s.code != invalid_argument, op, ": ", s.message);
+  TORCH_CHECK(s.code == 0, op, ": ", s.message);
 }
 
 at::Tensor addmm_glu_cuda(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
@@ -41,14 +80,7 @@ at::Tensor addmm_glu_cuda(const at::Tensor& a, const at::Tensor& b, const std::o
   if (bias.has_value()) {
     check_dims("bias", *bias, 1);
   }
-  TORCH_CHECK_VALUE(a.scalar_type() == at::kHalf || a.scalar_type() == at::kBFloat16,
-                    "a: dtype must be torch.float16 or torch.bfloat16 (got ", dtype_name(a.scalar_type()), ")");
-  check_like_a("b", b, a);
-  check_like_a("y", y, a);
-  if (bias.has_value()) {
-    check_like_a("bias", *bias, a);
-  }
-  TORCH_CHECK_VALUE(a.is_cuda(), "a: must be a CUDA tensor (got ", a.device(), ")");
+  check_devices_and_dtypes({{"a", &a}, {"b", &b}, {"y", &y}, {"bias", bias.has_value() ? &*bias : nullptr}});
   const int64_t m = a.size(0), k = a.size(1);
   const int64_t n = b_is_nk ? b.size(0) : b.size(1);
   if (b_is_nk) {
@@ -89,17 +121,91 @@ at::Tensor addmm_glu_cuda(const at::Tensor& a, const at::Tensor& b, const std::o
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
   const glukit_torch::LaunchStatus s = a.scalar_type() == at::kHalf ? glukit_torch::addmm_glu_f16(args, stream)
                                                                      : glukit_torch::addmm_glu_bf16(args, stream);
-  constexpr int invalid_argument = 1;  // glukit::StatusCode::invalid_argument
-  TORCH_CHECK_VALUE(s.code != invalid_argument, "glukit.addmm_glu: ", s.message);
-  TORCH_CHECK(s.code == 0, "glukit.addmm_glu: ", s.message);
+  check_status("glukit.addmm_glu", s);
+  return out;
+}
+
+constexpr int64_t gate_interleave_rows = 64;  // glukit::gate_interleave_rows
+
+using GatedLauncher = glukit_torch::LaunchStatus (*)(const glukit_torch::GatedLaunchArgs&, cudaStream_t);
+
+/// The launcher of one activation name (glukit.ops.ACTIVATIONS) for fp16 (half = true) or
+/// bf16 operands; null for an unknown name.
+GatedLauncher gated_launcher(c10::string_view activation, bool half) {
+  using namespace glukit_torch;
+  if (activation == "silu") return half ? &gated_projection_f16_silu : &gated_projection_bf16_silu;
+  if (activation == "gelu_tanh") return half ? &gated_projection_f16_gelu_tanh : &gated_projection_bf16_gelu_tanh;
+  if (activation == "relu") return half ? &gated_projection_f16_relu : &gated_projection_bf16_relu;
+  if (activation == "sigmoid") return half ? &gated_projection_f16_sigmoid : &gated_projection_bf16_sigmoid;
+  return nullptr;
+}
+
+at::Tensor gated_projection_cuda(const at::Tensor& a, const at::Tensor& w, const std::optional<at::Tensor>& bias,
+                                 c10::string_view activation, c10::string_view layout) {
+  // The order and messages of glukit.ops.check_gated_args.
+  check_dims("a", a, 2);
+  check_dims("w", w, 2);
+  if (bias.has_value()) {
+    check_dims("bias", *bias, 1);
+  }
+  check_devices_and_dtypes({{"a", &a}, {"w", &w}, {"bias", bias.has_value() ? &*bias : nullptr}});
+  const GatedLauncher launcher = gated_launcher(activation, a.scalar_type() == at::kHalf);
+  TORCH_CHECK_VALUE(launcher != nullptr, "activation: must be one of 'silu', 'gelu_tanh', 'relu', 'sigmoid' (got '",
+                    activation, "')");
+  const bool interleaved = layout == "interleaved";
+  TORCH_CHECK_VALUE(interleaved || layout == "stacked", "layout: must be 'stacked' or 'interleaved' (got '", layout,
+                    "')");
+  const int64_t m = a.size(0), k = a.size(1);
+  const int64_t rows = w.size(0);
+  TORCH_CHECK_VALUE(rows % 2 == 0, "w: must have 2n rows, gate and up (got ", rows, ", odd)");
+  const int64_t n = rows / 2;
+  TORCH_CHECK_VALUE(w.size(1) == k, "w: must be 2n x k with k = ", k, " (an nn.Linear weight; got ", shape_str(w),
+                    ")");
+  if (bias.has_value()) {
+    TORCH_CHECK_VALUE(bias->size(0) == rows, "bias: must have 2n = ", rows, " elements, in w's row order (got ",
+                      bias->size(0), ")");
+  }
+  TORCH_CHECK_VALUE(!interleaved || n % gate_interleave_rows == 0,
+                    "n: must be a multiple of 64 for layout='interleaved' (whole blocks of gate and up rows; got ", n,
+                    ")");
+  if (m != 0 && n != 0) {
+    TORCH_CHECK_VALUE(k % vector_elems == 0, "k: must be a multiple of 8 (a's columns; got ", k, ")");
+  }
+
+  const c10::cuda::CUDAGuard guard(a.device());
+  at::Tensor out = at::empty({m, n}, a.options());
+  if (m == 0 || n == 0) return out;
+  // glukit's rows are 16-byte chunks: with n not a multiple of 8 the kernel writes a padded
+  // m x ldo buffer (its columns >= n untouched), copied once into the contiguous result.
+  const int64_t ldo = (n + vector_elems - 1) / vector_elems * vector_elems;
+  const at::Tensor dst = ldo == n ? out : at::empty({m, ldo}, a.options());
+  const at::Tensor ac = a.contiguous(), wc = w.contiguous();
+  const at::Tensor biasc = bias.has_value() ? bias->contiguous() : at::Tensor();
+  const glukit_torch::GatedLaunchArgs args{k > 0 ? ac.data_ptr() : nullptr,
+                                           k > 0 ? wc.data_ptr() : nullptr,
+                                           biasc.defined() ? biasc.data_ptr() : nullptr,
+                                           dst.data_ptr(),
+                                           m,
+                                           n,
+                                           k,
+                                           k,
+                                           k,
+                                           ldo,
+                                           interleaved};
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
+  check_status("glukit.gated_projection", launcher(args, stream));
+  if (ldo != n) out.copy_(dst.narrow(1, 0, n));
   return out;
 }
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(glukit, CUDA, m) { m.impl("addmm_glu", &addmm_glu_cuda); }
+TORCH_LIBRARY_IMPL(glukit, CUDA, m) {
+  m.impl("addmm_glu", &addmm_glu_cuda);
+  m.impl("gated_projection", &gated_projection_cuda);
+}
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
-  m.doc() = "glukit's CUDA implementation of torch.ops.glukit.addmm_glu (registered on import)";
+  m.doc() = "glukit's CUDA implementations of torch.ops.glukit.addmm_glu and gated_projection (registered on import)";
   m.attr("cuda_arch") = "sm_90a";
 }

@@ -1,15 +1,18 @@
-"""glukit from PyTorch: the fused addmm + GLU op ``torch.ops.glukit.addmm_glu`` and the
-module :class:`glukit.nn.LinearGlu`.
+"""glukit from PyTorch: the fused addmm + GLU op ``torch.ops.glukit.addmm_glu``, the gated
+projection ``torch.ops.glukit.gated_projection`` (an LLM MLP's act(gate) * up from one
+weight of 2n rows) and the modules :class:`glukit.nn.LinearGlu` and
+:class:`glukit.nn.GatedMLPUp`.
 
-Importing registers the op's schema, its fake (meta) implementation and a CPU reference
-(fp32 math); the CUDA implementation (glukit's sm_90a kernel) registers with the compiled
-extension ``glukit._C`` when it is built (``setup.py``). ``glukit.cuda_available()`` says
-whether it is.
+Importing registers the ops' schemas, their fake (meta) implementations, autograd formulas
+and CPU references (fp32 math); the CUDA implementations (glukit's sm_90a kernels) register
+with the compiled extension ``glukit._C`` when it is built (``setup.py``).
+``glukit.cuda_available()`` says whether it is.
 """
 from __future__ import annotations
 
 from . import ops
-from .ops import addmm_glu, check_args, reference
+from .ops import (addmm_glu, check_args, check_gated_args, gated_projection, gated_reference, interleave_gate_up,
+                  reference)
 
 _extension_error = None
 try:
@@ -31,4 +34,5 @@ def extension_error():
     return _extension_error
 
 
-__all__ = ["addmm_glu", "check_args", "reference", "ops", "nn", "cuda_available", "extension_error"]
+__all__ = ["addmm_glu", "check_args", "reference", "gated_projection", "check_gated_args", "gated_reference",
+           "interleave_gate_up", "ops", "nn", "cuda_available", "extension_error"]

@@ -1,13 +1,14 @@
-"""CPU tests of the glukit PyTorch layer (no GPU, no compiled extension needed): the
-op's registration, its fake implementation's shapes and dtypes, the argument rules, the
-CPU reference against the formula, autograd, glukit.nn.LinearGlu, and torch.compile with
-fullgraph=True through the CPU implementation."""
+"""CPU tests of the glukit PyTorch layer (no GPU, no compiled extension needed): the ops'
+registration (addmm_glu, gated_projection), their fake implementations' shapes and dtypes,
+the argument rules, the CPU references against the formulas, autograd, glukit.nn.LinearGlu
+and glukit.nn.GatedMLPUp, and torch.compile with fullgraph=True through the CPU
+implementations."""
 import pytest
 import torch
 import torch.nn.functional as F
 
 import glukit
-from glukit.nn import LinearGlu
+from glukit.nn import GatedMLPUp, LinearGlu
 
 DTYPES = [torch.float16, torch.bfloat16]
 
@@ -195,3 +196,313 @@ def test_torch_compile_fullgraph_with_grad_cpu():
     out = torch.compile(mod, fullgraph=True, backend="aot_eager")(x.bfloat16(), y.bfloat16())
     out.float().sum().backward()
     assert mod.weight.grad is not None and mod.weight.grad.shape == (32, 16)
+
+
+def test_mixed_devices_raise_before_dispatch():
+    # A meta tensor beside CPU ones: the argument rules name it (the GPU tests check CPU
+    # beside CUDA, in a child process).
+    a, b, c, y = make(32, 24, 16)
+    with pytest.raises(ValueError, match="b: on meta, a on cpu"):
+        torch.ops.glukit.addmm_glu(a, b.to("meta"), c, y)
+    with pytest.raises(ValueError, match="y: on meta, a on cpu"):
+        glukit.addmm_glu(a, b, c, y.to("meta"))
+    a, w, bias = make_gated(32, 24, 16)
+    with pytest.raises(ValueError, match="w: on meta, a on cpu"):
+        torch.ops.glukit.gated_projection(a, w.to("meta"), bias)
+    with pytest.raises(ValueError, match="bias: on meta, a on cpu"):
+        glukit.gated_projection(a, w, bias.to("meta"))
+
+
+# ---- gated_projection -----------------------------------------------------------------
+
+ACTIVATIONS = ["silu", "gelu_tanh", "relu", "sigmoid"]
+LAYOUTS = ["stacked", "interleaved"]
+
+#: The eager formula of each activation, from torch.nn.functional.
+EAGER_ACT = {
+    "silu": F.silu,
+    "gelu_tanh": lambda g: F.gelu(g, approximate="tanh"),
+    "relu": F.relu,
+    "sigmoid": torch.sigmoid,
+}
+
+
+def make_gated_parts(m, n, k, dtype=torch.float16, bias=True, seed=0):
+    """a, and the gate and up projections' weights and biases as separate tensors."""
+    g = torch.Generator().manual_seed(seed)
+    a = torch.randn(m, k, generator=g).to(dtype)
+    wg, wu = (torch.randn(n, k, generator=g).div(max(k, 1) ** 0.5).to(dtype) for _ in range(2))
+    bg, bu = (torch.randn(n, generator=g).to(dtype) if bias else None for _ in range(2))
+    return a, wg, wu, bg, bu
+
+
+def join(wg, wu, bg, bu, layout):
+    """The op's w and bias from the separate projections, in layout's row order."""
+    w = torch.cat([wg, wu], 0)
+    b = torch.cat([bg, bu], 0) if bg is not None else None
+    if layout == "interleaved":
+        w = glukit.interleave_gate_up(w)
+        b = glukit.interleave_gate_up(b) if b is not None else None
+    return w, b
+
+
+def make_gated(m, n, k, dtype=torch.float16, bias=True, layout="stacked", seed=0):
+    a, wg, wu, bg, bu = make_gated_parts(m, n, k, dtype, bias, seed)
+    return (a, *join(wg, wu, bg, bu, layout))
+
+
+def gated_formula(a, wg, wu, bg, bu, activation):
+    """act(F.linear(a, W_g, b_g)) * F.linear(a, W_u, b_u) in fp64."""
+    gate = F.linear(a.double(), wg.double(), bg.double() if bg is not None else None)
+    up = F.linear(a.double(), wu.double(), bu.double() if bu is not None else None)
+    return EAGER_ACT[activation](gate) * up
+
+
+def test_gated_registered():
+    op = torch.ops.glukit.gated_projection
+    assert str(op.default._schema) == (
+        'glukit::gated_projection(Tensor a, Tensor w, Tensor? bias, *, str activation="silu", '
+        'str layout="stacked") -> Tensor')
+    assert torch._C._dispatch_has_kernel_for_dispatch_key(op.default.name(), "CPU")
+    assert torch._C._dispatch_has_kernel_for_dispatch_key(op.default.name(), "Meta")
+    assert sorted(glukit.ops.ACTIVATIONS) == sorted(ACTIVATIONS)
+    assert glukit.ops.LAYOUTS == tuple(LAYOUTS)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+def test_gated_fake_shapes_and_dtypes(dtype, layout, activation):
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        a, w, bias = make_gated(100, 128, 24, dtype, True, layout)
+        out = torch.ops.glukit.gated_projection(a, w, bias, activation=activation, layout=layout)
+        assert out.shape == (100, 128) and out.dtype == dtype
+        out = torch.ops.glukit.gated_projection(a, w, None, activation=activation, layout=layout)
+        assert out.shape == (100, 128) and out.dtype == dtype
+    meta = [t.to("meta") for t in make_gated(16, 64, 8, dtype, True, layout)]
+    out = torch.ops.glukit.gated_projection(*meta, activation=activation, layout=layout)
+    assert out.device.type == "meta" and out.shape == (16, 64) and out.dtype == dtype
+
+
+def test_interleave_gate_up_is_the_row_map():
+    # glukit::gate_row / up_row: gate row j at (j // 64) * 128 + j % 64, up row j 64 after it.
+    n, k = 192, 3
+    w = torch.arange(2 * n * k, dtype=torch.float32).reshape(2 * n, k)
+    wi = glukit.interleave_gate_up(w)
+    for j in range(n):
+        gate_row = (j // 64) * 128 + j % 64
+        assert torch.equal(wi[gate_row], w[j]) and torch.equal(wi[gate_row + 64], w[n + j])
+    b = torch.arange(2 * n, dtype=torch.float32)
+    assert torch.equal(glukit.interleave_gate_up(b), wi[:, 0] / k)
+    assert torch.equal(glukit.interleave_gate_up(w, block=192), w)  # one block: the stacked order
+    with pytest.raises(ValueError, match="n: must be a multiple of block = 64"):
+        glukit.interleave_gate_up(w[:200])
+    with pytest.raises(ValueError, match="w: must have 2n rows"):
+        glukit.interleave_gate_up(w[:7])
+
+
+GATED_SHAPES = {
+    # (m, n, k): ragged m and n (odd n for the stacked order), k = 0 (out = act(b_g) * b_u), m = 0
+    "stacked": [(1, 1, 8), (1, 7, 16), (37, 200, 72), (33, 333, 40), (130, 64, 0), (0, 16, 8)],
+    "interleaved": [(1, 64, 8), (37, 192, 72), (130, 128, 0), (0, 64, 8)],
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("layout, shape", [(lay, s) for lay, shapes in GATED_SHAPES.items() for s in shapes])
+def test_gated_cpu_reference_matches_formula(dtype, activation, bias, layout, shape):
+    m, n, k = shape
+    a, wg, wu, bg, bu = make_gated_parts(m, n, k, dtype, bias)
+    w, b = join(wg, wu, bg, bu, layout)
+    out = torch.ops.glukit.gated_projection(a, w, b, activation=activation, layout=layout)
+    assert out.shape == (m, n) and out.dtype == dtype and out.is_contiguous()
+    ref = gated_formula(a, wg, wu, bg, bu, activation)
+    tol = 1e-2 if dtype == torch.float16 else 3e-2
+    torch.testing.assert_close(out.double(), ref, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+def test_gated_cpu_reference_is_the_eager_formula(layout, activation):
+    # fp32 math, one rounding: the fp32 eager computation over the split weights.
+    a, wg, wu, bg, bu = make_gated_parts(33, 128, 16, torch.bfloat16)
+    w, b = join(wg, wu, bg, bu, layout)
+    gate = F.linear(a.float(), wg.float(), bg.float())
+    up = F.linear(a.float(), wu.float(), bu.float())
+    want = (EAGER_ACT[activation](gate) * up).bfloat16()
+    got = glukit.gated_projection(a, w, b, activation=activation, layout=layout)
+    torch.testing.assert_close(got, want)  # bf16's default tolerance: one GEMM of 2n columns, not two of n
+
+
+def _esc(message):
+    return message.replace("(", r"\(").replace(")", r"\)")
+
+
+@pytest.mark.parametrize(
+    "mutate, kwargs, message",
+    [
+        (lambda a, w, b: (a[0], w, b), {}, "a: must be 2-D"),
+        (lambda a, w, b: (a, w[0], b), {}, "w: must be 2-D"),
+        (lambda a, w, b: (a, w, b[None]), {}, "bias: must be 1-D"),
+        (lambda a, w, b: (a.float(), w, b), {}, "a: dtype must be torch.float16 or torch.bfloat16"),
+        (lambda a, w, b: (a, w.bfloat16(), b), {}, "w: dtype torch.bfloat16 differs from a's torch.float16"),
+        (lambda a, w, b: (a, w, b.bfloat16()), {}, "bias: dtype torch.bfloat16 differs"),
+        (lambda a, w, b: (a, w, b), {"activation": "swish"},
+         "activation: must be one of 'silu', 'gelu_tanh', 'relu', 'sigmoid' (got 'swish')"),
+        (lambda a, w, b: (a, w, b), {"layout": "blocked"},
+         "layout: must be 'stacked' or 'interleaved' (got 'blocked')"),
+        (lambda a, w, b: (a, w[:47], b[:47]), {}, "w: must have 2n rows, gate and up (got 47, odd)"),
+        (lambda a, w, b: (a, w[:, :8], b), {}, "w: must be 2n x k with k = 16 (an nn.Linear weight; got (48, 8))"),
+        (lambda a, w, b: (a, w.t().contiguous(), b), {}, "w: must be 2n x k with k = 16"),
+        (lambda a, w, b: (a, w, b[:24]), {}, "bias: must have 2n = 48 elements, in w's row order (got 24)"),
+        (lambda a, w, b: (a, w, b), {"layout": "interleaved"}, "n: must be a multiple of 64 for layout='interleaved'"),
+        (lambda a, w, b: (a[:, :12], w[:, :12], b), {}, "k: must be a multiple of 8 (a's columns; got 12)"),
+    ],
+)
+def test_gated_argument_errors_name_the_argument(mutate, kwargs, message):
+    a, w, b = mutate(*make_gated(32, 24, 16))
+    with pytest.raises(ValueError, match=_esc(message)):
+        torch.ops.glukit.gated_projection(a, w, b, **kwargs)
+
+
+def test_gated_interleaved_needs_whole_blocks_even_when_empty():
+    # As glukit's validate_gated_arguments: the layout rule holds for m = 0 as well.
+    a, w, b = make_gated(0, 96, 8)
+    with pytest.raises(ValueError, match=r"n: must be a multiple of 64 .*got 96\)"):
+        torch.ops.glukit.gated_projection(a, w, b, layout="interleaved")
+    assert torch.ops.glukit.gated_projection(a, w, b).shape == (0, 96)
+
+
+def test_gated_errors_under_fake_tensors_too():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        a, w, b = make_gated(32, 24, 16)
+        with pytest.raises(ValueError, match="bias: must have 2n = 48"):
+            torch.ops.glukit.gated_projection(a, w, b[:24])
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_gated_opcheck(layout):
+    for activation in ACTIVATIONS:
+        for bias in (True, False):
+            a, w, b = make_gated(24, 64, 8, torch.float16, bias, layout)
+            torch.library.opcheck(torch.ops.glukit.gated_projection.default, (a, w, b),
+                                  {"activation": activation, "layout": layout})
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("bias", [True, False])
+def test_gated_autograd_matches_eager(layout, activation, bias):
+    a, wg, wu, bg, bu = make_gated_parts(24, 128, 16, torch.bfloat16, bias, seed=2)
+    w, b = join(wg, wu, bg, bu, layout)
+    ours = [t.detach().requires_grad_() for t in (a, w, b) if t is not None]
+    theirs = [t.detach().float().requires_grad_() for t in (a, wg, wu, bg, bu) if t is not None]
+    out = torch.ops.glukit.gated_projection(ours[0], ours[1], ours[2] if bias else None,
+                                            activation=activation, layout=layout)
+    ta, twg, twu = theirs[:3]
+    tbg, tbu = theirs[3:] if bias else (None, None)
+    ref = EAGER_ACT[activation](F.linear(ta, twg, tbg)) * F.linear(ta, twu, tbu)
+    grad = torch.randn(ref.shape, generator=torch.Generator().manual_seed(1)).bfloat16()  # the same in both
+    out.backward(grad)
+    ref.backward(grad.float())
+    tol = {"rtol": 2e-2, "atol": 2e-2}
+    torch.testing.assert_close(ours[0].grad.float(), ta.grad, **tol)
+    want_w, want_b = join(twg.grad, twu.grad, tbg.grad if bias else None, tbu.grad if bias else None, layout)
+    torch.testing.assert_close(ours[1].grad.float(), want_w, **tol)  # in w's row order
+    if bias:
+        torch.testing.assert_close(ours[2].grad.float(), want_b, **tol)
+
+
+def test_gated_autograd_only_what_is_needed():
+    a, w, b = make_gated(8, 64, 8, torch.bfloat16)
+    w.requires_grad_()
+    torch.ops.glukit.gated_projection(a, w, b).float().sum().backward()
+    assert w.grad is not None and w.grad.shape == w.shape and a.grad is None and b.grad is None
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("bias", [True, False])
+def test_gated_mlp_up_matches_the_linear_pair(layout, activation, bias):
+    torch.manual_seed(0)
+    gate_proj = torch.nn.Linear(16, 128, bias=bias, dtype=torch.bfloat16)
+    up_proj = torch.nn.Linear(16, 128, bias=bias, dtype=torch.bfloat16)
+    mod = GatedMLPUp.from_linears(gate_proj, up_proj, activation=activation, layout=layout)
+    assert mod.weight.shape == (256, 16) and (mod.bias is not None) == bias
+    want_w, want_b = join(gate_proj.weight, up_proj.weight, gate_proj.bias, up_proj.bias, layout)
+    assert torch.equal(mod.weight, want_w)  # converted once, at construction
+    assert bias is False or torch.equal(mod.bias, want_b)
+    assert mod.weight.data_ptr() != gate_proj.weight.data_ptr()  # a copy, not a view
+    x = torch.randn(2, 5, 16).bfloat16()
+    with torch.no_grad():
+        got = mod(x)
+        gate = F.linear(x.float(), gate_proj.weight.float(), gate_proj.bias.float() if bias else None)
+        up = F.linear(x.float(), up_proj.weight.float(), up_proj.bias.float() if bias else None)
+    assert got.shape == (2, 5, 128) and got.dtype == torch.bfloat16
+    torch.testing.assert_close(got, (EAGER_ACT[activation](gate) * up).bfloat16())
+    # act(gate_proj(x)) * up_proj(x) in bf16, as eager code computes it
+    with torch.no_grad():
+        eager = EAGER_ACT[activation](gate_proj(x)) * up_proj(x)
+    torch.testing.assert_close(got, eager, rtol=2e-2, atol=2e-2)
+
+
+def test_gated_mlp_up_construction_errors():
+    gate = torch.nn.Linear(16, 128)
+    with pytest.raises(ValueError, match="up_proj: must have gate_proj's shape"):
+        GatedMLPUp.from_linears(gate, torch.nn.Linear(16, 64))
+    with pytest.raises(ValueError, match="up_proj: must have a bias exactly when gate_proj has one"):
+        GatedMLPUp.from_linears(gate, torch.nn.Linear(16, 128, bias=False))
+    with pytest.raises(ValueError, match="up_proj: weight on cpu as torch.float16"):
+        GatedMLPUp.from_linears(gate, torch.nn.Linear(16, 128, dtype=torch.float16))
+    with pytest.raises(ValueError, match="n: must be a multiple of 64 for layout='interleaved'"):
+        GatedMLPUp.from_linears(torch.nn.Linear(16, 96), torch.nn.Linear(16, 96), layout="interleaved")
+    with pytest.raises(ValueError, match="activation: must be one of"):
+        GatedMLPUp.from_linears(gate, torch.nn.Linear(16, 128), activation="tanh")
+    fresh = GatedMLPUp(16, 64, bias=False, activation="gelu_tanh", layout="interleaved", dtype=torch.float16)
+    assert fresh.weight.shape == (128, 16) and fresh.bias is None and fresh.weight.dtype == torch.float16
+    assert "activation='gelu_tanh', layout='interleaved'" in repr(fresh)
+
+
+class _GatedMLP(torch.nn.Module):
+    def __init__(self, layout, bias=False):
+        super().__init__()
+        self.up = GatedMLPUp.from_linears(torch.nn.Linear(16, 64, bias=bias), torch.nn.Linear(16, 64, bias=bias),
+                                          layout=layout)
+        self.down = torch.nn.Linear(64, 16, bias=bias)
+
+    def forward(self, x):
+        return self.down(self.up(x))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_gated_torch_compile_fullgraph_cpu(layout):
+    torch._dynamo.reset()
+    mod = _GatedMLP(layout).bfloat16()
+    x = torch.randn(3, 4, 16).bfloat16()
+    with torch.no_grad():
+        eager = mod(x)
+        compiled = torch.compile(mod, fullgraph=True, backend=_compile_backend())
+        torch.testing.assert_close(compiled(x), eager)
+    explanation = torch._dynamo.explain(mod)(x)
+    assert explanation.graph_break_count == 0 and explanation.graph_count == 1
+
+
+def test_gated_torch_compile_fullgraph_with_grad_cpu():
+    torch._dynamo.reset()
+    mod = _GatedMLP("interleaved", bias=True).bfloat16()
+    x = torch.randn(4, 16).bfloat16()
+    out = torch.compile(mod, fullgraph=True, backend="aot_eager")(x)
+    out.float().sum().backward()
+    assert mod.up.weight.grad is not None and mod.up.weight.grad.shape == (128, 16)
+    assert mod.up.bias.grad is not None and mod.up.bias.grad.shape == (128,)
+    want = [p.grad.clone() for p in (mod.up.weight, mod.up.bias)]
+    mod.zero_grad()
+    mod(x).float().sum().backward()  # eager: the same gradients
+    for p, w in zip((mod.up.weight, mod.up.bias), want):
+        torch.testing.assert_close(p.grad, w)

@@ -1,14 +1,21 @@
 """GPU tests (marker gpu; CI deselects them with -m "not gpu"): on an sm_90a GPU with the
-extension built (glukit._C), the op against eager PyTorch and an fp32 reference, for
-fp16 and bf16, B k x n and n x k, ragged shapes, bias None, non-contiguous inputs,
-glukit's errors as Python exceptions, and torch.compile(fullgraph=True) of a module
-using the op with no graph break."""
+extension built (glukit._C), the ops against eager PyTorch and an fp32 reference:
+addmm_glu for fp16 and bf16, B k x n and n x k, and gated_projection for fp16 and bf16,
+both row orders and every activation; ragged shapes, bias None, non-contiguous inputs,
+glukit's errors as Python exceptions, mixed CPU/CUDA operands (in a child process, so
+that a crash fails one test, not the session), and torch.compile(fullgraph=True) of
+modules using the ops with no graph break."""
+import pathlib
+import subprocess
+import sys
+import textwrap
+
 import pytest
 import torch
 import torch.nn.functional as F
 
 import glukit
-from glukit.nn import LinearGlu
+from glukit.nn import GatedMLPUp, LinearGlu
 
 pytestmark = pytest.mark.gpu
 
@@ -79,14 +86,57 @@ def test_glukit_status_as_python_error():
         torch.ops.glukit.addmm_glu(a[:, :12], b[:12], c, y)
 
 
-# Known bug, seen on the H200 (PyTorch 2.11, 2026-12-01): a CPU operand beside CUDA ones
-# crashes the process (segmentation fault) instead of raising; not yet diagnosed. Not run,
-# so that the rest of the GPU tests run; reported as xfail, never as a pass.
-@pytest.mark.xfail(run=False, reason="known crash on mixed CPU/CUDA operands (not yet diagnosed)")
+def run_child(code):
+    """Runs code in a fresh interpreter with python/ first on sys.path; returns its result."""
+    prelude = f"import sys; sys.path.insert(0, {str(pathlib.Path(__file__).resolve().parents[1])!r})\n"
+    return subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)], capture_output=True, text=True,
+                          timeout=300)
+
+
+# A CPU operand beside CUDA ones crashed the process on the H200 (PyTorch 2.11, 2026-12-01,
+# docs/results/probes/h200-2026-12-01-9ce19b1-pytest-crash.txt). Every operand's device
+# is now checked first, in the wrappers and in each implementation. Each call runs in a
+# child process, so that a crash fails this test with its signal instead of ending the run.
 def test_mixed_devices_raise():
-    a, b, c, y = make(64, 64, 32, torch.float16, False)
-    with pytest.raises(ValueError, match="b: on cpu"):
-        torch.ops.glukit.addmm_glu(a, b.cpu(), c, y)
+    child = run_child("""
+        import torch, glukit
+        a = torch.randn(64, 32, device="cuda", dtype=torch.float16)
+        b = torch.randn(32, 64, device="cuda", dtype=torch.float16)
+        c = torch.randn(64, device="cuda", dtype=torch.float16)
+        y = torch.randn(64, 64, device="cuda", dtype=torch.float16)
+        w = torch.randn(128, 32, device="cuda", dtype=torch.float16)
+        bias = torch.randn(128, device="cuda", dtype=torch.float16)
+        cases = [
+            ("b: on cpu, a on cuda:0", lambda: torch.ops.glukit.addmm_glu(a, b.cpu(), c, y)),
+            ("bias: on cpu, a on cuda:0", lambda: torch.ops.glukit.addmm_glu(a, b, c.cpu(), y)),
+            ("y: on cpu, a on cuda:0", lambda: torch.ops.glukit.addmm_glu(a, b, c, y.cpu())),
+            ("b: on cuda:0, a on cpu", lambda: torch.ops.glukit.addmm_glu(a.cpu(), b, c, y)),
+            ("b: on cpu, a on cuda:0", lambda: glukit.addmm_glu(a, b.cpu(), c, y)),
+            ("w: on cpu, a on cuda:0", lambda: torch.ops.glukit.gated_projection(a, w.cpu(), bias)),
+            ("bias: on cpu, a on cuda:0", lambda: torch.ops.glukit.gated_projection(a, w, bias.cpu())),
+            ("w: on cuda:0, a on cpu", lambda: torch.ops.glukit.gated_projection(a.cpu(), w, bias)),
+            ("w: on cpu, a on cuda:0", lambda: glukit.gated_projection(a, w.cpu(), bias, layout="interleaved")),
+        ]
+        for want, call in cases:
+            try:
+                call()
+            except ValueError as e:
+                assert str(e).startswith(want), (want, str(e))
+                print("raised:", e, flush=True)
+            else:
+                raise AssertionError(f"no error for {want!r}")
+        with torch.inference_mode():  # no autograd kernel in front of the CUDA implementation
+            try:
+                torch.ops.glukit.gated_projection(a, w.cpu(), None)
+            except ValueError as e:
+                assert str(e).startswith("w: on cpu, a on cuda:0"), str(e)
+            else:
+                raise AssertionError("no error under inference_mode")
+        print("ok")
+    """)
+    assert child.returncode == 0 and child.stdout.endswith("ok\n"), (
+        f"exit status {child.returncode} (negative: killed by that signal)\nstdout:\n{child.stdout}\n"
+        f"stderr:\n{child.stderr[-4000:]}")
 
 
 def test_current_stream():
@@ -130,3 +180,160 @@ def test_linear_glu_matches_linear():
         got = mod(x, y)
         xl = F.linear(x.float(), linear.weight.float(), linear.bias.float())
     assert rel_l2(got, xl + xl * y.float()) < 2e-2
+
+
+# ---- gated_projection -----------------------------------------------------------------
+
+ACTIVATIONS = ["silu", "gelu_tanh", "relu", "sigmoid"]
+EAGER_ACT = {
+    "silu": F.silu,
+    "gelu_tanh": lambda g: F.gelu(g, approximate="tanh"),
+    "relu": F.relu,
+    "sigmoid": torch.sigmoid,
+}
+
+
+def make_gated_parts(m, n, k, dtype, bias=True, seed=0):
+    """a, and the gate and up projections' weights and biases as separate tensors."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    a = torch.randn(m, k, device="cuda", generator=g).to(dtype)
+    wg, wu = ((torch.randn(n, k, device="cuda", generator=g) / max(k, 1) ** 0.5).to(dtype) for _ in range(2))
+    bg, bu = (torch.randn(n, device="cuda", generator=g).to(dtype) if bias else None for _ in range(2))
+    return a, wg, wu, bg, bu
+
+
+def join(wg, wu, bg, bu, layout):
+    """The op's w and bias in layout's row order."""
+    w = torch.cat([wg, wu], 0)
+    b = torch.cat([bg, bu], 0) if bg is not None else None
+    if layout == "interleaved":
+        w = glukit.interleave_gate_up(w)
+        b = glukit.interleave_gate_up(b) if b is not None else None
+    return w, b
+
+
+def gated_eager(a, wg, wu, bg, bu, activation):
+    """Eager PyTorch in the operands' dtype: act(F.linear(a, W_g, b_g)) * F.linear(a, W_u, b_u)."""
+    return EAGER_ACT[activation](F.linear(a, wg, bg)) * F.linear(a, wu, bu)
+
+
+GATED_SHAPES = {
+    # (m, n, k): m = 1; odd and ragged n (stacked only: the interleaved order needs n % 64 == 0),
+    # k = 0 (out = act(b_g) * b_u), m = 0, and the LLM shape.
+    "stacked": [(1, 1, 8), (1, 14336, 4096), (3, 7, 64), (200, 333, 136), (257, 1032, 264), (64, 128, 0),
+                (0, 64, 32), (2048, 4096, 4096)],
+    "interleaved": [(1, 64, 64), (1, 14336, 4096), (200, 320, 136), (257, 1024, 264), (64, 128, 0),
+                    (2048, 4096, 4096)],
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("layout, shape", [(lay, s) for lay, shapes in GATED_SHAPES.items() for s in shapes])
+def test_gated_matches_eager(dtype, activation, bias, layout, shape):
+    m, n, k = shape
+    a, wg, wu, bg, bu = make_gated_parts(m, n, k, dtype, bias)
+    w, b = join(wg, wu, bg, bu, layout)
+    out = torch.ops.glukit.gated_projection(a, w, b, activation=activation, layout=layout)
+    torch.cuda.synchronize()
+    assert out.shape == (m, n) and out.dtype == dtype and out.device == a.device and out.is_contiguous()
+    if m == 0 or n == 0:
+        return
+    ref = glukit.gated_reference(a, w, b, activation, layout)  # fp32 math on the GPU, one rounding
+    if k == 0 and not bias:
+        assert torch.count_nonzero(out) == 0
+        return
+    ours, theirs = rel_l2(out, ref), rel_l2(gated_eager(a, wg, wu, bg, bu, activation), ref)
+    assert ours < (4e-3 if dtype == torch.float16 else 2e-2), (ours, theirs)
+    assert ours <= 1.5 * theirs + 1e-3, (ours, theirs)
+
+
+def test_gated_ragged_n_result_is_contiguous():
+    # n = 7: the kernel writes a padded m x 8 buffer, copied into the m x 7 result.
+    a, wg, wu, bg, bu = make_gated_parts(33, 7, 64, torch.bfloat16)
+    w, b = join(wg, wu, bg, bu, "stacked")
+    out = torch.ops.glukit.gated_projection(a, w, b, activation="relu")
+    assert out.shape == (33, 7) and out.stride() == (7, 1)
+    assert rel_l2(out, glukit.gated_reference(a, w, b, "relu")) < 2e-2
+
+
+def test_gated_non_contiguous_and_errors():
+    a, wg, wu, bg, bu = make_gated_parts(96, 128, 64, torch.float16)
+    w, b = join(wg, wu, bg, bu, "interleaved")
+    at = a.t().contiguous().t()  # column-major a: copied once
+    wt = w.t().contiguous().t()  # column-major w: copied once
+    out = torch.ops.glukit.gated_projection(at, wt, b, layout="interleaved")
+    assert rel_l2(out, glukit.gated_reference(a, w, b, "silu", "interleaved")) < 4e-3
+    storage = torch.empty(96 * 64 + 8 + 1, dtype=torch.float16, device="cuda")
+    misaligned = storage[1:96 * 64 + 1].view(96, 64)  # contiguous, 2-byte aligned
+    with pytest.raises(ValueError, match="glukit.gated_projection: a: must be 16-byte aligned"):
+        torch.ops.glukit.gated_projection(misaligned, w, b)
+    with pytest.raises(ValueError, match="n: must be a multiple of 64 for layout='interleaved'"):
+        torch.ops.glukit.gated_projection(a, w[:192], b[:192], layout="interleaved")
+    with pytest.raises(ValueError, match="w: must have 2n rows"):
+        torch.ops.glukit.gated_projection(a, w[:255], None)
+    with pytest.raises(ValueError, match="activation: must be one of"):
+        torch.ops.glukit.gated_projection(a, w, b, activation="gelu")
+
+
+def test_gated_current_stream():
+    a, wg, wu, bg, bu = make_gated_parts(512, 1024, 256, torch.bfloat16)
+    w, b = join(wg, wu, bg, bu, "stacked")
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        out = torch.ops.glukit.gated_projection(a, w, b, activation="gelu_tanh")
+    s.synchronize()
+    assert rel_l2(out, glukit.gated_reference(a, w, b, "gelu_tanh")) < 2e-2
+
+
+@pytest.mark.parametrize("layout", ["stacked", "interleaved"])
+def test_gated_mlp_up_matches_the_linear_pair(layout):
+    gate_proj = torch.nn.Linear(4096, 14336, bias=False, device="cuda", dtype=torch.bfloat16)
+    up_proj = torch.nn.Linear(4096, 14336, bias=False, device="cuda", dtype=torch.bfloat16)
+    mod = GatedMLPUp.from_linears(gate_proj, up_proj, activation="silu", layout=layout)
+    x = torch.randn(2, 8, 4096, device="cuda", dtype=torch.bfloat16)
+    with torch.no_grad():
+        got = mod(x)
+        want = F.silu(F.linear(x.float(), gate_proj.weight.float())) * F.linear(x.float(), up_proj.weight.float())
+        eager = F.silu(gate_proj(x)) * up_proj(x)
+    assert got.shape == (2, 8, 14336)
+    ours, theirs = rel_l2(got, want), rel_l2(eager, want)
+    assert ours < 2e-2 and ours <= 1.5 * theirs + 1e-3, (ours, theirs)
+
+
+class GatedBlock(torch.nn.Module):
+    def __init__(self, dtype, layout):
+        super().__init__()
+        kw = {"device": "cuda", "dtype": dtype}
+        self.up = GatedMLPUp.from_linears(torch.nn.Linear(512, 1024, **kw), torch.nn.Linear(512, 1024, **kw),
+                                          activation="gelu_tanh", layout=layout)
+        self.down = torch.nn.Linear(1024, 512, **kw)
+
+    def forward(self, x):
+        return self.down(self.up(x * 2)) + x
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("layout", ["stacked", "interleaved"])
+def test_gated_torch_compile_fullgraph(dtype, layout):
+    torch._dynamo.reset()
+    mod = GatedBlock(dtype, layout)
+    x = torch.randn(4, 33, 512, device="cuda", dtype=dtype)
+    with torch.no_grad():
+        want = mod(x)
+        got = torch.compile(mod, fullgraph=True)(x)
+        explanation = torch._dynamo.explain(mod)(x)
+    assert explanation.graph_break_count == 0 and explanation.graph_count == 1
+    assert rel_l2(got, want) < 1e-2
+
+
+def test_gated_autograd_on_gpu():
+    a, wg, wu, bg, bu = make_gated_parts(64, 128, 64, torch.bfloat16)
+    w, b = join(wg, wu, bg, bu, "interleaved")
+    leaves = [t.detach().requires_grad_() for t in (a, w, b)]
+    torch.ops.glukit.gated_projection(*leaves, activation="silu", layout="interleaved").float().sum().backward()
+    cpu = [t.detach().cpu().requires_grad_() for t in (a, w, b)]
+    torch.ops.glukit.gated_projection(*cpu, activation="silu", layout="interleaved").float().sum().backward()
+    for got, want in zip(leaves, cpu):  # the same formula on both devices
+        assert rel_l2(got.grad.cpu(), want.grad) < 2e-2

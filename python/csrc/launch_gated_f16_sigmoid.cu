@@ -1,0 +1,7 @@
+// glukit::gated_projection<epilogue::SigmoidGlu> for glukit::half_t operands (launch_gated_impl.cuh).
+#include "launch_gated_impl.cuh"
+
+glukit_torch::LaunchStatus glukit_torch::gated_projection_f16_sigmoid(const GatedLaunchArgs& args,
+                                                                      cudaStream_t stream) {
+  return launch_gated<glukit::half_t, glukit::epilogue::SigmoidGlu>(args, stream);
+}

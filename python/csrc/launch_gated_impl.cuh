@@ -1,0 +1,27 @@
+// glukit's default gated launcher behind the plain interface of launch.h, for element type
+// T and epilogue operation Op; each launch_gated_<dtype>_<activation>.cu instantiates one
+// pair, so that the eight compile in parallel (each holds the default's kernels for both
+// row orders).
+#pragma once
+#include <glukit/glukit.hpp>
+#include <glukit/kernels/gated_projection.hpp>
+
+#include "launch.h"
+
+namespace glukit_torch {
+
+template <class T, class Op>
+LaunchStatus launch_gated(const GatedLaunchArgs& p, cudaStream_t stream) {
+  glukit::GatedProjectionArgsT<T> args;
+  args.a = static_cast<const T*>(p.a);
+  args.w = static_cast<const T*>(p.w);
+  args.bias = static_cast<const T*>(p.bias);
+  args.out = static_cast<T*>(p.out);
+  args.m = p.m, args.n = p.n, args.k = p.k;
+  args.lda = p.lda, args.ldw = p.ldw, args.ldo = p.ldo;
+  args.w_layout = p.w_interleaved ? glukit::GateLayout::interleaved : glukit::GateLayout::stacked;
+  const glukit::Status s = glukit::gated_projection<Op>(args, stream);
+  return {static_cast<int>(s.code()), s.message()};
+}
+
+}  // namespace glukit_torch
