@@ -48,6 +48,40 @@ foreach(variant IN LISTS _glukit_sm90_variants)
   set_tests_properties(isa.sm90.${variant} PROPERTIES LABELS isa)
 endforeach()
 
+# The gated projection: V1-V4 (with SwiGLU) and the GatedTma kernels through
+# glukit::gated_projection<Policy>, fp16 and bf16; one translation unit holds both W
+# orders. VARIANT Gated_<policy>[_bf16] (sm90_check_ptx.cmake: GATED).
+set(_glukit_sm90_gated V1RegisterStaged V2DirectToLds V3DeepPipelinePersistent V4FusedEpilogue GatedTma128x256
+    GatedTma128x128 GatedTmaPingpong64x128)
+foreach(base IN LISTS _glukit_sm90_gated)
+  foreach(element glukit::half_t glukit::bfloat16_t)
+    set(variant "Gated_${base}")
+    if(element STREQUAL "glukit::bfloat16_t")
+      set(variant "${variant}_bf16")
+    endif()
+    if(base MATCHES "^V[1-4]")
+      set(policy "glukit_isa::SwiGluOf<glukit::policy::${base}<glukit::arch::sm90a>>")
+    else()
+      set(policy "glukit::policy::${base}<glukit::arch::sm90a>")
+    endif()
+    set(src "${CMAKE_CURRENT_BINARY_DIR}/sm90_${variant}.cu")
+    file(WRITE "${src}.in"
+      "#include \"${CMAKE_CURRENT_SOURCE_DIR}/sm90_policies.hpp\"\n"
+      "template glukit::Status glukit::gated_projection<${policy}, ${element}>(\n"
+      "    const glukit::GatedProjectionArgsT<${element}>&, glukit::stream_t);\n")
+    configure_file("${src}.in" "${src}" COPYONLY)
+    set(ptx "${CMAKE_CURRENT_BINARY_DIR}/sm90_${variant}.ptx")
+    add_custom_command(OUTPUT "${ptx}"
+      COMMAND ${CMAKE_CUDA_COMPILER} -std=c++20 -O3 -gencode=arch=compute_90a,code=sm_90a
+              -I${PROJECT_SOURCE_DIR}/include --ptx "${src}" -o "${ptx}"
+      DEPENDS "${src}" "${CMAKE_CURRENT_SOURCE_DIR}/sm90_policies.hpp" ${_glukit_sm90_headers} VERBATIM)
+    add_custom_target(isa_sm90_${variant} ALL DEPENDS "${ptx}")
+    add_test(NAME isa.sm90.${variant}
+      COMMAND ${CMAKE_COMMAND} -DPTX=${ptx} -DVARIANT=${variant} -P ${CMAKE_CURRENT_SOURCE_DIR}/sm90_check_ptx.cmake)
+    set_tests_properties(isa.sm90.${variant} PROPERTIES LABELS isa)
+  endforeach()
+endforeach()
+
 # The launcher's sm_90a check (kernels/sm90/plan_image.hpp) reads the kernel's static
 # shared memory back from the runtime: ptxas must report the marker's size for every
 # kernel entry compiled for sm_90 (the default launcher, both element types) and never

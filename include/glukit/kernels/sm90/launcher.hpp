@@ -104,9 +104,7 @@ Status encode_tensor_maps(const Args<P>& a, TensorMaps* maps) {
       ok &= encode_tensor_map<T>(&maps->b, a.b, a.k, a.n, a.ldb, P::tile_k, 64, true);
   }
   if (MainloopPlan<P>::reads_y) ok &= encode_tensor_map<T>(&maps->y, a.y, a.m, a.n, a.ldy, P::tile_m, 64, true);
-  if (a.bias != nullptr && MainloopPlan<P>::gated)  // W's 2n biases, one box per run of 64
-    ok &= encode_tensor_map<T>(&maps->bias, a.bias, 1, 2 * a.n, (2 * a.n + 7) / 8 * 8, 1, 64, false);
-  else if (a.bias != nullptr)
+  if (a.bias != nullptr && !MainloopPlan<P>::gated)  // gated: copied by the Y producer
     ok &= encode_tensor_map<T>(&maps->bias, a.bias, 1, a.n, (a.n + 7) / 8 * 8, 1, P::tile_n, false);
   return ok ? Status::success()
             : Status{StatusCode::runtime_error, "tensor maps: cuTensorMapEncodeTiled failed or is unavailable"};

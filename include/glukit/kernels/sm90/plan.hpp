@@ -32,8 +32,11 @@ struct MainloopPlan {
   /// Optional policy member bias_in_accumulator (default true): the bias is the
   /// accumulators' initial value (staged with a tile's first k-block). False: it is
   /// staged beside Y and added in the epilogue.
+  /// A gated projection stages its bias beside Y (false): its runs start at any element
+  /// of the bias (n + j when stacked), where a TMA box may not (an illegal instruction at n odd).
   static constexpr bool bias_in_accumulator = [] {
-    if constexpr (requires { P::bias_in_accumulator; }) return bool(P::bias_in_accumulator);
+    if constexpr (problem_of<P>::gated) return false;
+    else if constexpr (requires { P::bias_in_accumulator; }) return bool(P::bias_in_accumulator);
     else return true;
   }();
   /// Optional policy member y_buffers (default 1, at most 4): Y tiles the warp-specialised

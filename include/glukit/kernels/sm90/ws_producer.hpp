@@ -79,16 +79,22 @@ struct WsProducer : WsCommon<P> {
     }
   }
 
-  /// The bias row of the tile at output column n0 by TMA (tile_n elements; gated: one
-  /// box per run of 64, in the tile's order of W rows), completing on `bar`.
+  /// The bias row of the tile at output column n0 by TMA (tile_n elements).
   GLUKIT_DEVICE static void load_bias_row(const Params<P>& p, unsigned char* dst, std::uint64_t* bar, int n0) {
-    using namespace arch::hopper;
-    if constexpr (Plan::gated) {
+    arch::hopper::tma_load_2d(dst, &p.maps.bias, bar, n0, 0);
+  }
+
+  /// Gated: the bias of the tile's W rows at output column n0, run by run, by one thread
+  /// with plain loads (zeros for rows of columns past n).
+  GLUKIT_DEVICE static void copy_gated_bias_row(const Params<P>& p, unsigned char* dst, std::int64_t n0) {
+    auto* d = reinterpret_cast<unsigned short*>(dst);
+    const auto* bias = reinterpret_cast<const unsigned short*>(p.args.bias);
 #pragma unroll
-      for (int r = 0; r < BN / 64; ++r)
-        tma_load_2d(dst + 128 * r, &p.maps.bias, bar, static_cast<int>(Plan::gated_run_row(n0, r, p.args.n)), 0);
-    } else {
-      tma_load_2d(dst, &p.maps.bias, bar, n0, 0);
+    for (int r = 0; r < BN / 64; ++r) {
+      const int rows = Plan::Pairs::rows_valid(n0, 64 * r, p.args.n);
+      const unsigned short* src = bias + (rows > 0 ? Plan::gated_run_row(n0, r, p.args.n) : 0);
+#pragma unroll 16
+      for (int e = 0; e < 64; ++e) d[64 * r + e] = e < rows ? src[e] : 0;
     }
   }
 
@@ -140,6 +146,11 @@ struct WsProducer : WsCommon<P> {
       std::uint64_t* full = &sh.y_full[b];
       mbarrier_wait(&sh.y_empty[b], phase ^ 1u);
       const bool with_bias = bias_beside_y(p);
+      if constexpr (Plan::gated) {  // no Y; the bias by plain copies, released by the arrival
+        if (with_bias) copy_gated_bias_row(p, sh.y_bias(b), tc.n * Plan::out_tile_n);
+        mbarrier_arrive(full);
+        continue;
+      }
       if (Plan::reads_y || with_bias) {
         mbarrier_arrive_expect_tx(full, (Plan::reads_y ? Plan::YLayout::bytes : 0) +
                                             (with_bias ? Plan::bias_tx_bytes : 0));
