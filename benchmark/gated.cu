@@ -9,6 +9,7 @@
 //   gated_unfused/...        cuBLASLt's bias GEMM of width 2n (its fastest candidate), then
 //                            silu(g) * u over the M x 2n result (act_mul_kernel)
 //   gated_default/...        glukit::gated_projection(args): glukit's pick for the shape
+//   gated_default_interleaved/...  the same on W and bias in the interleaved order
 //   gated_<Policy>/...       glukit::gated_projection<Policy>(args) for each GatedPolicies
 // Counters as the sweep's: M N K TFLOPS (2 M 2n K flops) vs_cublas vs_unfused. Every glukit
 // benchmark checks its whole output (poisoned first) against the unfused path once.
@@ -87,7 +88,10 @@ struct GatedOperands {
   };
   GatedShape s;
   std::vector<Set> sets;
-  GatedOperands(const GatedShape& shape, std::uint64_t seed, cudaStream_t stream) : s(shape) {
+  glukit::GateLayout layout;
+  GatedOperands(const GatedShape& shape, std::uint64_t seed, cudaStream_t stream,
+                glukit::GateLayout layout_ = glukit::GateLayout::stacked)
+      : s(shape), layout(layout_) {
     const auto mk = std::size_t(s.m * s.k), wk = std::size_t(2 * s.n * s.k), mn = std::size_t(s.m * s.n);
     const double set_bytes = 2.0 * double(mk + wk + 2 * s.n + 3 * mn);
     const int count = std::clamp(int(2.0 * double(device_info().l2_bytes) / set_bytes) + 1, 2, 8);
@@ -104,8 +108,7 @@ struct GatedOperands {
   const Set& set(int i) const { return sets[std::size_t(i) % sets.size()]; }
   glukit::GatedProjectionArgsT<T> args(int i) const {
     const Set& st = set(i);
-    return {st.a.get(), st.w.get(), st.bias.get(), st.out.get(), s.m, s.n, s.k, s.k, s.k, s.n,
-            glukit::GateLayout::stacked};
+    return {st.a.get(), st.w.get(), st.bias.get(), st.out.get(), s.m, s.n, s.k, s.k, s.k, s.n, layout};
   }
 };
 
@@ -129,6 +132,18 @@ struct Unfused {
     return true;
   }
 };
+
+/// A set's stacked W (2n x k) and bias in the interleaved order, through the host (once).
+void interleave_on_device(GatedOperands::Set& set, const GatedShape& s, cudaStream_t stream) {
+  GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
+  std::vector<T> w(set.w.size()), w2(set.w.size()), b(set.bias.size()), b2(set.bias.size());
+  GLUKIT_BENCH_CHECK_CUDA(cudaMemcpy(w.data(), set.w.get(), set.w.bytes(), cudaMemcpyDeviceToHost));
+  GLUKIT_BENCH_CHECK_CUDA(cudaMemcpy(b.data(), set.bias.get(), set.bias.bytes(), cudaMemcpyDeviceToHost));
+  glukit::interleave_gate_up_rows(w.data(), w2.data(), s.n, s.k, s.k);
+  glukit::interleave_gate_up_rows(b.data(), b2.data(), s.n, 1, 1);
+  GLUKIT_BENCH_CHECK_CUDA(cudaMemcpy(set.w.get(), w2.data(), set.w.bytes(), cudaMemcpyHostToDevice));
+  GLUKIT_BENCH_CHECK_CUDA(cudaMemcpy(set.bias.get(), b2.data(), set.bias.bytes(), cudaMemcpyHostToDevice));
+}
 
 struct Baselines {
   double gemm_us = 0, unfused_us = 0;
@@ -185,13 +200,21 @@ void bm_baseline(benchmark::State& state, GatedShape s, bool gemm) {
 }
 
 struct DefaultPick {
+  static constexpr glukit::GateLayout layout = glukit::GateLayout::stacked;
   static constexpr const char* name() { return "gated_default"; }
   static glukit::Status run(const glukit::GatedProjectionArgsT<T>& a, cudaStream_t st) {
     return glukit::gated_projection(a, st);
   }
 };
+/// The default on the same weight in the interleaved order (converted once, outside the
+/// timing): against gated_default, what the order costs.
+struct InterleavedPick : DefaultPick {
+  static constexpr glukit::GateLayout layout = glukit::GateLayout::interleaved;
+  static constexpr const char* name() { return "gated_default_interleaved"; }
+};
 template <class Policy>
 struct PolicyPick {
+  static constexpr glukit::GateLayout layout = glukit::GateLayout::stacked;
   static std::string name() { return std::string("gated_") + Policy::name(); }
   static glukit::Status run(const glukit::GatedProjectionArgsT<T>& a, cudaStream_t st) {
     return glukit::gated_projection<Policy>(a, st);
@@ -203,7 +226,7 @@ void bm_glukit(benchmark::State& state, GatedShape s) {
   for (auto _ : state) {
     const Baselines& b = baselines(s);
     Stream stream;
-    const GatedOperands ops(s, next_seed(), stream);
+    GatedOperands ops(s, next_seed(), stream);
     // The check, once: set 0's output (poisoned) against the unfused path's on set 0.
     DeviceBuffer<T> expected(std::size_t(s.m * s.n));
     {
@@ -215,6 +238,12 @@ void bm_glukit(benchmark::State& state, GatedShape s) {
       GLUKIT_BENCH_CHECK_CUDA(cudaMemcpyAsync(expected.get(), ops.set(0).out.get(), expected.bytes(),
                                               cudaMemcpyDeviceToDevice, stream));
       poison(ops.set(0).out.get(), expected.size(), stream);
+    }
+    // The interleaved order: every set's weight and bias converted once (the expected
+    // output above came from the stacked ones, as a model's checkpoint holds them).
+    if constexpr (Pick::layout == glukit::GateLayout::interleaved) {
+      ops.layout = Pick::layout;
+      for (auto& set : ops.sets) interleave_on_device(set, s, stream);
     }
     const glukit::Status st = Pick::run(ops.args(0), stream);
     if (!st.ok()) {
@@ -276,6 +305,8 @@ void register_gated() {
       configure(benchmark::RegisterBenchmark(("gated_cublas_gemm2n/" + s.key()).c_str(), bm_baseline, s, true));
       configure(benchmark::RegisterBenchmark(("gated_unfused/" + s.key()).c_str(), bm_baseline, s, false));
       configure(benchmark::RegisterBenchmark(("gated_default/" + s.key()).c_str(), bm_glukit<DefaultPick>, s));
+      configure(benchmark::RegisterBenchmark(("gated_default_interleaved/" + s.key()).c_str(),
+                                             bm_glukit<InterleavedPick>, s));
       register_policies(s, static_cast<GatedPolicies*>(nullptr));
     }
 }

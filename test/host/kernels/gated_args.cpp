@@ -118,3 +118,38 @@ TEST_CASE("validate_gated_arguments: a valid problem, and each broken rule named
   inter.w_layout = GateLayout::interleaved;
   CHECK(glukit::validate_gated_arguments(inter).ok());  // 14336 = 224 x 64
 }
+
+TEST_CASE("GatePairs: every output column's gate and up tile columns are Q apart, in W's rows of both orders") {
+  using Pairs = glukit::GatePairs<64>;
+  for (const auto layout : {glukit::GateLayout::stacked, glukit::GateLayout::interleaved}) {
+    const std::int64_t n = 640;
+    for (const std::int64_t j0 : {std::int64_t{0}, std::int64_t{128}, std::int64_t{384}}) {
+      std::vector<int> seen(256, 0);
+      for (int t = 0; t < 256; ++t) {
+        const int c = Pairs::out_col(t);
+        REQUIRE(c >= 0);
+        REQUIRE(c < 128);
+        if (!Pairs::is_up(t)) {
+          ++seen[static_cast<std::size_t>(c)];
+          CHECK(Pairs::is_up(t + 64));
+          CHECK(Pairs::out_col(t + 64) == c);
+          CHECK(Pairs::w_row(j0, t, n, layout) == glukit::gate_row(j0 + c, n, layout));
+          CHECK(Pairs::w_row(j0, t + 64, n, layout) == glukit::up_row(j0 + c, n, layout));
+        }
+        // Runs are contiguous in W: row of t = row of the run's first column + t % 64.
+        CHECK(Pairs::w_row(j0, t, n, layout) == Pairs::w_row(j0, t - t % 64, n, layout) + t % 64);
+      }
+      for (int c = 0; c < 128; ++c) CHECK(seen[static_cast<std::size_t>(c)] == 1);  // each output column once
+    }
+  }
+  // rows_valid: the rows of a run whose output columns are < n.
+  CHECK(Pairs::rows_valid(0, 0, 21) == 21);
+  CHECK(Pairs::rows_valid(0, 64, 21) == 21);   // the up run of the same columns
+  CHECK(Pairs::rows_valid(0, 128, 21) == 0);   // columns 64.. are past n
+  CHECK(Pairs::rows_valid(64, 0, 200) == 64);
+  CHECK(Pairs::rows_valid(128, 128, 200) == 8);
+  using Q32 = glukit::GatePairs<32>;
+  CHECK(Q32::out_col(96) == 32);
+  CHECK(Q32::is_up(96));
+  CHECK(Q32::w_row(0, 40, 128, glukit::GateLayout::interleaved) == 72);  // up of column 8: 64 + 8
+}

@@ -52,3 +52,16 @@ TEST_CASE("default_kernel_name names the policies") {
   CHECK(std::string(glukit::sm90::default_kernel_name(DefaultKernel::ws_pingpong_64x128)) ==
         "WarpSpecializedTmaPingpong64x128");
 }
+
+TEST_CASE("the gated default: decode ping-pong, then the wave score over the tiles' W rows") {
+  using glukit::sm90::default_gated_kernel;
+  using glukit::sm90::DefaultGatedKernel;
+  CHECK(default_gated_kernel(1, 14336, 4096, 132) == DefaultGatedKernel::gated_pingpong_64x128);
+  CHECK(default_gated_kernel(64, 28672, 8192, 132) == DefaultGatedKernel::gated_pingpong_64x128);
+  // 256 x 14336: 2 x 224 = 448 tiles of 128 W rows in 4 waves (576) against 224 of 256 in
+  // 2 (544); 256 x 28672: 896 in 7 (1008) against 448 in 4 (1088).
+  CHECK(default_gated_kernel(256, 14336, 4096, 132) == DefaultGatedKernel::gated_128x256);
+  CHECK(default_gated_kernel(256, 28672, 8192, 132) == DefaultGatedKernel::gated_128x128);
+  CHECK(default_gated_kernel(2048, 14336, 4096, 132) == DefaultGatedKernel::gated_128x256);
+  CHECK(default_gated_kernel(8192, 28672, 8192, 132) == DefaultGatedKernel::gated_128x256);
+}
