@@ -146,13 +146,13 @@ class Epilogue {
   GLUKIT_DEVICE void load_bias(float4_t (&bias)[bn]) const {
     if constexpr (gated) {
       load_gated_bias(bias);
-      return;
-    }
-    const auto b = arch::cdna::make_buffer(p_.bias + n0_, buffer_num_records);
-    for (int nb = 0; nb < bn; ++nb) {
-      const Coord2 c = Plan::acc_coord(0, nb, wave_, lane_);
-      bias[nb] = Packed::to_float(arch::cdna::buffer_load_b64(
-          b, n0_ + c.col < p_.n ? static_cast<std::uint32_t>(c.col * element_bytes) : oob_offset));
+    } else {
+      const auto b = arch::cdna::make_buffer(p_.bias + n0_, buffer_num_records);
+      for (int nb = 0; nb < bn; ++nb) {
+        const Coord2 c = Plan::acc_coord(0, nb, wave_, lane_);
+        bias[nb] = Packed::to_float(arch::cdna::buffer_load_b64(
+            b, n0_ + c.col < p_.n ? static_cast<std::uint32_t>(c.col * element_bytes) : oob_offset));
+      }
     }
   }
 
