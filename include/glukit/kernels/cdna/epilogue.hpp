@@ -160,7 +160,9 @@ class Epilogue {
   /// from that half's base row. Gate bases and interleaved up bases are multiples of
   /// 16 elements; a stacked up base is n + n0, 8-byte aligned only when n % 4 == 0,
   /// else the up vectors are read element by element (a tile-uniform branch). Only a
-  /// stacked gate vector can cross n, into up rows (inside the bias, never stored).
+  /// stacked gate vector can cross n: it reads up rows' bias (for n < 3, past the
+  /// 2n elements: an aligned vector that starts inside, as addmm_glu's bias), which
+  /// feeds only columns >= n, never stored.
   GLUKIT_DEVICE void load_gated_bias(float4_t (&bias)[bn]) const {
     const auto gate = arch::cdna::make_buffer(p_.bias + Gated::half_base(n0_, false, p_.n), buffer_num_records);
     const auto up = arch::cdna::make_buffer(p_.bias + Gated::half_base(n0_, true, p_.n), buffer_num_records);
