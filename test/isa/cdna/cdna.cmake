@@ -3,9 +3,11 @@
 # chroot (CI runs as root). Tests:
 #   isa.cdna.stage                 copy include/ and these sources into the root
 #   isa.cdna.compile.<arch>        every variant for fp16/row-major B and bf16/col_major B,
-#                                  V4 also for bf16/row and fp16/col, through each bound
-#                                  policy's launcher, device code only, -O3 -S
-#                                  (test/isa/cdna/variants.hip)
+#                                  V4 also for bf16/row and fp16/col, and the gated
+#                                  projection (every variant for bf16/stacked and
+#                                  fp16/interleaved W, V1 and V4 for the other two),
+#                                  through each bound policy's launcher, device code
+#                                  only, -O3 -S (test/isa/cdna/variants.hip)
 #   isa.cdna.check.<arch>          check_cdna_isa.py on that assembly (docs/cdna.md)
 #   isa.cdna.fails.<check>.<arch>  the same checks against a wrong expectation must fail
 #   isa.cdna.launcher.<arch>       full hip-clang compile (host launcher + device code
@@ -13,6 +15,7 @@
 #                                  with the public AddmmGlu<P>::run and the default launcher
 #   isa.cdna.header.<name>         each arch/cdna and kernels/cdna header on its own
 #   isa.cdna.lane_model            host: plan index math x hardware lane semantics
+#                                  (addmm_glu tiles and problems, whole gated projections)
 set(_cdna_dir ${CMAKE_CURRENT_LIST_DIR})
 
 # The lane model needs only a host compiler.
@@ -71,7 +74,14 @@ set(_cdna_kernels --kernel V1RegisterStaged/fp16/row=v1 --kernel V2DirectToLds/f
              --kernel V4SwiGlu/fp16/row=v4-op --kernel V4BiasOnly/fp16/row=v4-op
              --kernel V1RegisterStaged/bf16/col=v1 --kernel V2DirectToLds/bf16/col=v2
              --kernel V3DeepPipelinePersistent/bf16/col=v3 --kernel V4FusedEpilogue/bf16/col=v4
-             --kernel V4FusedEpilogue/bf16/row=v4 --kernel V4FusedEpilogue/fp16/col=v4)
+             --kernel V4FusedEpilogue/bf16/row=v4 --kernel V4FusedEpilogue/fp16/col=v4
+             # the gated projection (GatedProblem<T, GateLayout>)
+             --kernel V1RegisterStaged/bf16/stacked=v1 --kernel V2DirectToLds/bf16/stacked=v2
+             --kernel V3DeepPipelinePersistent/bf16/stacked=v3 --kernel V4FusedEpilogue/bf16/stacked=v4
+             --kernel V1RegisterStaged/fp16/interleaved=v1 --kernel V2DirectToLds/fp16/interleaved=v2
+             --kernel V3DeepPipelinePersistent/fp16/interleaved=v3 --kernel V4FusedEpilogue/fp16/interleaved=v4
+             --kernel V1RegisterStaged/bf16/interleaved=v1 --kernel V4FusedEpilogue/bf16/interleaved=v4
+             --kernel V1RegisterStaged/fp16/stacked=v1 --kernel V4FusedEpilogue/fp16/stacked=v4)
 set(_cdna_budget_gfx942 65536)
 set(_cdna_budget_gfx950 163840)
 
@@ -104,7 +114,11 @@ foreach(arch gfx942 gfx950)
       "mfma-bf16|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4FusedEpilogue/bf16/col=v4/fp16/col"
       "cvt|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4FusedEpilogue/fp16/row=v4/bf16/row"
       "bread|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4FusedEpilogue/bf16/col=v4/bf16/row"
-      "bread-row|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4FusedEpilogue/bf16/row=v4/bf16/col")
+      "bread-row|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4FusedEpilogue/bf16/row=v4/bf16/col"
+      # addmm_glu kernels (they read Y) judged as the gated projection; a gated kernel as bf16
+      "noy|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4FusedEpilogue/bf16/col=v4/bf16/stacked"
+      "noy-v1|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V1RegisterStaged/bf16/col=v1/bf16/interleaved"
+      "mfma-gated|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4FusedEpilogue/fp16/interleaved=v4/bf16/interleaved")
   if(arch STREQUAL "gfx942")  # gfx942 code judged as gfx950: wrong MFMA, 4-byte copies
     list(APPEND _cdna_fails "mfma|--arch,gfx950,--lds-budget,65536,--kernel,V4FusedEpilogue/fp16/row=v4"
                        "dma16|--arch,gfx950,--lds-budget,65536,--kernel,V4FusedEpilogue/fp16/row=v4")
@@ -114,7 +128,7 @@ foreach(arch gfx942 gfx950)
     list(GET f 0 test)
     list(GET f 1 f)
     string(REPLACE "," ";" f "${f}")
-    string(REGEX REPLACE "-.*" "" check "${test}")  # bread-row: a second case of bread
+    string(REGEX REPLACE "-.*" "" check "${test}")  # bread-row, noy-v1: second cases
     add_test(NAME isa.cdna.fails.${test}.${arch}
              COMMAND ${_cdna_checker} --asm ${_cdna_asm} ${f} --expect-fail ${check})
     set_tests_properties(isa.cdna.fails.${test}.${arch} PROPERTIES

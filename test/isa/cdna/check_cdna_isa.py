@@ -9,16 +9,17 @@ Usage:
 VARIANT is v1, v2, v3, v4 (V4 with the reference gate: its epilogue must hold an
 f32 fma) or v4-op (V4's structure with any epilogue operation). NAME plus the
 problem (ELEMENT fp16 or bf16, LAYOUT of B row or col; default fp16/row, the
-mangled Problem<T, Layout> of the bound policy) must name exactly one kernel
-symbol of the file. A problem after VARIANT judges the kernel as that problem
-instead of its own (the negative tests). Checks (names as printed):
+mangled Problem<T, Layout> of the bound policy; or LAYOUT stacked / interleaved:
+the gated projection, GatedProblem<T, GateLayout>, whose B is W, n x k) must name
+exactly one kernel symbol of the file. A problem after VARIANT judges the kernel
+as that problem instead of its own (the negative tests). Checks (names as printed):
 
   mfma          the chip's MFMA for the element type is present and no other MFMA is
                 (gfx942: v_mfma_f32_16x16x16_f16 / v_mfma_f32_16x16x16_bf16,
                 gfx950: v_mfma_f32_16x16x32_f16 / v_mfma_f32_16x16x32_bf16)
   bread         the B-fragment reads of the layout: row-major B on gfx950 uses
-                ds_read_b64_tr_b16, on gfx942 2-byte ds_read_u16*; col_major B is
-                read like A (8-byte reads) and uses neither
+                ds_read_b64_tr_b16, on gfx942 2-byte ds_read_u16*; col_major B (and
+                the gated projection's W) is read like A (8-byte reads) and uses neither
   cvt           bf16: no fp16 conversion (v_cvt_f16_f32, v_cvt_f32_f16, v_cvt_pkrtz,
                 v_fma_mix*, v_mad_mix*) and, on gfx950, v_cvt_pk_bf16_f32 for the
                 output; fp16: no v_cvt_pk_bf16_f32 (v_cvt_pk_f16_f32 counts as fp16)
@@ -40,6 +41,11 @@ instead of its own (the negative tests). Checks (names as printed):
   calls         no calls (everything inlined; nothing from the device libraries)
   m0            every M0 write is the direct-to-LDS sequence (s_mov_b32 m0 directly
                 followed by a `... lds` load), and nothing else reads M0
+  noy           gated projection (judged stacked / interleaved): Y is not read -- fewer
+                register buffer loads (buffer_load_* without lds: the bias and Y
+                vectors) than the same policy's addmm_glu kernel of the same element
+                in the file (B col, else row), and, V2-V4, no streaming (sc0 nt)
+                register load: Y is the only operand those policies read streaming
 
 With --expect-fail CHECK the script succeeds only if CHECK fails for every
 kernel given (the negative tests that show a check can fail).
@@ -55,9 +61,12 @@ MFMA_ALIASES = {"v_mfma_f32_16x16x16_bf16": {"v_mfma_f32_16x16x16bf16_1k"}}
 ARCHS = sorted({a for a, _ in MFMA})
 # The mangled Problem<T, Layout> of a bound policy: element, then layout.
 PROBLEM_ELEMENT = {"fp16": "ProblemIDF16_", "bf16": "ProblemINS_10bfloat16_tE"}
-PROBLEM_LAYOUT = {"row": "LNS_6LayoutE0E", "col": "LNS_6LayoutE1E"}
+PROBLEM_LAYOUT = {"row": "LNS_6LayoutE0E", "col": "LNS_6LayoutE1E",
+                  # GatedProblem<T, GateLayout>: the element's string matches inside "GatedProblem..."
+                  "stacked": "LNS_10GateLayoutE0E", "interleaved": "LNS_10GateLayoutE1E"}
+GATED = {"stacked", "interleaved"}
 CHECKS = ["mfma", "bread", "cvt", "dma", "dma16", "setprio", "loop", "vmcnt", "fma", "scratch", "lds",
-          "calls", "m0"]
+          "calls", "m0", "noy"]
 TR_READ = re.compile(r"^\s*ds_read_b64_tr_b16\b")
 U16_READ = re.compile(r"^\s*ds_read_u16\w*\b")
 ENC = r"(?:_e32|_e64|_sdwa|_dpp)?\b"  # encoding suffixes the assembler may print
@@ -73,6 +82,13 @@ FMA = re.compile(r"^\s*v_(?:pk_fma_f32|fma_f32|fmac_f32)\b")
 STORE = re.compile(r"^\s*(?:buffer|global|flat)_store_\w+")
 SCRATCH = re.compile(r"^\s*scratch_\w+|^\s*buffer_\w+\s.*s\[0:3\]")
 CALL = re.compile(r"^\s*s_(?:swappc_b64|setpc_b64|call_b64)\b")
+REG_LOAD = re.compile(r"^\s*buffer_load_\w+\s")  # a register load unless it ends in lds
+STREAMING = re.compile(r"\bsc0\b.*\bnt\b")
+
+
+def register_loads(code):
+    """The buffer loads into registers (bias, Y): buffer_load_* that are not direct-to-LDS."""
+    return [l for l in code if REG_LOAD.match(l) and not DMA.match(l)]
 
 
 def instructions(body):
@@ -232,8 +248,9 @@ def innermost_mfma_loops(code, is_mfma):
     return out
 
 
-def check_kernel(name, k, variant, arch, budget, element="fp16", layout="row"):
-    """Returns (results: {check: (ok, detail)}, facts: {...})."""
+def check_kernel(name, k, variant, arch, budget, element="fp16", layout="row", reference=None):
+    """Returns (results: {check: (ok, detail)}, facts: {...}). reference: (name, kernel) of the
+    same policy's addmm_glu kernel, for the gated projection's noy check."""
     code = instructions(k["body"])
     mfma = MFMA[(arch, element)]
     names = {mfma} | MFMA_ALIASES.get(mfma, set())
@@ -249,11 +266,12 @@ def check_kernel(name, k, variant, arch, budget, element="fp16", layout="row"):
                    f"{n_mfma} x {mfma}" + (f"; other MFMAs: {other_mfma}" if other_mfma else ""))
     n_tr = sum(1 for l in code if TR_READ.match(l))
     n_u16 = sum(1 for l in code if U16_READ.match(l))
-    if layout == "col":
+    if layout == "col" or layout in GATED:
         bread_ok = n_tr == 0 and n_u16 == 0
     else:
         bread_ok = n_tr > 0 if arch == "gfx950" else n_u16 > 0
-    res["bread"] = (bread_ok, f"B {layout}-major: {n_tr} ds_read_b64_tr_b16, {n_u16} ds_read_u16*")
+    b_name = f"W ({layout})" if layout in GATED else f"B {layout}-major"
+    res["bread"] = (bread_ok, f"{b_name}: {n_tr} ds_read_b64_tr_b16, {n_u16} ds_read_u16*")
     n_f16_cvt = sum(1 for l in code if F16_CVT.match(l))
     n_bf16_cvt = sum(1 for l in code if BF16_CVT.match(l))
     if element == "bf16":
@@ -335,9 +353,21 @@ def check_kernel(name, k, variant, arch, budget, element="fp16", layout="row"):
         m0_bad.append(l.strip())
     res["m0"] = (not m0_bad, f"{len(m0_bad)} other M0 uses" + (f" ({m0_bad[0]})" if m0_bad else ""))
 
+    loads = register_loads(code)
+    if layout in GATED:
+        streaming = [l for l in loads if STREAMING.search(l)]
+        if reference is None:
+            res["noy"] = (False, "no addmm_glu kernel of the same policy and element to compare with")
+        else:
+            ref_name, ref = reference
+            n_ref = len(register_loads(instructions(ref["body"])))
+            ok = len(loads) < n_ref and (variant == "v1" or not streaming)
+            res["noy"] = (ok, f"{len(loads)} register buffer loads ({n_ref} in {ref_name[:60]}...), "
+                              f"{len(streaming)} streaming")
+
     facts.update({"lds": lds, "vgpr": meta.get("vgpr_count"), "agpr": meta.get("agpr_count"),
                   "sgpr": meta.get("sgpr_count"), "sgpr_spill": meta.get("sgpr_spill_count"),
-                  "mfma": n_mfma, "dma": len(dma_lines)})
+                  "mfma": n_mfma, "dma": len(dma_lines), "loads": len(loads)})
     return res, facts
 
 
@@ -379,13 +409,22 @@ def main():
             print(f"FAIL: --kernel {sub} matches {len(names)} kernels: {names}")
             return 1
         name = names[0]
+        reference = None
+        if judge_layout in GATED:  # the same policy's addmm_glu kernel (reads Y), B col_major if present
+            for ref_layout in ("col", "row"):
+                ref_problem = PROBLEM_ELEMENT[element] + PROBLEM_LAYOUT[ref_layout]
+                refs = [n for n in kernels if name_sub in n and ref_problem in n]
+                if len(refs) == 1:
+                    reference = (refs[0], kernels[refs[0]])
+                    break
         res, facts = check_kernel(name, kernels[name], variant, args.arch, args.lds_budget,
-                                  judge_element, judge_layout)
+                                  judge_element, judge_layout, reference)
         lines.append(f"{args.arch} {name_sub} {element}/{layout} ({variant}"
                      + (f", judged as {judge_element}/{judge_layout}" if as_problem else "")
                      + f"): LDS {facts['lds']} B, VGPR {facts['vgpr']}, "
                      f"AGPR {facts['agpr']}, SGPR {facts['sgpr']} (spilled to VGPR lanes: "
-                     f"{facts['sgpr_spill']}), {facts['mfma']} MFMA, {facts['dma']} direct-to-LDS")
+                     f"{facts['sgpr_spill']}), {facts['mfma']} MFMA, {facts['dma']} direct-to-LDS, "
+                     f"{facts['loads']} register buffer loads")
         for check in CHECKS:
             if check not in res:
                 continue

@@ -2,7 +2,9 @@
 // kernels/cdna/plan.hpp -- the ones the device code calls -- composed with the
 // documented lane semantics of the hardware (direct-to-LDS: M0 + lane * size;
 // ds_read_b64_tr_b16; the 16x16 MFMA operand and result layouts) must compute
-// the tile product exactly, for B row-major and col_major (n x k). Also: LDS bank behaviour of the fragment reads
+// the tile product exactly, for B row-major and col_major (n x k), and whole ragged
+// gated projections (W's gate/up rows stacked or interleaved, bias, pairs combined
+// per lane) through every variant. Also: LDS bank behaviour of the fragment reads
 // under a simple bank model, the wait counts, and the stage pipeline plan's
 // groups and barrier counts. No AMD GPU is needed; see docs/cdna.md.
 #define CATCH_CONFIG_MAIN
@@ -337,6 +339,172 @@ struct ProblemModel {
   }
 };
 
+/// A whole ragged gated projection through the same plans: W (2N x K, gate/up rows in
+/// the problem's order, padding poisoned) and its bias, the tile schedule over the N
+/// output columns (tiles of out_tile_n), W's rows copied as the copiers address them
+/// (GatedTilePlan's half bases and per-lane rows; rows of outputs >= N read 0), the
+/// MFMA model, the bias as the epilogue reads it (vectors; the stacked up half of an N
+/// that is not a multiple of 4 element by element), and the lane's pairs. Every stored
+/// output's gate and up must equal A W_g^T + b_g and A W_u^T + b_u exactly; a read of
+/// a row >= 2N, of bias >= 2N, of padding, a store outside M x N, a missing or doubled
+/// output all fail.
+template <class P>
+struct GatedProblemModel {
+  using Plan = cdna::MainloopPlan<P>;
+  using Gated = cdna::GatedTilePlan<P>;
+  using Pairs = typename Gated::Pairs;
+  using Mma = typename Plan::Mma;
+  static constexpr int tm = P::tile_m, tn = P::tile_n, tk = P::tile_k;
+  static constexpr GateLayout layout = problem_of<P>::gate_layout;
+  static constexpr std::int64_t poison = std::int64_t{1} << 40;
+  int M, N, K, lda, ldw;
+  std::vector<std::int64_t> A, W, bias;
+  std::vector<int> written;
+  long bad = 0;
+
+  GatedProblemModel(int m, int n, int k)
+      : M(m), N(n), K(k), lda((k + 7) / 8 * 8 + 8), ldw((k + 7) / 8 * 8 + 8),
+        A(static_cast<std::size_t>(m) * lda), W(static_cast<std::size_t>(2 * n) * ldw),
+        bias(static_cast<std::size_t>(2 * n)), written(static_cast<std::size_t>(m) * n, 0) {
+    for (int r = 0; r < M; ++r)
+      for (int c = 0; c < lda; ++c) A[r * lda + c] = c < K ? (r * 7 + c * 3) % 11 - 5 : poison;
+    for (int r = 0; r < 2 * N; ++r) {
+      for (int c = 0; c < ldw; ++c) W[r * ldw + c] = c < K ? (c * 5 + r * 13) % 9 - 4 : poison;
+      bias[r] = 1000 * (r % 7) - 3000 + r;
+    }
+  }
+  std::int64_t w_at(std::int64_t row, int c) {
+    if (row < 0 || row >= 2 * N || c >= K) return ++bad, 0;
+    return W[static_cast<std::size_t>(row) * ldw + c];
+  }
+  std::int64_t bias_at(std::int64_t i) {
+    if (i < 0 || i >= 2 * N) return ++bad, 0;  // past the 2N-element bias
+    return bias[static_cast<std::size_t>(i)];
+  }
+  std::int64_t ref(int r, std::int64_t w_row) {
+    std::int64_t x = bias_at(w_row);
+    for (int k = 0; k < K; ++k) x += A[r * lda + k] * w_at(w_row, k);
+    return x;
+  }
+
+  void run() {
+    const TileSchedulePlan sched =
+        make_tile_schedule(M, N, tm, Plan::out_tile_n, P::group_size_m, P::chiplets, P::chiplet_chunk, 0);
+    std::set<std::pair<std::int64_t, std::int64_t>> tiles;
+    for (std::int64_t slot = 0; slot < sched.tiles(); ++slot) {
+      const TileCoord t = sched.tile(slot);
+      REQUIRE(tiles.insert({t.m, t.n}).second);
+      tile(static_cast<int>(t.m) * tm, static_cast<int>(t.n) * Plan::out_tile_n);
+    }
+    REQUIRE(bad == 0);
+    for (int v : written) REQUIRE(v == 1);
+  }
+
+  /// The W row the copier of this policy reads for B tile row t (tile at output n0), or
+  /// -1 (zeros): the direct-to-LDS copy takes its instruction's half (dma_up), the
+  /// register-staged copy the row's own.
+  std::int64_t copied_row(int n0, int t, bool up) const {
+    if (!Gated::row_valid(n0, t, N)) return -1;
+    return Gated::half_base(n0, up, N) + Gated::row_in_half(n0, t, N);
+  }
+
+  void tile(int m0, int n0) {
+    const int waves = P::warps, bm = Plan::Waves::blocks_m, bn = Plan::Waves::blocks_n;
+    std::vector<std::int64_t> acc(static_cast<std::size_t>(waves) * 64 * bm * bn * 4, 0);
+    const auto at = [&](int w, int l, int mb, int nb, int i) -> std::int64_t& {
+      return acc[(((static_cast<std::size_t>(w) * 64 + l) * bm + mb) * bn + nb) * 4 + i];
+    };
+    // Accumulators start at the bias (V4; V1-V3 add the same values after the loop).
+    const bool up_vectors = layout == GateLayout::interleaved || N % 4 == 0;
+    for (int w = 0; w < waves; ++w)
+      for (int l = 0; l < 64; ++l)
+        for (int nb = 0; nb < bn; ++nb) {
+          const int t = Plan::acc_coord(0, nb, w, l).col;
+          const bool up = nb % 2 == 1;
+          REQUIRE(up == (nb == Gated::up_block(nb / 2)));
+          const std::int64_t base = Gated::half_base(n0, up, N) + Gated::row_in_half(n0, t, N);
+          for (int i = 0; i < 4; ++i) {
+            const bool in = (up && !up_vectors) ? Gated::row_valid(n0, t + i, N) : Gated::row_valid(n0, t, N);
+            const std::int64_t b = in ? bias_at(base + i) : 0;
+            for (int mb = 0; mb < bm; ++mb) at(w, l, mb, nb, i) = b;
+          }
+        }
+    for (int k0 = 0; k0 < K; k0 += tk) {
+      std::vector<std::int64_t> lds(Plan::Buffers::stage_bytes / 2, -7);
+      using ALayout = typename Plan::ALayout;
+      using BLayout = typename Plan::BLayout;
+      const auto a_put = [&](Coord2 e, int vec) {
+        const bool in = Plan::a_vector_in(m0, k0, e, M, K);
+        for (int v = 0; v < vec; ++v)
+          lds[(Plan::a_member + ALayout::offset(e.row, e.col + v)) / 2] =
+              in ? A[static_cast<std::size_t>(m0 + e.row) * lda + k0 + e.col + v] : 0;
+      };
+      const auto b_put = [&](Coord2 e, int vec, std::int64_t row) {
+        const bool in = row >= 0 && k0 + e.col < K;
+        for (int v = 0; v < vec; ++v)
+          lds[(Plan::b_member + BLayout::offset(e.row, e.col + v)) / 2] = in ? w_at(row, k0 + e.col + v) : 0;
+      };
+      if constexpr (P::copier == CopierKind::async_direct) {
+        using ADma = typename Plan::ADma;
+        using BDma = typename Plan::BDma;
+        for (int r = 0; r < ADma::rounds; ++r)
+          for (int t = 0; t < Plan::threads; ++t) a_put(ADma::element(r, t), ADma::vec);
+        for (int r = 0; r < BDma::rounds; ++r)
+          for (int t = 0; t < Plan::threads; ++t) {
+            const Coord2 e = BDma::element(r, t);
+            b_put(e, BDma::vec, copied_row(n0, e.row, Gated::dma_up(r, t / 64)));
+          }
+      } else {
+        using ACopy = typename Plan::ACopy;
+        using BCopy = typename Plan::BCopy;
+        for (int r = 0; r < ACopy::rounds; ++r)
+          for (int t = 0; t < Plan::threads; ++t) {
+            const auto c = ACopy::coord(r, t);
+            a_put({c.row, c.col}, ACopy::vec);
+          }
+        for (int r = 0; r < BCopy::rounds; ++r)
+          for (int t = 0; t < Plan::threads; ++t) {
+            const auto c = BCopy::coord(r, t);
+            b_put({c.row, c.col}, BCopy::vec, copied_row(n0, c.row, Pairs::is_up(c.row)));
+          }
+      }
+      const int E = Mma::operand_elems;
+      for (int w = 0; w < waves; ++w)
+        for (int mb = 0; mb < bm; ++mb)
+          for (int nb = 0; nb < bn; ++nb)
+            for (int s = 0; s < Plan::k_steps; ++s)
+              for (int l = 0; l < 64; ++l)
+                for (int i = 0; i < 4; ++i) {
+                  const int p = 4 * (l / 16) + i, q = l % 16;  // result lane layout
+                  std::int64_t d = 0;
+                  for (int kappa = 0; kappa < Mma::k; ++kappa) {
+                    const int lb = p + 16 * (kappa / E), la = q + 16 * (kappa / E), e = kappa % E;
+                    d += lds[(Plan::b_member + Plan::b_frag_offset(s, e / 4, nb, w, lb) + 2 * (e % 4)) / 2] *
+                         lds[(Plan::a_member + Plan::a_frag_offset(s, e / 4, mb, w, la) + 2 * (e % 4)) / 2];
+                  }
+                  at(w, l, mb, nb, i) += d;
+                }
+    }
+    // The epilogue: output block p of a lane is op(block 2p, block 2p + 1); here both halves are checked.
+    for (int w = 0; w < waves; ++w)
+      for (int l = 0; l < 64; ++l)
+        for (int mb = 0; mb < bm; ++mb)
+          for (int p = 0; p < Gated::out_blocks; ++p) {
+            const Coord2 c = Gated::out_coord(mb, p, w, l);
+            if (m0 + c.row >= M) continue;  // out-of-range offset: store dropped
+            const bool whole = n0 + Plan::out_tile_n <= N || Plan::out_vector_whole(n0, c.col, N);
+            for (int i = 0; i < 4; ++i) {
+              const int row = m0 + c.row, col = n0 + c.col + i;
+              if (!whole && col >= N) continue;
+              REQUIRE(col < N);
+              ++written[static_cast<std::size_t>(row) * N + col];
+              if (at(w, l, mb, Gated::gate_block(p), i) != ref(row, gate_row(col, N, layout))) ++bad;
+              if (at(w, l, mb, Gated::up_block(p), i) != ref(row, up_row(col, N, layout))) ++bad;
+            }
+          }
+  }
+};
+
 /// Largest number of distinct dwords one bank serves in one phase of an LDS
 /// instruction; phases of banks * 4 / bytes lanes (a model, not a measurement).
 int conflict_ways(const std::vector<std::uint32_t>& address, int bytes, int banks) {
@@ -411,6 +579,40 @@ TEMPLATE_TEST_CASE("cdna lane model: ragged M, N, K through schedule, edge rules
   // two tile rows and columns, the last of each ragged; N odd: a vector crosses N.
   ProblemModel<TestType> m(TestType::tile_m + 3, TestType::tile_n + 5, TestType::tile_k + 8);
   m.run();
+}
+
+/// A policy bound to the gated projection with W's rows in order GL.
+template <class P, GateLayout GL>
+using GatedBf16 = Bound<P, GatedProblem<bfloat16_t, GL>>;
+/// gfx950, 64-column tiles of 4 waves: 32 output columns per tile, so interleaved
+/// tiles start inside a 64-row block (row_in_half's general form).
+struct Gfx950Narrow : policy::V4FusedEpilogue<arch::gfx950> {
+  static constexpr int tile_n = 64;
+  static constexpr int warps = 4;
+};
+
+TEMPLATE_TEST_CASE("cdna lane model: the gated projection, ragged M, N, K, both row orders of W", "[cdna][gated]",
+                   policy::V1RegisterStaged<arch::gfx942>, policy::V2DirectToLds<arch::gfx942>,
+                   policy::V3DeepPipelinePersistent<arch::gfx942>, policy::V4FusedEpilogue<arch::gfx942>,
+                   policy::V1RegisterStaged<arch::gfx950>, policy::V2DirectToLds<arch::gfx950>,
+                   policy::V3DeepPipelinePersistent<arch::gfx950>, policy::V4FusedEpilogue<arch::gfx950>,
+                   Gfx950Narrow) {
+  using P = TestType;
+  constexpr int out_n = cdna::MainloopPlan<GatedBf16<P, GateLayout::stacked>>::out_tile_n;  // 64, 128, 32
+  STATIC_REQUIRE(glukit::cdna::check_policy<GatedBf16<P, GateLayout::stacked>>());
+  STATIC_REQUIRE(glukit::cdna::check_policy<GatedBf16<P, GateLayout::interleaved>>());
+  SECTION("stacked, N odd: the up bias element by element, runs cut inside") {
+    GatedProblemModel<GatedBf16<P, GateLayout::stacked>> m(P::tile_m + 3, out_n + 5, P::tile_k + 8);
+    m.run();
+  }
+  SECTION("stacked, N a multiple of 4 but not of the tile") {
+    GatedProblemModel<GatedBf16<P, GateLayout::stacked>> m(P::tile_m + 3, out_n + 20, P::tile_k + 8);
+    m.run();
+  }
+  SECTION("interleaved, N = 3 blocks of 64 (a ragged last tile where tiles are 128 columns wide)") {
+    GatedProblemModel<GatedBf16<P, GateLayout::interleaved>> m(P::tile_m + 3, 3 * gate_interleave_rows, P::tile_k + 8);
+    m.run();
+  }
 }
 
 TEMPLATE_TEST_CASE("cdna LDS fragment reads are conflict-free under the bank model", "[cdna]",

@@ -6,9 +6,15 @@
 // default launcher's kernel -- for the two mixed problems. Each goes through the
 // backend launcher of its bound policy, the function AddmmGlu<P>::run calls
 // after validating (AddmmGlu<P>::run itself would instantiate both layouts).
+// The gated projection (GatedProblem: W an nn.Linear weight of gate/up rows, no
+// Y): every variant for bf16 with W stacked and fp16 with W interleaved, V1 and V4
+// for the other two (element, row order) pairs, through the same launchers
+// (GatedProjection<P>::run calls them with detail::gemm_view of its arguments).
 // With GLUKIT_ISA_LAUNCHER (the full-compile test), also the public entry points:
-// AddmmGlu<P>::run for V4 and the default glukit::addmm_glu(args), both types.
+// AddmmGlu<P>::run for V4 and the default glukit::addmm_glu(args), both types, and
+// GatedProjection<V4>::run and the default glukit::gated_projection(args).
 #include "glukit/glukit.hpp"
+#include "glukit/kernels/gated_projection.hpp"
 
 #ifndef GLUKIT_ISA_ARCH
 #error "GLUKIT_ISA_ARCH: define to gfx942 or gfx950"
@@ -36,6 +42,11 @@ struct V4BiasOnlyPolicy : glukit::policy::V4FusedEpilogue<Arch> {
 template <class Policy, class T, Layout L>
 using Bound = glukit::Bound<Policy, glukit::Problem<T, L>>;
 
+template <class Policy, class T, glukit::GateLayout GL>
+using BoundGated = glukit::Bound<Policy, glukit::GatedProblem<T, GL>>;
+constexpr glukit::GateLayout stacked = glukit::GateLayout::stacked;
+constexpr glukit::GateLayout interleaved = glukit::GateLayout::interleaved;
+
 using V1 = glukit::policy::V1RegisterStaged<Arch>;
 using V2 = glukit::policy::V2DirectToLds<Arch>;
 using V3 = glukit::policy::V3DeepPipelinePersistent<Arch>;
@@ -60,10 +71,30 @@ template struct glukit::detail::BackendLauncher<Bound<V4, bfloat16_t, Layout::co
 template struct glukit::detail::BackendLauncher<Bound<V4, bfloat16_t, Layout::row_major>, glukit::Backend::hip>;
 template struct glukit::detail::BackendLauncher<Bound<V4, half_t, Layout::col_major>, glukit::Backend::hip>;
 
+// The gated projection: bf16 stacked and fp16 interleaved, every variant.
+template struct glukit::detail::BackendLauncher<BoundGated<V1, bfloat16_t, stacked>, glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<BoundGated<V2, bfloat16_t, stacked>, glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<BoundGated<V3, bfloat16_t, stacked>, glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<BoundGated<V4, bfloat16_t, stacked>, glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<BoundGated<V1, half_t, interleaved>, glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<BoundGated<V2, half_t, interleaved>, glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<BoundGated<V3, half_t, interleaved>, glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<BoundGated<V4, half_t, interleaved>, glukit::Backend::hip>;
+// ... and V1, V4 for bf16 interleaved and fp16 stacked.
+template struct glukit::detail::BackendLauncher<BoundGated<V1, bfloat16_t, interleaved>, glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<BoundGated<V4, bfloat16_t, interleaved>, glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<BoundGated<V1, half_t, stacked>, glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<BoundGated<V4, half_t, stacked>, glukit::Backend::hip>;
+
 #if defined(GLUKIT_ISA_LAUNCHER)
 // The public entry points (clang: AddmmGlu<P>::run; see docs/cdna.md on addmm_glu<P>).
 template glukit::Status glukit::AddmmGlu<V4>::run(const glukit::AddmmGluArgsT<half_t>&, glukit::stream_t);
 template glukit::Status glukit::AddmmGlu<V4>::run(const glukit::AddmmGluArgsT<bfloat16_t>&, glukit::stream_t);
 template glukit::Status glukit::addmm_glu(const glukit::AddmmGluArgsT<half_t>&, glukit::stream_t);
 template glukit::Status glukit::addmm_glu(const glukit::AddmmGluArgsT<bfloat16_t>&, glukit::stream_t);
+template glukit::Status glukit::GatedProjection<V4>::run(const glukit::GatedProjectionArgsT<half_t>&, glukit::stream_t);
+template glukit::Status glukit::GatedProjection<V4>::run(const glukit::GatedProjectionArgsT<bfloat16_t>&,
+                                                         glukit::stream_t);
+template glukit::Status glukit::gated_projection(const glukit::GatedProjectionArgsT<half_t>&, glukit::stream_t);
+template glukit::Status glukit::gated_projection(const glukit::GatedProjectionArgsT<bfloat16_t>&, glukit::stream_t);
 #endif

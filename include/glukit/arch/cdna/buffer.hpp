@@ -44,6 +44,10 @@ GLUKIT_DEVICE inline u32x2_t buffer_load_b64(__amdgpu_buffer_rsrc_t r, std::uint
   return __builtin_amdgcn_raw_buffer_load_b64(r, offset, 0, Cache);
 }
 template <int Cache = cache_default>
+GLUKIT_DEVICE inline std::uint16_t buffer_load_b16(__amdgpu_buffer_rsrc_t r, std::uint32_t offset) {
+  return __builtin_amdgcn_raw_buffer_load_b16(r, offset, 0, Cache);
+}
+template <int Cache = cache_default>
 GLUKIT_DEVICE inline u32x4_t buffer_load_b128(__amdgpu_buffer_rsrc_t r, std::uint32_t offset) {
   return __builtin_amdgcn_raw_buffer_load_b128(r, offset, 0, Cache);
 }

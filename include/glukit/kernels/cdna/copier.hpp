@@ -9,7 +9,9 @@
 //   DirectToLdsCopier (V2+): global -> LDS without registers, one
 //     buffer_load ... lds per (round, operand) per wave; every out-of-range slot
 //     (rows >= M, k >= K, columns >= N) gets the out-of-range offset and reads 0.
-// Both move bits: fp16 and bf16 take the same instructions.
+// Both move bits: fp16 and bf16 take the same instructions. Bound to a gated
+// problem, both fill the B tile with W's rows in GatedTilePlan order (gate and up
+// runs of 16 rows); rows of output columns >= n read as zeros.
 #pragma once
 #include <cstdint>
 
@@ -46,9 +48,19 @@ class DirectToLdsCopier {
     }
   }
 
+  /// n0: the tile's first output column (for a gated problem: of the m x n output).
   GLUKIT_DEVICE void begin_tile(int m0, int n0) {
     m0_ = m0;
     n0_ = n0;
+    if constexpr (gated) {
+      for (int r = 0; r < BDma::rounds; ++r)
+        b_offset_[r] = Gated::row_valid(n0, b_row_[r], p_.n)
+                           ? static_cast<std::uint32_t>((Gated::row_in_half(n0, b_row_[r], p_.n) * p_.ldb + b_col_[r]) *
+                                                        element_bytes)
+                           : oob_offset;
+      b_gate_ = p_.b + Gated::half_base(n0, false, p_.n) * p_.ldb;
+      b_up_ = p_.b + Gated::half_base(n0, true, p_.n) * p_.ldb;
+    }
   }
 
   /// Issues k-block kb into the ring stage at LDS byte address stage_base (wave-uniform).
@@ -61,21 +73,40 @@ class DirectToLdsCopier {
       arch::cdna::load_to_lds<bytes>(a, stage_base + Plan::a_member + ADma::wave_base(r, wave_),
                                      ok ? offset : oob_offset);
     }
-    const auto b = arch::cdna::make_buffer_words(p_.b + Plan::b_origin(k0, n0_, p_.ldb), buffer_num_records);
-    for (int r = 0; r < BDma::rounds; ++r) {
-      const bool ok = Plan::b_vector_in(k0, n0_, {b_row_[r], b_col_[r]}, p_.k, p_.n);
-      const std::uint32_t offset = static_cast<std::uint32_t>((b_row_[r] * p_.ldb + b_col_[r]) * element_bytes);
-      arch::cdna::load_to_lds<bytes>(b, stage_base + Plan::b_member + BDma::wave_base(r, wave_),
-                                     ok ? offset : oob_offset);
+    if constexpr (gated) {
+      // One resource per instruction: its 16-row run is all gate or all up rows.
+      for (int r = 0; r < BDma::rounds; ++r) {
+        const bool ok = k0 + b_col_[r] < p_.k;
+        const auto b = arch::cdna::make_buffer_words((Gated::dma_up(r, wave_) ? b_up_ : b_gate_) + k0,
+                                                     buffer_num_records);
+        arch::cdna::load_to_lds<bytes>(b, stage_base + Plan::b_member + BDma::wave_base(r, wave_),
+                                       ok ? b_offset_[r] : oob_offset);
+      }
+    } else {
+      const auto b = arch::cdna::make_buffer_words(p_.b + Plan::b_origin(k0, n0_, p_.ldb), buffer_num_records);
+      for (int r = 0; r < BDma::rounds; ++r) {
+        const bool ok = Plan::b_vector_in(k0, n0_, {b_row_[r], b_col_[r]}, p_.k, p_.n);
+        const std::uint32_t offset = static_cast<std::uint32_t>((b_row_[r] * p_.ldb + b_col_[r]) * element_bytes);
+        arch::cdna::load_to_lds<bytes>(b, stage_base + Plan::b_member + BDma::wave_base(r, wave_),
+                                       ok ? offset : oob_offset);
+      }
     }
   }
 
  private:
+  static constexpr bool gated = problem_of<P>::gated;
+  using Gated = GatedTilePlan<P>;  ///< used only when gated
+
   const KernelParams<T>& p_;
   int wave_;
   int m0_ = 0, n0_ = 0;
   int a_row_[ADma::rounds], a_col_[ADma::rounds];
   int b_row_[BDma::rounds], b_col_[BDma::rounds];
+  // Gated problems only: the tile's first gate and up row of W, and each round's
+  // byte offset from its half's row (oob_offset for output columns >= n).
+  const T* b_gate_ = nullptr;
+  const T* b_up_ = nullptr;
+  std::uint32_t b_offset_[BDma::rounds];
 };
 
 template <class P>
@@ -93,16 +124,35 @@ class RegisterStagedCopier {
   GLUKIT_DEVICE RegisterStagedCopier(const KernelParams<T>& p, int thread, int /*wave*/)
       : p_(p), thread_(thread) {}
 
+  /// n0: the tile's first output column (for a gated problem: of the m x n output).
   GLUKIT_DEVICE void begin_tile(int m0, int n0) {
     m0_ = m0;
     n0_ = n0;
+    if constexpr (gated) {
+      for (int r = 0; r < BCopy::rounds; ++r) {
+        const int t = BCopy::coord(r, thread_).row;
+        b_w_row_[r] = Gated::row_valid(n0, t, p_.n)
+                          ? Gated::half_base(n0, Gated::Pairs::is_up(t), p_.n) + Gated::row_in_half(n0, t, p_.n)
+                          : -1;
+      }
+    }
   }
 
   /// Global -> registers for k-block kb.
   GLUKIT_DEVICE void load(int kb) {
     const int k0 = kb * P::tile_k;
     load_k_major<ACopy>(p_.a, p_.lda, m0_, p_.m, k0, a_);
-    if constexpr (Plan::b_k_major) {
+    if constexpr (gated) {
+      for (int r = 0; r < BCopy::rounds; ++r) {
+        const auto c = BCopy::coord(r, thread_);
+        T items[vec] = {};
+        if (b_w_row_[r] >= 0 && k0 + c.col < p_.k) {
+          T* row_ptr = const_cast<T*>(p_.b) + (b_w_row_[r] * p_.ldb + k0);
+          rocprim::block_load_direct_blocked_vectorized(static_cast<unsigned>(c.col / vec), row_ptr, items);
+        }
+        b_[r] = __builtin_bit_cast(arch::cdna::u32x4_t, items);
+      }
+    } else if constexpr (Plan::b_k_major) {
       load_k_major<BCopy>(p_.b, p_.ldb, n0_, p_.n, k0, b_);
     } else {
       for (int r = 0; r < BCopy::rounds; ++r) {
@@ -167,11 +217,16 @@ class RegisterStagedCopier {
     }
   }
 
+  static constexpr bool gated = problem_of<P>::gated;
+  using Gated = GatedTilePlan<P>;  ///< used only when gated
+
   const KernelParams<T>& p_;
   int thread_;
   int m0_ = 0, n0_ = 0;
   arch::cdna::u32x4_t a_[ACopy::rounds];
   arch::cdna::u32x4_t b_[BCopy::rounds];
+  /// Gated problems only: W row of each round's chunk, -1 for output columns >= n.
+  std::int64_t b_w_row_[BCopy::rounds];
 };
 
 }  // namespace glukit::cdna

@@ -9,6 +9,10 @@
 // and vectors starting at columns >= N use the out-of-range offset (loads read
 // 0, stores are dropped); a vector crossing N is stored element by element.
 // Streaming policies read Y and write out with "sc0 nt".
+// Bound to a gated problem (GatedTilePlan), the accumulators are the gate's and
+// the up projection's: the bias comes from W's row order, Y is never read, and a
+// lane's output block p is op(block 2p, block 2p + 1), 4 consecutive output
+// columns, stored as one 8-byte vector as above.
 #pragma once
 #include <cstdint>
 
@@ -30,11 +34,17 @@ class Epilogue {
   static constexpr int bn = Plan::Waves::blocks_n;
   static constexpr int cache =
       P::streaming_stores ? arch::cdna::cache_streaming : arch::cdna::cache_default;
+  static constexpr bool gated = problem_of<P>::gated;
+  using Gated = GatedTilePlan<P>;  ///< used only when gated
+  /// The operation's second operand is Y (addmm_glu) or the up projection (gated: no Y).
+  static constexpr bool reads_y = Op::reads_aux && !gated;
+  /// Output blocks per lane and block row: one per accumulator block, or per pair.
+  static constexpr int out_bn = gated ? bn / 2 : bn;
 
  public:
   static constexpr const char* name() { return Op::name(); }
   /// Y loads per lane per tile (the vmcnt they add when issued before the drain).
-  static constexpr int aux_loads = Op::reads_aux ? bm * bn : 0;
+  static constexpr int aux_loads = reads_y ? bm * bn : 0;
 
   GLUKIT_DEVICE Epilogue(const KernelParams<T>& p, int wave, int lane) : p_(p), wave_(wave), lane_(lane) {}
 
@@ -66,7 +76,7 @@ class Epilogue {
   }
 
   GLUKIT_DEVICE void prefetch() {
-    if constexpr (Op::reads_aux) {
+    if constexpr (reads_y) {
       const auto y = arch::cdna::make_buffer(
           p_.y + (static_cast<std::int64_t>(m0_) * p_.ldy + n0_), buffer_num_records);
       for (int mb = 0; mb < bm; ++mb)
@@ -84,12 +94,14 @@ class Epilogue {
     // consumed the Y registers (the compiler's wait tracking is path-insensitive:
     // a Y load left unconsumed on any path would make it drain vmcnt(0) where the
     // next tile reuses the register, inside the hot loop).
-    u32x2_t out[bm][bn];
+    u32x2_t out[bm][out_bn];
     const Op op{};
     for (int mb = 0; mb < bm; ++mb)
-      for (int nb = 0; nb < bn; ++nb) {
+      for (int nb = 0; nb < out_bn; ++nb) {
         float4_t r;
-        if constexpr (Op::reads_aux) {
+        if constexpr (gated) {
+          for (int i = 0; i < 4; ++i) r[i] = op(acc[mb][Gated::gate_block(nb)][i], acc[mb][Gated::up_block(nb)][i]);
+        } else if constexpr (reads_y) {
           const float4_t y = Packed::to_float(y_[mb][nb]);
           for (int i = 0; i < 4; ++i) r[i] = op(acc[mb][nb][i], y[i]);
         } else {
@@ -98,7 +110,7 @@ class Epilogue {
         out[mb][nb] = Packed::from_float(r);
       }
     // Tile-uniform branch: only the last tile column can cross N.
-    if (n0_ + P::tile_n <= p_.n) {
+    if (n0_ + Plan::out_tile_n <= p_.n) {
       write<true>(out);
     } else {
       write<false>(out);
@@ -108,12 +120,14 @@ class Epilogue {
  private:
   /// Stores the packed results; Whole: no vector crosses N.
   template <bool Whole>
-  GLUKIT_DEVICE void write(const u32x2_t (&out)[bm][bn]) const {
+  GLUKIT_DEVICE void write(const u32x2_t (&out)[bm][out_bn]) const {
     const auto dst = arch::cdna::make_buffer(
         p_.out + (static_cast<std::int64_t>(m0_) * p_.ldo + n0_), buffer_num_records);
     for (int mb = 0; mb < bm; ++mb)
-      for (int nb = 0; nb < bn; ++nb) {
-        const Coord2 c = Plan::acc_coord(mb, nb, wave_, lane_);
+      for (int nb = 0; nb < out_bn; ++nb) {
+        Coord2 c;
+        if constexpr (gated) c = Gated::out_coord(mb, nb, wave_, lane_);
+        else c = Plan::acc_coord(mb, nb, wave_, lane_);
         const bool row_ok = m0_ + c.row < p_.m;
         const std::uint32_t offset = static_cast<std::uint32_t>((c.row * p_.ldo + c.col) * element_bytes);
         const int col = n0_ + c.col;
@@ -130,18 +144,55 @@ class Epilogue {
 
   /// bias[nb] = the lane's 4 bias values of block column nb (0 past N).
   GLUKIT_DEVICE void load_bias(float4_t (&bias)[bn]) const {
-    const auto b = arch::cdna::make_buffer(p_.bias + n0_, buffer_num_records);
-    for (int nb = 0; nb < bn; ++nb) {
-      const Coord2 c = Plan::acc_coord(0, nb, wave_, lane_);
-      bias[nb] = Packed::to_float(arch::cdna::buffer_load_b64(
-          b, n0_ + c.col < p_.n ? static_cast<std::uint32_t>(c.col * element_bytes) : oob_offset));
+    if constexpr (gated) {
+      load_gated_bias(bias);
+    } else {
+      const auto b = arch::cdna::make_buffer(p_.bias + n0_, buffer_num_records);
+      for (int nb = 0; nb < bn; ++nb) {
+        const Coord2 c = Plan::acc_coord(0, nb, wave_, lane_);
+        bias[nb] = Packed::to_float(arch::cdna::buffer_load_b64(
+            b, n0_ + c.col < p_.n ? static_cast<std::uint32_t>(c.col * element_bytes) : oob_offset));
+      }
+    }
+  }
+
+  /// The gated bias: block nb's 4 tile columns are 4 consecutive W rows of one half,
+  /// from that half's base row. Gate bases and interleaved up bases are multiples of
+  /// 16 elements; a stacked up base is n + n0, 8-byte aligned only when n % 4 == 0,
+  /// else the up vectors are read element by element (a tile-uniform branch). Only a
+  /// stacked gate vector can cross n: it reads up rows' bias (for n < 3, past the
+  /// 2n elements: an aligned vector that starts inside, as addmm_glu's bias), which
+  /// feeds only columns >= n, never stored.
+  GLUKIT_DEVICE void load_gated_bias(float4_t (&bias)[bn]) const {
+    const auto gate = arch::cdna::make_buffer(p_.bias + Gated::half_base(n0_, false, p_.n), buffer_num_records);
+    const auto up = arch::cdna::make_buffer(p_.bias + Gated::half_base(n0_, true, p_.n), buffer_num_records);
+    const bool up_vectors = Gated::layout == GateLayout::interleaved || p_.n % 4 == 0;
+    const auto vector_at = [&](const __amdgpu_buffer_rsrc_t& half, int nb) {
+      const int t = Plan::acc_coord(0, nb, wave_, lane_).col;
+      const auto offset = static_cast<std::uint32_t>(Gated::row_in_half(n0_, t, p_.n) * element_bytes);
+      return Packed::to_float(
+          arch::cdna::buffer_load_b64(half, Gated::row_valid(n0_, t, p_.n) ? offset : oob_offset));
+    };
+    for (int q = 0; q < Gated::out_blocks; ++q) bias[Gated::gate_block(q)] = vector_at(gate, Gated::gate_block(q));
+    if (up_vectors) {
+      for (int q = 0; q < Gated::out_blocks; ++q) bias[Gated::up_block(q)] = vector_at(up, Gated::up_block(q));
+    } else {
+      for (int q = 0; q < Gated::out_blocks; ++q) {
+        const int t = Plan::acc_coord(0, Gated::up_block(q), wave_, lane_).col;
+        const auto offset = static_cast<std::uint32_t>(Gated::row_in_half(n0_, t, p_.n) * element_bytes);
+        arch::cdna::i16x4_t e;
+        for (int i = 0; i < 4; ++i)
+          e[i] = static_cast<short>(arch::cdna::buffer_load_b16(
+              up, Gated::row_valid(n0_, t + i, p_.n) ? offset + element_bytes * i : oob_offset));
+        bias[Gated::up_block(q)] = Packed::to_float(__builtin_bit_cast(u32x2_t, e));
+      }
     }
   }
 
   const KernelParams<T>& p_;
   int wave_, lane_;
   int m0_ = 0, n0_ = 0;
-  u32x2_t y_[Op::reads_aux ? bm : 1][Op::reads_aux ? bn : 1];
+  u32x2_t y_[reads_y ? bm : 1][reads_y ? bn : 1];
 };
 
 }  // namespace glukit::cdna

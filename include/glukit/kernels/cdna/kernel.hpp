@@ -2,8 +2,10 @@
 // names -- copier (register-staged or direct-to-LDS), mainloop (serial or
 // stage-pipelined), epilogue -- over the tile schedule (grouped order + chiplet
 // swizzle; one tile per workgroup or persistent), for the bound problem's
-// element type (fp16, bf16) and B layout (row_major, col_major). The __global__ entry compiles
-// to an empty body in device passes for other chips.
+// element type (fp16, bf16) and B layout (row_major, col_major), or the gated
+// projection (GatedProblem: W's gate/up rows in B, tiles of tile_n / 2 output
+// columns). The __global__ entry compiles to an empty body in device passes for
+// other chips.
 #pragma once
 #include <cstdint>
 #include <type_traits>
@@ -64,7 +66,7 @@ struct AddmmGluKernel {
     for (std::int64_t slot = arch::cdna::workgroup_id(); slot < tiles; slot += p.schedule.stride()) {
       const TileCoord t = p.schedule.tile(slot);
       const int m0 = static_cast<int>(t.m) * P::tile_m;
-      const int n0 = static_cast<int>(t.n) * P::tile_n;
+      const int n0 = static_cast<int>(t.n) * Plan::out_tile_n;  // output column
       copier.begin_tile(m0, n0);
       epi.begin_tile(m0, n0);
       arch::cdna::float4_t acc[Plan::Waves::blocks_m][Plan::Waves::blocks_n];

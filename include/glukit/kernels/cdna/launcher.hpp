@@ -1,7 +1,8 @@
 // The HIP side of glukit::addmm_glu<P> for gfx942 / gfx950 policies, on arguments
 // AddmmGlu<P>::run has validated: the plan's own rules, the device check, the tile
 // schedule, and the launch of AddmmGluKernel<P> for the bound problem (fp16 or bf16,
-// B row_major or col_major). Not run in this repository's CI (no AMD GPU); compiled
+// B row_major or col_major, or the gated projection: GatedProjection<P>::run passes
+// detail::gemm_view of its arguments). Not run in this repository's CI (no AMD GPU); compiled
 // and disassembled by test/isa.
 #pragma once
 #include "glukit/blocks/tile_scheduler.hpp"
@@ -21,7 +22,8 @@ inline TileSchedulePlan plan_schedule(const AddmmGluArgsT<T>& args, int compute_
   const std::int64_t workers = P::schedule == Schedule::persistent
                                    ? std::int64_t{compute_units} * P::min_blocks_per_cu
                                    : 0;
-  return make_tile_schedule(args.m, args.n, P::tile_m, P::tile_n, P::group_size_m, P::chiplets,
+  // Tiles of out_tile_n output columns: tile_n, or tile_n / 2 for the gated projection.
+  return make_tile_schedule(args.m, args.n, P::tile_m, MainloopPlan<P>::out_tile_n, P::group_size_m, P::chiplets,
                             P::chiplet_chunk, workers);
 }
 
@@ -29,8 +31,9 @@ inline TileSchedulePlan plan_schedule(const AddmmGluArgsT<T>& args, int compute_
 
 namespace glukit::detail {
 
-/// P: a policy bound to a problem. Called by AddmmGlu<Policy>::run only, with arguments it
-/// has validated, a non-empty output and the b_layout P was bound to.
+/// P: a policy bound to a problem. Called by AddmmGlu<Policy>::run (or, for a GatedProblem,
+/// GatedProjection<Policy>::run with its gemm_view) only, with arguments it has validated,
+/// a non-empty output and the b_layout P was bound to.
 template <class P>
 struct BackendLauncher<P, Backend::hip> {
   using T = element_of<P>;

@@ -142,6 +142,10 @@ struct MainloopPlan {
   using BCopy = typename BTile::Copy;
 
   static constexpr int k_steps = P::tile_k / Mma::k;  ///< MFMA steps per k-block
+  /// Output columns per tile: the GEMM's tile_n columns, or half of them for the gated
+  /// projection (each output column takes a gate and an up column). The tile schedule
+  /// runs over the output's n columns with this width.
+  static constexpr int out_tile_n = problem::gated ? P::tile_n / 2 : P::tile_n;
 
   /// Element offsets of the A tile at (m0, k0) and the B tile at (k0, n0) from
   /// their matrices' bases; a tile element (r, c) in the tile's own storage
@@ -214,6 +218,103 @@ struct MainloopPlan {
 };
 
 // ---------------------------------------------------------------------------
+// The gated projection's tile (problem_of<P>::gated)
+// ---------------------------------------------------------------------------
+
+/// Run length Q of the gate and up columns of a gated tile on CDNA: one MFMA block
+/// (16 columns). Lane l's accumulator block nb holds tile columns
+/// col0 + 16 nb + 4 (l / 16) + i (acc_coord), so with Q = 16 and a wave N extent that
+/// is a multiple of 32, block 2p of a wave is a gate run and block 2p + 1 the up run
+/// of the same output columns: the same lane, the same accumulator element, no
+/// exchange. Q = 16 divides gate_interleave_rows (every run is contiguous in W) and
+/// is the smallest Q with that property, so it serves every wave N extent that
+/// splits into whole pairs (both chips' defaults: 64 and 32).
+template <class Arch>
+inline constexpr int gate_run = arch_traits<Arch>::mma_n;
+
+/// Where a gated tile's B rows come from and where its outputs go. The B tile (the
+/// GEMM's tile_n columns, n x k in LDS like any col_major B) holds W rows in
+/// GatePairs<Q> order: tile column t is W row w_row(j0, t) for the tile whose output
+/// starts at column j0. The copiers address W from two bases per tile, the W rows of
+/// its first gate and first up row (half_base), so every per-lane offset is small
+/// (row_in_half < tile_n + 2 gate_interleave_rows rows) even when the up rows of a
+/// stacked W are n rows away.
+///   tile column t -> (half is_up(t), row half_base(j0, is_up(t)) + row_in_half(j0, t))
+///   lane's output block p = accumulator blocks (2p: gate, 2p + 1: up)
+///     -> (row, out_col(col)) with (row, col) = acc_coord(mb, 2p)
+template <class P>
+struct GatedTilePlan {
+  using Plan = MainloopPlan<P>;
+  using Waves = typename Plan::Waves;
+  using Pairs = GatePairs<gate_run<typename P::arch>>;
+  static_assert(problem_of<P>::gated, "GatedTilePlan: the policy must be bound to a GatedProblem");
+  static constexpr GateLayout layout = problem_of<P>::gate_layout;
+  static constexpr int run = Pairs::run;
+  static constexpr int out_tile_n = Plan::out_tile_n;
+  /// Output blocks (4 columns per lane) of a wave: one per (gate, up) block pair.
+  static constexpr int out_blocks = Waves::blocks_n / 2;
+  /// Interleaved W and tiles of whole 64-row blocks: j0 is a multiple of 64 and
+  /// row_in_half does not depend on it.
+  static constexpr bool interleaved_aligned =
+      layout == GateLayout::interleaved && out_tile_n % gate_interleave_rows == 0;
+
+  /// W row (and bias index) of the first gate (up = false) or up row of the tile at j0.
+  GLUKIT_HOST_DEVICE static constexpr std::int64_t half_base(std::int64_t j0, bool up, std::int64_t n) {
+    return up ? up_row(j0, n, layout) : gate_row(j0, n, layout);
+  }
+  /// Tile column t's W row minus its half's base row.
+  GLUKIT_HOST_DEVICE static constexpr int row_in_half(std::int64_t j0, int t, std::int64_t n) {
+    if constexpr (layout == GateLayout::stacked) {
+      return Pairs::out_col(t);
+    } else if constexpr (interleaved_aligned) {
+      return static_cast<int>(gate_row(Pairs::out_col(t), n, layout));
+    } else {
+      return static_cast<int>(Pairs::w_row(j0, t, n, layout) - half_base(j0, Pairs::is_up(t), n));
+    }
+  }
+  /// Tile column t feeds an output column < n (else its row reads as zeros).
+  GLUKIT_HOST_DEVICE static constexpr bool row_valid(std::int64_t j0, int t, std::int64_t n) {
+    return j0 + Pairs::out_col(t) < n;
+  }
+  /// Accumulator blocks of lane's output block p: the gate's and the up projection's.
+  GLUKIT_HOST_DEVICE static constexpr int gate_block(int p) { return 2 * p; }
+  GLUKIT_HOST_DEVICE static constexpr int up_block(int p) { return 2 * p + 1; }
+  /// Output block (mb, p) of `lane`: tile row and the first of its 4 consecutive
+  /// output columns (from the tile's first, j0).
+  GLUKIT_HOST_DEVICE static constexpr Coord2 out_coord(int mb, int p, int wave, int lane) {
+    const Coord2 c = Plan::acc_coord(mb, gate_block(p), wave, lane);
+    return {c.row, Pairs::out_col(c.col)};
+  }
+  /// Does the direct-to-LDS instruction of `round` of `wave` load up rows? One run
+  /// per instruction (dma_runs_uniform), so one buffer resource serves its 64 lanes.
+  GLUKIT_HOST_DEVICE static constexpr bool dma_up(int round, int wave) {
+    return Pairs::is_up(Plan::BDma::element(round, wave * Plan::wave_size).row);
+  }
+
+  /// Every lane's gate and up blocks hold the two halves of the same output columns.
+  static constexpr bool pairs_in_lane() {
+    for (int w = 0; w < P::warps; ++w)
+      for (int l = 0; l < Plan::wave_size; ++l)
+        for (int p = 0; p < out_blocks; ++p)
+          for (int i = 0; i < Plan::Mma::acc_elems; ++i) {
+            const int g = Plan::acc_coord(0, gate_block(p), w, l).col + i;
+            const int u = Plan::acc_coord(0, up_block(p), w, l).col + i;
+            if (Pairs::is_up(g) || !Pairs::is_up(u) || Pairs::out_col(g) != Pairs::out_col(u)) return false;
+            if (Pairs::out_col(g) != out_coord(0, p, w, l).col + i) return false;
+          }
+    return true;
+  }
+  /// Every direct-to-LDS instruction of the B tile loads rows of one half.
+  static constexpr bool dma_runs_uniform() {
+    using BDma = typename Plan::BDma;
+    for (int r = 0; r < BDma::rounds; ++r)
+      for (int t = 0; t < Plan::threads; ++t)
+        if (Pairs::is_up(BDma::element(r, t).row) != dma_up(r, t / Plan::wave_size)) return false;
+    return true;
+  }
+};
+
+// ---------------------------------------------------------------------------
 // Wait counts
 // ---------------------------------------------------------------------------
 
@@ -224,7 +325,8 @@ struct MainloopPlan {
 ///   per_stage     = direct-to-LDS instructions a wave issues per k-block (A + B rounds)
 ///   hot           = groups_in_flight (NumBuffers - 2) x per_stage: the hot loop waits
 ///                   for k-block i + 2 right after issuing k-block i + NumBuffers
-///   aux_loads     = Y loads issued after the last direct-to-LDS group (V4's prefetch)
+///   aux_loads     = Y loads issued after the last direct-to-LDS group (V4's prefetch;
+///                   none in the gated projection, which reads no Y)
 ///   tail(r)       = wait of the drain iteration with r k-blocks left (r >= 3)
 ///   prologue(j,n) = wait for k-block j after issuing the first n k-blocks
 template <class P>
@@ -234,7 +336,7 @@ struct WaitPlan {
   static constexpr int buffers = P::num_buffers;
   static constexpr int hot = MultistagePlan<P::num_buffers>::groups_in_flight * per_stage;
   static constexpr int aux_loads =
-      (P::epilogue_style == EpilogueStyle::fused && P::epilogue_op::reads_aux)
+      (P::epilogue_style == EpilogueStyle::fused && P::epilogue_op::reads_aux && !problem_of<P>::gated)
           ? Plan::Waves::blocks_m * Plan::Waves::blocks_n
           : 0;
   GLUKIT_HOST_DEVICE static constexpr int prologue(int kb, int issued) {
@@ -316,6 +418,21 @@ constexpr bool check_policy() {
     static_assert(P::warps % 2 == 0, "warps: the stage pipeline needs two equal wave groups");
   }
   static_assert(P::copier != CopierKind::tma, "copier: TMA exists only on Hopper");
+  if constexpr (problem_of<P>::gated) {
+    constexpr int pair_cols = 2 * gate_run<typename P::arch>;
+    static_assert(Plan::Waves::wave_n % pair_cols == 0,
+                  "tile_n / warps: the gated projection pairs a gate and an up block of 16 columns "
+                  "inside each wave, so a wave's N extent (tile_n / waves_n) must be a multiple of 32");
+    if constexpr (Plan::Waves::wave_n % pair_cols == 0) {
+      static_assert(GatedTilePlan<P>::pairs_in_lane(),
+                    "tile_n / warps: a lane's gate and up accumulators must hold the same output columns");
+      if constexpr (P::copier == CopierKind::async_direct) {
+        static_assert(GatedTilePlan<P>::dma_runs_uniform(),
+                      "tile_k / warps: each direct-to-LDS instruction of the gated B tile must load "
+                      "rows of one gate or up run (16 rows), which one buffer resource addresses");
+      }
+    }
+  }
   return true;
 }
 
@@ -328,7 +445,14 @@ inline Status validate_for_plan(const AddmmGluArgsT<T>& p) {
   constexpr std::int64_t bytes = element_bytes;
   if (p.k > 0 && (std::int64_t{P::tile_m} * p.lda + P::tile_k) * bytes >= limit)
     return Status::invalid("lda: tile_m * lda * 2 bytes must stay below 2^31 (CDNA buffer offsets)");
-  if (p.b_layout == Layout::col_major) {
+  if constexpr (problem_of<P>::gated) {
+    // W rows of a tile sit below tile_n + 2 * 64 rows past their half's base
+    // (GatedTilePlan::row_in_half; the interleaved blocks of 64 for tiles not aligned to them).
+    constexpr std::int64_t rows = P::tile_n + 2 * gate_interleave_rows;
+    if (p.k > 0 && (rows * p.ldb + P::tile_k) * bytes >= limit)
+      return Status::invalid("ldw: (tile_n + 128) * ldw * 2 bytes must stay below 2^31 (CDNA buffer offsets, "
+                             "gated projection)");
+  } else if (p.b_layout == Layout::col_major) {
     if (p.k > 0 && (std::int64_t{P::tile_n} * p.ldb + P::tile_k) * bytes >= limit)
       return Status::invalid("ldb: tile_n * ldb * 2 bytes must stay below 2^31 (CDNA buffer offsets, B col_major)");
   } else if (p.k > 0 && (std::int64_t{P::tile_k} * p.ldb + P::tile_n) * bytes >= limit) {

@@ -1,0 +1,45 @@
+// The HIP default of glukit::gated_projection<Op>(args, stream) (no policy): the
+// current device's chip picks V4FusedEpilogue<gfx942> or V4FusedEpilogue<gfx950>
+// with epilogue_op = Op, for the arguments' element type and W's row order; other
+// devices get unsupported_device. Included by kernels/gated_projection.hpp in HIP
+// translation units.
+#pragma once
+#include "glukit/epilogue/functors.hpp"
+#include "glukit/kernels/cdna/device_facts.hpp"
+#include "glukit/kernels/gated_args.hpp"
+#include "glukit/kernels/gated_projection.hpp"
+#include "glukit/kernels/policies.hpp"
+#include "glukit/platform/runtime.hpp"
+
+namespace glukit::detail {
+
+/// V4 of the chip with the caller's operation. As for addmm_glu's default
+/// (kernels/cdna/default.hpp), the variant is the reference work's fastest on the
+/// MI350X, not a measurement of this project: no AMD GPU is reachable here.
+template <class Arch, class Op>
+struct CdnaGatedDefaultPolicy : policy::V4FusedEpilogue<Arch> {
+  using epilogue_op = Op;
+};
+
+template <class T, class Op>
+struct DefaultGatedLauncher<Backend::hip, T, Op> {
+  static Status run(const GatedProjectionArgsT<T>& args, stream_t stream) {
+    if (Status s = validate_gated_arguments(args); !s) return s;
+    if (args.m == 0 || args.n == 0) return Status::success();
+    int device = 0;
+    if (get_device(&device) != success) return {StatusCode::runtime_error, "hipGetDevice failed"};
+    cdna::DeviceFacts::Facts facts{};
+    if (Status s = cdna::DeviceFacts::query(device, &facts); !s) return s;
+    switch (facts.chip) {
+      case cdna::Chip::gfx942:
+        return GatedProjection<CdnaGatedDefaultPolicy<arch::gfx942, Op>>::run(args, stream);
+      case cdna::Chip::gfx950:
+        return GatedProjection<CdnaGatedDefaultPolicy<arch::gfx950, Op>>::run(args, stream);
+      default:
+        return {StatusCode::unsupported_device,
+                "device: glukit::gated_projection on HIP needs a gfx942 (MI300) or gfx950 (MI350) GPU"};
+    }
+  }
+};
+
+}  // namespace glukit::detail
