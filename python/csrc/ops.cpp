@@ -201,8 +201,10 @@ at::Tensor gated_projection_cuda(const at::Tensor& a, const at::Tensor& w, const
 }  // namespace
 
 TORCH_LIBRARY_IMPL(glukit, CUDA, m) {
-  m.impl("addmm_glu", &addmm_glu_cuda);
-  m.impl("gated_projection", &gated_projection_cuda);
+  // The private ops glukit/ops.py defines; its CUDA kernels of addmm_glu and
+  // gated_projection check the arguments in Python, then call these.
+  m.impl("_addmm_glu_cuda", &addmm_glu_cuda);
+  m.impl("_gated_projection_cuda", &gated_projection_cuda);
 }
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
