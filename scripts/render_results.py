@@ -268,7 +268,7 @@ def sweep_table(results: list[Result]) -> tuple[list[SweepRow], list[str]]:
     rows: dict[tuple, SweepRow] = {}
     policies: list[str] = []
     for r in results:
-        if r.shape is None:
+        if r.shape is None or r.kernel.startswith(GATED_PREFIX):
             continue
         rows.setdefault(r.shape, SweepRow(r.shape)).by_kernel[r.kernel] = r
         if r.kernel not in SWEEP_BASELINES + (SWEEP_DEFAULT,) and r.kernel not in policies:
@@ -332,6 +332,67 @@ def sweep_rows(results: list[Result]) -> tuple[list[str], list[list[str]]]:
         cells += [target_a(row, us), target_b(row, us)]
         out.append(cells)
     return sweep_header(policies), out
+
+
+# The gated projection's benchmarks (benchmark/gated.cu): gated_<what>/<dtype>/<layout>/M/n/K.
+GATED_PREFIX = "gated_"
+GATED_BASELINES = ("gated_cublas_gemm2n", "gated_unfused")
+GATED_DEFAULT = "gated_default"
+GATED_TARGET_RATIO = 1.03  # at most 1.03 x cuBLAS GEMM of width 2n, for M >= 256
+
+
+def gated_rows(results: list[Result]) -> tuple[list[str], list[list[str]]]:
+    """One row per gated shape: the baselines, the default, each other gated kernel, the targets."""
+    rows: dict[tuple, dict[str, Result]] = {}
+    kernels: list[str] = []
+    for r in results:
+        if r.shape is None or not r.kernel.startswith(GATED_PREFIX):
+            continue
+        rows.setdefault(r.shape, {})[r.kernel] = r
+        if r.kernel not in GATED_BASELINES + (GATED_DEFAULT,) and r.kernel not in kernels:
+            kernels.append(r.kernel)
+
+    def us(by: dict, k: str) -> float | None:
+        r = by.get(k)
+        return r.us if r and not r.error else None
+
+    header = (["M", "n", "K", "cuBLAS 2n (us)", "unfused (us)", "default (us)", "vs cuBLAS", "vs unfused"]
+              + [f"{k[len(GATED_PREFIX):]} (us)" for k in kernels] + ["target"])
+    out = []
+    for shape, by in rows.items():
+        _, _, m, n, k = shape
+        g, u, d = us(by, "gated_cublas_gemm2n"), us(by, "gated_unfused"), us(by, GATED_DEFAULT)
+        if d is None or g is None or u is None:
+            target = "-"
+        elif m >= 256:
+            target = "yes" if d < u and d <= GATED_TARGET_RATIO * g else "no"
+        else:
+            target = "yes" if d <= u else "no"
+        out.append([str(m), str(n), str(k), fmt(g, ".1f"), fmt(u, ".1f"), fmt(d, ".1f"),
+                    fmt(g / d if g and d else None, ".2f"), fmt(u / d if u and d else None, ".2f")]
+                   + [fmt(us(by, x), ".1f") for x in kernels] + [target])
+    return header, out
+
+
+def gated_markdown(results: list[Result]) -> list[str]:
+    header, rows = gated_rows(results)
+    if not rows:
+        return []
+    out = ["## Gated projection", "",
+           "`gated_<what>/bf16/nk/M/n/K`: out = silu(A W_g^T + b_g) * (A W_u^T + b_u), W one nn.Linear "
+           "weight of 2n rows (stacked, unless named interleaved), bias of 2n. cuBLAS 2n = cuBLAS GEMM alone "
+           "of width 2n (same FLOPs, no bias, no activation), the fastest of cublasGemmEx and cuBLASLt's top "
+           "candidates; unfused = cuBLASLt's bias GEMM of width 2n, then silu(g) * u; default = "
+           "`glukit::gated_projection(args)`. vs = that baseline's time / the default's.",
+           "",
+           f"Target: M ≥ 256: faster than unfused and at most {GATED_TARGET_RATIO} × cuBLAS 2n; M < 256: "
+           "not slower than unfused.",
+           "",
+           "| " + " | ".join(header) + " |",
+           "| " + " | ".join(["---:"] * (len(header) - 1) + ["---"]) + " |"]
+    out += ["| " + " | ".join(row) + " |" for row in rows]
+    out.append("")
+    return out
 
 
 def print_sweep(results: list[Result]) -> None:
@@ -440,6 +501,7 @@ def markdown(m: dict, results: list[Result], json_name: str, png_name: str | Non
         if png_name:
             out += [f"![median time by kernel and K]({png_name})", ""]
     out += sweep_markdown(results, sweep_png_name)
+    out += gated_markdown(results)
     if m.get("command_line"):
         out += ["Command (on the device machine):", "", "```", m["command_line"], "```", ""]
     return "\n".join(out)
