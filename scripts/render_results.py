@@ -8,9 +8,11 @@ Prints compact tables to stdout. --md writes a markdown page (date, device,
 driver, the command that produced the run, one row per kernel and K with the
 time in microseconds, TFLOP/s, GB/s and the ratio to cuBLAS GEMM, plus the
 roofline floor from the run's own copy and GEMM ceilings; then the LLM-shape
-sweep, one row per shape, with the issue's two targets evaluated). --png draws
+sweep, one row per shape, with the issue's two targets evaluated; then the gated
+projection's shapes with its target). --png draws
 the median time of every variant and baseline at the reference shape as bars
-grouped by K (OUT.png), and the sweep's times per shape (OUT-sweep.png); it
+grouped by K (OUT.png), the sweep's times per shape (OUT-sweep.png) and the gated
+projection's (OUT-gated.png); it
 needs matplotlib (Debian's python3-matplotlib, run with /usr/bin/python3) and
 is skipped with a warning without it.
 
@@ -374,7 +376,7 @@ def gated_rows(results: list[Result]) -> tuple[list[str], list[list[str]]]:
     return header, out
 
 
-def gated_markdown(results: list[Result]) -> list[str]:
+def gated_markdown(results: list[Result], png_name: str | None = None) -> list[str]:
     header, rows = gated_rows(results)
     if not rows:
         return []
@@ -392,6 +394,8 @@ def gated_markdown(results: list[Result]) -> list[str]:
            "| " + " | ".join(["---:"] * (len(header) - 1) + ["---"]) + " |"]
     out += ["| " + " | ".join(row) + " |" for row in rows]
     out.append("")
+    if png_name:
+        out += [f"![gated projection: median time by shape]({png_name})", ""]
     return out
 
 
@@ -465,7 +469,7 @@ def print_table(m: dict, results: list[Result]) -> None:
 
 
 def markdown(m: dict, results: list[Result], json_name: str, png_name: str | None,
-             sweep_png_name: str | None) -> str:
+             sweep_png_name: str | None, gated_png_name: str | None = None) -> str:
     out = [f"# glukit_bench on {m['device']}, {m['date'][:10]}", ""]
     out += ["| | |", "| --- | --- |",
             f"| date | {m['date']} |", f"| device | {m['device']} |", f"| driver | {m['driver']} |"]
@@ -501,7 +505,7 @@ def markdown(m: dict, results: list[Result], json_name: str, png_name: str | Non
         if png_name:
             out += [f"![median time by kernel and K]({png_name})", ""]
     out += sweep_markdown(results, sweep_png_name)
-    out += gated_markdown(results)
+    out += gated_markdown(results, gated_png_name)
     if m.get("command_line"):
         out += ["Command (on the device machine):", "", "```", m["command_line"], "```", ""]
     return "\n".join(out)
@@ -623,6 +627,45 @@ def render_sweep_png(plt, m: dict, results: list[Result], path: Path) -> bool:
     return True
 
 
+def render_gated_png(plt, m: dict, results: list[Result], path: Path) -> bool:
+    """The gated projection: median time per shape (log scale) of the baselines, the default
+    (stacked and interleaved W); False (nothing drawn) without gated results."""
+    rows: dict[tuple, dict[str, Result]] = {}
+    for r in results:
+        if r.shape is not None and r.kernel.startswith(GATED_PREFIX) and not r.error:
+            rows.setdefault(r.shape, {})[r.kernel] = r
+    if not rows:
+        return False
+    kernels = [("gated_cublas_gemm2n", "cuBLAS GEMM of width 2n only (best algorithm)"),
+               ("gated_unfused", "cuBLASLt bias GEMM (2n) + silu(g)·u"),
+               (GATED_DEFAULT, "glukit gated_projection, W stacked"),
+               ("gated_default_interleaved", "glukit gated_projection, W interleaved")]
+    fig, ax = plt.subplots(figsize=(max(9, 1.1 * len(rows) + 3), 5))
+    width = 0.84 / len(kernels)
+    colors = plt.get_cmap("tab10").colors
+    shapes = list(rows)
+    for i, (kernel, label) in enumerate(kernels):
+        xs = [g - 0.42 + (i + 0.5) * width for g, sh in enumerate(shapes) if kernel in rows[sh]]
+        ts = [rows[sh][kernel].us for sh in shapes if kernel in rows[sh]]
+        ax.bar(xs, ts, width * 0.92, label=label, color=colors[i % len(colors)])
+    ax.set_yscale("log")
+    ax.set_ylabel("median time (µs, log), lower is better")
+    ax.set_xticks(range(len(shapes)), [f"M {sh[2]}\nn {sh[3]}\nK {sh[4]}" for sh in shapes], fontsize=8)
+    ax.legend(fontsize=8, loc="upper left")
+    ax.grid(axis="y", alpha=0.3, which="both")
+    ax.set_title(f"Gated projection (bf16, SwiGLU) — {m['device']}, driver {m['driver']}, {m['date'][:10]}",
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
+    return True
+
+
+def gated_png_path(png: Path) -> Path:
+    """OUT.png -> OUT-gated.png."""
+    return png.with_name(png.stem + "-gated" + png.suffix)
+
+
 def sweep_png_path(png: Path) -> Path:
     """OUT.png -> OUT-sweep.png."""
     return png.with_name(png.stem + "-sweep" + png.suffix)
@@ -654,7 +697,7 @@ def main() -> int:
         return 1
     m = meta(context, args)
     print_table(m, results)
-    png = sweep_png = None
+    png = sweep_png = gated_png = None
     if args.png:
         plt = import_pyplot()
         if plt is not None:
@@ -664,9 +707,12 @@ def main() -> int:
             if render_sweep_png(plt, m, results, sweep_png_path(args.png)):
                 sweep_png = sweep_png_path(args.png)
                 print(f"wrote {sweep_png}")
+            if render_gated_png(plt, m, results, gated_png_path(args.png)):
+                gated_png = gated_png_path(args.png)
+                print(f"wrote {gated_png}")
     if args.md:
         args.md.write_text(markdown(m, results, args.json.name, relative_to_md(png, args.md),
-                                    relative_to_md(sweep_png, args.md)))
+                                    relative_to_md(sweep_png, args.md), relative_to_md(gated_png, args.md)))
         print(f"wrote {args.md}")
     errors = [r for r in results if r.error]
     for r in errors:
