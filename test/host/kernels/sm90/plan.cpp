@@ -258,3 +258,46 @@ TEMPLATE_TEST_CASE("B stored n x k: K-major in shared memory, boxes tile the sta
   CHECK((K::b_valid(7, 40).rows == 7 && K::b_valid(7, 40).cols == 40));
   CHECK((N::b_valid(7, 40).rows == 40 && N::b_valid(7, 40).cols == 7));
 }
+
+namespace {
+template <class P, glukit::GateLayout L>
+using GatedOf = glukit::Bound<P, glukit::GatedProblem<glukit::bfloat16_t, L>>;
+/// A bound policy's plan, carrying the policy (the test's generic lambda takes the plan).
+template <class BP>
+struct PlanWithBound : glukit::sm90::MainloopPlan<BP> {
+  using BoundPolicy = BP;
+};
+}  // namespace
+
+TEMPLATE_TEST_CASE("gated plans: half-width output tiles over n, W's runs as the TMA boxes' rows, no Y", "[gated]",
+                   gp::GatedTma128x256<sm90a>, gp::GatedTma128x128<sm90a>, gp::GatedTmaPingpong64x128<sm90a>,
+                   gp::V4FusedEpilogue<sm90a>) {
+  using P = TestType;
+  for (const auto layout : {glukit::GateLayout::stacked, glukit::GateLayout::interleaved}) {
+    const auto check = [&](auto plan) {
+      using Plan = decltype(plan);
+      STATIC_REQUIRE(Plan::gated);
+      STATIC_REQUIRE(Plan::out_tile_n * 2 == P::tile_n);
+      STATIC_REQUIRE(!Plan::reads_y);
+      STATIC_REQUIRE(!Plan::bias_in_accumulator);  // staged beside the output tile instead
+      STATIC_REQUIRE(Plan::YLayout::cols == Plan::out_tile_n);
+      STATIC_REQUIRE(glukit::sm90::check_policy<typename Plan::BoundPolicy>());
+      // The schedule counts output columns: n = 1000 in tiles of out_tile_n.
+      const glukit::TileSchedulePlan s = Plan::schedule(256, 1000, 4096, 132);
+      CHECK(s.tiles() == glukit::ceil_div(256, P::tile_m) * glukit::ceil_div(1000, Plan::out_tile_n));
+      // Every box row block is a run of 64 W rows: gate of the run's columns, then up.
+      const std::int64_t n = 1024, j0 = 3 * Plan::out_tile_n;
+      for (int i = 0; i < Plan::b_boxes; ++i) {
+        const int rb = i % Plan::b_box_row_blocks;
+        const std::int64_t j = j0 + 64 * (rb / 2);
+        const auto c = Plan::gated_box_coord(i, j0, n, 128);
+        CHECK(c.outer == (rb % 2 == 0 ? glukit::gate_row(j, n, Plan::gate_layout) : glukit::up_row(j, n, Plan::gate_layout)));
+        CHECK(c.inner == 128 + 64 * (i / Plan::b_box_row_blocks));
+      }
+    };
+    if (layout == glukit::GateLayout::stacked)
+      check(PlanWithBound<GatedOf<P, glukit::GateLayout::stacked>>{});
+    else
+      check(PlanWithBound<GatedOf<P, glukit::GateLayout::interleaved>>{});
+  }
+}
