@@ -9,13 +9,6 @@
 using namespace glukit;
 using namespace glukit::test;
 
-/// A variant with another epilogue operation (kernel template arguments must be
-/// namespace-scope types).
-template <class Base, class Op>
-struct WithOp : Base {
-  using epilogue_op = Op;
-};
-
 TEMPLATE_LIST_TEST_CASE("reference shape M=1024 N=21568", "[gpu][reference]", Sm90Variants) {
   const std::int64_t k = GENERATE(256, 512, 1024);
   check_problem<TestType>({1024, 21568, k});
@@ -125,8 +118,8 @@ TEMPLATE_LIST_TEST_CASE("concurrent streams and host threads", "[gpu][concurrenc
 }
 
 TEMPLATE_LIST_TEST_CASE("other epilogue operations", "[gpu][epilogue]", Sm90Variants) {
-  check_problem<WithOp<TestType, epilogue::SwiGlu>, epilogue::SwiGlu>({200, 1000, 96});
-  check_problem<WithOp<TestType, epilogue::BiasOnly>, epilogue::BiasOnly>({200, 1000, 96});
+  check_problem<policy::WithEpilogue<TestType, epilogue::SwiGlu>, epilogue::SwiGlu>({200, 1000, 96});
+  check_problem<policy::WithEpilogue<TestType, epilogue::BiasOnly>, epilogue::BiasOnly>({200, 1000, 96});
 }
 
 /// Policies a user derives: the warp-specialised kernel (producer warpgroup +

@@ -12,11 +12,6 @@ using namespace glukit::test;
 
 namespace {
 
-template <class Base, class Op>
-struct WithOp : Base {
-  using epilogue_op = Op;
-};
-
 template <class Policy, Element T, Layout L, class Op = epilogue::GluGate>
 void check_ragged() {
   const auto with = [](Shape s) {
@@ -61,12 +56,12 @@ TEMPLATE_LIST_TEST_CASE("bf16, B n x k: an LLM layer slice and the reference sha
 TEMPLATE_LIST_TEST_CASE("bf16, B n x k: SwiGLU and bias-only", "[gpu][dtype]", Sm90Variants) {
   Shape s{200, 1000, 96};
   s.b_layout = Layout::col_major;
-  check_problem<WithOp<TestType, epilogue::SwiGlu>, epilogue::SwiGlu, bfloat16_t>(s);
-  check_problem<WithOp<TestType, epilogue::BiasOnly>, epilogue::BiasOnly, bfloat16_t>(s);
+  check_problem<policy::WithEpilogue<TestType, epilogue::SwiGlu>, epilogue::SwiGlu, bfloat16_t>(s);
+  check_problem<policy::WithEpilogue<TestType, epilogue::BiasOnly>, epilogue::BiasOnly, bfloat16_t>(s);
 }
 
 TEMPLATE_LIST_TEST_CASE("an epilogue that does not read Y takes y = null", "[gpu][dtype]", Sm90Variants) {
-  using P = WithOp<TestType, epilogue::BiasOnly>;
+  using P = policy::WithEpilogue<TestType, epilogue::BiasOnly>;
   Shape s{130, 333, 64, 64, 64, 0, 344};
   s.b_layout = Layout::col_major;
   TestProblemT<bfloat16_t> pr(s, fresh_seed());

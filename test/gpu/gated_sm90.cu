@@ -73,7 +73,7 @@ void check_gated(const char* what, const GatedShape& shape, Launch launch) {
   GLUKIT_CHECK_CUDA(cudaGetLastError());
   GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
   const std::vector<T> out = pr.dout.download();
-  const Shape o = Shape{pr.s.m, pr.s.n, pr.s.k, pr.s.lda, 0, 0, pr.s.ldo};
+  const Shape o = pr.s.output();
   CHECK(count_unwritten(out, o) == 0);
   CHECK(count_padding_written(out, o) == 0);
   CHECK(count_guard_written(out, o) == 0);
@@ -102,9 +102,7 @@ void check_policy_gated() {
 }
 
 template <class Base>
-struct SwiGluOf : Base {
-  using epilogue_op = epilogue::SwiGlu;
-};
+using SwiGluOf = policy::WithEpilogue<Base, epilogue::SwiGlu>;
 
 using GatedPolicies =
     std::tuple<SwiGluOf<policy::V1RegisterStaged<arch::sm90a>>, SwiGluOf<policy::V2DirectToLds<arch::sm90a>>,

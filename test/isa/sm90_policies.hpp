@@ -21,10 +21,4 @@ struct WarpSpecializedTmaCluster : glukit::policy::WarpSpecializedTma<glukit::ar
   static constexpr const char* name() { return "WarpSpecializedTmaCluster"; }
 };
 
-/// A seed variant with SwiGLU: what glukit::gated_projection<Policy> needs of V1-V4.
-template <class Base>
-struct SwiGluOf : Base {
-  using epilogue_op = glukit::epilogue::SwiGlu;
-};
-
 }  // namespace glukit_isa

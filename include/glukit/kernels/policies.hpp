@@ -88,6 +88,14 @@ struct WarpSpecializedTma : PolicyBase<Arch>, VariantTuning<Variant::warp_specia
   static constexpr bool warp_specialized = true;
 };
 
+/// Policy Base with another epilogue operation (its name, tiles and tuning unchanged):
+/// `WithEpilogue<V4FusedEpilogue<arch::sm90a>, epilogue::SwiGlu>`. What the gated
+/// default runs for `gated_projection<Op>(args)`.
+template <class Base, class Op>
+struct WithEpilogue : Base {
+  using epilogue_op = Op;
+};
+
 }  // namespace glukit::policy
 
 #include "glukit/kernels/policies_cdna.hpp"

@@ -80,3 +80,13 @@ TEST_CASE("a derived policy shadows only what it redefines") {
   CHECK(FourBuffers::num_buffers == 4);
   CHECK(std::string(FourBuffers::name()) == "V3DeepPipelinePersistent");
 }
+
+TEST_CASE("WithEpilogue changes the epilogue operation and nothing else") {
+  using Base = glukit::policy::GatedTma128x256<glukit::arch::sm90a>;
+  using P = glukit::policy::WithEpilogue<Base, glukit::epilogue::GeGlu>;
+  STATIC_REQUIRE(std::is_same_v<P::epilogue_op, glukit::epilogue::GeGlu>);
+  STATIC_REQUIRE(std::is_same_v<Base::epilogue_op, glukit::epilogue::SwiGlu>);
+  STATIC_REQUIRE(P::tile_n == Base::tile_n && P::num_buffers == Base::num_buffers && P::pingpong == Base::pingpong);
+  CHECK(std::string(P::name()) == "GatedTma128x256");
+  STATIC_REQUIRE(glukit::Policy<P>);
+}

@@ -17,9 +17,7 @@ namespace glukit::detail {
 /// (kernels/cdna/default.hpp), the variant is the reference work's fastest on the
 /// MI350X, not a measurement of this project: no AMD GPU is reachable here.
 template <class Arch, class Op>
-struct CdnaGatedDefaultPolicy : policy::V4FusedEpilogue<Arch> {
-  using epilogue_op = Op;
-};
+using CdnaGatedDefaultPolicy = policy::WithEpilogue<policy::V4FusedEpilogue<Arch>, Op>;
 
 template <class T, class Op>
 struct DefaultGatedLauncher<Backend::hip, T, Op> {

@@ -9,12 +9,6 @@
 
 namespace glukit::detail {
 
-/// A shipped policy with another epilogue operation.
-template <class Base, class Op>
-struct WithOp : Base {
-  using epilogue_op = Op;
-};
-
 template <class T, class Op>
 struct DefaultGatedLauncher<Backend::cuda, T, Op> {
   static Status run(const GatedProjectionArgsT<T>& args, stream_t stream) {
@@ -27,13 +21,13 @@ struct DefaultGatedLauncher<Backend::cuda, T, Op> {
     using arch::sm90a;
     switch (sm90::default_gated_kernel(args.m, args.n, args.k, sms)) {
       case sm90::DefaultGatedKernel::gated_pingpong_64x128:
-        return gated_projection<WithOp<policy::GatedTmaPingpong64x128<sm90a>, Op>>(args, stream);
+        return gated_projection<policy::WithEpilogue<policy::GatedTmaPingpong64x128<sm90a>, Op>>(args, stream);
       case sm90::DefaultGatedKernel::gated_128x128:
-        return gated_projection<WithOp<policy::GatedTma128x128<sm90a>, Op>>(args, stream);
+        return gated_projection<policy::WithEpilogue<policy::GatedTma128x128<sm90a>, Op>>(args, stream);
       case sm90::DefaultGatedKernel::gated_128x256:
         break;
     }
-    return gated_projection<WithOp<policy::GatedTma128x256<sm90a>, Op>>(args, stream);
+    return gated_projection<policy::WithEpilogue<policy::GatedTma128x256<sm90a>, Op>>(args, stream);
   }
 };
 
