@@ -9,6 +9,26 @@ if(NOT GLUKIT_HAVE_CUDA)
 endif()
 # The PTX is regenerated when any library header changes (not only the wrapper).
 file(GLOB_RECURSE _glukit_sm90_headers CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/include/*.hpp")
+# One variant's check: a translation unit instantiating `launcher<policy, element>` for
+# its args type, compiled to PTX, then sm90_check_ptx.cmake with VARIANT = variant.
+function(glukit_sm90_ptx_check variant launcher args_type policy element)
+  set(src "${CMAKE_CURRENT_BINARY_DIR}/sm90_${variant}.cu")
+  file(WRITE "${src}.in"
+    "#include \"${CMAKE_CURRENT_SOURCE_DIR}/sm90_policies.hpp\"\n"
+    "template glukit::Status glukit::${launcher}<${policy}, ${element}>(\n"
+    "    const glukit::${args_type}<${element}>&, glukit::stream_t);\n")
+  configure_file("${src}.in" "${src}" COPYONLY)
+  set(ptx "${CMAKE_CURRENT_BINARY_DIR}/sm90_${variant}.ptx")
+  add_custom_command(OUTPUT "${ptx}"
+    COMMAND ${CMAKE_CUDA_COMPILER} -std=c++20 -O3 -gencode=arch=compute_90a,code=sm_90a
+            -I${PROJECT_SOURCE_DIR}/include --ptx "${src}" -o "${ptx}"
+    DEPENDS "${src}" "${CMAKE_CURRENT_SOURCE_DIR}/sm90_policies.hpp" ${_glukit_sm90_headers} VERBATIM)
+  add_custom_target(isa_sm90_${variant} ALL DEPENDS "${ptx}")
+  add_test(NAME isa.sm90.${variant}
+    COMMAND ${CMAKE_COMMAND} -DPTX=${ptx} -DVARIANT=${variant} -P ${CMAKE_CURRENT_SOURCE_DIR}/sm90_check_ptx.cmake)
+  set_tests_properties(isa.sm90.${variant} PROPERTIES LABELS isa)
+endfunction()
+
 # The shipped policies, then the optional modes of sm90_policies.hpp; each for fp16 and
 # (suffix _bf16) for bf16. One translation unit holds the kernels of both layouts of B
 # (the launcher picks one per call), so each PTX shows B's MN-major and K-major wgmma.
@@ -31,26 +51,12 @@ foreach(variant IN LISTS _glukit_sm90_variants)
   else()
     set(element "glukit::half_t")
   endif()
-  set(src "${CMAKE_CURRENT_BINARY_DIR}/sm90_${variant}.cu")
-  file(WRITE "${src}.in"
-    "#include \"${CMAKE_CURRENT_SOURCE_DIR}/sm90_policies.hpp\"\n"
-    "template glukit::Status glukit::addmm_glu<${policy}, ${element}>(\n"
-    "    const glukit::AddmmGluArgsT<${element}>&, glukit::stream_t);\n")
-  configure_file("${src}.in" "${src}" COPYONLY)
-  set(ptx "${CMAKE_CURRENT_BINARY_DIR}/sm90_${variant}.ptx")
-  add_custom_command(OUTPUT "${ptx}"
-    COMMAND ${CMAKE_CUDA_COMPILER} -std=c++20 -O3 -gencode=arch=compute_90a,code=sm_90a
-            -I${PROJECT_SOURCE_DIR}/include --ptx "${src}" -o "${ptx}"
-    DEPENDS "${src}" "${CMAKE_CURRENT_SOURCE_DIR}/sm90_policies.hpp" ${_glukit_sm90_headers} VERBATIM)
-  add_custom_target(isa_sm90_${variant} ALL DEPENDS "${ptx}")
-  add_test(NAME isa.sm90.${variant}
-    COMMAND ${CMAKE_COMMAND} -DPTX=${ptx} -DVARIANT=${variant} -P ${CMAKE_CURRENT_SOURCE_DIR}/sm90_check_ptx.cmake)
-  set_tests_properties(isa.sm90.${variant} PROPERTIES LABELS isa)
+  glukit_sm90_ptx_check(${variant} addmm_glu AddmmGluArgsT "${policy}" "${element}")
 endforeach()
 
 # The gated projection: V1-V4 (with SwiGLU) and the GatedTma kernels through
 # glukit::gated_projection<Policy>, fp16 and bf16; one translation unit holds both W
-# orders. VARIANT Gated_<policy>[_bf16] (sm90_check_ptx.cmake: GATED).
+# orders. VARIANT Gated_<policy>[_bf16] (sm90_check_ptx.cmake checks the prefix Gated_).
 set(_glukit_sm90_gated V1RegisterStaged V2DirectToLds V3DeepPipelinePersistent V4FusedEpilogue GatedTma128x256
     GatedTma128x128 GatedTmaPingpong64x128)
 foreach(base IN LISTS _glukit_sm90_gated)
@@ -60,25 +66,11 @@ foreach(base IN LISTS _glukit_sm90_gated)
       set(variant "${variant}_bf16")
     endif()
     if(base MATCHES "^V[1-4]")
-      set(policy "glukit_isa::SwiGluOf<glukit::policy::${base}<glukit::arch::sm90a>>")
+      set(policy "glukit::policy::WithEpilogue<glukit::policy::${base}<glukit::arch::sm90a>, glukit::epilogue::SwiGlu>")
     else()
       set(policy "glukit::policy::${base}<glukit::arch::sm90a>")
     endif()
-    set(src "${CMAKE_CURRENT_BINARY_DIR}/sm90_${variant}.cu")
-    file(WRITE "${src}.in"
-      "#include \"${CMAKE_CURRENT_SOURCE_DIR}/sm90_policies.hpp\"\n"
-      "template glukit::Status glukit::gated_projection<${policy}, ${element}>(\n"
-      "    const glukit::GatedProjectionArgsT<${element}>&, glukit::stream_t);\n")
-    configure_file("${src}.in" "${src}" COPYONLY)
-    set(ptx "${CMAKE_CURRENT_BINARY_DIR}/sm90_${variant}.ptx")
-    add_custom_command(OUTPUT "${ptx}"
-      COMMAND ${CMAKE_CUDA_COMPILER} -std=c++20 -O3 -gencode=arch=compute_90a,code=sm_90a
-              -I${PROJECT_SOURCE_DIR}/include --ptx "${src}" -o "${ptx}"
-      DEPENDS "${src}" "${CMAKE_CURRENT_SOURCE_DIR}/sm90_policies.hpp" ${_glukit_sm90_headers} VERBATIM)
-    add_custom_target(isa_sm90_${variant} ALL DEPENDS "${ptx}")
-    add_test(NAME isa.sm90.${variant}
-      COMMAND ${CMAKE_COMMAND} -DPTX=${ptx} -DVARIANT=${variant} -P ${CMAKE_CURRENT_SOURCE_DIR}/sm90_check_ptx.cmake)
-    set_tests_properties(isa.sm90.${variant} PROPERTIES LABELS isa)
+    glukit_sm90_ptx_check(${variant} gated_projection GatedProjectionArgsT "${policy}" "${element}")
   endforeach()
 endforeach()
 
