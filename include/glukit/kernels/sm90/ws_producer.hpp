@@ -79,11 +79,6 @@ struct WsProducer : WsCommon<P> {
     }
   }
 
-  /// The bias row of the tile at output column n0 by TMA (tile_n elements).
-  GLUKIT_DEVICE static void load_bias_row(const Params<P>& p, unsigned char* dst, std::uint64_t* bar, int n0) {
-    arch::hopper::tma_load_2d(dst, &p.maps.bias, bar, n0, 0);
-  }
-
   /// Gated: the bias of the tile's W rows at output column n0, run by run, by one thread
   /// with plain loads (zeros for rows of columns past n).
   GLUKIT_DEVICE static void copy_gated_bias_row(const Params<P>& p, unsigned char* dst, std::int64_t n0) {
@@ -129,7 +124,7 @@ struct WsProducer : WsCommon<P> {
           }
         }
         if constexpr (Plan::stage_y)
-          if (with_bias) load_bias_row(p, sh.ring.template tile<2>(st.index), &sh.full[st.index], n0);
+          if (with_bias) tma_load_2d(sh.ring.template tile<2>(st.index), &p.maps.bias, &sh.full[st.index], n0, 0);
         ++st;
       }
     }
@@ -154,7 +149,7 @@ struct WsProducer : WsCommon<P> {
       if (Plan::reads_y || with_bias) {
         mbarrier_arrive_expect_tx(full, (Plan::reads_y ? Plan::YLayout::bytes : 0) +
                                             (with_bias ? Plan::bias_tx_bytes : 0));
-        if (with_bias) load_bias_row(p, sh.y_bias(b), full, static_cast<int>(tc.n * Plan::out_tile_n));
+        if (with_bias) tma_load_2d(sh.y_bias(b), &p.maps.bias, full, static_cast<int>(tc.n * BN), 0);
       }
       if constexpr (Plan::reads_y) {
 #pragma unroll
