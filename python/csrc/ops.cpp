@@ -1,11 +1,13 @@
-// The CUDA implementations of torch.ops.glukit.addmm_glu and
-// torch.ops.glukit.gated_projection (schemas, fake and CPU implementations: glukit/ops.py).
-// Each checks its op's rules with the messages of glukit.ops.check_args /
-// check_gated_args (ValueError) — every operand's device first, so that a CPU tensor
-// never reaches a kernel —, makes non-contiguous inputs contiguous (one copy each), and
-// calls glukit's default launcher (launch_*.cu) on the current CUDA stream; a non-ok
-// glukit::Status becomes ValueError (invalid_argument) or RuntimeError
-// (unsupported_device, runtime_error) carrying glukit's message.
+// The CUDA implementations behind torch.ops.glukit.addmm_glu and
+// torch.ops.glukit.gated_projection: the private ops glukit._addmm_glu_cuda and
+// _gated_projection_cuda, which the public ops' CUDA kernels (glukit/ops.py, with the
+// schemas, fake and CPU implementations) call once check_args / check_gated_args passed.
+// Each checks the same rules again with the same messages (ValueError) — every operand's
+// device first, so that a CPU tensor never reaches a kernel —, for a direct call of the
+// private op; makes non-contiguous inputs contiguous (one copy each), and calls glukit's
+// default launcher (launch_*.cu) on the current CUDA stream; a non-ok glukit::Status
+// becomes ValueError (invalid_argument) or RuntimeError (unsupported_device,
+// runtime_error) carrying glukit's message.
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
