@@ -9,6 +9,7 @@ import torch.nn.functional as F
 
 import glukit
 from glukit.nn import GatedMLPUp, LinearGlu
+from gated_inputs import join, make_gated_parts
 
 DTYPES = [torch.float16, torch.bfloat16]
 
@@ -225,25 +226,6 @@ EAGER_ACT = {
     "relu": F.relu,
     "sigmoid": torch.sigmoid,
 }
-
-
-def make_gated_parts(m, n, k, dtype=torch.float16, bias=True, seed=0):
-    """a, and the gate and up projections' weights and biases as separate tensors."""
-    g = torch.Generator().manual_seed(seed)
-    a = torch.randn(m, k, generator=g).to(dtype)
-    wg, wu = (torch.randn(n, k, generator=g).div(max(k, 1) ** 0.5).to(dtype) for _ in range(2))
-    bg, bu = (torch.randn(n, generator=g).to(dtype) if bias else None for _ in range(2))
-    return a, wg, wu, bg, bu
-
-
-def join(wg, wu, bg, bu, layout):
-    """The op's w and bias from the separate projections, in layout's row order."""
-    w = torch.cat([wg, wu], 0)
-    b = torch.cat([bg, bu], 0) if bg is not None else None
-    if layout == "interleaved":
-        w = glukit.interleave_gate_up(w)
-        b = glukit.interleave_gate_up(b) if b is not None else None
-    return w, b
 
 
 def make_gated(m, n, k, dtype=torch.float16, bias=True, layout="stacked", seed=0):

@@ -15,6 +15,8 @@ import torch
 import torch.nn.functional as F
 
 import glukit
+import gated_inputs
+from gated_inputs import join
 from glukit.nn import GatedMLPUp, LinearGlu
 
 pytestmark = pytest.mark.gpu
@@ -194,22 +196,7 @@ EAGER_ACT = {
 
 
 def make_gated_parts(m, n, k, dtype, bias=True, seed=0):
-    """a, and the gate and up projections' weights and biases as separate tensors."""
-    g = torch.Generator(device="cuda").manual_seed(seed)
-    a = torch.randn(m, k, device="cuda", generator=g).to(dtype)
-    wg, wu = ((torch.randn(n, k, device="cuda", generator=g) / max(k, 1) ** 0.5).to(dtype) for _ in range(2))
-    bg, bu = (torch.randn(n, device="cuda", generator=g).to(dtype) if bias else None for _ in range(2))
-    return a, wg, wu, bg, bu
-
-
-def join(wg, wu, bg, bu, layout):
-    """The op's w and bias in layout's row order."""
-    w = torch.cat([wg, wu], 0)
-    b = torch.cat([bg, bu], 0) if bg is not None else None
-    if layout == "interleaved":
-        w = glukit.interleave_gate_up(w)
-        b = glukit.interleave_gate_up(b) if b is not None else None
-    return w, b
+    return gated_inputs.make_gated_parts(m, n, k, dtype, bias, seed, device="cuda")
 
 
 def gated_eager(a, wg, wu, bg, bu, activation):
