@@ -11,8 +11,10 @@ at K = 8192, n = 28672; eager is ``F.linear`` with the 2n-row weight, then
 ``g, u = x.chunk(2, -1); F.silu(g) * u``. N in the table is n (the output's columns), B
 "2n x k"; TFLOP/s count the 2n-column GEMM.
 
-CUDA-event timing of each call, after warm-up; input sets rotated so that their total
-passes the L2 (~50 MB on the H200); the median is reported.
+CUDA-event timing of each call after a warm-up of at least 0.25 s (the GPU clock ramps up
+from idle); input sets rotated so that their total passes the L2 (~50 MB on the H200); the
+median is reported. glukit's host time per call (the op's dispatch, checks and launch on
+the CPU) is measured too.
 
     python python/bench.py OUT.json [--iters 50] [--warmup 10]
 
@@ -23,6 +25,7 @@ import functools
 import json
 import statistics
 import sys
+import time
 
 import torch
 import torch.nn.functional as F
@@ -30,6 +33,8 @@ import torch.nn.functional as F
 import glukit
 
 L2_BYTES = 50 * 2**20  # H200: 50 MiB of L2; the rotated sets together exceed it
+WARMUP_SECONDS = 0.25  # of calls before each timing
+HOST_CALLS = 20  # calls of the host-time measurement
 
 SHAPES = [
     # (name, m, n, k, dtype, b_is_nk)
@@ -90,10 +95,22 @@ def gated_input_sets(m, n, k, dtype):
             for _ in range(set_count(one))]
 
 
-def time_ms(fn, sets, warmup, iters):
-    for i in range(warmup):
+def warm_up(fn, sets, warmup, seconds=WARMUP_SECONDS):
+    """At least `warmup` calls and `seconds` of them: the GPU's clock ramps up from idle
+    over milliseconds, longer than a few calls of the smaller shapes take."""
+    start, i = time.perf_counter(), 0
+    while i < warmup or time.perf_counter() - start < seconds:
         fn(*sets[i % len(sets)])
+        i += 1
+        if i % 32 == 0:
+            torch.cuda.synchronize()
     torch.cuda.synchronize()
+
+
+def time_ms(fn, sets, warmup, iters):
+    """Median of `iters` calls, each between two CUDA events on the current stream (the
+    call's host work counts where it is longer than the previous call's GPU work)."""
+    warm_up(fn, sets, warmup)
     times = []
     for i in range(iters):
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -104,6 +121,18 @@ def time_ms(fn, sets, warmup, iters):
         times.append((start, stop))
     torch.cuda.synchronize()
     return statistics.median(s.elapsed_time(e) for s, e in times)
+
+
+def host_us(fn, sets, calls=HOST_CALLS):
+    """Host time of one call (us): `calls` calls enqueued back to back, timed on the CPU
+    without waiting for the GPU (the launch queue holds them all)."""
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for i in range(calls):
+        fn(*sets[i % len(sets)])
+    elapsed = time.perf_counter() - start
+    torch.cuda.synchronize()
+    return elapsed / calls * 1e6
 
 
 def cases():
@@ -141,21 +170,25 @@ def main():
             for label, fn in fns.items():
                 r[f"{label}_ms"] = time_ms(fn, sets, args.warmup, args.iters)
                 r[f"{label}_tflops"] = flops / (r[f"{label}_ms"] * 1e-3) / 1e12
+            r["glukit_host_us"] = host_us(fns["glukit"], sets)
             rows.append(r)
-            print(f"{r['name']}: glukit {r['glukit_ms']:.4f} ms, eager {r['eager_ms']:.4f} ms, "
-                  f"compile {r['compile_ms']:.4f} ms", flush=True)
+            print(f"{r['name']}: glukit {r['glukit_ms']:.4f} ms (host {r['glukit_host_us']:.1f} us per call), "
+                  f"eager {r['eager_ms']:.4f} ms, compile {r['compile_ms']:.4f} ms", flush=True)
             del sets, ref
             torch.cuda.empty_cache()
     print()
-    print("| shape | M | N | K | dtype | B | glukit ms | eager ms | compile ms | vs eager | vs compile | glukit TFLOP/s |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| shape | M | N | K | dtype | B | glukit ms | eager ms | compile ms | vs eager | vs compile | glukit TFLOP/s "
+          "| glukit host us |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         print(f"| {r['name']} | {r['m']} | {r['n']} | {r['k']} | {r['dtype']} | {r['b_layout']} | "
               f"{r['glukit_ms']:.4f} | {r['eager_ms']:.4f} | {r['compile_ms']:.4f} | "
               f"{r['eager_ms'] / r['glukit_ms']:.2f}x | {r['compile_ms'] / r['glukit_ms']:.2f}x | "
-              f"{r['glukit_tflops']:.0f} |")
+              f"{r['glukit_tflops']:.0f} | {r['glukit_host_us']:.1f} |")
     meta = {"torch": torch.__version__, "cuda": torch.version.cuda, "device": torch.cuda.get_device_name(),
-            "iters": args.iters, "warmup": args.warmup, "timing": "CUDA events per call, median"}
+            "iters": args.iters, "warmup": args.warmup, "warmup_seconds": WARMUP_SECONDS,
+            "timing": "CUDA events per call, median; glukit_host_us: host time per call, "
+                      f"{HOST_CALLS} calls enqueued back to back"}
     with open(args.json_out, "w") as f:
         json.dump({"meta": meta, "results": rows}, f, indent=2)
     print(f"\nwrote {args.json_out}")

@@ -1,22 +1,28 @@
-// The CUDA implementations behind torch.ops.glukit.addmm_glu and
-// torch.ops.glukit.gated_projection: the private ops glukit._addmm_glu_cuda and
-// _gated_projection_cuda, which the public ops' CUDA kernels (glukit/ops.py, with the
-// schemas, fake and CPU implementations) call once check_args / check_gated_args passed.
-// Each checks the same rules again with the same messages (ValueError) — every operand's
-// device first, so that a CPU tensor never reaches a kernel —, for a direct call of the
-// private op; makes non-contiguous inputs contiguous (one copy each), and calls glukit's
-// default launcher (launch_*.cu) on the current CUDA stream; a non-ok glukit::Status
-// becomes ValueError (invalid_argument) or RuntimeError (unsupported_device,
-// runtime_error) carrying glukit's message.
+// The CUDA implementations of torch.ops.glukit.addmm_glu and
+// torch.ops.glukit.gated_projection (schemas, fake and CPU implementations: glukit/ops.py).
+// Each checks the op's argument rules in glukit.ops.check_args' (check_gated_args') order
+// and with its messages (ValueError) — every operand's device first, so that a CPU tensor
+// never reaches a kernel —, makes non-contiguous inputs contiguous (one copy each), and
+// calls glukit's default launcher (launch_*.cu) on the current CUDA stream; a non-ok
+// glukit::Status becomes ValueError (invalid_argument) or RuntimeError
+// (unsupported_device, runtime_error) carrying glukit's message.
+//
+// The messages are built from strings and std::to_string, never with iostreams
+// (c10::str with numbers, or operator<< on shapes): built by the H200 machine's g++, an
+// integer inserted into a std::ostream inside this extension segfaulted (the backtrace
+// ends in std::ostream::_M_insert<long>, resolved in the extension itself:
+// docs/results/probes/h200-2026-12-01-throw-probe.txt). Strings alone reach
+// TORCH_CHECK_VALUE, which passes a single std::string through unformatted.
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/extension.h>
 #include <torch/library.h>
 
+#include <cstdint>
 #include <optional>
-#include <sstream>
 #include <string>
+#include <type_traits>
 
 #include "launch.h"
 
@@ -28,8 +34,41 @@ const char* dtype_name(at::ScalarType t) {
   return t == at::kHalf ? "torch.float16" : t == at::kBFloat16 ? "torch.bfloat16" : c10::toString(t);
 }
 
+/// One piece of an error message as text (see the file comment: no iostreams).
+std::string text(const char* s) { return s; }
+std::string text(const std::string& s) { return s; }
+std::string text(c10::string_view s) { return std::string(s.data(), s.size()); }
+std::string text(const c10::Device& d) { return d.str(); }
+template <class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>  // C++17: PyTorch's standard
+std::string text(I v) {
+  return std::to_string(v);
+}
+/// A shape as Python prints a tuple: (2, 3), (4,).
+std::string text(at::IntArrayRef sizes) {
+  std::string s = "(";
+  for (std::size_t d = 0; d < sizes.size(); ++d) s += (d ? ", " : "") + std::to_string(sizes[d]);
+  return s + (sizes.size() == 1 ? ",)" : ")");
+}
+
+/// The message of its pieces, one string.
+template <class... Pieces>
+std::string message(const Pieces&... pieces) {
+  std::string s;
+  ((s += text(pieces)), ...);
+  return s;
+}
+
+/// Raises ValueError(message(pieces...)) unless ok.
+template <class... Pieces>
+void require(bool ok, const Pieces&... pieces) {
+  if (!ok) {
+    const std::string m = message(pieces...);
+    TORCH_CHECK_VALUE(false, m);
+  }
+}
+
 void check_dims(const char* name, const at::Tensor& t, int64_t dims) {
-  TORCH_CHECK_VALUE(t.dim() == dims, name, ": must be ", dims, "-D (got ", t.dim(), "-D)");
+  require(t.dim() == dims, name, ": must be ", dims, "-D (got ", t.dim(), "-D)");
 }
 
 /// A named operand (bias: may be absent).
@@ -44,33 +83,26 @@ void check_devices_and_dtypes(std::initializer_list<Operand> operands) {
   const at::Tensor& a = *operands.begin()->t;
   for (const Operand& o : operands) {
     if (o.t == nullptr || o.t == &a) continue;
-    TORCH_CHECK_VALUE(o.t->device() == a.device(), o.name, ": on ", o.t->device(), ", a on ", a.device(),
-                      " (all operands must be on one device)");
+    require(o.t->device() == a.device(), o.name, ": on ", o.t->device(), ", a on ", a.device(),
+            " (all operands must be on one device)");
   }
-  TORCH_CHECK_VALUE(a.is_cuda(), "a: must be a CUDA tensor (got ", a.device(), ")");
-  TORCH_CHECK_VALUE(a.scalar_type() == at::kHalf || a.scalar_type() == at::kBFloat16,
-                    "a: dtype must be torch.float16 or torch.bfloat16 (got ", dtype_name(a.scalar_type()), ")");
+  require(a.is_cuda(), "a: must be a CUDA tensor (got ", a.device(), ")");
+  require(a.scalar_type() == at::kHalf || a.scalar_type() == at::kBFloat16,
+          "a: dtype must be torch.float16 or torch.bfloat16 (got ", dtype_name(a.scalar_type()), ")");
   for (const Operand& o : operands) {
     if (o.t == nullptr || o.t == &a) continue;
-    TORCH_CHECK_VALUE(o.t->scalar_type() == a.scalar_type(), o.name, ": dtype ", dtype_name(o.t->scalar_type()),
-                      " differs from a's ", dtype_name(a.scalar_type()));
+    require(o.t->scalar_type() == a.scalar_type(), o.name, ": dtype ", dtype_name(o.t->scalar_type()),
+            " differs from a's ", dtype_name(a.scalar_type()));
   }
-}
-
-/// A 2-D shape as Python prints a tuple: (2, 3).
-std::string shape_str(const at::Tensor& t) {
-  std::ostringstream s;
-  s << '(';
-  for (int64_t d = 0; d < t.dim(); ++d) s << (d ? ", " : "") << t.size(d);
-  s << (t.dim() == 1 ? ",)" : ")");
-  return s.str();
 }
 
 /// glukit::StatusCode::invalid_argument becomes ValueError, any other failure RuntimeError.
 void check_status(const char* op, const glukit_torch::LaunchStatus& s) {
   constexpr int invalid_argument = 1;  // glukit::StatusCode::invalid_argument
-  TORCH_CHECK_VALUE(s.code != invalid_argument, op, ": ", s.message);
-  TORCH_CHECK(s.code == 0, op, ": ", s.message);
+  if (s.code == 0) return;
+  const std::string m = message(op, ": ", s.message);
+  TORCH_CHECK_VALUE(s.code != invalid_argument, m);
+  TORCH_CHECK(false, m);
 }
 
 at::Tensor addmm_glu_cuda(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
@@ -86,18 +118,18 @@ at::Tensor addmm_glu_cuda(const at::Tensor& a, const at::Tensor& b, const std::o
   const int64_t m = a.size(0), k = a.size(1);
   const int64_t n = b_is_nk ? b.size(0) : b.size(1);
   if (b_is_nk) {
-    TORCH_CHECK_VALUE(b.size(1) == k, "b: must be n x k with k = ", k, " (b_is_nk=True; got ", b.sizes(), ")");
+    require(b.size(1) == k, "b: must be n x k with k = ", k, " (b_is_nk=True; got ", b.sizes(), ")");
   } else {
-    TORCH_CHECK_VALUE(b.size(0) == k, "b: must be k x n with k = ", k, " (got ", b.sizes(),
-                      "; an nn.Linear weight needs b_is_nk=True)");
+    require(b.size(0) == k, "b: must be k x n with k = ", k, " (got ", b.sizes(),
+            "; an nn.Linear weight needs b_is_nk=True)");
   }
-  TORCH_CHECK_VALUE(y.size(0) == m && y.size(1) == n, "y: must be m x n = (", m, ", ", n, ") (got ", y.sizes(), ")");
+  require(y.size(0) == m && y.size(1) == n, "y: must be m x n = (", m, ", ", n, ") (got ", y.sizes(), ")");
   if (bias.has_value()) {
-    TORCH_CHECK_VALUE(bias->size(0) == n, "bias: must have n = ", n, " elements (got ", bias->size(0), ")");
+    require(bias->size(0) == n, "bias: must have n = ", n, " elements (got ", bias->size(0), ")");
   }
   if (m != 0 && n != 0) {
-    TORCH_CHECK_VALUE(k % vector_elems == 0, "k: must be a multiple of 8 (a's columns; got ", k, ")");
-    TORCH_CHECK_VALUE(n % vector_elems == 0, "n: must be a multiple of 8 (the output's columns; got ", n, ")");
+    require(k % vector_elems == 0, "k: must be a multiple of 8 (a's columns; got ", k, ")");
+    require(n % vector_elems == 0, "n: must be a multiple of 8 (the output's columns; got ", n, ")");
   }
 
   const c10::cuda::CUDAGuard guard(a.device());
@@ -152,26 +184,25 @@ at::Tensor gated_projection_cuda(const at::Tensor& a, const at::Tensor& w, const
   }
   check_devices_and_dtypes({{"a", &a}, {"w", &w}, {"bias", bias.has_value() ? &*bias : nullptr}});
   const GatedLauncher launcher = gated_launcher(activation, a.scalar_type() == at::kHalf);
-  TORCH_CHECK_VALUE(launcher != nullptr, "activation: must be one of 'silu', 'gelu_tanh', 'relu', 'sigmoid' (got '",
-                    activation, "')");
+  require(launcher != nullptr, "activation: must be one of 'silu', 'gelu_tanh', 'relu', 'sigmoid' (got '",
+          activation, "')");
   const bool interleaved = layout == "interleaved";
-  TORCH_CHECK_VALUE(interleaved || layout == "stacked", "layout: must be 'stacked' or 'interleaved' (got '", layout,
-                    "')");
+  require(interleaved || layout == "stacked", "layout: must be 'stacked' or 'interleaved' (got '", layout,
+          "')");
   const int64_t m = a.size(0), k = a.size(1);
   const int64_t rows = w.size(0);
-  TORCH_CHECK_VALUE(rows % 2 == 0, "w: must have 2n rows, gate and up (got ", rows, ", odd)");
+  require(rows % 2 == 0, "w: must have 2n rows, gate and up (got ", rows, ", odd)");
   const int64_t n = rows / 2;
-  TORCH_CHECK_VALUE(w.size(1) == k, "w: must be 2n x k with k = ", k, " (an nn.Linear weight; got ", shape_str(w),
-                    ")");
+  require(w.size(1) == k, "w: must be 2n x k with k = ", k, " (an nn.Linear weight; got ", w.sizes(), ")");
   if (bias.has_value()) {
-    TORCH_CHECK_VALUE(bias->size(0) == rows, "bias: must have 2n = ", rows, " elements, in w's row order (got ",
-                      bias->size(0), ")");
+    require(bias->size(0) == rows, "bias: must have 2n = ", rows, " elements, in w's row order (got ",
+            bias->size(0), ")");
   }
-  TORCH_CHECK_VALUE(!interleaved || n % gate_interleave_rows == 0,
-                    "n: must be a multiple of 64 for layout='interleaved' (whole blocks of gate and up rows; got ", n,
-                    ")");
+  require(!interleaved || n % gate_interleave_rows == 0,
+          "n: must be a multiple of 64 for layout='interleaved' (whole blocks of gate and up rows; got ", n,
+          ")");
   if (m != 0 && n != 0) {
-    TORCH_CHECK_VALUE(k % vector_elems == 0, "k: must be a multiple of 8 (a's columns; got ", k, ")");
+    require(k % vector_elems == 0, "k: must be a multiple of 8 (a's columns; got ", k, ")");
   }
 
   const c10::cuda::CUDAGuard guard(a.device());
@@ -203,10 +234,9 @@ at::Tensor gated_projection_cuda(const at::Tensor& a, const at::Tensor& w, const
 }  // namespace
 
 TORCH_LIBRARY_IMPL(glukit, CUDA, m) {
-  // The private ops glukit/ops.py defines; its CUDA kernels of addmm_glu and
-  // gated_projection check the arguments in Python, then call these.
-  m.impl("_addmm_glu_cuda", &addmm_glu_cuda);
-  m.impl("_gated_projection_cuda", &gated_projection_cuda);
+  // The schemas are glukit/ops.py's (torch.library.Library("glukit", "DEF")).
+  m.impl("addmm_glu", &addmm_glu_cuda);
+  m.impl("gated_projection", &gated_projection_cuda);
 }
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {

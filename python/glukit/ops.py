@@ -24,11 +24,6 @@ VECTOR_ELEMS = 8
 
 _lib = torch.library.Library("glukit", "DEF")  # noqa: the registrations live as long as the module
 _lib.define("addmm_glu" + SCHEMA)
-#: The C++ CUDA implementation (glukit._C), called by the CUDA kernel below once the
-#: arguments passed check_args: an argument error thrown as a C++ exception before the
-#: launch crashed the interpreter on the H200 machine (PyTorch 2.11, the extension built
-#: by its /opt/gcc g++), so the rules are checked in Python first.
-_lib.define("_addmm_glu_cuda" + SCHEMA)
 
 
 def _check_devices_and_dtypes(named) -> None:
@@ -95,12 +90,6 @@ def reference(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor], y:
     if bias is not None:
         x = x + bias.float()
     return (x + x * y.float()).to(a.dtype)
-
-
-@torch.library.impl(_lib, "addmm_glu", "CUDA")
-def _addmm_glu_cuda(a, b, bias, y, *, b_is_nk=False):
-    check_args(a, b, bias, y, b_is_nk)
-    return torch.ops.glukit._addmm_glu_cuda(a, b, bias, y, b_is_nk=b_is_nk)
 
 
 @torch.library.impl(_lib, "addmm_glu", "CPU")
@@ -189,7 +178,6 @@ def _activation_grad(name: str, g: torch.Tensor) -> torch.Tensor:
 
 
 _lib.define("gated_projection" + GATED_SCHEMA)
-_lib.define("_gated_projection_cuda" + GATED_SCHEMA)  # glukit._C's, as _addmm_glu_cuda
 
 
 def check_gated_args(a: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor], activation: str,
@@ -271,12 +259,6 @@ def gated_reference(a: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tenso
     x = F.linear(a.float(), w.float(), bias.float() if bias is not None else None)
     g, u = split_gate_up(x, layout)
     return (ACTIVATIONS[activation](g) * u).to(a.dtype)
-
-
-@torch.library.impl(_lib, "gated_projection", "CUDA")
-def _gated_projection_cuda(a, w, bias, *, activation="silu", layout="stacked"):
-    check_gated_args(a, w, bias, activation, layout)
-    return torch.ops.glukit._gated_projection_cuda(a, w, bias, activation=activation, layout=layout)
 
 
 @torch.library.impl(_lib, "gated_projection", "CPU")

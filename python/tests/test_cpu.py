@@ -75,21 +75,23 @@ def test_cpu_reference_is_the_eager_formula():
     torch.testing.assert_close(glukit.addmm_glu(a, b, c, y, b_is_nk=True), (x + x * y.float()).bfloat16())
 
 
-@pytest.mark.parametrize(
-    "mutate, message",
-    [
-        (lambda a, b, c, y: (a[0], b, c, y), "a: must be 2-D"),
-        (lambda a, b, c, y: (a, b, c[None], y), "bias: must be 1-D"),
-        (lambda a, b, c, y: (a.float(), b, c, y), "a: dtype must be torch.float16 or torch.bfloat16"),
-        (lambda a, b, c, y: (a, b.bfloat16(), c, y), "b: dtype torch.bfloat16 differs from a's torch.float16"),
-        (lambda a, b, c, y: (a, b, c, y.bfloat16()), "y: dtype"),
-        (lambda a, b, c, y: (a, b.t().contiguous(), c, y), "b: must be k x n with k = 16"),
-        (lambda a, b, c, y: (a, b, c, y[:, :8]), "y: must be m x n = (32, 24)"),
-        (lambda a, b, c, y: (a, b, c[:16], y), "bias: must have n = 24 elements"),
-        (lambda a, b, c, y: (a[:, :12], b[:12], c, y), "k: must be a multiple of 8"),
-        (lambda a, b, c, y: (a, b[:, :20], c[:20], y[:, :20]), "n: must be a multiple of 8"),
-    ],
-)
+#: (mutate, message): each makes one argument of make(32, 24, 16) break one rule; the
+#: op raises ValueError starting with message (test_gpu.py runs them on CUDA tensors).
+ARGUMENT_ERRORS = [
+    (lambda a, b, c, y: (a[0], b, c, y), "a: must be 2-D"),
+    (lambda a, b, c, y: (a, b, c[None], y), "bias: must be 1-D"),
+    (lambda a, b, c, y: (a.float(), b, c, y), "a: dtype must be torch.float16 or torch.bfloat16"),
+    (lambda a, b, c, y: (a, b.bfloat16(), c, y), "b: dtype torch.bfloat16 differs from a's torch.float16"),
+    (lambda a, b, c, y: (a, b, c, y.bfloat16()), "y: dtype"),
+    (lambda a, b, c, y: (a, b.t().contiguous(), c, y), "b: must be k x n with k = 16"),
+    (lambda a, b, c, y: (a, b, c, y[:, :8]), "y: must be m x n = (32, 24)"),
+    (lambda a, b, c, y: (a, b, c[:16], y), "bias: must have n = 24 elements"),
+    (lambda a, b, c, y: (a[:, :12], b[:12], c, y), "k: must be a multiple of 8"),
+    (lambda a, b, c, y: (a, b[:, :20], c[:20], y[:, :20]), "n: must be a multiple of 8"),
+]
+
+
+@pytest.mark.parametrize("mutate, message", ARGUMENT_ERRORS)
 def test_argument_errors_name_the_argument(mutate, message):
     a, b, c, y = mutate(*make(32, 24, 16))
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
@@ -324,27 +326,28 @@ def _esc(message):
     return message.replace("(", r"\(").replace(")", r"\)")
 
 
-@pytest.mark.parametrize(
-    "mutate, kwargs, message",
-    [
-        (lambda a, w, b: (a[0], w, b), {}, "a: must be 2-D"),
-        (lambda a, w, b: (a, w[0], b), {}, "w: must be 2-D"),
-        (lambda a, w, b: (a, w, b[None]), {}, "bias: must be 1-D"),
-        (lambda a, w, b: (a.float(), w, b), {}, "a: dtype must be torch.float16 or torch.bfloat16"),
-        (lambda a, w, b: (a, w.bfloat16(), b), {}, "w: dtype torch.bfloat16 differs from a's torch.float16"),
-        (lambda a, w, b: (a, w, b.bfloat16()), {}, "bias: dtype torch.bfloat16 differs"),
-        (lambda a, w, b: (a, w, b), {"activation": "swish"},
-         "activation: must be one of 'silu', 'gelu_tanh', 'relu', 'sigmoid' (got 'swish')"),
-        (lambda a, w, b: (a, w, b), {"layout": "blocked"},
-         "layout: must be 'stacked' or 'interleaved' (got 'blocked')"),
-        (lambda a, w, b: (a, w[:47], b[:47]), {}, "w: must have 2n rows, gate and up (got 47, odd)"),
-        (lambda a, w, b: (a, w[:, :8], b), {}, "w: must be 2n x k with k = 16 (an nn.Linear weight; got (48, 8))"),
-        (lambda a, w, b: (a, w.t().contiguous(), b), {}, "w: must be 2n x k with k = 16"),
-        (lambda a, w, b: (a, w, b[:24]), {}, "bias: must have 2n = 48 elements, in w's row order (got 24)"),
-        (lambda a, w, b: (a, w, b), {"layout": "interleaved"}, "n: must be a multiple of 64 for layout='interleaved'"),
-        (lambda a, w, b: (a[:, :12], w[:, :12], b), {}, "k: must be a multiple of 8 (a's columns; got 12)"),
-    ],
-)
+#: (mutate, kwargs, message) for gated_projection on make_gated(32, 24, 16), as ARGUMENT_ERRORS.
+GATED_ARGUMENT_ERRORS = [
+    (lambda a, w, b: (a[0], w, b), {}, "a: must be 2-D"),
+    (lambda a, w, b: (a, w[0], b), {}, "w: must be 2-D"),
+    (lambda a, w, b: (a, w, b[None]), {}, "bias: must be 1-D"),
+    (lambda a, w, b: (a.float(), w, b), {}, "a: dtype must be torch.float16 or torch.bfloat16"),
+    (lambda a, w, b: (a, w.bfloat16(), b), {}, "w: dtype torch.bfloat16 differs from a's torch.float16"),
+    (lambda a, w, b: (a, w, b.bfloat16()), {}, "bias: dtype torch.bfloat16 differs"),
+    (lambda a, w, b: (a, w, b), {"activation": "swish"},
+     "activation: must be one of 'silu', 'gelu_tanh', 'relu', 'sigmoid' (got 'swish')"),
+    (lambda a, w, b: (a, w, b), {"layout": "blocked"},
+     "layout: must be 'stacked' or 'interleaved' (got 'blocked')"),
+    (lambda a, w, b: (a, w[:47], b[:47]), {}, "w: must have 2n rows, gate and up (got 47, odd)"),
+    (lambda a, w, b: (a, w[:, :8], b), {}, "w: must be 2n x k with k = 16 (an nn.Linear weight; got (48, 8))"),
+    (lambda a, w, b: (a, w.t().contiguous(), b), {}, "w: must be 2n x k with k = 16"),
+    (lambda a, w, b: (a, w, b[:24]), {}, "bias: must have 2n = 48 elements, in w's row order (got 24)"),
+    (lambda a, w, b: (a, w, b), {"layout": "interleaved"}, "n: must be a multiple of 64 for layout='interleaved'"),
+    (lambda a, w, b: (a[:, :12], w[:, :12], b), {}, "k: must be a multiple of 8 (a's columns; got 12)"),
+]
+
+
+@pytest.mark.parametrize("mutate, kwargs, message", GATED_ARGUMENT_ERRORS)
 def test_gated_argument_errors_name_the_argument(mutate, kwargs, message):
     a, w, b = mutate(*make_gated(32, 24, 16))
     with pytest.raises(ValueError, match=_esc(message)):

@@ -141,6 +141,36 @@ def test_mixed_devices_raise():
         f"stderr:\n{child.stderr[-4000:]}")
 
 
+# Every argument rule of test_cpu.py's ARGUMENT_ERRORS and GATED_ARGUMENT_ERRORS, on CUDA
+# tensors: the C++ implementations raise ValueError with the CPU implementations' message.
+# In a child process: such an error once segfaulted the process (its message formatted
+# with iostreams; docs/results/probes/h200-2026-12-01-throw-probe.txt).
+def test_cuda_argument_errors_raise_the_cpu_messages():
+    child = run_child(f"""
+        import sys; sys.path.insert(0, {str(pathlib.Path(__file__).resolve().parent)!r})
+        import torch, test_cpu
+        cases = [(f"addmm_glu {{i}}", lambda m=m: torch.ops.glukit.addmm_glu(
+                     *m(*test_cpu.make(32, 24, 16, device="cuda"))), want)
+                 for i, (m, want) in enumerate(test_cpu.ARGUMENT_ERRORS)]
+        cases += [(f"gated_projection {{i}}", lambda m=m, kw=kw: torch.ops.glukit.gated_projection(
+                      *m(*[t.cuda() for t in test_cpu.make_gated(32, 24, 16)]), **kw), want)
+                  for i, (m, kw, want) in enumerate(test_cpu.GATED_ARGUMENT_ERRORS)]
+        for name, call, want in cases:
+            try:
+                call()
+            except ValueError as e:
+                assert str(e).startswith(want), (name, want, str(e))
+            else:
+                raise AssertionError(f"{{name}}: no error for {{want!r}}")
+        print(len(cases), "raised")
+        print("ok")
+    """)
+    assert child.returncode == 0 and child.stdout.endswith("ok\n"), (
+        f"exit status {child.returncode} (negative: killed by that signal)\nstdout:\n{child.stdout}\n"
+        f"stderr:\n{child.stderr[-4000:]}")
+    assert "24 raised" in child.stdout, child.stdout
+
+
 def test_current_stream():
     a, b, c, y = make(512, 1024, 256, torch.float16, False)
     s = torch.cuda.Stream()
