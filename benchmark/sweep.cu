@@ -211,7 +211,8 @@ struct TmaBiasOnly : glukit::policy::WarpSpecializedTma<Arch> {
 using SweepPolicies =
     PolicyList<glukit::policy::WarpSpecializedTma<Arch>, glukit::policy::WarpSpecializedTma128x128<Arch>,
                glukit::policy::WarpSpecializedTma128x256<Arch>, glukit::policy::V4FusedEpilogue<Arch>,
-               glukit::policy::WarpSpecializedTmaPingpong64x128<Arch>, Pingpong64x192, Pingpong128x128, TmaBiasOnly>;
+               glukit::policy::WarpSpecializedTmaPingpong64x128<Arch>,
+               glukit::policy::WarpSpecializedTmaDecode16x128<Arch>, Pingpong64x192, Pingpong128x128, TmaBiasOnly>;
 
 template <class Pick, class T>
 void bm_glukit(benchmark::State& state, GemmShape s, glukit::Layout layout) {

@@ -33,8 +33,8 @@ endfunction()
 # (suffix _bf16) for bf16. One translation unit holds the kernels of both layouts of B
 # (the launcher picks one per call), so each PTX shows B's MN-major and K-major wgmma.
 set(_glukit_sm90_policies V1RegisterStaged V2DirectToLds V3DeepPipelinePersistent V4FusedEpilogue WarpSpecializedTma
-    WarpSpecializedTma128x128 WarpSpecializedTma128x256 WarpSpecializedTmaPingpong64x128 WarpSpecializedTmaPingpong
-    WarpSpecializedTmaCluster)
+    WarpSpecializedTma128x128 WarpSpecializedTma128x256 WarpSpecializedTmaPingpong64x128 WarpSpecializedTmaDecode16x128
+    WarpSpecializedTmaPingpong WarpSpecializedTmaCluster)
 set(_glukit_sm90_variants)
 foreach(policy IN LISTS _glukit_sm90_policies)
   list(APPEND _glukit_sm90_variants ${policy} ${policy}_bf16)
@@ -58,7 +58,7 @@ endforeach()
 # glukit::gated_projection<Policy>, fp16 and bf16; one translation unit holds both W
 # orders. VARIANT Gated_<policy>[_bf16] (sm90_check_ptx.cmake checks the prefix Gated_).
 set(_glukit_sm90_gated V1RegisterStaged V2DirectToLds V3DeepPipelinePersistent V4FusedEpilogue GatedTma128x256
-    GatedTma128x128 GatedTmaPingpong64x128)
+    GatedTma128x128 GatedTmaPingpong64x128 GatedTmaDecode16x128)
 foreach(base IN LISTS _glukit_sm90_gated)
   foreach(element glukit::half_t glukit::bfloat16_t)
     set(variant "Gated_${base}")

@@ -163,6 +163,19 @@ struct WarpSpecializedTmaPingpong64x128 : WarpSpecializedTma<Arch> {
   static constexpr int num_buffers = 7;
 };
 
+/// WarpSpecializedTmaPingpong64x128 for m <= 16 (decode): tiles of 16 output rows
+/// (a_rows), so a stage holds 2 KiB of A instead of 8 and the ring 10 stages of 19 KiB
+/// instead of 7 of 25: 160 KiB of the weight in flight per SM instead of 112, where the
+/// kernel's time is the weight's streaming. wgmma still multiplies 64 rows per tile (the
+/// 48 past a_rows read the stage's B bytes and are never stored): above 16 rows each
+/// 16-row tile pays for 64, so the default runs it only at m <= 16.
+template <class Arch>
+struct WarpSpecializedTmaDecode16x128 : WarpSpecializedTmaPingpong64x128<Arch> {
+  static constexpr const char* name() { return "WarpSpecializedTmaDecode16x128"; }
+  static constexpr int a_rows = 16;
+  static constexpr int num_buffers = 10;
+};
+
 /// The gated projection's kernels (glukit::gated_projection): the WarpSpecializedTma
 /// schedules with SwiGLU, their stages deepened into the shared memory Y leaves free
 /// where it fits (a gated tile reads no Y; its output tile is half as wide: 128 x 256 W
@@ -186,6 +199,13 @@ struct GatedTmaPingpong64x128 : WarpSpecializedTmaPingpong64x128<Arch> {
   static constexpr const char* name() { return "GatedTmaPingpong64x128"; }
   using epilogue_op = epilogue::SwiGlu;
   static constexpr int num_buffers = 8;  ///< 8 x 25 KiB + two 9 KiB output tiles (224,416 bytes)
+};
+/// GatedTmaPingpong64x128 with 16-row tiles (a_rows), as WarpSpecializedTmaDecode16x128.
+template <class Arch>
+struct GatedTmaDecode16x128 : GatedTmaPingpong64x128<Arch> {
+  static constexpr const char* name() { return "GatedTmaDecode16x128"; }
+  static constexpr int a_rows = 16;
+  static constexpr int num_buffers = 10;  ///< 10 x 19 KiB + two 9 KiB output tiles
 };
 
 }  // namespace glukit::policy

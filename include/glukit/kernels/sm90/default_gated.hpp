@@ -20,6 +20,8 @@ struct DefaultGatedLauncher<Backend::cuda, T, Op> {
     if (Status s = DefaultLauncher<Backend::cuda, T>::sm_count(device, &sms); !s.ok()) return s;
     using arch::sm90a;
     switch (sm90::default_gated_kernel(args.m, args.n, args.k, sms)) {
+      case sm90::DefaultGatedKernel::gated_decode_16x128:
+        return gated_projection<policy::WithEpilogue<policy::GatedTmaDecode16x128<sm90a>, Op>>(args, stream);
       case sm90::DefaultGatedKernel::gated_pingpong_64x128:
         return gated_projection<policy::WithEpilogue<policy::GatedTmaPingpong64x128<sm90a>, Op>>(args, stream);
       case sm90::DefaultGatedKernel::gated_128x128:

@@ -96,14 +96,14 @@ Status encode_tensor_maps(const Args<P>& a, TensorMaps* maps) {
   using T = element_of<P>;
   bool ok = true;
   if (a.k > 0) {
-    ok &= encode_tensor_map<T>(&maps->a, a.a, a.m, a.k, a.lda, P::tile_m, 64, true);
+    ok &= encode_tensor_map<T>(&maps->a, a.a, a.m, a.k, a.lda, MainloopPlan<P>::a_rows, 64, true);
     if constexpr (problem_of<P>::b_k_major)  // gated: W has 2n rows
       ok &= encode_tensor_map<T>(&maps->b, a.b, MainloopPlan<P>::gated ? 2 * a.n : a.n, a.k, a.ldb,
                                  MainloopPlan<P>::b_box_rows, 64, true);
     else
       ok &= encode_tensor_map<T>(&maps->b, a.b, a.k, a.n, a.ldb, P::tile_k, 64, true);
   }
-  if (MainloopPlan<P>::reads_y) ok &= encode_tensor_map<T>(&maps->y, a.y, a.m, a.n, a.ldy, P::tile_m, 64, true);
+  if (MainloopPlan<P>::reads_y) ok &= encode_tensor_map<T>(&maps->y, a.y, a.m, a.n, a.ldy, MainloopPlan<P>::a_rows, 64, true);
   if (a.bias != nullptr && !MainloopPlan<P>::gated)  // gated: copied by the Y producer
     ok &= encode_tensor_map<T>(&maps->bias, a.bias, 1, a.n, (a.n + 7) / 8 * 8, 1, P::tile_n, false);
   return ok ? Status::success()

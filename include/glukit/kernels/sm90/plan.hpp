@@ -64,6 +64,17 @@ struct MainloopPlan {
   /// epilogue overlaps the other's main loop).
   static constexpr int wg_slices = pingpong ? P::tile_m / traits::mma_m : 1;
   static constexpr int tile_consumer_threads = tile_warpgroups * traits::warpgroup_size;
+  /// Optional policy member a_rows (default tile_m; 16 or 32 with pingpong, tile_m = 64 and
+  /// the fused epilogue): the output rows of a tile. Its A (and Y) boxes have a_rows rows,
+  /// so a stage holds a_rows x tile_k of A instead of 64 x tile_k, and the freed shared
+  /// memory holds more stages of B: a decode policy (m <= a_rows) streams the weight with
+  /// more bytes in flight. wgmma still multiplies 64 rows: rows a_rows..63 of the A operand
+  /// are the bytes after the A tile (its stage's B tile), and their accumulators are never
+  /// stored.
+  static constexpr int a_rows = [] {
+    if constexpr (requires { P::a_rows; }) return int(P::a_rows);
+    else return int(P::tile_m);
+  }();
   /// Optional policy member cluster_m (default 1; 2 with the TMA copier and cooperative
   /// consumers): blocks of a cluster take vertically adjacent tiles (the same B columns),
   /// and each B panel is loaded once for both of them (TMA multicast). A ring stage is
@@ -90,13 +101,13 @@ struct MainloopPlan {
   static constexpr TileSchedulePlan schedule(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t workers) {
     const std::int64_t gm = group_size_m_at(k);
     const std::int64_t group = gm > cluster_m ? gm / cluster_m : 1;
-    return make_tile_schedule(m, n, P::tile_m * cluster_m, out_tile_n, group, 1, 1,
+    return make_tile_schedule(m, n, a_rows * cluster_m, out_tile_n, group, 1, 1,
                               P::schedule == Schedule::persistent ? workers : 0);
   }
   /// First output row of block `block`'s part of schedule tile `tc` (rows past m are
   /// zeros in and nothing out: the last cluster's second block may have only those).
   GLUKIT_HOST_DEVICE static constexpr std::int64_t block_row(TileCoord tc, std::int64_t block) {
-    return (tc.m * cluster_m + block % cluster_m) * P::tile_m;
+    return (tc.m * cluster_m + block % cluster_m) * a_rows;
   }
   static constexpr int ring_copy_threads = stage_y ? copy_threads / 2 : copy_threads;
   static constexpr int y_copy_threads = stage_y ? copy_threads - ring_copy_threads : copy_threads;
@@ -124,7 +135,7 @@ struct MainloopPlan {
   }
   /// (row, k) of A, K-major. B stored k x n (row_major): (k, col), N-major; stored n x k
   /// (col_major, an nn.Linear weight): (col, k), K-major like A. All 128-byte swizzled panels.
-  using ALayout = Swizzle128B<P::tile_m, P::tile_k>;
+  using ALayout = Swizzle128B<a_rows, P::tile_k>;
   using BLayout = std::conditional_t<b_k_major, Swizzle128B<P::tile_n, P::tile_k>, Swizzle128B<P::tile_k, P::tile_n>>;
   /// B's tile in global memory for the cp.async and register copiers: its origin at output
   /// column n0 (k-block 0), the step to the next k-block (elements), and the rows and
@@ -190,8 +201,10 @@ struct MainloopPlan {
   static constexpr int smem_bytes = Buffers::bytes + y_bytes + Buffers::max_alignment + barrier_bytes;
   /// Bytes one ring stage receives from TMA (full boxes, edge tiles included), without
   /// and with the bias row of a tile's first k-block.
-  static constexpr int stage_tx_bytes = (P::tile_m + P::tile_n) * P::tile_k * 2;
+  static constexpr int stage_tx_bytes = (a_rows + P::tile_n) * P::tile_k * 2;
   static constexpr int bias_tx_bytes = P::tile_n * 2;
+  /// Bytes of a tile's Y boxes (a_rows rows of each YLayout panel).
+  static constexpr int y_tx_bytes = YLayout::panels * a_rows * YLayout::row_bytes;
   /// setmaxnreg targets of the warp-specialised kernel (sum fits 64K registers).
   static constexpr int producer_registers = 40;
   static constexpr int consumer_registers = 232;
@@ -226,6 +239,11 @@ constexpr bool check_policy() {
                 "consumer warpgroup owns a whole tile)");
   static_assert(Plan::wg_slices == 1 || Plan::stage_y,
                 "pingpong with tile_m = 128: needs the fused epilogue (Y staged in shared memory)");
+  static_assert(Plan::a_rows == P::tile_m ||
+                    ((Plan::a_rows == 16 || Plan::a_rows == 32) && Plan::pingpong && P::tile_m == traits::mma_m &&
+                     Plan::stage_y),
+                "a_rows: tile_m, or 16 or 32 with pingpong, tile_m = 64 and the fused epilogue (each tile's "
+                "wgmma multiplies 64 rows, of which a_rows are stored)");
   static_assert(Plan::cluster_m == 1 || (Plan::cluster_m == 2 && Plan::tma && !Plan::pingpong),
                 "cluster_m: 1, or 2 with copier = CopierKind::tma and cooperative consumers (pingpong = false)");
   static_assert(!Plan::pingpong || Plan::y_buffers % Plan::consumer_warpgroups == 0,

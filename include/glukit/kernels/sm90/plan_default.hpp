@@ -4,7 +4,9 @@
 //
 // Decode (m <= 64) runs WarpSpecializedTmaPingpong64x128: a 128-row tile would spend
 // half of its wgmma on rows past m, and at M = 16 the 64-row ping-pong kernel measured
-// 30 % faster than the 128-row ones (policies_sm90a.hpp). Above, the candidates are
+// 30 % faster than the 128-row ones (policies_sm90a.hpp); at m <= 16 its 16-row-tile
+// form WarpSpecializedTmaDecode16x128, whose smaller A tiles leave room for more stages
+// of the weight. Above, the candidates are
 // WarpSpecializedTma at 128 x 128, 128 x 192 (the tuned kernel) and 128 x 256 tiles. A persistent kernel's time is close to
 //   waves x (time of one tile),  waves = ceil(tiles / SMs),
 // and where the output has several rows of tiles a tile's time grows with its width
@@ -30,6 +32,7 @@ enum class DefaultKernel {
   ws_128x192,  ///< policy::WarpSpecializedTma
   ws_128x256,  ///< policy::WarpSpecializedTma128x256
   ws_pingpong_64x128,  ///< policy::WarpSpecializedTmaPingpong64x128 (decode)
+  ws_decode_16x128,    ///< policy::WarpSpecializedTmaDecode16x128 (decode, m <= 16)
 };
 
 struct DefaultRule {
@@ -45,11 +48,14 @@ struct DefaultRule {
   }
 };
 
-/// Rows up to which the default runs the 64-row ping-pong kernel (decode).
+/// Rows up to which the default runs the 64-row ping-pong kernel (decode), and up to
+/// which its 16-row-tile form (a_rows = 16).
 inline constexpr std::int64_t decode_rows = 64;
+inline constexpr std::int64_t decode16_rows = 16;
 
 /// The kernel the sm90a default runs for an m x n x k problem on a device with `sms` SMs.
 constexpr DefaultKernel default_kernel(std::int64_t m, std::int64_t n, std::int64_t /*k*/, int sms) {
+  if (m <= decode16_rows) return DefaultKernel::ws_decode_16x128;
   if (m <= decode_rows) return DefaultKernel::ws_pingpong_64x128;
   const std::int64_t s128 = DefaultRule::score(m, n, 128, sms);
   const std::int64_t s192 = DefaultRule::score(m, n, 192, sms);
@@ -62,7 +68,8 @@ constexpr const char* default_kernel_name(DefaultKernel k) {
   return k == DefaultKernel::ws_128x128   ? "WarpSpecializedTma128x128"
          : k == DefaultKernel::ws_128x192 ? "WarpSpecializedTma"
          : k == DefaultKernel::ws_128x256 ? "WarpSpecializedTma128x256"
-                                          : "WarpSpecializedTmaPingpong64x128";
+         : k == DefaultKernel::ws_decode_16x128 ? "WarpSpecializedTmaDecode16x128"
+                                                : "WarpSpecializedTmaPingpong64x128";
 }
 
 /// The kernels the sm90a gated default chooses from (policy::GatedTma*).
@@ -70,12 +77,14 @@ enum class DefaultGatedKernel {
   gated_128x128,          ///< policy::GatedTma128x128 (64 output columns per tile)
   gated_128x256,          ///< policy::GatedTma128x256 (128)
   gated_pingpong_64x128,  ///< policy::GatedTmaPingpong64x128 (decode; 64)
+  gated_decode_16x128,    ///< policy::GatedTmaDecode16x128 (decode, m <= 16; 64)
 };
 
 /// The kernel the sm90a gated default runs for out = m x n (W: 2n x k): decode as
 /// addmm_glu's rule; above, the same score over the tiles' W rows (tile_n), with the
 /// tiles counted over the output's n columns (tile_n / 2 each).
 constexpr DefaultGatedKernel default_gated_kernel(std::int64_t m, std::int64_t n, std::int64_t /*k*/, int sms) {
+  if (m <= decode16_rows) return DefaultGatedKernel::gated_decode_16x128;
   if (m <= decode_rows) return DefaultGatedKernel::gated_pingpong_64x128;
   const std::int64_t s128 = DefaultRule::score(m, 2 * n, 128, sms);
   const std::int64_t s256 = DefaultRule::score(m, 2 * n, 256, sms);

@@ -94,7 +94,7 @@ struct WsProducer : WsCommon<P> {
   }
 
   /// Ring producer, TMA: one thread announces each stage's bytes on its full barrier
-  /// and issues the boxes (A: tile_m x 64 per 64-wide k panel; B: 64-column panels).
+  /// and issues the boxes (A: a_rows x 64 per 64-wide k panel; B: 64-column panels).
   GLUKIT_DEVICE static void produce_ring_tma(const Params<P>& p, const Shared& sh) {
     using namespace arch::hopper;
     const Args<P>& args = p.args;
@@ -147,7 +147,7 @@ struct WsProducer : WsCommon<P> {
         continue;
       }
       if (Plan::reads_y || with_bias) {
-        mbarrier_arrive_expect_tx(full, (Plan::reads_y ? Plan::YLayout::bytes : 0) +
+        mbarrier_arrive_expect_tx(full, (Plan::reads_y ? Plan::y_tx_bytes : 0) +
                                             (with_bias ? Plan::bias_tx_bytes : 0));
         if (with_bias) tma_load_2d(sh.y_bias(b), &p.maps.bias, full, static_cast<int>(tc.n * BN), 0);
       }

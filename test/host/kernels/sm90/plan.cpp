@@ -51,7 +51,8 @@ using TmaCluster = glukit_isa::WarpSpecializedTmaCluster;
 using Sm90Policies = std::tuple<gp::V1RegisterStaged<sm90a>, gp::V2DirectToLds<sm90a>,
                                 gp::V3DeepPipelinePersistent<sm90a>, gp::V4FusedEpilogue<sm90a>,
                                 gp::WarpSpecializedTma<sm90a>, WsCpAsyncV3, WsCpAsyncV4, Tma256x3,
-                                WsCpAsyncV4TwoY, TmaPingpong, TmaPingpong128, TmaCluster>;
+                                WsCpAsyncV4TwoY, TmaPingpong, TmaPingpong128, TmaCluster,
+                                gp::WarpSpecializedTmaDecode16x128<sm90a>>;
 
 }  // namespace
 
@@ -90,17 +91,22 @@ TEMPLATE_LIST_TEST_CASE("sm90 plan: shared-memory layout meets wgmma and TMA ali
   // Everything, with the alignment slack and the barriers, fits one block.
   CHECK(Plan::smem_bytes <= glukit::arch_traits<sm90a>::smem_bytes_per_block);
   CHECK(Plan::smem_bytes >= B::bytes + Plan::y_bytes + Plan::barrier_bytes);
+  // wgmma reads 64 rows of A from each panel: with a_rows < 64 the rows past the tile are
+  // the stage's next bytes, which must lie inside the stage (its B tile).
+  CHECK(B::template member_offset<0>() + (Plan::ALayout::panels - 1) * Plan::ALayout::panel_bytes + 64 * 128 <=
+        B::stage_bytes);
 }
 
 TEMPLATE_LIST_TEST_CASE("sm90 plan: TMA transaction bytes equal the issued boxes", "[sm90][plan]",
                         Sm90Policies) {
   using Plan = glukit::sm90::MainloopPlan<TestType>;
-  // A: one tile_m x 64 box per 64-wide k panel; B: one 64 (k) x 64 box per 64-column panel.
-  const int a_boxes = Plan::ALayout::panels * TestType::tile_m * 64 * 2;
+  // A: one a_rows x 64 box per 64-wide k panel; B: one 64 (k) x 64 box per 64-column panel.
+  const int a_boxes = Plan::ALayout::panels * Plan::a_rows * 64 * 2;
   const int b_boxes = Plan::BLayout::panels * TestType::tile_k * 64 * 2;
   CHECK(Plan::stage_tx_bytes == a_boxes + b_boxes);
   CHECK(Plan::bias_tx_bytes == TestType::tile_n * 2);
   CHECK(Plan::YLayout::bytes == Plan::YLayout::panels * TestType::tile_m * 64 * 2);
+  CHECK(Plan::y_tx_bytes == Plan::YLayout::panels * Plan::a_rows * 64 * 2);  // Y boxes of a_rows rows
 }
 
 TEMPLATE_LIST_TEST_CASE("sm90 plan: warpgroup split and copy partitions", "[sm90][plan]", Sm90Policies) {
@@ -133,10 +139,11 @@ TEMPLATE_LIST_TEST_CASE("sm90 plan: every block's tile walk covers each output t
                         Sm90Policies) {
   // The walk of the warp-specialised kernel (and, with cluster_m = 1, of the others):
   // block b takes slots b / cluster_m + i * (grid / cluster_m) of the schedule and the
-  // rows block_row(tile, b). Every tile_m x tile_n tile of the output comes up exactly
-  // once; anything else a block is given lies wholly below row m.
+  // rows block_row(tile, b). Every a_rows x tile_n tile of the output (a_rows = tile_m
+  // unless the policy sets it) comes up exactly once; anything else a block is given lies
+  // wholly below row m.
   using Plan = glukit::sm90::MainloopPlan<TestType>;
-  constexpr int cm = Plan::cluster_m, bm = TestType::tile_m, bn = TestType::tile_n;
+  constexpr int cm = Plan::cluster_m, bm = Plan::a_rows, bn = TestType::tile_n;
   const std::int64_t shapes[][2] = {{1024, 21568}, {1000, 21555}, {300, 1000}, {1, 8}, {129, 130}, {384, 640}};
   for (const auto& shape : shapes) {
     for (const std::int64_t workers : {1, 3, 66, 132, 100000}) {

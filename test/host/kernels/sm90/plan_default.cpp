@@ -32,8 +32,9 @@ TEST_CASE("the reference shape keeps the tuned 128 x 192 kernel") {
 TEST_CASE("few row tiles: the width whose tiles fill the SMs in the fewest waves") {
   CHECK(default_kernel(256, 14336, 4096, 132) == DefaultKernel::ws_128x256);  // one wave of 112
   // Decode: the 64-row ping-pong kernel up to 64 rows, whatever n and k.
-  CHECK(default_kernel(1, 14336, 4096, 132) == DefaultKernel::ws_pingpong_64x128);
-  CHECK(default_kernel(16, 28672, 8192, 132) == DefaultKernel::ws_pingpong_64x128);
+  CHECK(default_kernel(1, 14336, 4096, 132) == DefaultKernel::ws_decode_16x128);
+  CHECK(default_kernel(16, 28672, 8192, 132) == DefaultKernel::ws_decode_16x128);
+  CHECK(default_kernel(17, 28672, 8192, 132) == DefaultKernel::ws_pingpong_64x128);
   CHECK(default_kernel(64, 8, 8, 132) == DefaultKernel::ws_pingpong_64x128);
   // One row of 128-row tiles above that: the fewest waves, the tuned kernel on ties;
   // 28672 columns fit one wave only as 112 tiles of 256.
@@ -51,12 +52,16 @@ TEST_CASE("default_kernel_name names the policies") {
   CHECK(std::string(glukit::sm90::default_kernel_name(DefaultKernel::ws_128x256)) == "WarpSpecializedTma128x256");
   CHECK(std::string(glukit::sm90::default_kernel_name(DefaultKernel::ws_pingpong_64x128)) ==
         "WarpSpecializedTmaPingpong64x128");
+  CHECK(std::string(glukit::sm90::default_kernel_name(DefaultKernel::ws_decode_16x128)) ==
+        "WarpSpecializedTmaDecode16x128");
 }
 
 TEST_CASE("the gated default: decode ping-pong, then the wave score over the tiles' W rows") {
   using glukit::sm90::default_gated_kernel;
   using glukit::sm90::DefaultGatedKernel;
-  CHECK(default_gated_kernel(1, 14336, 4096, 132) == DefaultGatedKernel::gated_pingpong_64x128);
+  CHECK(default_gated_kernel(1, 14336, 4096, 132) == DefaultGatedKernel::gated_decode_16x128);
+  CHECK(default_gated_kernel(16, 14336, 4096, 132) == DefaultGatedKernel::gated_decode_16x128);
+  CHECK(default_gated_kernel(17, 14336, 4096, 132) == DefaultGatedKernel::gated_pingpong_64x128);
   CHECK(default_gated_kernel(64, 28672, 8192, 132) == DefaultGatedKernel::gated_pingpong_64x128);
   // 256 x 14336: 2 x 224 = 448 tiles of 128 W rows in 4 waves (576) against 224 of 256 in
   // 2 (544); 256 x 28672: 896 in 7 (1008) against 448 in 4 (1088).
