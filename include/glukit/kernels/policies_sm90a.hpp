@@ -207,12 +207,5 @@ struct GatedTmaDecode16x128 : GatedTmaPingpong64x128<Arch> {
   static constexpr int a_rows = 16;
   static constexpr int num_buffers = 10;  ///< 10 x 19 KiB + two 9 KiB output tiles
 };
-/// GatedTmaDecode16x128 with 256 W rows per tile (128 output columns): half the tiles.
-template <class Arch>
-struct GatedTmaDecode16x256 : GatedTmaDecode16x128<Arch> {
-  static constexpr const char* name() { return "GatedTmaDecode16x256"; }
-  static constexpr int tile_n = 256;
-  static constexpr int num_buffers = 5;  ///< 5 x 35 KiB + two 17 KiB output tiles
-};
 
 }  // namespace glukit::policy
