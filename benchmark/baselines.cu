@@ -36,6 +36,7 @@ void set_counters(benchmark::State& state, const TimingSummary& t, double flops,
   const double seconds = t.median_us * 1e-6;
   state.counters["us"] = t.median_us;
   state.counters["us_min"] = t.min_us;
+  state.counters["host_us"] = t.host_us;
   if (flops > 0) state.counters["TFLOPS"] = flops / seconds * 1e-12;
   state.counters["GBps"] = bytes / seconds * 1e-9;
   if (cublas_us > 0) state.counters["vs_cublas"] = cublas_us / t.median_us;

@@ -265,6 +265,7 @@ void bm_glukit(benchmark::State& state, GatedShape s) {
       break;
     }
     set_counters(state, s, t.median_us, t.min_us, b);
+    state.counters["host_us"] = t.host_us;
     state.counters["rel_l2"] = c.relative_l2;
     state.counters["sets"] = double(ops.sets.size());
   }

@@ -122,6 +122,7 @@ void set_sweep_counters(benchmark::State& state, const GemmShape& s, const Timin
   state.counters["K"] = double(s.k);
   state.counters["us"] = t.median_us;
   state.counters["us_min"] = t.min_us;
+  state.counters["host_us"] = t.host_us;
   state.counters["TFLOPS"] = s.flops() / seconds * 1e-12;
   state.counters["GBps"] = bytes / seconds * 1e-9;
   state.counters["vs_cublas"] = cublas_us / t.median_us;

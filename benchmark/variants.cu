@@ -70,6 +70,7 @@ void bm_variant(benchmark::State& state, std::int64_t k) {
     state.SetIterationTime(seconds);
     state.counters["us"] = t.median_us;
     state.counters["us_min"] = t.min_us;
+    state.counters["host_us"] = t.host_us;
     state.counters["TFLOPS"] = shape.flops() / seconds * 1e-12;
     state.counters["GBps"] = ops.bytes_per_launch() / seconds * 1e-9;
     state.counters["vs_cublas"] = cublas_us / t.median_us;

@@ -4,6 +4,7 @@
 // enters the measurement; the median is the reported time.
 #pragma once
 #include <algorithm>
+#include <chrono>
 #include <vector>
 
 #include "cuda_check.hpp"
@@ -14,6 +15,10 @@ struct TimingSummary {
   double median_us = 0.0;
   double min_us = 0.0;
   double max_us = 0.0;
+  /// Host time per timed call (the launch and its two event records), the timed loop's
+  /// wall time over samples: the part of a call the CPU pays, which the events see only
+  /// where it exceeds the GPU's time per call.
+  double host_us = 0.0;
   int samples = 0;
 };
 
@@ -51,11 +56,14 @@ bool time_launches(cudaStream_t stream, int warmup, int samples, Launch&& launch
   // costs (module load, cuBLAS heuristics) that must not delay sample 0's start.
   GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
   GLUKIT_BENCH_CHECK_LAUNCH();
+  const auto host_start = std::chrono::steady_clock::now();
   for (int i = 0; i < samples && ok; ++i) {
     GLUKIT_BENCH_CHECK_CUDA(cudaEventRecord(start[i], stream));
     ok = launch(call++);
     GLUKIT_BENCH_CHECK_CUDA(cudaEventRecord(stop[i], stream));
   }
+  const double host_total_us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - host_start).count();
   GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
   GLUKIT_BENCH_CHECK_LAUNCH();
   if (!ok) {
@@ -71,6 +79,7 @@ bool time_launches(cudaStream_t stream, int warmup, int samples, Launch&& launch
   }
   destroy();
   out.samples = samples;
+  out.host_us = host_total_us / samples;
   out.min_us = *std::min_element(us.begin(), us.end());
   out.max_us = *std::max_element(us.begin(), us.end());
   out.median_us = median_of(std::move(us));
