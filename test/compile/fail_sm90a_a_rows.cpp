@@ -1,6 +1,6 @@
 // a_rows = 16 on the cooperative 128 x 192 kernel: each consumer warpgroup stores its own
 // 64 rows there, so tiles of 16 rows are defined only for the 64-row ping-pong kernel.
-// expect-error: a_rows: tile_m, or 16 or 32 with pingpong, tile_m = 64 and the fused epilogue
+// expect-error: a_rows: tile_m, or 16 with pingpong, tile_m = 64 and the fused epilogue
 #include <glukit/glukit.hpp>
 
 struct CooperativeDecode : glukit::policy::WarpSpecializedTma<glukit::arch::sm90a> {

@@ -64,10 +64,10 @@ struct MainloopPlan {
   /// epilogue overlaps the other's main loop).
   static constexpr int wg_slices = pingpong ? P::tile_m / traits::mma_m : 1;
   static constexpr int tile_consumer_threads = tile_warpgroups * traits::warpgroup_size;
-  /// Optional policy member a_rows (default tile_m; 16 or 32 with pingpong, tile_m = 64 and
-  /// the fused epilogue): the output rows of a tile. Its A (and Y) boxes have a_rows rows,
-  /// so a stage holds a_rows x tile_k of A instead of 64 x tile_k, and the freed shared
-  /// memory holds more stages of B: a decode policy (m <= a_rows) streams the weight with
+  /// Optional policy member a_rows (default tile_m; 16 with pingpong, tile_m = 64 and the
+  /// fused epilogue, the one value the GPU tests run): the output rows of a tile. Its A
+  /// (and Y) boxes have a_rows rows, so a stage holds a_rows x tile_k of A instead of
+  /// 64 x tile_k, and the freed shared memory holds more stages of B: a decode policy (m <= a_rows) streams the weight with
   /// more bytes in flight. wgmma still multiplies 64 rows: rows a_rows..63 of the A operand
   /// are the bytes after the A tile (its stage's B tile), and their accumulators are never
   /// stored.
@@ -240,9 +240,9 @@ constexpr bool check_policy() {
   static_assert(Plan::wg_slices == 1 || Plan::stage_y,
                 "pingpong with tile_m = 128: needs the fused epilogue (Y staged in shared memory)");
   static_assert(Plan::a_rows == P::tile_m ||
-                    ((Plan::a_rows == 16 || Plan::a_rows == 32) && Plan::pingpong && P::tile_m == traits::mma_m &&
+                    (Plan::a_rows == 16 && Plan::pingpong && P::tile_m == traits::mma_m &&
                      Plan::stage_y),
-                "a_rows: tile_m, or 16 or 32 with pingpong, tile_m = 64 and the fused epilogue (each tile's "
+                "a_rows: tile_m, or 16 with pingpong, tile_m = 64 and the fused epilogue (each tile's "
                 "wgmma multiplies 64 rows, of which a_rows are stored)");
   static_assert(Plan::cluster_m == 1 || (Plan::cluster_m == 2 && Plan::tma && !Plan::pingpong),
                 "cluster_m: 1, or 2 with copier = CopierKind::tma and cooperative consumers (pingpong = false)");
