@@ -40,14 +40,6 @@ def _check_devices_and_dtypes(named) -> None:
             raise ValueError(f"{name}: dtype {t.dtype} differs from a's {a.dtype}")
 
 
-def _check_one_device(a: torch.Tensor, others) -> None:
-    """The wrappers' check before dispatch (the op's implementations check it again): a
-    mixed CPU/CUDA call must raise in Python, never reach a kernel."""
-    for name, t in others:
-        if t is not None and t.device != a.device:
-            raise ValueError(f"{name}: on {t.device}, a on {a.device} (all operands must be on one device)")
-
-
 def check_args(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor], y: torch.Tensor,
                b_is_nk: bool) -> tuple:
     """Checks the op's argument rules; returns (m, n, k). Raises ValueError naming the
@@ -133,7 +125,6 @@ def addmm_glu(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor], y:
     CUDA: glukit's sm_90a kernel on the current stream (contiguous inputs are read in place,
     any other is copied once with ``.contiguous()``); CPU: the fp32 reference.
     """
-    _check_one_device(a, (("b", b), ("bias", bias), ("y", y)))
     return torch.ops.glukit.addmm_glu(a, b, bias, y, b_is_nk=b_is_nk)
 
 
@@ -308,5 +299,4 @@ def gated_projection(a: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tens
     any other is copied once with ``.contiguous()``; n not a multiple of 8: the kernel writes
     a padded buffer, copied once into the result); CPU: the fp32 reference.
     """
-    _check_one_device(a, (("w", w), ("bias", bias)))
     return torch.ops.glukit.gated_projection(a, w, bias, activation=activation, layout=layout)

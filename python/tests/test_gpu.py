@@ -95,10 +95,18 @@ def run_child(code):
                           timeout=300)
 
 
+def assert_child_ok(child):
+    """The child exited 0 and printed "ok" last (a negative status: killed by that signal)."""
+    assert child.returncode == 0 and child.stdout.endswith("ok\n"), (
+        f"exit status {child.returncode} (negative: killed by that signal)\nstdout:\n{child.stdout}\n"
+        f"stderr:\n{child.stderr[-4000:]}")
+
+
 # A CPU operand beside CUDA ones crashed the process on the H200 (PyTorch 2.11, 2026-12-01,
-# docs/results/probes/h200-2026-12-01-9ce19b1-pytest-crash.txt). Every operand's device
-# is now checked first, in the wrappers and in each implementation. Each call runs in a
-# child process, so that a crash fails this test with its signal instead of ending the run.
+# docs/results/probes/h200-2026-12-01-9ce19b1-pytest-crash.txt; the cause: the C++ message's
+# formatting, docs/results/probes/h200-2026-12-01-throw-probe.txt). Every implementation
+# checks every operand's device first. Each call runs in a child process, so that a crash
+# fails this test with its signal instead of ending the run.
 def test_mixed_devices_raise():
     child = run_child("""
         import torch, glukit
@@ -136,9 +144,7 @@ def test_mixed_devices_raise():
                 raise AssertionError("no error under inference_mode")
         print("ok")
     """)
-    assert child.returncode == 0 and child.stdout.endswith("ok\n"), (
-        f"exit status {child.returncode} (negative: killed by that signal)\nstdout:\n{child.stdout}\n"
-        f"stderr:\n{child.stderr[-4000:]}")
+    assert_child_ok(child)
 
 
 # Every argument rule of test_cpu.py's ARGUMENT_ERRORS and GATED_ARGUMENT_ERRORS, on CUDA
@@ -165,9 +171,7 @@ def test_cuda_argument_errors_raise_the_cpu_messages():
         print(len(cases), "raised")
         print("ok")
     """)
-    assert child.returncode == 0 and child.stdout.endswith("ok\n"), (
-        f"exit status {child.returncode} (negative: killed by that signal)\nstdout:\n{child.stdout}\n"
-        f"stderr:\n{child.stderr[-4000:]}")
+    assert_child_ok(child)
     assert "24 raised" in child.stdout, child.stdout
 
 

@@ -67,10 +67,10 @@ struct MainloopPlan {
   /// Optional policy member a_rows (default tile_m; 16 with pingpong, tile_m = 64 and the
   /// fused epilogue, the one value the GPU tests run): the output rows of a tile. Its A
   /// (and Y) boxes have a_rows rows, so a stage holds a_rows x tile_k of A instead of
-  /// 64 x tile_k, and the freed shared memory holds more stages of B: a decode policy (m <= a_rows) streams the weight with
-  /// more bytes in flight. wgmma still multiplies 64 rows: rows a_rows..63 of the A operand
-  /// are the bytes after the A tile (its stage's B tile), and their accumulators are never
-  /// stored.
+  /// 64 x tile_k, and the freed shared memory holds more stages of B: a decode policy
+  /// (m <= a_rows) streams the weight with more bytes in flight. wgmma still multiplies
+  /// 64 rows: rows a_rows..63 of the A operand are the bytes after the A tile (its stage's
+  /// B tile), and their accumulators are never stored.
   static constexpr int a_rows = [] {
     if constexpr (requires { P::a_rows; }) return int(P::a_rows);
     else return int(P::tile_m);
