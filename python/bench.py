@@ -34,7 +34,8 @@ import glukit
 
 L2_BYTES = 50 * 2**20  # H200: 50 MiB of L2; the rotated sets together exceed it
 WARMUP_SECONDS = 0.25  # of calls before each timing
-HOST_CALLS = 20  # calls of the host-time measurement
+HOST_CALLS = 100  # calls per loop of the host-time measurement (median of HOST_LOOPS loops)
+HOST_LOOPS = 5
 
 SHAPES = [
     # (name, m, n, k, dtype, b_is_nk)
@@ -108,31 +109,37 @@ def warm_up(fn, sets, warmup, seconds=WARMUP_SECONDS):
 
 
 def time_ms(fn, sets, warmup, iters):
-    """Median of `iters` calls, each between two CUDA events on the current stream (the
-    call's host work counts where it is longer than the previous call's GPU work)."""
+    """Median of `iters` calls, each between two CUDA events on the current stream. The
+    events are created (recorded once) before the timed loop, as glukit_bench's timer
+    does: created inside it, their creation was host work of every timed call. The call's
+    host work counts where it is longer than the previous call's GPU work."""
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(iters)]
+    for start, stop in events:  # PyTorch creates an event's CUDA event at its first record
+        start.record()
+        stop.record()
     warm_up(fn, sets, warmup)
-    times = []
-    for i in range(iters):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for i, (start, stop) in enumerate(events):
         args = sets[i % len(sets)]
         start.record()
         fn(*args)
         stop.record()
-        times.append((start, stop))
     torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in times)
+    return statistics.median(s.elapsed_time(e) for s, e in events)
 
 
-def host_us(fn, sets, calls=HOST_CALLS):
+def host_us(fn, sets, calls=HOST_CALLS, loops=HOST_LOOPS):
     """Host time of one call (us): `calls` calls enqueued back to back, timed on the CPU
-    without waiting for the GPU (the launch queue holds them all)."""
+    without waiting for the GPU (the launch queue holds them all); the median of `loops`
+    such loops."""
+    per_call = []
+    for _ in range(loops):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for i in range(calls):
+            fn(*sets[i % len(sets)])
+        per_call.append((time.perf_counter() - start) / calls * 1e6)
     torch.cuda.synchronize()
-    start = time.perf_counter()
-    for i in range(calls):
-        fn(*sets[i % len(sets)])
-    elapsed = time.perf_counter() - start
-    torch.cuda.synchronize()
-    return elapsed / calls * 1e6
+    return statistics.median(per_call)
 
 
 def cases():
@@ -187,8 +194,8 @@ def main():
               f"{r['glukit_tflops']:.0f} | {r['glukit_host_us']:.1f} |")
     meta = {"torch": torch.__version__, "cuda": torch.version.cuda, "device": torch.cuda.get_device_name(),
             "iters": args.iters, "warmup": args.warmup, "warmup_seconds": WARMUP_SECONDS,
-            "timing": "CUDA events per call, median; glukit_host_us: host time per call, "
-                      f"{HOST_CALLS} calls enqueued back to back"}
+            "timing": "CUDA events per call (created before the timed loop), median; glukit_host_us: host "
+                      f"time per call, {HOST_CALLS} calls enqueued back to back, median of {HOST_LOOPS} loops"}
     with open(args.json_out, "w") as f:
         json.dump({"meta": meta, "results": rows}, f, indent=2)
     print(f"\nwrote {args.json_out}")
