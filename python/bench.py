@@ -14,7 +14,9 @@ at K = 8192, n = 28672; eager is ``F.linear`` with the 2n-row weight, then
 CUDA-event timing of each call after a warm-up of at least 0.25 s (the GPU clock ramps up
 from idle); input sets rotated so that their total passes the L2 (~50 MB on the H200); the
 median is reported. glukit's host time per call (the op's dispatch, checks and launch on
-the CPU) is measured too.
+the CPU) is measured too, and for addmm_glu the C++ launcher alone on the same inputs
+(``glukit._C._launch_addmm_glu``: no dispatcher, checks or allocation), timed right after
+the op: the "op / launcher" column.
 
     python python/bench.py OUT.json [--iters 50] [--warmup 10]
 
@@ -63,6 +65,18 @@ def eager(a, b, c, y, b_is_nk):
 
 def ours(a, b, c, y, b_is_nk):
     return torch.ops.glukit.addmm_glu(a, b, c, y, b_is_nk=b_is_nk)
+
+
+def launcher_of(sets):
+    """glukit's C++ launcher alone (glukit._C._launch_addmm_glu: no dispatcher, checks or
+    allocation) on the same input sets, each with its output allocated once here."""
+    outs = {id(s[0]): torch.empty(s[0].shape[0], s[3].shape[1], device=s[0].device, dtype=s[0].dtype) for s in sets}
+
+    def launch(a, b, c, y, b_is_nk):
+        out = outs[id(a)]
+        glukit._C._launch_addmm_glu(a, b, c, y, out, b_is_nk)
+        return out
+    return launch
 
 
 def gated_eager(a, w):
@@ -174,22 +188,28 @@ def main():
             ref = reference(*sets[0]).float()
             err = ((fns["glukit"](*sets[0]).float() - ref).norm() / ref.norm()).item()
             r = {**row, "input_sets": len(sets), "rel_l2_error": err}
+            if row["op"] == "addmm_glu":  # the op against its launcher, on the same inputs
+                fns = {"glukit": fns["glukit"], "launcher": launcher_of(sets),
+                       **{label: fn for label, fn in fns.items() if label != "glukit"}}
             for label, fn in fns.items():
                 r[f"{label}_ms"] = time_ms(fn, sets, args.warmup, args.iters)
                 r[f"{label}_tflops"] = flops / (r[f"{label}_ms"] * 1e-3) / 1e12
             r["glukit_host_us"] = host_us(fns["glukit"], sets)
             rows.append(r)
-            print(f"{r['name']}: glukit {r['glukit_ms']:.4f} ms (host {r['glukit_host_us']:.1f} us per call), "
+            launcher = f", launcher {r['launcher_ms']:.4f} ms" if "launcher_ms" in r else ""
+            print(f"{r['name']}: glukit {r['glukit_ms']:.4f} ms (host {r['glukit_host_us']:.1f} us per call){launcher}, "
                   f"eager {r['eager_ms']:.4f} ms, compile {r['compile_ms']:.4f} ms", flush=True)
             del sets, ref
             torch.cuda.empty_cache()
     print()
-    print("| shape | M | N | K | dtype | B | glukit ms | eager ms | compile ms | vs eager | vs compile | glukit TFLOP/s "
-          "| glukit host us |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| shape | M | N | K | dtype | B | glukit ms | launcher ms | op / launcher | eager ms | compile ms "
+          "| vs eager | vs compile | glukit TFLOP/s | glukit host us |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
+        launcher = (f"{r['launcher_ms']:.4f} | {r['glukit_ms'] / r['launcher_ms']:.3f}" if "launcher_ms" in r
+                    else " | ")
         print(f"| {r['name']} | {r['m']} | {r['n']} | {r['k']} | {r['dtype']} | {r['b_layout']} | "
-              f"{r['glukit_ms']:.4f} | {r['eager_ms']:.4f} | {r['compile_ms']:.4f} | "
+              f"{r['glukit_ms']:.4f} | {launcher} | {r['eager_ms']:.4f} | {r['compile_ms']:.4f} | "
               f"{r['eager_ms'] / r['glukit_ms']:.2f}x | {r['compile_ms'] / r['glukit_ms']:.2f}x | "
               f"{r['glukit_tflops']:.0f} | {r['glukit_host_us']:.1f} |")
     meta = {"torch": torch.__version__, "cuda": torch.version.cuda, "device": torch.cuda.get_device_name(),

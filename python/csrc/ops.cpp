@@ -20,6 +20,7 @@
 #include <torch/library.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -231,6 +232,31 @@ at::Tensor gated_projection_cuda(const at::Tensor& a, const at::Tensor& w, const
   return out;
 }
 
+/// glukit._C._launch_addmm_glu: glukit's default launcher alone on the caller's tensors,
+/// without the dispatcher, the checks or the allocation of the op, so that python/bench.py
+/// can time the op against the launcher on the same inputs in the same process. Contiguous
+/// CUDA tensors of one dtype and device, shapes as for the op, out preallocated (m x n).
+void launch_addmm_glu(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
+                      const at::Tensor& y, const at::Tensor& out, bool b_is_nk) {
+  for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&a, &b, &y, &out})
+    require(t->is_contiguous() && t->dim() == 2, "_launch_addmm_glu: 2-D contiguous operands only");
+  require(!bias.has_value() || bias->is_contiguous(), "_launch_addmm_glu: bias must be contiguous");
+  check_devices_and_dtypes({{"a", &a}, {"b", &b}, {"y", &y}, {"out", &out}, {"bias", bias.has_value() ? &*bias : nullptr}});
+  const int64_t m = a.size(0), k = a.size(1), n = out.size(1);
+  require(out.size(0) == m && y.size(0) == m && y.size(1) == n &&
+              (b_is_nk ? b.size(0) == n && b.size(1) == k : b.size(0) == k && b.size(1) == n) &&
+              (!bias.has_value() || bias->numel() == n),
+          "_launch_addmm_glu: shapes must be a (m, k), b (k, n) or (n, k), y and out (m, n), bias (n)");
+  const c10::cuda::CUDAGuard guard(a.device());
+  const glukit_torch::LaunchArgs args{k > 0 ? a.data_ptr() : nullptr, k > 0 ? b.data_ptr() : nullptr,
+                                      bias.has_value() ? bias->data_ptr() : nullptr,
+                                      y.data_ptr(), out.data_ptr(), m, n, k, k, b_is_nk ? k : n, n, n, b_is_nk};
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
+  check_status("glukit._C._launch_addmm_glu", a.scalar_type() == at::kHalf
+                                                  ? glukit_torch::addmm_glu_f16(args, stream)
+                                                  : glukit_torch::addmm_glu_bf16(args, stream));
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(glukit, CUDA, m) {
@@ -242,4 +268,8 @@ TORCH_LIBRARY_IMPL(glukit, CUDA, m) {
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "glukit's CUDA implementations of torch.ops.glukit.addmm_glu and gated_projection (registered on import)";
   m.attr("cuda_arch") = "sm_90a";
+  m.def("_launch_addmm_glu", &launch_addmm_glu,
+        "glukit's launcher alone into a preallocated out (for python/bench.py; no dispatcher)", pybind11::arg("a"),
+        pybind11::arg("b"), pybind11::arg("bias"), pybind11::arg("y"), pybind11::arg("out"),
+        pybind11::arg("b_is_nk"));
 }

@@ -68,6 +68,18 @@ def test_matches_eager(dtype, b_is_nk, bias, shape):
     assert ours <= 1.5 * theirs + 1e-3, (ours, theirs)
 
 
+@pytest.mark.parametrize("b_is_nk", [False, True])
+def test_launcher_hook_matches_the_op(b_is_nk):
+    """glukit._C._launch_addmm_glu (python/bench.py's launcher column) runs the op's kernel:
+    bit-identical output into a poisoned buffer; a non-contiguous operand is refused."""
+    a, b, c, y = make(257, 1032, 264, torch.bfloat16, b_is_nk, seed=3)
+    out = torch.full((257, 1032), float("nan"), device="cuda", dtype=torch.bfloat16)
+    glukit._C._launch_addmm_glu(a, b, c, y, out, b_is_nk)
+    assert torch.equal(out, torch.ops.glukit.addmm_glu(a, b, c, y, b_is_nk=b_is_nk))
+    with pytest.raises(ValueError, match="contiguous"):
+        glukit._C._launch_addmm_glu(a.t().contiguous().t(), b, c, y, out, b_is_nk)
+
+
 def test_empty_and_non_contiguous():
     a, b, c, y = make(0, 64, 32, torch.float16, False)
     assert torch.ops.glukit.addmm_glu(a, b, c, y).shape == (0, 64)
