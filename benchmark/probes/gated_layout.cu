@@ -12,49 +12,20 @@
 #include <vector>
 
 #include "glukit/glukit.hpp"
-
-#define CHECK(x)                                                              \
-  do {                                                                        \
-    const cudaError_t e_ = (x);                                               \
-    if (e_ != cudaSuccess) {                                                  \
-      std::printf("%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(2);                                                           \
-    }                                                                         \
-  } while (0)
+#include "probes/probe_common.cuh"
 
 namespace {
 
 using bf16 = glukit::bfloat16_t;
 
-/// Non-zero values of magnitude in [scale/16, scale), signs mixed, from a counter hash.
-__global__ void fill(bf16* p, std::size_t n, std::uint32_t seed, float scale) {
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
-       i += std::size_t{gridDim.x} * blockDim.x) {
-    std::uint32_t h = static_cast<std::uint32_t>(i) * 2654435761u ^ seed;
-    h ^= h >> 15;
-    h *= 2246822519u;
-    h ^= h >> 13;
-    const float u = 0.0625f + 0.9375f * float(h >> 8) * (1.0f / 16777216.0f);
-    p[i] = glukit::from_float<bf16>((h & 1u) ? -scale * u : scale * u);
-  }
-}
-
-bf16* filled(std::size_t n, std::uint32_t seed, float scale) {
-  bf16* p = nullptr;
-  CHECK(cudaMalloc(&p, n * sizeof(bf16)));
-  fill<<<1024, 256>>>(p, n, seed, scale);
-  CHECK(cudaGetLastError());
-  return p;
-}
-
 /// A device array in the interleaved order (glukit::interleave_gate_up_rows, on the host).
 bf16* interleaved_copy(const bf16* src, std::int64_t n, std::int64_t cols) {
   std::vector<bf16> h(std::size_t(2 * n * cols)), h2(h.size());
-  CHECK(cudaMemcpy(h.data(), src, h.size() * sizeof(bf16), cudaMemcpyDeviceToHost));
+  PROBE_CHECK(cudaMemcpy(h.data(), src, h.size() * sizeof(bf16), cudaMemcpyDeviceToHost));
   glukit::interleave_gate_up_rows(h.data(), h2.data(), n, cols, cols);
   bf16* d = nullptr;
-  CHECK(cudaMalloc(&d, h2.size() * sizeof(bf16)));
-  CHECK(cudaMemcpy(d, h2.data(), h2.size() * sizeof(bf16), cudaMemcpyHostToDevice));
+  PROBE_CHECK(cudaMalloc(&d, h2.size() * sizeof(bf16)));
+  PROBE_CHECK(cudaMemcpy(d, h2.data(), h2.size() * sizeof(bf16), cudaMemcpyHostToDevice));
   return d;
 }
 
@@ -62,20 +33,20 @@ double median_us(const glukit::GatedProjectionArgsT<bf16>& args, cudaStream_t st
   for (int i = 0; i < 5; ++i)
     if (!glukit::gated_projection(args, stream).ok()) std::exit(3);
   std::vector<cudaEvent_t> ev(62);
-  for (auto& e : ev) CHECK(cudaEventCreate(&e));
+  for (auto& e : ev) PROBE_CHECK(cudaEventCreate(&e));
   for (int i = 0; i < 30; ++i) {
-    CHECK(cudaEventRecord(ev[2 * i], stream));
+    PROBE_CHECK(cudaEventRecord(ev[2 * i], stream));
     if (!glukit::gated_projection(args, stream).ok()) std::exit(3);
-    CHECK(cudaEventRecord(ev[2 * i + 1], stream));
+    PROBE_CHECK(cudaEventRecord(ev[2 * i + 1], stream));
   }
-  CHECK(cudaStreamSynchronize(stream));
+  PROBE_CHECK(cudaStreamSynchronize(stream));
   std::vector<double> us;
   for (int i = 0; i < 30; ++i) {
     float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
+    PROBE_CHECK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
     us.push_back(1e3 * ms);
   }
-  for (auto& e : ev) CHECK(cudaEventDestroy(e));
+  for (auto& e : ev) PROBE_CHECK(cudaEventDestroy(e));
   std::sort(us.begin(), us.end());
   return us[us.size() / 2];
 }
@@ -85,15 +56,15 @@ double median_us(const glukit::GatedProjectionArgsT<bf16>& args, cudaStream_t st
 int main() {
   const std::int64_t m = 2048, n = 14336, k = 4096;
   cudaStream_t stream = nullptr;
-  CHECK(cudaStreamCreate(&stream));
-  bf16* a = filled(std::size_t(m * k), 1, 1.0f);
-  bf16* w = filled(std::size_t(2 * n * k), 2, 1.0f / 64);
-  bf16* bias = filled(std::size_t(2 * n), 3, 1.0f);
-  CHECK(cudaDeviceSynchronize());
+  PROBE_CHECK(cudaStreamCreate(&stream));
+  bf16* a = glukit_probe::filled(std::size_t(m * k), 1, 1.0f);
+  bf16* w = glukit_probe::filled(std::size_t(2 * n * k), 2, 1.0f / 64);
+  bf16* bias = glukit_probe::filled(std::size_t(2 * n), 3, 1.0f);
+  PROBE_CHECK(cudaDeviceSynchronize());
   bf16* wi = interleaved_copy(w, n, k);
   bf16* biasi = interleaved_copy(bias, n, 1);
   bf16* out = nullptr;
-  CHECK(cudaMalloc(&out, std::size_t(m * n) * sizeof(bf16)));
+  PROBE_CHECK(cudaMalloc(&out, std::size_t(m * n) * sizeof(bf16)));
   using glukit::GateLayout;
   struct Case {
     const char* name;
@@ -112,7 +83,7 @@ int main() {
       const glukit::GatedProjectionArgsT<bf16> args{a, c.w, c.bias, out, m, n, k, k, k, n, c.layout};
       std::printf("  round %d  %-22s %8.1f\n", round, c.name, median_us(args, stream));
     }
-  for (void* p : {(void*)a, (void*)w, (void*)bias, (void*)wi, (void*)biasi, (void*)out}) CHECK(cudaFree(p));
-  CHECK(cudaStreamDestroy(stream));
+  for (void* p : {(void*)a, (void*)w, (void*)bias, (void*)wi, (void*)biasi, (void*)out}) PROBE_CHECK(cudaFree(p));
+  PROBE_CHECK(cudaStreamDestroy(stream));
   return 0;
 }

@@ -14,15 +14,7 @@
 #include <vector>
 
 #include "glukit/glukit.hpp"
-
-#define CHECK(x)                                                              \
-  do {                                                                        \
-    const cudaError_t e_ = (x);                                               \
-    if (e_ != cudaSuccess) {                                                  \
-      std::printf("%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(2);                                                           \
-    }                                                                         \
-  } while (0)
+#include "probes/probe_common.cuh"
 
 namespace {
 
@@ -32,11 +24,11 @@ template <class F>
 double host_us(F&& call, int calls) {
   std::vector<double> loops;
   for (int rep = 0; rep < 6; ++rep) {
-    CHECK(cudaDeviceSynchronize());
+    PROBE_CHECK(cudaDeviceSynchronize());
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < calls; ++i) call();
     const auto t1 = std::chrono::steady_clock::now();
-    CHECK(cudaDeviceSynchronize());
+    PROBE_CHECK(cudaDeviceSynchronize());
     if (rep > 0) loops.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / calls);
   }
   std::sort(loops.begin(), loops.end());
@@ -46,8 +38,8 @@ double host_us(F&& call, int calls) {
 template <class T>
 T* device_buffer(std::size_t count) {
   T* p = nullptr;
-  CHECK(cudaMalloc(&p, count * sizeof(T)));
-  CHECK(cudaMemset(p, 0x3c, count * sizeof(T)));  // finite values; the output is not checked here
+  PROBE_CHECK(cudaMalloc(&p, count * sizeof(T)));
+  PROBE_CHECK(cudaMemset(p, 0x3c, count * sizeof(T)));  // finite values; the output is not checked here
   return p;
 }
 
@@ -63,17 +55,17 @@ void require(const glukit::Status& s) {
 int main() {
   using glukit::half_t;
   cudaStream_t stream = nullptr;
-  CHECK(cudaStreamCreate(&stream));
+  PROBE_CHECK(cudaStreamCreate(&stream));
   const int calls = 200;
 
   const double launch = host_us([&] {
     void* args[] = {nullptr};
     int v = 0;
     args[0] = &v;
-    CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(&empty_kernel), dim3(132), dim3(384), args, 0, stream));
+    PROBE_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(&empty_kernel), dim3(132), dim3(384), args, 0, stream));
   }, calls);
   const double set_attr = host_us([&] {
-    CHECK(cudaFuncSetAttribute(&empty_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
+    PROBE_CHECK(cudaFuncSetAttribute(&empty_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
   }, calls);
 
   const std::int64_t m = 1024, n = 21568, k = 256;
@@ -110,7 +102,7 @@ int main() {
   std::printf("  AddmmGlu<WarpSpecializedTma>::run      %7.2f\n", ws);
   std::printf("  gated_projection default, 256x14336x4096 bf16 %7.2f\n", gated);
   for (void* p : {(void*)a, (void*)b, (void*)bias, (void*)y, (void*)out, (void*)ga, (void*)gw, (void*)gout})
-    CHECK(cudaFree(p));
-  CHECK(cudaStreamDestroy(stream));
+    PROBE_CHECK(cudaFree(p));
+  PROBE_CHECK(cudaStreamDestroy(stream));
   return 0;
 }
