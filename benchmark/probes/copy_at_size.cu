@@ -14,7 +14,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "probes/probe_common.cuh"
+#include "common/cuda_check.hpp"
 
 namespace {
 
@@ -112,41 +112,44 @@ __global__ void bulk_copy(const char* src, char* dst, long bytes) {
 
 int main() {
   int sms = 0;
-  PROBE_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  GLUKIT_BENCH_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   cudaEvent_t t0, t1;
-  PROBE_CHECK(cudaEventCreate(&t0));
-  PROBE_CHECK(cudaEventCreate(&t1));
+  GLUKIT_BENCH_CHECK_CUDA(cudaEventCreate(&t0));
+  GLUKIT_BENCH_CHECK_CUDA(cudaEventCreate(&t1));
   cudaDeviceProp prop{};
-  PROBE_CHECK(cudaGetDeviceProperties(&prop, 0));
+  GLUKIT_BENCH_CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
   std::printf("%s, %d SMs\n", prop.name, sms);
-  PROBE_CHECK(cudaFuncSetAttribute(bulk_copy<6, 32768>, cudaFuncAttributeMaxDynamicSharedMemorySize, 6 * 32768));
+  GLUKIT_BENCH_CHECK_CUDA(
+      cudaFuncSetAttribute(bulk_copy<6, 32768>, cudaFuncAttributeMaxDynamicSharedMemorySize, 6 * 32768));
   for (const long bytes : {long(kM) * kN * 2, 1L << 30}) {
     const bool small = bytes < (1L << 29);
     const int sets = small ? 6 : 1;  // small: 6 x 88 MB rotated, past 4 x the L2
     std::vector<char*> src(sets), dst(sets);
     for (int i = 0; i < sets; ++i) {
-      PROBE_CHECK(cudaMalloc(&src[i], bytes));
-      PROBE_CHECK(cudaMalloc(&dst[i], bytes));
-      PROBE_CHECK(cudaMemset(src[i], 0x5A, bytes));
+      GLUKIT_BENCH_CHECK_CUDA(cudaMalloc(&src[i], bytes));
+      GLUKIT_BENCH_CHECK_CUDA(cudaMalloc(&dst[i], bytes));
+      GLUKIT_BENCH_CHECK_CUDA(cudaMemset(src[i], 0x5A, bytes));
     }
     const auto time = [&](const char* name, auto launch) {
       for (int i = 0; i < 10; ++i) launch(i % sets);
       std::vector<float> us;
       for (int i = 0; i < 40; ++i) {
-        PROBE_CHECK(cudaEventRecord(t0));
+        GLUKIT_BENCH_CHECK_CUDA(cudaEventRecord(t0));
         launch(i % sets);
-        PROBE_CHECK(cudaEventRecord(t1));
-        PROBE_CHECK(cudaEventSynchronize(t1));
+        GLUKIT_BENCH_CHECK_CUDA(cudaEventRecord(t1));
+        GLUKIT_BENCH_CHECK_CUDA(cudaEventSynchronize(t1));
         float ms = 0;
-        PROBE_CHECK(cudaEventElapsedTime(&ms, t0, t1));
+        GLUKIT_BENCH_CHECK_CUDA(cudaEventElapsedTime(&ms, t0, t1));
         us.push_back(ms * 1e3f);
       }
-      PROBE_CHECK(cudaGetLastError());
+      GLUKIT_BENCH_CHECK_CUDA(cudaGetLastError());
       std::sort(us.begin(), us.end());
       std::printf("%8.1f MB  %-32s %9.2f us  %5.2f TB/s (read + write)\n", bytes / 1e6, name, us[20],
                   2.0 * bytes / (us[20] * 1e-6) / 1e12);
     };
-    time("cudaMemcpy", [&](int i) { PROBE_CHECK(cudaMemcpyAsync(dst[i], src[i], bytes, cudaMemcpyDeviceToDevice)); });
+    time("cudaMemcpy", [&](int i) {
+      GLUKIT_BENCH_CHECK_CUDA(cudaMemcpyAsync(dst[i], src[i], bytes, cudaMemcpyDeviceToDevice));
+    });
     time("LSU copy, 2 x 256 threads/SM", [&](int i) {
       lsu_copy<<<2 * sms, 256>>>(reinterpret_cast<const uint4*>(src[i]), reinterpret_cast<uint4*>(dst[i]), bytes / 16);
     });
@@ -161,8 +164,8 @@ int main() {
       time("128x192 tiles, along N, 2/SM", [&](int i) { tiled_copy<192, 1><<<2 * sms, 256>>>(s16(i), d16(i)); });
     }
     for (int i = 0; i < sets; ++i) {
-      PROBE_CHECK(cudaFree(src[i]));
-      PROBE_CHECK(cudaFree(dst[i]));
+      GLUKIT_BENCH_CHECK_CUDA(cudaFree(src[i]));
+      GLUKIT_BENCH_CHECK_CUDA(cudaFree(dst[i]));
     }
   }
   return 0;
