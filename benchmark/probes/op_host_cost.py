@@ -1,31 +1,25 @@
 """Host time per call of glukit's PyTorch op and of its layers, on a CUDA device (run from
 python/ after building the extension): each figure is the CPU time of `CALLS` calls issued
-back to back (the GPU queues them), over CALLS, median of 5 loops. Reference shape,
-fp16, K = 256; the gated op at 256 x 14336 x 4096 bf16. docs/perf-notes.md quotes it."""
-import statistics
+back to back (the GPU queues them), over CALLS, median of 5 loops (python/bench.py's
+host_us). Reference shape, fp16, K = 256; the gated op at 256 x 14336 x 4096 bf16.
+docs/perf-notes.md quotes it."""
 import sys
-import time
 
 import torch
 
 sys.path.insert(0, ".")
 import glukit  # noqa: E402
+from bench import host_us as bench_host_us  # noqa: E402  (python/bench.py)
 
 CALLS = 200
 
 
 def host_us(fn, calls=CALLS):
-    loops = []
-    for rep in range(6):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        t1 = time.perf_counter()
-        torch.cuda.synchronize()
-        if rep:
-            loops.append((t1 - t0) / calls * 1e6)
-    return statistics.median(loops)
+    """bench.py's host time of `fn` (median of 5 loops of `calls` calls), after one loop of
+    warm-up calls."""
+    for _ in range(calls):
+        fn()
+    return bench_host_us(fn, [()], calls)
 
 
 def main():
