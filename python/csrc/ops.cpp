@@ -106,9 +106,9 @@ void check_status(const char* op, const glukit_torch::LaunchStatus& s) {
   TORCH_CHECK(false, m);
 }
 
-at::Tensor addmm_glu_cuda(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
+/// The op's argument rules, in glukit.ops.check_args' order and with its messages.
+void check_addmm_glu_args(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
                           const at::Tensor& y, bool b_is_nk) {
-  // The order and messages of glukit.ops.check_args.
   check_dims("a", a, 2);
   check_dims("b", b, 2);
   check_dims("y", y, 2);
@@ -132,18 +132,18 @@ at::Tensor addmm_glu_cuda(const at::Tensor& a, const at::Tensor& b, const std::o
     require(k % vector_elems == 0, "k: must be a multiple of 8 (a's columns; got ", k, ")");
     require(n % vector_elems == 0, "n: must be a multiple of 8 (the output's columns; got ", n, ")");
   }
+}
 
-  const c10::cuda::CUDAGuard guard(a.device());
-  at::Tensor out = at::empty({m, n}, a.options());
-  if (m == 0 || n == 0) return out;
-  // Contiguous inputs are read in place (contiguous() returns the tensor itself); any other
-  // layout is copied once. The leading dimensions are then the row lengths.
-  const at::Tensor ac = a.contiguous(), bc = b.contiguous(), yc = y.contiguous();
-  const at::Tensor biasc = bias.has_value() ? bias->contiguous() : at::Tensor();
-  const glukit_torch::LaunchArgs args{k > 0 ? ac.data_ptr() : nullptr,
-                                      k > 0 ? bc.data_ptr() : nullptr,
-                                      biasc.defined() ? biasc.data_ptr() : nullptr,
-                                      yc.data_ptr(),
+/// glukit's default launcher (fp16 or bf16, by a's dtype) on contiguous operands that
+/// passed check_addmm_glu_args, into the contiguous m x n `out`, on the current stream of
+/// a's device (the caller holds a guard for it); a non-ok Status raises as `op`'s error.
+void run_addmm_glu(const char* op, const at::Tensor& a, const at::Tensor& b, const at::Tensor* bias,
+                   const at::Tensor& y, const at::Tensor& out, bool b_is_nk) {
+  const int64_t m = a.size(0), k = a.size(1), n = out.size(1);
+  const glukit_torch::LaunchArgs args{k > 0 ? a.data_ptr() : nullptr,
+                                      k > 0 ? b.data_ptr() : nullptr,
+                                      bias != nullptr ? bias->data_ptr() : nullptr,
+                                      y.data_ptr(),
                                       out.data_ptr(),
                                       m,
                                       n,
@@ -154,9 +154,22 @@ at::Tensor addmm_glu_cuda(const at::Tensor& a, const at::Tensor& b, const std::o
                                       n,
                                       b_is_nk};
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
-  const glukit_torch::LaunchStatus s = a.scalar_type() == at::kHalf ? glukit_torch::addmm_glu_f16(args, stream)
-                                                                     : glukit_torch::addmm_glu_bf16(args, stream);
-  check_status("glukit.addmm_glu", s);
+  check_status(op, a.scalar_type() == at::kHalf ? glukit_torch::addmm_glu_f16(args, stream)
+                                                : glukit_torch::addmm_glu_bf16(args, stream));
+}
+
+at::Tensor addmm_glu_cuda(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
+                          const at::Tensor& y, bool b_is_nk) {
+  check_addmm_glu_args(a, b, bias, y, b_is_nk);
+  const int64_t m = a.size(0), n = y.size(1);
+  const c10::cuda::CUDAGuard guard(a.device());
+  at::Tensor out = at::empty({m, n}, a.options());
+  if (m == 0 || n == 0) return out;
+  // Contiguous inputs are read in place (contiguous() returns the tensor itself); any other
+  // layout is copied once. The leading dimensions are then the row lengths.
+  const at::Tensor ac = a.contiguous(), bc = b.contiguous(), yc = y.contiguous();
+  const at::Tensor biasc = bias.has_value() ? bias->contiguous() : at::Tensor();
+  run_addmm_glu("glukit.addmm_glu", ac, bc, biasc.defined() ? &biasc : nullptr, yc, out, b_is_nk);
   return out;
 }
 
@@ -233,28 +246,20 @@ at::Tensor gated_projection_cuda(const at::Tensor& a, const at::Tensor& w, const
 }
 
 /// glukit._C._launch_addmm_glu: glukit's default launcher alone on the caller's tensors,
-/// without the dispatcher, the checks or the allocation of the op, so that python/bench.py
-/// can time the op against the launcher on the same inputs in the same process. Contiguous
-/// CUDA tensors of one dtype and device, shapes as for the op, out preallocated (m x n).
+/// without the dispatcher, the copies or the allocation of the op, so that python/bench.py
+/// can time the op against the launcher on the same inputs in the same process. The op's
+/// argument rules, contiguous operands, and `out` preallocated (m x n, a's dtype and device).
 void launch_addmm_glu(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
                       const at::Tensor& y, const at::Tensor& out, bool b_is_nk) {
+  check_addmm_glu_args(a, b, bias, y, b_is_nk);
   for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&a, &b, &y, &out})
-    require(t->is_contiguous() && t->dim() == 2, "_launch_addmm_glu: 2-D contiguous operands only");
+    require(t->is_contiguous(), "_launch_addmm_glu: contiguous operands only");
   require(!bias.has_value() || bias->is_contiguous(), "_launch_addmm_glu: bias must be contiguous");
-  check_devices_and_dtypes({{"a", &a}, {"b", &b}, {"y", &y}, {"out", &out}, {"bias", bias.has_value() ? &*bias : nullptr}});
-  const int64_t m = a.size(0), k = a.size(1), n = out.size(1);
-  require(out.size(0) == m && y.size(0) == m && y.size(1) == n &&
-              (b_is_nk ? b.size(0) == n && b.size(1) == k : b.size(0) == k && b.size(1) == n) &&
-              (!bias.has_value() || bias->numel() == n),
-          "_launch_addmm_glu: shapes must be a (m, k), b (k, n) or (n, k), y and out (m, n), bias (n)");
+  require(out.dim() == 2 && out.size(0) == a.size(0) && out.size(1) == y.size(1) &&
+              out.scalar_type() == a.scalar_type() && out.device() == a.device(),
+          "_launch_addmm_glu: out must be m x n, of a's dtype and on a's device");
   const c10::cuda::CUDAGuard guard(a.device());
-  const glukit_torch::LaunchArgs args{k > 0 ? a.data_ptr() : nullptr, k > 0 ? b.data_ptr() : nullptr,
-                                      bias.has_value() ? bias->data_ptr() : nullptr,
-                                      y.data_ptr(), out.data_ptr(), m, n, k, k, b_is_nk ? k : n, n, n, b_is_nk};
-  const cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
-  check_status("glukit._C._launch_addmm_glu", a.scalar_type() == at::kHalf
-                                                  ? glukit_torch::addmm_glu_f16(args, stream)
-                                                  : glukit_torch::addmm_glu_bf16(args, stream));
+  run_addmm_glu("glukit._C._launch_addmm_glu", a, b, bias.has_value() ? &*bias : nullptr, y, out, b_is_nk);
 }
 
 }  // namespace
