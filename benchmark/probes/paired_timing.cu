@@ -6,7 +6,10 @@
 // baseline measured first and a kernel measured later differ by more than their code.
 // bf16, weights as nn.Linear (N x K); cuBLAS: cublasGemmEx's default algorithm, output
 // of the same width as the weight's rows (gated: 2n; glukit_bench's cublas_gemm_rowmajor).
-// One input set (every weight is larger than the 60 MB L2). Medians of 40 pairs after 10.
+// Shapes: the gated projection's and addmm_glu's at M = 16 / 256 / 2048 / 8192, and the
+// reference shapes (fp16, B k x n, M = 1024, N = 21568, K = 256 / 512 / 1024) against the
+// GEMM alone. One input set (every weight is larger than the 60 MB L2; the reference
+// shapes' Y and output are 44 MB each). Medians of 40 pairs after 10.
 // Standalone; docs/perf-notes.md quotes it.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -73,8 +76,8 @@ int main() {
   GLUKIT_BENCH_CHECK_CUBLAS(cublasSetStream(handle, stream));
   std::printf("glukit default against cublasGemmEx (default algorithm), alternating launches, us (median of 40)\n");
   using glukit_bench::GemmShape;
-  for (const GemmShape s : {GemmShape{256, 14336, 4096}, GemmShape{2048, 14336, 4096}, GemmShape{8192, 14336, 4096},
-                            GemmShape{2048, 28672, 8192}}) {
+  for (const GemmShape s : {GemmShape{16, 14336, 4096}, GemmShape{16, 28672, 8192}, GemmShape{256, 14336, 4096},
+                            GemmShape{2048, 14336, 4096}, GemmShape{8192, 14336, 4096}, GemmShape{2048, 28672, 8192}}) {
     const std::int64_t m = s.m, n = s.n, k = s.k;
     DeviceBuffer<bf16> a(std::size_t(m * k)), w(std::size_t(2 * n * k)), bias(std::size_t(2 * n)),
         y(std::size_t(m * n)), out(std::size_t(m * n)), c(std::size_t(m * 2 * n));
@@ -96,6 +99,23 @@ int main() {
                                            glukit::Layout::col_major};
     std::snprintf(name, sizeof name, "addmm_glu %lldx%lldx%lld vs GEMM n", (long long)m, (long long)n, (long long)k);
     paired(name, stream, [&] { require(glukit::addmm_glu(args, stream)); }, [&] { gemm(n); });
+  }
+  // The reference shapes: fp16, B stored k x n, M = 1024, N = 21568, against the GEMM alone.
+  using half = glukit::half_t;
+  for (const std::int64_t k : {256, 512, 1024}) {
+    const std::int64_t m = 1024, n = 21568;
+    DeviceBuffer<half> a(std::size_t(m * k)), b(std::size_t(k * n)), bias{std::size_t(n)}, y(std::size_t(m * n)),
+        out(std::size_t(m * n)), c(std::size_t(m * n));
+    glukit_bench::fill_nonzero(a.get(), a.size(), 1, 1.0f, stream);
+    glukit_bench::fill_nonzero(b.get(), b.size(), 2, 1.0f / 16, stream);
+    glukit_bench::fill_nonzero(bias.get(), bias.size(), 3, 1.0f, stream);
+    glukit_bench::fill_nonzero(y.get(), y.size(), 4, 1.0f, stream);
+    GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
+    const glukit::AddmmGluArgsT<half> args{a.get(), b.get(), bias.get(), y.get(), out.get(), m, n, k, k, n, n, n};
+    char name[96];
+    std::snprintf(name, sizeof name, "addmm_glu fp16 %lldx%lldx%lld vs GEMM", (long long)m, (long long)n, (long long)k);
+    paired(name, stream, [&] { require(glukit::addmm_glu(args, stream)); },
+           [&] { glukit_bench::cublas_gemm_rowmajor(handle, {m, n, k}, a.get(), k, b.get(), n, c.get(), n); });
   }
   GLUKIT_BENCH_CHECK_CUBLAS(cublasDestroy(handle));
   GLUKIT_BENCH_CHECK_CUDA(cudaStreamDestroy(stream));

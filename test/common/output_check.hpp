@@ -18,7 +18,8 @@
 //   u_T   = 2^-(significand_bits<T> + 1): fp16 2^-11, bf16 2^-8 (round to nearest).
 //   e     = (16 + 2 S) 2^-24: a few fp32 roundings plus the device exp (__expf, an
 //           exp2 unit: 2 + 1.16 |x| ulp, CUDA Programming Guide, intrinsic functions;
-//           |x| <= S) that SwiGLU and GeGLU call.
+//           |x| <= S) and the device division (math::div, __fdividef: 2 ulp) that
+//           SwiGLU, GeGLU and the sigmoid GLU call.
 //   c_acc = 4: a sum of n terms in fp32 is within n 2^-24 sum|terms| of the exact one
 //           when every add rounds to nearest (Higham, Accuracy and Stability, 4.2);
 //           x2 for adds that truncate, x2 for an MMA unit that aligns each group of

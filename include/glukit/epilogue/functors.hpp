@@ -34,7 +34,7 @@ struct SwiGlu {
   static constexpr bool reads_aux = true;
   template <class T>
   GLUKIT_HOST_DEVICE T operator()(T x, T y) const {
-    return x / (T(1) + math::exp(-x)) * y;
+    return math::div(x, T(1) + math::exp(-x)) * y;
   }
 };
 
@@ -65,7 +65,7 @@ struct SigmoidGlu {
   static constexpr bool reads_aux = true;
   template <class T>
   GLUKIT_HOST_DEVICE T operator()(T x, T y) const {
-    return y / (T(1) + math::exp(-x));
+    return math::div(y, T(1) + math::exp(-x));
   }
 };
 

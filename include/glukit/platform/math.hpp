@@ -47,11 +47,27 @@ GLUKIT_HOST_DEVICE inline double exp(double x) {
 #endif
 }
 
+/// a / b (device: a times the hardware reciprocal of b, about 2 ulp, without IEEE
+/// division's range check and slow path; 0 for 2^126 < |b| < 2^128 and a / inf = 0).
+/// The epilogue's divisions are of 1 + e^-x, so only the sign of a tiny result is kept
+/// where |b| is that large. Measured: SwiGLU's IEEE division made the gated 128 x 256
+/// tile's epilogue 1,596 instructions per warp, ~25 per output (docs/perf-notes.md).
+GLUKIT_HOST_DEVICE inline float div(float a, float b) {
+#if defined(GLUKIT_DEVICE_PASS) && defined(GLUKIT_BACKEND_CUDA)
+  return __fdividef(a, b);
+#elif defined(GLUKIT_DEVICE_PASS)
+  return a * __builtin_amdgcn_rcpf(b);
+#else
+  return a / b;
+#endif
+}
+GLUKIT_HOST_DEVICE inline double div(double a, double b) { return a / b; }
+
 /// tanh through exp: tanh(x) = 1 - 2 / (e^{2x} + 1), saturating for large |x|.
 template <class T>
 GLUKIT_HOST_DEVICE inline T tanh(T x) {
 #if defined(GLUKIT_DEVICE_PASS)
-  return T(1) - T(2) / (exp(T(2) * x) + T(1));
+  return T(1) - div(T(2), exp(T(2) * x) + T(1));
 #else
   return std::tanh(x);
 #endif

@@ -84,9 +84,11 @@ struct MainloopPlan {
     if constexpr (requires { P::cluster_m; }) return int(P::cluster_m);
     else return 1;
   }();
+  /// Arrivals that release a ring stage: one per consumer warp that reads it (its first
+  /// lane), in a cluster those of every block.
   static constexpr int empty_arrivals =
       cluster_m > 1 ? cluster_m * consumer_warpgroups * traits::warpgroup_size / traits::wave_size
-                    : tile_consumer_threads;
+                    : tile_consumer_threads / traits::wave_size;
   /// Optional policy member `static constexpr int group_size_m_for_k(std::int64_t k)`: the
   /// raster's group size for a launch of depth k (default: group_size_m at every k). The
   /// schedule is a run-time parameter of the kernel, so this costs no second kernel.

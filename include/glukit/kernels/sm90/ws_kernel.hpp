@@ -46,13 +46,14 @@ struct WsKernel : WsProducer<P> {
   using Base::BN, Base::S, Base::YB, Base::SL, Base::CM;
   using Base::first_slot, Base::slot_stride, Base::tile_row, Base::y_slot, Base::bias_beside_y;
 
-  /// A consumer is done reading ring stage `stage`. In a cluster, each warp arrives once
-  /// on the stage's empty barrier of every block (they all receive the shared B panels).
+  /// A consumer is done reading ring stage `stage`: each warp arrives once (its first
+  /// lane, after the whole warp has waited for the stage's wgmma) on the stage's empty
+  /// barrier, in a cluster on that of every block (they all receive the shared B panels).
   GLUKIT_DEVICE static void release_stage(const Shared& sh, int stage) {
+    __syncwarp();
+    if (threadIdx.x % 32 != 0) return;
     if constexpr (CM > 1) {
-      __syncwarp();
-      if (threadIdx.x % 32 == 0)
-        for (int r = 0; r < CM; ++r) arch::hopper::mbarrier_arrive_cluster(&sh.empty[stage], r);
+      for (int r = 0; r < CM; ++r) arch::hopper::mbarrier_arrive_cluster(&sh.empty[stage], r);
     } else {
       arch::hopper::mbarrier_arrive(&sh.empty[stage]);
     }

@@ -112,10 +112,10 @@ TEMPLATE_LIST_TEST_CASE("sm90 plan: TMA transaction bytes equal the issued boxes
 TEMPLATE_LIST_TEST_CASE("sm90 plan: warpgroup split and copy partitions", "[sm90][plan]", Sm90Policies) {
   using Plan = glukit::sm90::MainloopPlan<TestType>;
   CHECK(Plan::tile_warpgroups * Plan::wg_slices * 64 == TestType::tile_m);  // cooperative: all consumers; ping-pong: one
-  // Arrivals that release a ring stage: every consumer thread of the tile, or in a
-  // cluster one per consumer warp of every block.
+  // Arrivals that release a ring stage: one per consumer warp of the tile, in a cluster
+  // of every block.
   CHECK(Plan::empty_arrivals == (Plan::cluster_m > 1 ? Plan::cluster_m * Plan::consumer_threads / 32
-                                                     : Plan::tile_warpgroups * 128));
+                                                     : Plan::tile_warpgroups * 4));
   CHECK(Plan::consumer_threads + (Plan::specialized ? 128 : 0) == Plan::threads);
   if constexpr (Plan::specialized) {
     CHECK(Plan::ring_copy_threads + (Plan::stage_y ? Plan::y_copy_threads : 0) == Plan::copy_threads);

@@ -1,0 +1,161 @@
+// glukit_cluster_probe: do clusters of two blocks that share each W panel (TMA multicast,
+// policy member cluster_m = 2) speed up the compute-bound gated and addmm_glu kernels at
+// the LLM shapes? A 128 x 256 tile reads 48 KiB of shared-memory operands per k-block for
+// 4.2 MFLOP (85 FLOP per byte from L2); sharing W's 32 KiB between two blocks halves
+// their W traffic from L2 (128 FLOP per byte). cuBLAS's kernel at these shapes runs in
+// clusters of two (docs/perf-notes.md). The kernels and cuBLAS (cublasGemmEx's default
+// algorithm) take turns launch by launch, so all see the same clock state; each cluster
+// kernel's output is compared bit for bit with its single-block kernel's (the same
+// accumulation order). bf16, W as nn.Linear (N x K). Medians of 30 rounds after 8.
+// `glukit_cluster_probe decode` instead launches the gated default and cuBLAS at
+// 16 x 28672 x 8192 a few times each, for a profiler; `glukit_cluster_probe M n K` runs
+// one shape. Standalone; docs/perf-notes.md
+// quotes it.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#include "common/device_data.cuh"
+#include "common/event_timer.hpp"
+#include "cublas_paths.cuh"
+#include "glukit/glukit.hpp"
+
+namespace {
+
+using bf16 = glukit::bfloat16_t;
+using glukit_bench::DeviceBuffer;
+using glukit::arch::sm90a;
+
+template <class Base>
+struct Cluster2 : Base {
+  static constexpr int cluster_m = 2;
+};
+
+struct Entry {
+  const char* name;
+  std::function<void()> launch;
+};
+
+/// The entries launched in turns (one launch each per round); prints each median and its
+/// ratio to the last entry (the baseline).
+void rounds(const char* title, cudaStream_t stream, const std::vector<Entry>& entries) {
+  constexpr int warm = 8, samples = 30;
+  const std::size_t e = entries.size();
+  for (int i = 0; i < warm; ++i)
+    for (const Entry& en : entries) en.launch();
+  std::vector<cudaEvent_t> ev(2 * e * samples);
+  for (auto& x : ev) GLUKIT_BENCH_CHECK_CUDA(cudaEventCreate(&x));
+  for (int i = 0; i < samples; ++i)
+    for (std::size_t j = 0; j < e; ++j) {
+      GLUKIT_BENCH_CHECK_CUDA(cudaEventRecord(ev[2 * (i * e + j)], stream));
+      entries[j].launch();
+      GLUKIT_BENCH_CHECK_CUDA(cudaEventRecord(ev[2 * (i * e + j) + 1], stream));
+    }
+  GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
+  std::vector<double> med(e);
+  for (std::size_t j = 0; j < e; ++j) {
+    std::vector<double> t;
+    for (int i = 0; i < samples; ++i) {
+      float ms = 0;
+      GLUKIT_BENCH_CHECK_CUDA(cudaEventElapsedTime(&ms, ev[2 * (i * e + j)], ev[2 * (i * e + j) + 1]));
+      t.push_back(1e3 * ms);
+    }
+    med[j] = glukit_bench::median_of(t);
+  }
+  for (auto& x : ev) GLUKIT_BENCH_CHECK_CUDA(cudaEventDestroy(x));
+  std::printf("%s\n", title);
+  for (std::size_t j = 0; j < e; ++j)
+    std::printf("  %-40s %9.1f us   %s / it %.3f\n", entries[j].name, med[j], entries[e - 1].name, med[e - 1] / med[j]);
+}
+
+void require(const glukit::Status& s) {
+  if (!s.ok()) {
+    std::printf("glukit: %s\n", s.message());
+    std::exit(3);
+  }
+}
+
+/// Are two device buffers equal byte for byte?
+bool same_bytes(const DeviceBuffer<bf16>& x, const DeviceBuffer<bf16>& y) {
+  std::vector<unsigned char> hx(x.bytes()), hy(y.bytes());
+  GLUKIT_BENCH_CHECK_CUDA(cudaMemcpy(hx.data(), x.get(), x.bytes(), cudaMemcpyDeviceToHost));
+  GLUKIT_BENCH_CHECK_CUDA(cudaMemcpy(hy.data(), y.get(), y.bytes(), cudaMemcpyDeviceToHost));
+  return std::memcmp(hx.data(), hy.data(), hx.size()) == 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool decode = argc > 1 && std::strcmp(argv[1], "decode") == 0;
+  cudaStream_t stream = nullptr;
+  GLUKIT_BENCH_CHECK_CUDA(cudaStreamCreate(&stream));
+  cublasHandle_t handle = nullptr;
+  GLUKIT_BENCH_CHECK_CUBLAS(cublasCreate(&handle));
+  GLUKIT_BENCH_CHECK_CUBLAS(cublasSetStream(handle, stream));
+  using glukit_bench::GemmShape;
+  std::vector<GemmShape> shapes{{256, 14336, 4096}, {2048, 14336, 4096}, {8192, 14336, 4096}, {2048, 28672, 8192}};
+  if (decode) shapes = {{16, 28672, 8192}};
+  if (argc == 4) shapes = {{std::atoll(argv[1]), std::atoll(argv[2]), std::atoll(argv[3])}};
+  bool all_same = true;
+  for (const GemmShape s : shapes) {
+    const std::int64_t m = s.m, n = s.n, k = s.k;
+    DeviceBuffer<bf16> a(std::size_t(m * k)), w(std::size_t(2 * n * k)), bias(std::size_t(2 * n)),
+        y(std::size_t(m * n)), out(std::size_t(m * n)), out2(std::size_t(m * n)), c(std::size_t(m * 2 * n));
+    glukit_bench::fill_nonzero(a.get(), a.size(), 1, 1.0f, stream);
+    glukit_bench::fill_nonzero(w.get(), w.size(), 2, 1.0f / 64, stream);
+    glukit_bench::fill_nonzero(bias.get(), bias.size(), 3, 1.0f, stream);
+    glukit_bench::fill_nonzero(y.get(), y.size(), 4, 1.0f, stream);
+    GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
+    const auto gemm = [&](std::int64_t cols) {
+      glukit_bench::cublas_gemm_rowmajor(handle, {m, cols, k}, a.get(), k, w.get(), k, c.get(), cols,
+                                         glukit::Layout::col_major);
+    };
+    const glukit::GatedProjectionArgsT<bf16> g1{a.get(), w.get(), bias.get(), out.get(), m, n, k, k, k, n};
+    if (decode) {
+      for (int i = 0; i < 3; ++i) require(glukit::gated_projection(g1, stream)), gemm(2 * n);
+      GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
+      continue;
+    }
+    using G = glukit::policy::GatedTma128x256<sm90a>;
+    using GC = Cluster2<G>;
+    glukit::GatedProjectionArgsT<bf16> g2 = g1;
+    g2.out = out2.get();
+    require(glukit::gated_projection<G>(g1, stream));
+    require(glukit::gated_projection<GC>(g2, stream));
+    const bool gsame = same_bytes(out, out2);
+    all_same = all_same && gsame;
+    char title[128];
+    std::snprintf(title, sizeof title, "gated %lldx%lldx%lld (cluster output %s)", (long long)m, (long long)n,
+                  (long long)k, gsame ? "bit-identical" : "DIFFERS");
+    rounds(title, stream,
+           {{"GatedTma128x256", [&] { require(glukit::gated_projection<G>(g1, stream)); }},
+            {"GatedTma128x256 cluster_m = 2", [&] { require(glukit::gated_projection<GC>(g2, stream)); }},
+            {"cuBLAS GEMM 2n", [&] { gemm(2 * n); }}});
+
+    using W = glukit::policy::WarpSpecializedTma128x256<sm90a>;
+    using WC = Cluster2<W>;
+    const glukit::AddmmGluArgsT<bf16> a1{a.get(), w.get(), bias.get(), y.get(), out.get(), m, n, k, k, k, n, n,
+                                         glukit::Layout::col_major};
+    glukit::AddmmGluArgsT<bf16> a2 = a1;
+    a2.out = out2.get();
+    require(glukit::addmm_glu<W>(a1, stream));
+    require(glukit::addmm_glu<WC>(a2, stream));
+    const bool asame = same_bytes(out, out2);
+    all_same = all_same && asame;
+    std::snprintf(title, sizeof title, "addmm_glu %lldx%lldx%lld (cluster output %s)", (long long)m, (long long)n,
+                  (long long)k, asame ? "bit-identical" : "DIFFERS");
+    rounds(title, stream,
+           {{"WarpSpecializedTma128x256", [&] { require(glukit::addmm_glu<W>(a1, stream)); }},
+            {"WarpSpecializedTma128x256 cluster_m = 2", [&] { require(glukit::addmm_glu<WC>(a2, stream)); }},
+            {"cuBLAS GEMM n", [&] { gemm(n); }}});
+  }
+  GLUKIT_BENCH_CHECK_CUBLAS(cublasDestroy(handle));
+  GLUKIT_BENCH_CHECK_CUDA(cudaStreamDestroy(stream));
+  return all_same ? 0 : 1;
+}
