@@ -241,8 +241,6 @@ struct Epilogue : GlobalIo<P> {
     constexpr int PER_LANE = 16 * CPR / 32;
     static_assert((16 * CPR) % 32 == 0, "tile_n: a warp's 16 rows split evenly over its lanes");
     const int wr = static_cast<int>(row0 - m0) - lane / 4;  // first of the warp's 16 rows
-    if constexpr (Plan::a_rows < BM)
-      if (wr >= Plan::a_rows) return;  // rows past the tile's a_rows (Plan::a_rows)
     const auto t_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(tile));
 #pragma unroll
     for (int i = 0; i < PER_LANE; ++i) {

@@ -179,9 +179,10 @@ struct MainloopPlan {
   /// Warp-specialised kernels also stage the tile's bias (one row) with its first
   /// k-block, and Y (the whole tile, swizzled) in a buffer of its own.
   using BiasLayout = PaddedRows<1, P::tile_n, 0>;
-  /// Y in, the output out (gated: output only). A gated tile_n that is not whole pairs
-  /// is refused by check_policy, and the 64 keeps that to one message.
-  using YLayout = Swizzle128B<P::tile_m, out_tile_n % 64 == 0 ? out_tile_n : 64>;
+  /// Y in, the output out (gated: output only), a_rows rows (the rows a tile stores). A
+  /// gated tile_n that is not whole pairs is refused by check_policy, and the 64 keeps
+  /// that to one message.
+  using YLayout = Swizzle128B<a_rows, out_tile_n % 64 == 0 ? out_tile_n : 64>;
   using Buffers = std::conditional_t<specialized, MultiBufferPlan<P::num_buffers, ALayout, BLayout, BiasLayout>,
                                      MultiBufferPlan<P::num_buffers, ALayout, BLayout>>;
   static constexpr int y_offset = Buffers::bytes;  ///< Y buffer 0, after the ring, 1024-aligned

@@ -70,6 +70,9 @@ struct WsKernel : WsProducer<P> {
     unsigned char* bias_row = bias_beside_y(p) ? sh.y_bias(b) : nullptr;
 #pragma unroll
     for (int s = 0; s < SL; ++s) {
+      // A warp whose 16 rows lie past the tile's a_rows (Plan::a_rows) has nothing to store.
+      if constexpr (Plan::a_rows < P::tile_m)
+        if ((tid % 128) / 32 * 16 + 64 * s >= Plan::a_rows) continue;
       const Epi e(p.args, m0, n0, tid + 128 * s);
       // The warp's rows, written by its own stmatrix, stored by its own lanes.
       e.template finish_in_place<typename Plan::YLayout>(acc[s], sh.y_tile(b), bias_row, m0);

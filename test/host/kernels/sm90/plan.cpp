@@ -105,7 +105,7 @@ TEMPLATE_LIST_TEST_CASE("sm90 plan: TMA transaction bytes equal the issued boxes
   const int b_boxes = Plan::BLayout::panels * TestType::tile_k * 64 * 2;
   CHECK(Plan::stage_tx_bytes == a_boxes + b_boxes);
   CHECK(Plan::bias_tx_bytes == TestType::tile_n * 2);
-  CHECK(Plan::YLayout::bytes == Plan::YLayout::panels * TestType::tile_m * 64 * 2);
+  CHECK(Plan::YLayout::bytes == Plan::YLayout::panels * Plan::a_rows * 64 * 2);  // the rows a tile stores
   CHECK(Plan::y_tx_bytes == Plan::YLayout::panels * Plan::a_rows * 64 * 2);  // Y boxes of a_rows rows
 }
 

@@ -1,0 +1,159 @@
+// glukit_gated_decode_probe: the gated projection at M = 16 (decode), memory-bound on W:
+// which 16-row-tile kernel streams the weight fastest? The shipped GatedTmaDecode16x128
+// (128 W rows per tile, 10 stages), the same with more stages, and 256 W rows per tile
+// (half the tiles, so each k-block of A is read from L2 once per 256 W rows instead of
+// 128: at 16 x 28672 x 8192 ncu shows the L2 at 91 % of its peak throughput), each beside
+// cuBLAS GEMM of width 2n (cublasGemmEx's default algorithm), all taking turns launch by
+// launch so they share the clock state, each launch on the next of three input sets (the
+// L2 never holds the previous launch's weight). Every variant's output is compared with the
+// shipped kernel's (max |difference|). bf16, W stacked as one nn.Linear weight (2n x K),
+// bias of 2n, SwiGLU. Medians of 30 rounds after 8. Standalone; docs/perf-notes.md
+// quotes it.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <vector>
+
+#include "common/device_data.cuh"
+#include "common/event_timer.hpp"
+#include "cublas_paths.cuh"
+#include "glukit/glukit.hpp"
+
+namespace {
+
+using bf16 = glukit::bfloat16_t;
+using glukit_bench::DeviceBuffer;
+using glukit::arch::sm90a;
+using Shipped = glukit::policy::GatedTmaDecode16x128<sm90a>;
+
+template <int Stages>
+struct Decode16x128 : Shipped {
+  static constexpr int num_buffers = Stages;
+};
+template <int Stages>
+struct Decode16x256 : Shipped {
+  static constexpr int tile_n = 256;
+  static constexpr int num_buffers = Stages;
+};
+
+struct Entry {
+  const char* name;
+  std::function<void()> launch;
+};
+
+void rounds(const std::vector<Entry>& entries, cudaStream_t stream) {
+  constexpr int warm = 8, samples = 30;
+  const std::size_t e = entries.size();
+  for (int i = 0; i < warm; ++i)
+    for (const Entry& en : entries) en.launch();
+  std::vector<cudaEvent_t> ev(2 * e * samples);
+  for (auto& x : ev) GLUKIT_BENCH_CHECK_CUDA(cudaEventCreate(&x));
+  for (int i = 0; i < samples; ++i)
+    for (std::size_t j = 0; j < e; ++j) {
+      GLUKIT_BENCH_CHECK_CUDA(cudaEventRecord(ev[2 * (i * e + j)], stream));
+      entries[j].launch();
+      GLUKIT_BENCH_CHECK_CUDA(cudaEventRecord(ev[2 * (i * e + j) + 1], stream));
+    }
+  GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
+  std::vector<double> med(e);
+  for (std::size_t j = 0; j < e; ++j) {
+    std::vector<double> t;
+    for (int i = 0; i < samples; ++i) {
+      float ms = 0;
+      GLUKIT_BENCH_CHECK_CUDA(cudaEventElapsedTime(&ms, ev[2 * (i * e + j)], ev[2 * (i * e + j) + 1]));
+      t.push_back(1e3 * ms);
+    }
+    med[j] = glukit_bench::median_of(t);
+  }
+  for (auto& x : ev) GLUKIT_BENCH_CHECK_CUDA(cudaEventDestroy(x));
+  for (std::size_t j = 0; j < e; ++j)
+    std::printf("  %-32s %8.1f us   cuBLAS 2n / it %.3f\n", entries[j].name, med[j], med[e - 1] / med[j]);
+}
+
+void require(const glukit::Status& s) {
+  if (!s.ok()) {
+    std::printf("glukit: %s\n", s.message());
+    std::exit(3);
+  }
+}
+
+/// max |x - y| over two bf16 device buffers.
+double max_difference(const DeviceBuffer<bf16>& x, const DeviceBuffer<bf16>& y) {
+  std::vector<bf16> hx(x.size()), hy(y.size());
+  GLUKIT_BENCH_CHECK_CUDA(cudaMemcpy(hx.data(), x.get(), x.bytes(), cudaMemcpyDeviceToHost));
+  GLUKIT_BENCH_CHECK_CUDA(cudaMemcpy(hy.data(), y.get(), y.bytes(), cudaMemcpyDeviceToHost));
+  double d = 0;
+  for (std::size_t i = 0; i < hx.size(); ++i)
+    d = std::fmax(d, std::fabs(double(glukit::to_float(hx[i])) - double(glukit::to_float(hy[i]))));
+  return d;
+}
+
+}  // namespace
+
+int main() {
+  cudaStream_t stream = nullptr;
+  GLUKIT_BENCH_CHECK_CUDA(cudaStreamCreate(&stream));
+  cublasHandle_t handle = nullptr;
+  GLUKIT_BENCH_CHECK_CUBLAS(cublasCreate(&handle));
+  GLUKIT_BENCH_CHECK_CUBLAS(cublasSetStream(handle, stream));
+  using glukit_bench::GemmShape;
+  bool ok = true;
+  for (const GemmShape s : {GemmShape{16, 14336, 4096}, GemmShape{16, 28672, 8192}}) {
+    const std::int64_t m = s.m, n = s.n, k = s.k;
+    // Three input sets, one per launch in turn: a launch never finds the previous
+    // launch's W (or its tail, up to the 60 MB L2) in L2.
+    constexpr int sets = 3;
+    std::vector<DeviceBuffer<bf16>> a, w, bias;
+    for (int i = 0; i < sets; ++i) {
+      a.emplace_back(std::size_t(m * k)), w.emplace_back(std::size_t(2 * n * k)), bias.emplace_back(std::size_t(2 * n));
+      glukit_bench::fill_nonzero(a[i].get(), a[i].size(), 1 + 3 * i, 1.0f, stream);
+      glukit_bench::fill_nonzero(w[i].get(), w[i].size(), 2 + 3 * i, 1.0f / 64, stream);
+      glukit_bench::fill_nonzero(bias[i].get(), bias[i].size(), 3 + 3 * i, 1.0f, stream);
+    }
+    DeviceBuffer<bf16> ref(std::size_t(m * n)), out(std::size_t(m * n)), c(std::size_t(m * 2 * n));
+    GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
+    int next = 0;  // the input set of the next launch
+    const auto args = [&](bf16* o) {
+      const int i = next++ % sets;
+      return glukit::GatedProjectionArgsT<bf16>{a[i].get(), w[i].get(), bias[i].get(), o, m, n, k, k, k, n};
+    };
+    next = 0;
+    require(glukit::gated_projection<Shipped>(args(ref.get()), stream));
+    std::printf("gated %lldx%lldx%lld\n", (long long)m, (long long)n, (long long)k);
+    const auto check = [&](const char* name, auto launch) {
+      GLUKIT_BENCH_CHECK_CUDA(cudaMemsetAsync(out.get(), 0xff, out.bytes(), stream));
+      next = 0;  // set 0, as the reference
+      launch();
+      GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
+      const double d = max_difference(ref, out);
+      std::printf("  %-32s max |difference| from the shipped kernel %.3g\n", name, d);
+      ok = ok && d <= 0.0;
+    };
+    const auto l128_11 = [&] { require(glukit::gated_projection<Decode16x128<11>>(args(out.get()), stream)); };
+    const auto l256_6 = [&] { require(glukit::gated_projection<Decode16x256<6>>(args(out.get()), stream)); };
+    const auto l256_5 = [&] { require(glukit::gated_projection<Decode16x256<5>>(args(out.get()), stream)); };
+    check("Decode16x128, 11 stages", l128_11);
+    check("Decode16x256, 6 stages", l256_6);
+    check("Decode16x256, 5 stages", l256_5);
+    rounds({{"GatedTmaDecode16x128 (10 stages)",
+             [&] { require(glukit::gated_projection<Shipped>(args(out.get()), stream)); }},
+            {"Decode16x128, 11 stages", l128_11},
+            {"Decode16x256, 6 stages", l256_6},
+            {"Decode16x256, 5 stages", l256_5},
+            {"cuBLAS GEMM 2n",
+             [&] {
+               const int i = next++ % sets;
+               glukit_bench::cublas_gemm_rowmajor(handle, {m, 2 * n, k}, a[i].get(), k, w[i].get(), k, c.get(), 2 * n,
+                                                  glukit::Layout::col_major);
+             }}},
+           stream);
+  }
+  GLUKIT_BENCH_CHECK_CUBLAS(cublasDestroy(handle));
+  GLUKIT_BENCH_CHECK_CUDA(cudaStreamDestroy(stream));
+  return ok ? 0 : 1;
+}
