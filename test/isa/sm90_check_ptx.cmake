@@ -28,12 +28,15 @@ endif()
 expect("wgmma\\.mma_async\\.sync\\.aligned\\.m64n[0-9]+k16\\.f32\\.${dtype}\\.${dtype}" "wgmma (${dtype} in, fp32 accumulate)")
 # Gated_<policy>: the gated projection's kernels (both W orders in one unit). W is an
 # nn.Linear weight, always K-major; the second operand of op is the up projection in the
-# accumulators, so nothing reads Y; SwiGLU's sigmoid is an ex2.
+# accumulators, so nothing reads Y; SwiGLU's sigmoid is an ex2 and an approximate
+# division (math::div), not IEEE division with its slow path (div.rn).
 if(VARIANT MATCHES "^Gated_")
   string(REGEX REPLACE "^Gated_" "" VARIANT "${VARIANT}")
   expect("\\.${dtype}\\.${dtype} [^;]*p, 1, 1, 0, 0;" "wgmma with W K-major (tnspB = 0)")
   forbid("\\.${dtype}\\.${dtype} [^;]*p, 1, 1, 0, 1;" "wgmma with B MN-major (W is n x k)")
   expect("ex2\\.approx" "SwiGLU's exponential")
+  expect("div\\.(full|approx)[.a-z]*\\.f32" "SwiGLU's approximate division")
+  forbid("div\\.rn[.a-z]*\\.f32" "an IEEE fp32 division")
   forbid("L2::cache_hint" "an evict-first Y load")
   forbid("ldmatrix" "Y read from shared memory")
   if(VARIANT MATCHES "^GatedTma")
