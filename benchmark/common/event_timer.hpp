@@ -5,6 +5,7 @@
 #pragma once
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <vector>
 
 #include "cuda_check.hpp"
@@ -84,6 +85,39 @@ bool time_launches(cudaStream_t stream, int warmup, int samples, Launch&& launch
   out.max_us = *std::max_element(us.begin(), us.end());
   out.median_us = median_of(std::move(us));
   return true;
+}
+
+/// Launches in turns: after `warmup` rounds, `samples` rounds of launches[0](),
+/// launches[1](), ... on `stream`, each launch between its own pair of events, so that
+/// kernels compared with one another run in the same clock and power state (a card at
+/// its power limit slows down during a long run, and back-to-back blocks of one kernel
+/// would each see a different state). Returns each launch's median time in us.
+inline std::vector<double> medians_in_turns(cudaStream_t stream, const std::vector<std::function<void()>>& launches,
+                                            int warmup, int samples) {
+  const std::size_t n = launches.size();
+  for (int i = 0; i < warmup; ++i)
+    for (const auto& launch : launches) launch();
+  std::vector<cudaEvent_t> ev(2 * n * static_cast<std::size_t>(samples));
+  for (auto& e : ev) GLUKIT_BENCH_CHECK_CUDA(cudaEventCreate(&e));
+  for (int i = 0; i < samples; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      GLUKIT_BENCH_CHECK_CUDA(cudaEventRecord(ev[2 * (i * n + j)], stream));
+      launches[j]();
+      GLUKIT_BENCH_CHECK_CUDA(cudaEventRecord(ev[2 * (i * n + j) + 1], stream));
+    }
+  GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
+  std::vector<double> medians(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    std::vector<double> us;
+    for (int i = 0; i < samples; ++i) {
+      float ms = 0;
+      GLUKIT_BENCH_CHECK_CUDA(cudaEventElapsedTime(&ms, ev[2 * (i * n + j)], ev[2 * (i * n + j) + 1]));
+      us.push_back(1e3 * ms);
+    }
+    medians[j] = median_of(std::move(us));
+  }
+  for (auto& e : ev) GLUKIT_BENCH_CHECK_CUDA(cudaEventDestroy(e));
+  return medians;
 }
 
 }  // namespace glukit_bench

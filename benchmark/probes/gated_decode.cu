@@ -46,31 +46,13 @@ struct Entry {
   std::function<void()> launch;
 };
 
+/// The entries launched in turns (glukit_bench::medians_in_turns, 30 rounds after 8);
+/// prints each median and cuBLAS's (the last entry) over it.
 void rounds(const std::vector<Entry>& entries, cudaStream_t stream) {
-  constexpr int warm = 8, samples = 30;
+  std::vector<std::function<void()>> launches;
+  for (const Entry& en : entries) launches.push_back(en.launch);
+  const std::vector<double> med = glukit_bench::medians_in_turns(stream, launches, 8, 30);
   const std::size_t e = entries.size();
-  for (int i = 0; i < warm; ++i)
-    for (const Entry& en : entries) en.launch();
-  std::vector<cudaEvent_t> ev(2 * e * samples);
-  for (auto& x : ev) GLUKIT_BENCH_CHECK_CUDA(cudaEventCreate(&x));
-  for (int i = 0; i < samples; ++i)
-    for (std::size_t j = 0; j < e; ++j) {
-      GLUKIT_BENCH_CHECK_CUDA(cudaEventRecord(ev[2 * (i * e + j)], stream));
-      entries[j].launch();
-      GLUKIT_BENCH_CHECK_CUDA(cudaEventRecord(ev[2 * (i * e + j) + 1], stream));
-    }
-  GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
-  std::vector<double> med(e);
-  for (std::size_t j = 0; j < e; ++j) {
-    std::vector<double> t;
-    for (int i = 0; i < samples; ++i) {
-      float ms = 0;
-      GLUKIT_BENCH_CHECK_CUDA(cudaEventElapsedTime(&ms, ev[2 * (i * e + j)], ev[2 * (i * e + j) + 1]));
-      t.push_back(1e3 * ms);
-    }
-    med[j] = glukit_bench::median_of(t);
-  }
-  for (auto& x : ev) GLUKIT_BENCH_CHECK_CUDA(cudaEventDestroy(x));
   for (std::size_t j = 0; j < e; ++j)
     std::printf("  %-32s %8.1f us   cuBLAS 2n / it %.3f\n", entries[j].name, med[j], med[e - 1] / med[j]);
 }

@@ -30,33 +30,12 @@ namespace {
 using bf16 = glukit::bfloat16_t;
 using glukit_bench::DeviceBuffer;
 
-/// Alternating launches of `ours` and `theirs`; prints both medians and their ratio.
+/// Alternating launches of `ours` and `theirs` (glukit_bench::medians_in_turns, 40
+/// pairs after 10); prints both medians and their ratio.
 void paired(const char* name, cudaStream_t stream, const std::function<void()>& ours,
             const std::function<void()>& theirs) {
-  constexpr int warm = 10, pairs = 40;
-  for (int i = 0; i < warm; ++i) ours(), theirs();
-  std::vector<cudaEvent_t> ev(4 * pairs);
-  for (auto& e : ev) GLUKIT_BENCH_CHECK_CUDA(cudaEventCreate(&e));
-  for (int i = 0; i < pairs; ++i) {
-    GLUKIT_BENCH_CHECK_CUDA(cudaEventRecord(ev[4 * i], stream));
-    ours();
-    GLUKIT_BENCH_CHECK_CUDA(cudaEventRecord(ev[4 * i + 1], stream));
-    GLUKIT_BENCH_CHECK_CUDA(cudaEventRecord(ev[4 * i + 2], stream));
-    theirs();
-    GLUKIT_BENCH_CHECK_CUDA(cudaEventRecord(ev[4 * i + 3], stream));
-  }
-  GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
-  std::vector<double> a, b;
-  for (int i = 0; i < pairs; ++i) {
-    float ms = 0;
-    GLUKIT_BENCH_CHECK_CUDA(cudaEventElapsedTime(&ms, ev[4 * i], ev[4 * i + 1]));
-    a.push_back(1e3 * ms);
-    GLUKIT_BENCH_CHECK_CUDA(cudaEventElapsedTime(&ms, ev[4 * i + 2], ev[4 * i + 3]));
-    b.push_back(1e3 * ms);
-  }
-  for (auto& e : ev) GLUKIT_BENCH_CHECK_CUDA(cudaEventDestroy(e));
-  const double ma = glukit_bench::median_of(a), mb = glukit_bench::median_of(b);
-  std::printf("  %-44s glukit %8.1f  cuBLAS %8.1f  cuBLAS/glukit %.3f\n", name, ma, mb, mb / ma);
+  const std::vector<double> med = glukit_bench::medians_in_turns(stream, {ours, theirs}, 10, 40);
+  std::printf("  %-44s glukit %8.1f  cuBLAS %8.1f  cuBLAS/glukit %.3f\n", name, med[0], med[1], med[1] / med[0]);
 }
 
 void require(const glukit::Status& s) {
