@@ -211,7 +211,7 @@ template <class Arch>
 struct GatedTmaDecode16x128 : GatedTmaPingpong64x128<Arch> {
   static constexpr const char* name() { return "GatedTmaDecode16x128"; }
   static constexpr int a_rows = 16;
-  static constexpr int num_buffers = 10;  ///< 10 x 19 KiB + two 9 KiB output tiles
+  static constexpr int num_buffers = 10;  ///< 10 x 19 KiB + two 3 KiB output tiles (201,920 bytes)
 };
 
 }  // namespace glukit::policy
