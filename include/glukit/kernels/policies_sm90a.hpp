@@ -168,8 +168,9 @@ struct WarpSpecializedTmaPingpong64x128 : WarpSpecializedTma<Arch> {
 /// instead of 7 of 25: 160 KiB of the weight in flight per SM instead of 112, where the
 /// kernel's time is the weight's streaming. wgmma still multiplies 64 rows per tile (the
 /// 48 past a_rows read the stage's B bytes and are never stored): above 16 rows each
-/// 16-row tile pays for 64, so the default runs it only at m <= 16. 10 stages: the most that
-/// fit 227 KiB. H200, bf16, B n x k, M = 16, us (docs/results/h200-2026-12-01-4d81ad3.md), at
+/// 16-row tile pays for 64, so the default runs it only at m <= 16. 10 stages (an 11th fits
+/// beside the 16-row Y buffers and measured no faster in the gated form, docs/perf-notes.md).
+/// H200, bf16, B n x k, M = 16, us (docs/history/results-2026-12-01-4d81ad3/h200-2026-12-01-4d81ad3.md), at
 /// (K, N) = (4096, 14336) / (8192, 28672) / (4096, 11008): 35.6 / 116.6 / 29.5, against
 /// 37.3 / 140.5 / 30.8 for WarpSpecializedTmaPingpong64x128 and cuBLAS's 35.0 / 113.8 / 28.6.
 template <class Arch>
