@@ -124,7 +124,7 @@ struct VariantTuning<Variant::warp_specialized_tma, arch::sm90a> {
 /// (A, B and the bias row) beside the 33 KiB Y tile, the most that fit 227 KiB: more
 /// bytes in flight per SM where the kernel streams the weight. The sm90a default picks it by
 /// sm90::default_kernel (kernels/sm90/plan_default.hpp). Where it wins (H200, bf16, B n x k,
-/// docs/results/h200-2026-12-01-dfac128.md, us, against 128 x 192 / 128 x 256):
+/// docs/history/results-2026-12-01-dfac128/h200-2026-12-01-dfac128.md, us, against 128 x 192 / 128 x 256):
 /// 2048 x 11008 x 4096 283.2 against 305.6 / 315.3; 256 x 14336 x 4096 53.4 against
 /// 74.5 / 54.2.
 template <class Arch>
