@@ -23,6 +23,7 @@
 
 #include "common/device_data.cuh"
 #include "common/event_timer.hpp"
+#include "common/probe_support.cuh"
 #include "cublas_paths.cuh"
 #include "glukit/glukit.hpp"
 
@@ -37,47 +38,25 @@ struct Cluster2 : Base {
   static constexpr int cluster_m = 2;
 };
 
-struct Entry {
-  const char* name;
-  std::function<void()> launch;
-};
-
-/// The entries launched in turns (glukit_bench::medians_in_turns, 30 rounds after 8);
-/// prints each median and its ratio to the last entry (the baseline).
-void rounds(const char* title, cudaStream_t stream, const std::vector<Entry>& entries) {
-  std::vector<std::function<void()>> launches;
-  for (const Entry& en : entries) launches.push_back(en.launch);
-  const std::vector<double> med = glukit_bench::medians_in_turns(stream, launches, 8, 30);
-  const std::size_t e = entries.size();
+/// The entries in turns, under `title`, against the last one.
+void rounds(const char* title, cudaStream_t stream, const std::vector<glukit_bench::NamedLaunch>& entries) {
   std::printf("%s\n", title);
-  for (std::size_t j = 0; j < e; ++j)
-    std::printf("  %-40s %9.1f us   %s / it %.3f\n", entries[j].name, med[j], entries[e - 1].name, med[e - 1] / med[j]);
-}
-
-void require(const glukit::Status& s) {
-  if (!s.ok()) {
-    std::printf("glukit: %s\n", s.message());
-    std::exit(3);
-  }
+  glukit_bench::print_in_turns(stream, entries, entries.back().name);
 }
 
 /// Are two device buffers equal byte for byte?
 bool same_bytes(const DeviceBuffer<bf16>& x, const DeviceBuffer<bf16>& y) {
-  std::vector<unsigned char> hx(x.bytes()), hy(y.bytes());
-  GLUKIT_BENCH_CHECK_CUDA(cudaMemcpy(hx.data(), x.get(), x.bytes(), cudaMemcpyDeviceToHost));
-  GLUKIT_BENCH_CHECK_CUDA(cudaMemcpy(hy.data(), y.get(), y.bytes(), cudaMemcpyDeviceToHost));
-  return std::memcmp(hx.data(), hy.data(), hx.size()) == 0;
+  const std::vector<bf16> hx = glukit_bench::to_host(x), hy = glukit_bench::to_host(y);
+  return hx.size() == hy.size() && std::memcmp(hx.data(), hy.data(), x.bytes()) == 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const bool decode = argc > 1 && std::strcmp(argv[1], "decode") == 0;
-  cudaStream_t stream = nullptr;
-  GLUKIT_BENCH_CHECK_CUDA(cudaStreamCreate(&stream));
-  cublasHandle_t handle = nullptr;
-  GLUKIT_BENCH_CHECK_CUBLAS(cublasCreate(&handle));
-  GLUKIT_BENCH_CHECK_CUBLAS(cublasSetStream(handle, stream));
+  const glukit_bench::CublasOnStream cs;
+  cudaStream_t stream = cs.stream;
+  cublasHandle_t handle = cs.handle;
   using glukit_bench::GemmShape;
   std::vector<GemmShape> shapes{{256, 14336, 4096}, {2048, 14336, 4096}, {8192, 14336, 4096}, {2048, 28672, 8192}};
   if (decode) shapes = {{16, 28672, 8192}};
@@ -85,20 +64,16 @@ int main(int argc, char** argv) {
   bool all_same = true;
   for (const GemmShape s : shapes) {
     const std::int64_t m = s.m, n = s.n, k = s.k;
-    DeviceBuffer<bf16> a(std::size_t(m * k)), w(std::size_t(2 * n * k)), bias(std::size_t(2 * n)),
-        y(std::size_t(m * n)), out(std::size_t(m * n)), out2(std::size_t(m * n)), c(std::size_t(m * 2 * n));
-    glukit_bench::fill_nonzero(a.get(), a.size(), 1, 1.0f, stream);
-    glukit_bench::fill_nonzero(w.get(), w.size(), 2, 1.0f / 64, stream);
-    glukit_bench::fill_nonzero(bias.get(), bias.size(), 3, 1.0f, stream);
-    glukit_bench::fill_nonzero(y.get(), y.size(), 4, 1.0f, stream);
-    GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
+    const glukit_bench::LayerOperands<bf16> ops(m, n, k, stream);
+    const DeviceBuffer<bf16>&a = ops.a, &w = ops.w, &bias = ops.bias, &y = ops.y;
+    DeviceBuffer<bf16> out(std::size_t(m * n)), out2(std::size_t(m * n)), c(std::size_t(m * 2 * n));
     const auto gemm = [&](std::int64_t cols) {
       glukit_bench::cublas_gemm_rowmajor(handle, {m, cols, k}, a.get(), k, w.get(), k, c.get(), cols,
                                          glukit::Layout::col_major);
     };
     const glukit::GatedProjectionArgsT<bf16> g1{a.get(), w.get(), bias.get(), out.get(), m, n, k, k, k, n};
     if (decode) {
-      for (int i = 0; i < 3; ++i) require(glukit::gated_projection(g1, stream)), gemm(2 * n);
+      for (int i = 0; i < 3; ++i) glukit_bench::require_ok(glukit::gated_projection(g1, stream)), gemm(2 * n);
       GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
       continue;
     }
@@ -106,16 +81,16 @@ int main(int argc, char** argv) {
     using GC = Cluster2<G>;
     glukit::GatedProjectionArgsT<bf16> g2 = g1;
     g2.out = out2.get();
-    require(glukit::gated_projection<G>(g1, stream));
-    require(glukit::gated_projection<GC>(g2, stream));
+    glukit_bench::require_ok(glukit::gated_projection<G>(g1, stream));
+    glukit_bench::require_ok(glukit::gated_projection<GC>(g2, stream));
     const bool gsame = same_bytes(out, out2);
     all_same = all_same && gsame;
     char title[128];
     std::snprintf(title, sizeof title, "gated %lldx%lldx%lld (cluster output %s)", (long long)m, (long long)n,
                   (long long)k, gsame ? "bit-identical" : "DIFFERS");
     rounds(title, stream,
-           {{"GatedTma128x256", [&] { require(glukit::gated_projection<G>(g1, stream)); }},
-            {"GatedTma128x256 cluster_m = 2", [&] { require(glukit::gated_projection<GC>(g2, stream)); }},
+           {{"GatedTma128x256", [&] { glukit_bench::require_ok(glukit::gated_projection<G>(g1, stream)); }},
+            {"GatedTma128x256 cluster_m = 2", [&] { glukit_bench::require_ok(glukit::gated_projection<GC>(g2, stream)); }},
             {"cuBLAS GEMM 2n", [&] { gemm(2 * n); }}});
 
     using W = glukit::policy::WarpSpecializedTma128x256<sm90a>;
@@ -124,18 +99,16 @@ int main(int argc, char** argv) {
                                          glukit::Layout::col_major};
     glukit::AddmmGluArgsT<bf16> a2 = a1;
     a2.out = out2.get();
-    require(glukit::addmm_glu<W>(a1, stream));
-    require(glukit::addmm_glu<WC>(a2, stream));
+    glukit_bench::require_ok(glukit::addmm_glu<W>(a1, stream));
+    glukit_bench::require_ok(glukit::addmm_glu<WC>(a2, stream));
     const bool asame = same_bytes(out, out2);
     all_same = all_same && asame;
     std::snprintf(title, sizeof title, "addmm_glu %lldx%lldx%lld (cluster output %s)", (long long)m, (long long)n,
                   (long long)k, asame ? "bit-identical" : "DIFFERS");
     rounds(title, stream,
-           {{"WarpSpecializedTma128x256", [&] { require(glukit::addmm_glu<W>(a1, stream)); }},
-            {"WarpSpecializedTma128x256 cluster_m = 2", [&] { require(glukit::addmm_glu<WC>(a2, stream)); }},
+           {{"WarpSpecializedTma128x256", [&] { glukit_bench::require_ok(glukit::addmm_glu<W>(a1, stream)); }},
+            {"WarpSpecializedTma128x256 cluster_m = 2", [&] { glukit_bench::require_ok(glukit::addmm_glu<WC>(a2, stream)); }},
             {"cuBLAS GEMM n", [&] { gemm(n); }}});
   }
-  GLUKIT_BENCH_CHECK_CUBLAS(cublasDestroy(handle));
-  GLUKIT_BENCH_CHECK_CUDA(cudaStreamDestroy(stream));
   return all_same ? 0 : 1;
 }

@@ -21,6 +21,7 @@
 
 #include "common/device_data.cuh"
 #include "common/event_timer.hpp"
+#include "common/probe_support.cuh"
 #include "cublas_paths.cuh"
 #include "glukit/glukit.hpp"
 
@@ -41,34 +42,9 @@ struct Decode16x256 : Shipped {
   static constexpr int num_buffers = Stages;
 };
 
-struct Entry {
-  const char* name;
-  std::function<void()> launch;
-};
-
-/// The entries launched in turns (glukit_bench::medians_in_turns, 30 rounds after 8);
-/// prints each median and cuBLAS's (the last entry) over it.
-void rounds(const std::vector<Entry>& entries, cudaStream_t stream) {
-  std::vector<std::function<void()>> launches;
-  for (const Entry& en : entries) launches.push_back(en.launch);
-  const std::vector<double> med = glukit_bench::medians_in_turns(stream, launches, 8, 30);
-  const std::size_t e = entries.size();
-  for (std::size_t j = 0; j < e; ++j)
-    std::printf("  %-32s %8.1f us   cuBLAS 2n / it %.3f\n", entries[j].name, med[j], med[e - 1] / med[j]);
-}
-
-void require(const glukit::Status& s) {
-  if (!s.ok()) {
-    std::printf("glukit: %s\n", s.message());
-    std::exit(3);
-  }
-}
-
 /// max |x - y| over two bf16 device buffers.
 double max_difference(const DeviceBuffer<bf16>& x, const DeviceBuffer<bf16>& y) {
-  std::vector<bf16> hx(x.size()), hy(y.size());
-  GLUKIT_BENCH_CHECK_CUDA(cudaMemcpy(hx.data(), x.get(), x.bytes(), cudaMemcpyDeviceToHost));
-  GLUKIT_BENCH_CHECK_CUDA(cudaMemcpy(hy.data(), y.get(), y.bytes(), cudaMemcpyDeviceToHost));
+  const std::vector<bf16> hx = glukit_bench::to_host(x), hy = glukit_bench::to_host(y);
   double d = 0;
   for (std::size_t i = 0; i < hx.size(); ++i)
     d = std::fmax(d, std::fabs(double(glukit::to_float(hx[i])) - double(glukit::to_float(hy[i]))));
@@ -78,11 +54,9 @@ double max_difference(const DeviceBuffer<bf16>& x, const DeviceBuffer<bf16>& y) 
 }  // namespace
 
 int main() {
-  cudaStream_t stream = nullptr;
-  GLUKIT_BENCH_CHECK_CUDA(cudaStreamCreate(&stream));
-  cublasHandle_t handle = nullptr;
-  GLUKIT_BENCH_CHECK_CUBLAS(cublasCreate(&handle));
-  GLUKIT_BENCH_CHECK_CUBLAS(cublasSetStream(handle, stream));
+  const glukit_bench::CublasOnStream cs;
+  cudaStream_t stream = cs.stream;
+  cublasHandle_t handle = cs.handle;
   using glukit_bench::GemmShape;
   bool ok = true;
   for (const GemmShape s : {GemmShape{16, 14336, 4096}, GemmShape{16, 28672, 8192}}) {
@@ -105,7 +79,7 @@ int main() {
       return glukit::GatedProjectionArgsT<bf16>{a[i].get(), w[i].get(), bias[i].get(), o, m, n, k, k, k, n};
     };
     next = 0;
-    require(glukit::gated_projection<Shipped>(args(ref.get()), stream));
+    glukit_bench::require_ok(glukit::gated_projection<Shipped>(args(ref.get()), stream));
     std::printf("gated %lldx%lldx%lld\n", (long long)m, (long long)n, (long long)k);
     const auto check = [&](const char* name, auto launch) {
       GLUKIT_BENCH_CHECK_CUDA(cudaMemsetAsync(out.get(), 0xff, out.bytes(), stream));
@@ -116,14 +90,14 @@ int main() {
       std::printf("  %-32s max |difference| from the shipped kernel %.3g\n", name, d);
       ok = ok && d <= 0.0;
     };
-    const auto l128_11 = [&] { require(glukit::gated_projection<Decode16x128<11>>(args(out.get()), stream)); };
-    const auto l256_6 = [&] { require(glukit::gated_projection<Decode16x256<6>>(args(out.get()), stream)); };
-    const auto l256_5 = [&] { require(glukit::gated_projection<Decode16x256<5>>(args(out.get()), stream)); };
+    const auto l128_11 = [&] { glukit_bench::require_ok(glukit::gated_projection<Decode16x128<11>>(args(out.get()), stream)); };
+    const auto l256_6 = [&] { glukit_bench::require_ok(glukit::gated_projection<Decode16x256<6>>(args(out.get()), stream)); };
+    const auto l256_5 = [&] { glukit_bench::require_ok(glukit::gated_projection<Decode16x256<5>>(args(out.get()), stream)); };
     check("Decode16x128, 11 stages", l128_11);
     check("Decode16x256, 6 stages", l256_6);
     check("Decode16x256, 5 stages", l256_5);
-    rounds({{"GatedTmaDecode16x128 (10 stages)",
-             [&] { require(glukit::gated_projection<Shipped>(args(out.get()), stream)); }},
+    glukit_bench::print_in_turns(stream, {{"GatedTmaDecode16x128 (10 stages)",
+             [&] { glukit_bench::require_ok(glukit::gated_projection<Shipped>(args(out.get()), stream)); }},
             {"Decode16x128, 11 stages", l128_11},
             {"Decode16x256, 6 stages", l256_6},
             {"Decode16x256, 5 stages", l256_5},
@@ -133,9 +107,7 @@ int main() {
                glukit_bench::cublas_gemm_rowmajor(handle, {m, 2 * n, k}, a[i].get(), k, w[i].get(), k, c.get(), 2 * n,
                                                   glukit::Layout::col_major);
              }}},
-           stream);
+           "cuBLAS 2n");
   }
-  GLUKIT_BENCH_CHECK_CUBLAS(cublasDestroy(handle));
-  GLUKIT_BENCH_CHECK_CUDA(cudaStreamDestroy(stream));
   return ok ? 0 : 1;
 }

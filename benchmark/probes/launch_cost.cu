@@ -14,9 +14,12 @@
 
 #include "common/device_data.cuh"
 #include "common/event_timer.hpp"
+#include "common/probe_support.cuh"
 #include "glukit/glukit.hpp"
 
 namespace {
+
+void require(const glukit::Status& s) { glukit_bench::require_ok(s, "launcher", 1); }
 
 __global__ void empty_kernel(int) {}
 
@@ -40,13 +43,6 @@ glukit_bench::DeviceBuffer<T> filled(std::int64_t count, std::uint64_t seed) {
   glukit_bench::DeviceBuffer<T> b{std::size_t(count)};
   glukit_bench::fill_nonzero(b.get(), b.size(), seed, 1.0f, nullptr);
   return b;
-}
-
-void require(const glukit::Status& s) {
-  if (!s.ok()) {
-    std::printf("launcher: %s\n", s.message());
-    std::exit(1);
-  }
 }
 
 }  // namespace

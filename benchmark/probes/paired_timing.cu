@@ -22,6 +22,7 @@
 
 #include "common/device_data.cuh"
 #include "common/event_timer.hpp"
+#include "common/probe_support.cuh"
 #include "cublas_paths.cuh"
 #include "glukit/glukit.hpp"
 
@@ -38,33 +39,20 @@ void paired(const char* name, cudaStream_t stream, const std::function<void()>& 
   std::printf("  %-44s glukit %8.1f  cuBLAS %8.1f  cuBLAS/glukit %.3f\n", name, med[0], med[1], med[1] / med[0]);
 }
 
-void require(const glukit::Status& s) {
-  if (!s.ok()) {
-    std::printf("glukit: %s\n", s.message());
-    std::exit(3);
-  }
-}
-
 }  // namespace
 
 int main() {
-  cudaStream_t stream = nullptr;
-  GLUKIT_BENCH_CHECK_CUDA(cudaStreamCreate(&stream));
-  cublasHandle_t handle = nullptr;
-  GLUKIT_BENCH_CHECK_CUBLAS(cublasCreate(&handle));
-  GLUKIT_BENCH_CHECK_CUBLAS(cublasSetStream(handle, stream));
+  const glukit_bench::CublasOnStream cs;
+  cudaStream_t stream = cs.stream;
+  cublasHandle_t handle = cs.handle;
   std::printf("glukit default against cublasGemmEx (default algorithm), alternating launches, us (median of 40)\n");
   using glukit_bench::GemmShape;
   for (const GemmShape s : {GemmShape{16, 14336, 4096}, GemmShape{16, 28672, 8192}, GemmShape{256, 14336, 4096},
                             GemmShape{2048, 14336, 4096}, GemmShape{8192, 14336, 4096}, GemmShape{2048, 28672, 8192}}) {
     const std::int64_t m = s.m, n = s.n, k = s.k;
-    DeviceBuffer<bf16> a(std::size_t(m * k)), w(std::size_t(2 * n * k)), bias(std::size_t(2 * n)),
-        y(std::size_t(m * n)), out(std::size_t(m * n)), c(std::size_t(m * 2 * n));
-    glukit_bench::fill_nonzero(a.get(), a.size(), 1, 1.0f, stream);
-    glukit_bench::fill_nonzero(w.get(), w.size(), 2, 1.0f / 64, stream);
-    glukit_bench::fill_nonzero(bias.get(), bias.size(), 3, 1.0f, stream);
-    glukit_bench::fill_nonzero(y.get(), y.size(), 4, 1.0f, stream);
-    GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
+    const glukit_bench::LayerOperands<bf16> ops(m, n, k, stream);
+    const DeviceBuffer<bf16>&a = ops.a, &w = ops.w, &bias = ops.bias, &y = ops.y;
+    DeviceBuffer<bf16> out(std::size_t(m * n)), c(std::size_t(m * 2 * n));
     // C (m x cols) = A W^T with W's first `cols` rows (an nn.Linear weight: col_major B).
     const auto gemm = [&](std::int64_t cols) {
       glukit_bench::cublas_gemm_rowmajor(handle, {m, cols, k}, a.get(), k, w.get(), k, c.get(), cols,
@@ -73,11 +61,11 @@ int main() {
     char name[96];
     const glukit::GatedProjectionArgsT<bf16> gargs{a.get(), w.get(), nullptr, out.get(), m, n, k, k, k, n};
     std::snprintf(name, sizeof name, "gated %lldx%lldx%lld vs GEMM 2n", (long long)m, (long long)n, (long long)k);
-    paired(name, stream, [&] { require(glukit::gated_projection(gargs, stream)); }, [&] { gemm(2 * n); });
+    paired(name, stream, [&] { glukit_bench::require_ok(glukit::gated_projection(gargs, stream)); }, [&] { gemm(2 * n); });
     const glukit::AddmmGluArgsT<bf16> args{a.get(), w.get(), bias.get(), y.get(), out.get(), m, n, k, k, k, n, n,
                                            glukit::Layout::col_major};
     std::snprintf(name, sizeof name, "addmm_glu %lldx%lldx%lld vs GEMM n", (long long)m, (long long)n, (long long)k);
-    paired(name, stream, [&] { require(glukit::addmm_glu(args, stream)); }, [&] { gemm(n); });
+    paired(name, stream, [&] { glukit_bench::require_ok(glukit::addmm_glu(args, stream)); }, [&] { gemm(n); });
   }
   // The reference shapes: fp16, B stored k x n, M = 1024, N = 21568, against the GEMM alone.
   using half = glukit::half_t;
@@ -93,10 +81,8 @@ int main() {
     const glukit::AddmmGluArgsT<half> args{a.get(), b.get(), bias.get(), y.get(), out.get(), m, n, k, k, n, n, n};
     char name[96];
     std::snprintf(name, sizeof name, "addmm_glu fp16 %lldx%lldx%lld vs GEMM", (long long)m, (long long)n, (long long)k);
-    paired(name, stream, [&] { require(glukit::addmm_glu(args, stream)); },
+    paired(name, stream, [&] { glukit_bench::require_ok(glukit::addmm_glu(args, stream)); },
            [&] { glukit_bench::cublas_gemm_rowmajor(handle, {m, n, k}, a.get(), k, b.get(), n, c.get(), n); });
   }
-  GLUKIT_BENCH_CHECK_CUBLAS(cublasDestroy(handle));
-  GLUKIT_BENCH_CHECK_CUDA(cudaStreamDestroy(stream));
   return 0;
 }
