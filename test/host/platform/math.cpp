@@ -1,5 +1,6 @@
 // Tests of platform/math.hpp on the host: fma rounds once; exp and tanh agree
-// with the C library.
+// with the C library; div is the exact (IEEE) division there (the device's reciprocal
+// form is checked by the GPU tests of every activation against the fp64 reference).
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -27,4 +28,13 @@ TEST_CASE("math::exp and math::tanh") {
   }
   CHECK(glukit::math::tanh(100.0f) == 1.0f);
   CHECK(glukit::math::tanh(-100.0) == -1.0);
+}
+
+TEST_CASE("math::div on the host is IEEE division (float and double)") {
+  for (const double a : {-3.0, -1e-30, 0.0, 1.0, 7.5, 1e30})
+    for (const double b : {-2.0, 0.1, 1.0, 3.0, 1e20}) {
+      CHECK(glukit::math::div(a, b) == a / b);
+      CHECK(glukit::math::div(float(a), float(b)) == float(a) / float(b));
+    }
+  CHECK(glukit::math::div(-5.0f, INFINITY) == 0.0f);
 }
