@@ -188,21 +188,23 @@ template <class Arch>
 struct GatedTma128x256 : WarpSpecializedTma128x256<Arch> {
   static constexpr const char* name() { return "GatedTma128x256"; }
   using epilogue_op = epilogue::SwiGlu;
-  /// 3 x 49 KiB (48 KiB + the stage's bias row, 1024-aligned) + the 33 KiB output tile;
-  /// a fourth stage would need 235,600 bytes of the 232,448 a block may have.
-  static constexpr int num_buffers = 3;
+  /// 4 x 48 KiB (a gated stage holds no bias row: the bias is added in the epilogue) +
+  /// the 33 KiB output tile. H200, in turns with 3 stages (docs/results/probes/
+  /// h200-2026-12-01-stream-k.txt): 96.0-97.8 against 101.9-102.7 us at 256 x 14336 x
+  /// 4096, equal or faster at 2048 x 14336, 2048 x 28672 x 8192 and 8192 x 14336 x 4096.
+  static constexpr int num_buffers = 4;
 };
 template <class Arch>
 struct GatedTma128x128 : WarpSpecializedTma128x128<Arch> {
   static constexpr const char* name() { return "GatedTma128x128"; }
   using epilogue_op = epilogue::SwiGlu;
-  static constexpr int num_buffers = 6;  ///< 6 x 33 KiB + the 17 KiB output tile (221,296 bytes)
+  static constexpr int num_buffers = 6;  ///< 6 x 32 KiB + the 17 KiB output tile (215,152 bytes)
 };
 template <class Arch>
 struct GatedTmaPingpong64x128 : WarpSpecializedTmaPingpong64x128<Arch> {
   static constexpr const char* name() { return "GatedTmaPingpong64x128"; }
   using epilogue_op = epilogue::SwiGlu;
-  static constexpr int num_buffers = 8;  ///< 8 x 25 KiB + two 9 KiB output tiles (224,416 bytes)
+  static constexpr int num_buffers = 8;  ///< 8 x 24 KiB + two 9 KiB output tiles (216,224 bytes)
 };
 /// GatedTmaPingpong64x128 with 16-row tiles (a_rows), as WarpSpecializedTmaDecode16x128.
 /// H200, bf16, M = 16, three runs (docs/results/probes/h200-2026-12-01-878c5f4-gated-decode.txt),
@@ -212,7 +214,7 @@ template <class Arch>
 struct GatedTmaDecode16x128 : GatedTmaPingpong64x128<Arch> {
   static constexpr const char* name() { return "GatedTmaDecode16x128"; }
   static constexpr int a_rows = 16;
-  static constexpr int num_buffers = 10;  ///< 10 x 19 KiB + two 3 KiB output tiles (201,920 bytes)
+  static constexpr int num_buffers = 10;  ///< 10 x 18 KiB + two 3 KiB output tiles (191,680 bytes)
 };
 
 }  // namespace glukit::policy

@@ -176,21 +176,22 @@ struct MainloopPlan {
   GLUKIT_HOST_DEVICE static constexpr BoxCoord gated_box_coord(int i, std::int64_t j0, std::int64_t n, int k0) {
     return {k0 + 64 * (i / b_box_row_blocks), static_cast<int>(gated_run_row(j0, i % b_box_row_blocks, n))};
   }
-  /// Warp-specialised kernels also stage the tile's bias (one row) with its first
-  /// k-block, and Y (the whole tile, swizzled) in a buffer of its own.
+  /// Does a tile's first ring stage carry its bias row? With the bias in the accumulators
+  /// (their initial value).
+  static constexpr bool bias_in_ring = stage_y && bias_in_accumulator;
+  /// A ring stage holds A's and B's tiles, and the tile's bias row (one row) only where
+  /// the ring carries it (bias_in_ring); the fused kernels also stage Y (the whole tile,
+  /// swizzled) in a buffer of its own.
   using BiasLayout = PaddedRows<1, P::tile_n, 0>;
   /// Y in, the output out (gated: output only), a_rows rows (the rows a tile stores). A
   /// gated tile_n that is not whole pairs is refused by check_policy, and the 64 keeps
   /// that to one message.
   using YLayout = Swizzle128B<a_rows, out_tile_n % 64 == 0 ? out_tile_n : 64>;
-  using Buffers = std::conditional_t<specialized, MultiBufferPlan<P::num_buffers, ALayout, BLayout, BiasLayout>,
+  using Buffers = std::conditional_t<bias_in_ring, MultiBufferPlan<P::num_buffers, ALayout, BLayout, BiasLayout>,
                                      MultiBufferPlan<P::num_buffers, ALayout, BLayout>>;
   static constexpr int y_offset = Buffers::bytes;  ///< Y buffer 0, after the ring, 1024-aligned
   static constexpr int y_stride = YLayout::bytes + align_up(P::tile_n * 2, 1024);  ///< one Y tile + its bias row (tile_n: gated, W's order)
   static constexpr int y_bytes = stage_y ? y_buffers * y_stride : 0;
-  /// Does a tile's first ring stage carry its bias row? With the bias in the accumulators
-  /// (their initial value).
-  static constexpr bool bias_in_ring = stage_y && bias_in_accumulator;
   /// Offsets from the ring's base of Y buffer b and of the bias row beside it.
   GLUKIT_HOST_DEVICE static constexpr int y_tile_offset(int b) { return y_offset + b * y_stride; }
   GLUKIT_HOST_DEVICE static constexpr int y_bias_offset(int b) { return y_tile_offset(b) + YLayout::bytes; }

@@ -60,8 +60,9 @@ struct WsProducer : WsCommon<P> {
         ca.issue(sh.ring.template tile<0>(st.index), a_rows, k_left);
         const auto bv = Plan::b_valid(b_cols, k_left);
         cb.issue(sh.ring.template tile<1>(st.index), bv.rows, bv.cols);
-        if (kb == 0 && Plan::bias_in_ring && args.bias != nullptr)
-          copy_bias_row(sh.ring.template tile<2>(st.index), args.bias + n0, b_cols, ptid, Plan::ring_copy_threads);
+        if constexpr (Plan::bias_in_ring)
+          if (kb == 0 && args.bias != nullptr)
+            copy_bias_row(sh.ring.template tile<2>(st.index), args.bias + n0, b_cols, ptid, Plan::ring_copy_threads);
         ca.advance(BK);
         cb.advance(Plan::b_k_block_step(args.ldb));
         CA::commit();
@@ -123,7 +124,7 @@ struct WsProducer : WsCommon<P> {
             tma_load_2d(dst, &p.maps.b, &sh.full[st.index], c.inner, c.outer);
           }
         }
-        if constexpr (Plan::stage_y)
+        if constexpr (Plan::bias_in_ring)
           if (with_bias) tma_load_2d(sh.ring.template tile<2>(st.index), &p.maps.bias, &sh.full[st.index], n0, 0);
         ++st;
       }
