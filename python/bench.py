@@ -12,11 +12,12 @@ at K = 8192, n = 28672; eager is ``F.linear`` with the 2n-row weight, then
 "2n x k"; TFLOP/s count the 2n-column GEMM.
 
 CUDA-event timing of each call after a warm-up of at least 0.25 s (the GPU clock ramps up
-from idle); input sets rotated so that their total passes the L2 (~50 MB on the H200); the
-median is reported. glukit's host time per call (the op's dispatch, checks and launch on
-the CPU) is measured too, and for addmm_glu the C++ launcher alone on the same inputs
-(``glukit._C._launch_addmm_glu``: no dispatcher, checks or allocation), timed right after
-the op: the "op / launcher" column.
+from idle), the variants of a shape in turns (glukit, eager, compile, glukit, ...: all see
+the same clock state); input sets rotated so that their total passes the L2 (~50 MB on the
+H200) and consecutive calls read different sets; the median is reported. glukit's host
+time per call (the op's dispatch, checks and launch on the CPU) is measured too, and for
+addmm_glu the C++ launcher alone on the same inputs (``glukit._C._launch_addmm_glu``: no
+dispatcher, checks or allocation), in the same turns: the "op / launcher" column.
 
     python python/bench.py OUT.json [--iters 50] [--warmup 10]
 
@@ -122,23 +123,34 @@ def warm_up(fn, sets, warmup, seconds=WARMUP_SECONDS):
     torch.cuda.synchronize()
 
 
-def time_ms(fn, sets, warmup, iters):
-    """Median of `iters` calls, each between two CUDA events on the current stream. The
-    events are created (recorded once) before the timed loop, as glukit_bench's timer
-    does: created inside it, their creation was host work of every timed call. The call's
-    host work counts where it is longer than the previous call's GPU work."""
-    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(iters)]
-    for start, stop in events:  # PyTorch creates an event's CUDA event at its first record
-        start.record()
-        stop.record()
-    warm_up(fn, sets, warmup)
-    for i, (start, stop) in enumerate(events):
-        args = sets[i % len(sets)]
-        start.record()
-        fn(*args)
-        stop.record()
+def time_in_turns(fns, sets, warmup, iters):
+    """Median ms of each of `fns` over `iters` rounds; in a round every fn runs once, each
+    call between two CUDA events on the current stream, so that all see the same GPU clock
+    and power state (timed one after the other, the long gated shapes' clock fell between
+    the first variant and the last: the same kernel ~650 us for its first ~100 launches,
+    ~750 after, benchmark/probes/gated_layout.cu). Consecutive calls take different input
+    sets, so no call finds its inputs in L2 from the call before. The events are created
+    (recorded once) before the timed loop, as glukit_bench's timer does: created inside it,
+    their creation was host work of every timed call. A call's host work counts where it
+    is longer than the previous call's GPU work."""
+    labels = list(fns)
+    events = {label: [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                      for _ in range(iters)] for label in labels}
+    for pairs in events.values():  # PyTorch creates an event's CUDA event at its first record
+        for start, stop in pairs:
+            start.record()
+            stop.record()
+    for label in labels:
+        warm_up(fns[label], sets, warmup)
+    for i in range(iters):
+        for j, label in enumerate(labels):
+            start, stop = events[label][i]
+            args = sets[(i * len(labels) + j) % len(sets)]
+            start.record()
+            fns[label](*args)
+            stop.record()
     torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in events)
+    return {label: statistics.median(s.elapsed_time(e) for s, e in events[label]) for label in labels}
 
 
 def host_us(fn, sets, calls=HOST_CALLS, loops=HOST_LOOPS):
@@ -191,9 +203,9 @@ def main():
             if row["op"] == "addmm_glu":  # the op against its launcher, on the same inputs
                 fns = {"glukit": fns["glukit"], "launcher": launcher_of(sets),
                        **{label: fn for label, fn in fns.items() if label != "glukit"}}
-            for label, fn in fns.items():
-                r[f"{label}_ms"] = time_ms(fn, sets, args.warmup, args.iters)
-                r[f"{label}_tflops"] = flops / (r[f"{label}_ms"] * 1e-3) / 1e12
+            for label, ms in time_in_turns(fns, sets, args.warmup, args.iters).items():
+                r[f"{label}_ms"] = ms
+                r[f"{label}_tflops"] = flops / (ms * 1e-3) / 1e12
             r["glukit_host_us"] = host_us(fns["glukit"], sets)
             rows.append(r)
             launcher = f", launcher {r['launcher_ms']:.4f} ms" if "launcher_ms" in r else ""
@@ -214,7 +226,8 @@ def main():
               f"{r['glukit_tflops']:.0f} | {r['glukit_host_us']:.1f} |")
     meta = {"torch": torch.__version__, "cuda": torch.version.cuda, "device": torch.cuda.get_device_name(),
             "iters": args.iters, "warmup": args.warmup, "warmup_seconds": WARMUP_SECONDS,
-            "timing": "CUDA events per call (created before the timed loop), median; glukit_host_us: host "
+            "timing": "CUDA events per call (created before the timed loop), the variants in turns, median; "
+                      "glukit_host_us: host "
                       f"time per call, {HOST_CALLS} calls enqueued back to back, median of {HOST_LOOPS} loops"}
     with open(args.json_out, "w") as f:
         json.dump({"meta": meta, "results": rows}, f, indent=2)
