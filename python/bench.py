@@ -12,9 +12,10 @@ at K = 8192, n = 28672; eager is ``F.linear`` with the 2n-row weight, then
 "2n x k"; TFLOP/s count the 2n-column GEMM.
 
 CUDA-event timing of each call after a warm-up of at least 0.25 s (the GPU clock ramps up
-from idle), the variants of a shape in turns (glukit, eager, compile, glukit, ...: all see
-the same clock state); input sets rotated so that their total passes the L2 (~50 MB on the
-H200) and consecutive calls read different sets; the median is reported. glukit's host
+from idle), the variants of a shape in turns (rounds of 6 calls of each in a row, the first
+of each 6 not kept: all see the same clock state; time_in_turns); input sets rotated so
+that their total passes the L2 (~50 MB on the H200) and consecutive calls read different
+sets; the median is reported. glukit's host
 time per call (the op's dispatch, checks and launch on the CPU) is measured too, and for
 addmm_glu the C++ launcher alone on the same inputs (``glukit._C._launch_addmm_glu``: no
 dispatcher, checks or allocation), in the same turns: the "op / launcher" column.
@@ -123,34 +124,47 @@ def warm_up(fn, sets, warmup, seconds=WARMUP_SECONDS):
     torch.cuda.synchronize()
 
 
-def time_in_turns(fns, sets, warmup, iters):
-    """Median ms of each of `fns` over `iters` rounds; in a round every fn runs once, each
-    call between two CUDA events on the current stream, so that all see the same GPU clock
-    and power state (timed one after the other, the long gated shapes' clock fell between
-    the first variant and the last: the same kernel ~650 us for its first ~100 launches,
-    ~750 after, benchmark/probes/gated_layout.cu). Consecutive calls take different input
-    sets, so no call finds its inputs in L2 from the call before. The events are created
-    (recorded once) before the timed loop, as glukit_bench's timer does: created inside it,
-    their creation was host work of every timed call. A call's host work counts where it
-    is longer than the previous call's GPU work."""
+BLOCK = 6  # calls of one variant in a row within a round of time_in_turns; the first is not kept
+
+
+def time_in_turns(fns, sets, warmup, iters, block=BLOCK):
+    """Median ms of each of `fns`, timed in turns: a round runs `block` calls of each fn in
+    a row, each call between two CUDA events on the current stream, until every fn has
+    `iters` timed calls. All variants see the same GPU clock and power state (timed one
+    after the other, the long gated shapes' clock fell between the first variant and the
+    last: the same kernel ~650 us for its first ~100 launches, ~750 after,
+    benchmark/probes/gated_layout.cu). The first call of each block is not kept: it starts
+    on a queue the other variant may have left empty (torch.compile's host work is longer
+    than a decode GEMM), so its events would hold its own host work; the kept calls queue
+    behind the same variant's previous call, as in a loop of that variant alone (a call's
+    host work counts where it is longer than the previous call's GPU work). Consecutive
+    calls take different input sets, so no call finds its inputs in L2 from the call before.
+    The events are created (recorded once) before the timed loop, as glukit_bench's timer
+    does: created inside it, their creation was host work of every timed call."""
     labels = list(fns)
+    rounds = -(-iters // (block - 1))
     events = {label: [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-                      for _ in range(iters)] for label in labels}
+                      for _ in range(rounds * block)] for label in labels}
     for pairs in events.values():  # PyTorch creates an event's CUDA event at its first record
         for start, stop in pairs:
             start.record()
             stop.record()
     for label in labels:
         warm_up(fns[label], sets, warmup)
-    for i in range(iters):
-        for j, label in enumerate(labels):
-            start, stop = events[label][i]
-            args = sets[(i * len(labels) + j) % len(sets)]
-            start.record()
-            fns[label](*args)
-            stop.record()
+    call = 0
+    for r in range(rounds):
+        for label in labels:
+            for c in range(block):
+                start, stop = events[label][r * block + c]
+                args = sets[call % len(sets)]
+                call += 1
+                start.record()
+                fns[label](*args)
+                stop.record()
     torch.cuda.synchronize()
-    return {label: statistics.median(s.elapsed_time(e) for s, e in events[label]) for label in labels}
+    kept = {label: [s.elapsed_time(e) for i, (s, e) in enumerate(events[label]) if i % block != 0][:iters]
+            for label in labels}
+    return {label: statistics.median(times) for label, times in kept.items()}
 
 
 def host_us(fn, sets, calls=HOST_CALLS, loops=HOST_LOOPS):
@@ -226,7 +240,8 @@ def main():
               f"{r['glukit_tflops']:.0f} | {r['glukit_host_us']:.1f} |")
     meta = {"torch": torch.__version__, "cuda": torch.version.cuda, "device": torch.cuda.get_device_name(),
             "iters": args.iters, "warmup": args.warmup, "warmup_seconds": WARMUP_SECONDS,
-            "timing": "CUDA events per call (created before the timed loop), the variants in turns, median; "
+            "timing": f"CUDA events per call (created before the timed loop), the variants in turns of {BLOCK} "
+                      "calls (the first of each not kept), median; "
                       "glukit_host_us: host "
                       f"time per call, {HOST_CALLS} calls enqueued back to back, median of {HOST_LOOPS} loops"}
     with open(args.json_out, "w") as f:
