@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -74,14 +75,16 @@ struct NamedLaunch {
 };
 
 /// The launches in turns (medians_in_turns, 30 rounds after 8); prints each one's median
-/// and the last one's (the baseline, named `baseline`) over it.
+/// and the baseline's over it (the launch named `baseline`; the last one where none is).
 inline void print_in_turns(cudaStream_t stream, const std::vector<NamedLaunch>& launches, const char* baseline) {
   std::vector<std::function<void()>> fs;
   for (const NamedLaunch& l : launches) fs.push_back(l.launch);
   const std::vector<double> med = medians_in_turns(stream, fs, 8, 30);
-  const std::size_t e = launches.size();
-  for (std::size_t j = 0; j < e; ++j)
-    std::printf("  %-40s %9.1f us   %s / it %.3f\n", launches[j].name, med[j], baseline, med[e - 1] / med[j]);
+  std::size_t b = launches.size() - 1;  // the baseline: the launch named `baseline`, else the last
+  for (std::size_t j = 0; j < launches.size(); ++j)
+    if (std::strcmp(launches[j].name, baseline) == 0) b = j;
+  for (std::size_t j = 0; j < launches.size(); ++j)
+    std::printf("  %-40s %9.1f us   %s / it %.3f\n", launches[j].name, med[j], launches[b].name, med[b] / med[j]);
 }
 
 }  // namespace glukit_bench
