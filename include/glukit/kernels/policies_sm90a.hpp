@@ -190,8 +190,9 @@ struct GatedTma128x256 : WarpSpecializedTma128x256<Arch> {
   using epilogue_op = epilogue::SwiGlu;
   /// 4 x 48 KiB (a gated stage holds no bias row: the bias is added in the epilogue) +
   /// the 33 KiB output tile. H200, in turns with 3 stages (docs/results/probes/
-  /// h200-2026-12-01-stream-k.txt): 96.0-97.8 against 101.9-102.7 us at 256 x 14336 x
-  /// 4096, equal or faster at 2048 x 14336, 2048 x 28672 x 8192 and 8192 x 14336 x 4096.
+  /// h200-2026-12-01-8fc32ec-stages-ftz.txt): 94.0 against 100.4 us at 256 x 14336 x
+  /// 4096, 2868 against 2872 at 8192 x 14336 x 4096, equal at 2048 x 14336 and 2048 x
+  /// 28672 x 8192.
   static constexpr int num_buffers = 4;
 };
 template <class Arch>
