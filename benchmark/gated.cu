@@ -13,6 +13,11 @@
 //   gated_<Policy>/...       glukit::gated_projection<Policy>(args) for each GatedPolicies
 // Counters as the sweep's: M N K TFLOPS (2 M 2n K flops) vs_cublas vs_unfused. Every glukit
 // benchmark checks its whole output (poisoned first) against the unfused path once.
+// gated_default also times itself, cuBLAS 2n and the unfused path (each at the algorithm
+// its benchmark chose) in turns, launch by launch on the same rotated input sets
+// (medians_in_turns): counters turns_us, turns_cublas_us, turns_unfused_us,
+// turns_vs_cublas, turns_vs_unfused. Timed one benchmark after another, the long shapes
+// see the card's clock fall between them by several %; in turns all three see one state.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -147,6 +152,7 @@ void interleave_on_device(GatedOperands::Set& set, const GatedShape& s, cudaStre
 
 struct Baselines {
   double gemm_us = 0, unfused_us = 0;
+  int gemm_algo = kGemmExDefault, unfused_algo = 0;  ///< what each chose (BaselineTiming::algo)
   std::string gemm_label, unfused_label;
 };
 std::map<std::string, Baselines>& baseline_cache() {
@@ -164,6 +170,7 @@ const Baselines& baselines(const GatedShape& s) {
       !e.empty())
     fatal("gated cublas_gemm check", e.c_str(), __FILE__, __LINE__);
   b.gemm_us = g.t.median_us;
+  b.gemm_algo = g.algo;
   b.gemm_label = g.label;
   Stream stream;
   const GatedOperands ops(s, next_seed(), stream);
@@ -175,6 +182,7 @@ const Baselines& baselines(const GatedShape& s) {
   if (!time_launches(stream, counts.warmup, counts.samples, [&](int i) { return u.launch(ops, algo, i, stream); }, t))
     fatal("gated unfused", "the chosen algorithm failed while timed", __FILE__, __LINE__);
   b.unfused_us = t.median_us;
+  b.unfused_algo = algo;
   b.unfused_label = "cublasLt #" + std::to_string(algo) + " (" + u.lt.describe(algo) + ") + act_mul";
   return cache[s.key()] = b;
 }
@@ -199,7 +207,39 @@ void bm_baseline(benchmark::State& state, GatedShape s, bool gemm) {
   }
 }
 
+/// glukit's launch `run`, cuBLAS GEMM of width 2n and the unfused path, each baseline at
+/// the algorithm its benchmark chose, in turns on `stream` over ops' rotated sets
+/// (consecutive launches read different sets): medians in us, in that order.
+template <class Run>
+std::vector<double> in_turns_with_baselines(const GatedOperands& ops, const Baselines& b, Run&& run,
+                                            const LaunchCounts& counts, cudaStream_t stream) {
+  const GatedShape& s = ops.s;
+  cublasHandle_t h = cublas_handle();
+  const CublasStreamBinding binding(h, stream);
+  CublasLtGemm<T> lt(cublaslt_handle(), s.gemm(), cublaslt_workspace(), cublaslt_workspace_bytes(), LtEpilogue::none,
+                     glukit::Layout::col_major, kHeuristicCandidates);
+  Unfused u(s);
+  int call = 0;
+  bool ok = true;
+  const auto gemm = [&] {
+    const auto& st = ops.set(call++);
+    if (b.gemm_algo == kGemmExDefault)
+      cublas_gemm_rowmajor(h, s.gemm(), st.a.get(), s.k, st.w.get(), s.k, st.x.get(), 2 * s.n,
+                           glukit::Layout::col_major);
+    else
+      ok = ok && lt.try_run(b.gemm_algo, st.a.get(), st.w.get(), nullptr, st.x.get(), stream) == CUBLAS_STATUS_SUCCESS;
+  };
+  const std::vector<double> med = medians_in_turns(
+      stream, {[&] { ok = ok && run(ops.args(call++), stream).ok(); }, gemm,
+               [&] { ok = ok && u.launch(ops, b.unfused_algo, call++, stream); }},
+      std::min(counts.warmup, 3), counts.samples);
+  GLUKIT_BENCH_CHECK_LAUNCH();
+  if (!ok) fatal("gated in turns", "a launch failed while timed in turns", __FILE__, __LINE__);
+  return med;
+}
+
 struct DefaultPick {
+  static constexpr bool in_turns = true;  ///< also timed in turns with the baselines
   static constexpr glukit::GateLayout layout = glukit::GateLayout::stacked;
   static constexpr const char* name() { return "gated_default"; }
   static glukit::Status run(const glukit::GatedProjectionArgsT<T>& a, cudaStream_t st) {
@@ -209,11 +249,13 @@ struct DefaultPick {
 /// The default on the same weight in the interleaved order (converted once, outside the
 /// timing): against gated_default, what the order costs.
 struct InterleavedPick : DefaultPick {
+  static constexpr bool in_turns = false;
   static constexpr glukit::GateLayout layout = glukit::GateLayout::interleaved;
   static constexpr const char* name() { return "gated_default_interleaved"; }
 };
 template <class Policy>
 struct PolicyPick {
+  static constexpr bool in_turns = false;
   static constexpr glukit::GateLayout layout = glukit::GateLayout::stacked;
   static std::string name() { return std::string("gated_") + Policy::name(); }
   static glukit::Status run(const glukit::GatedProjectionArgsT<T>& a, cudaStream_t st) {
@@ -268,6 +310,14 @@ void bm_glukit(benchmark::State& state, GatedShape s) {
     state.counters["host_us"] = t.host_us;
     state.counters["rel_l2"] = c.relative_l2;
     state.counters["sets"] = double(ops.sets.size());
+    if constexpr (Pick::in_turns) {
+      const std::vector<double> t3 = in_turns_with_baselines(ops, b, Pick::run, counts, stream);
+      state.counters["turns_us"] = t3[0];
+      state.counters["turns_cublas_us"] = t3[1];
+      state.counters["turns_unfused_us"] = t3[2];
+      state.counters["turns_vs_cublas"] = t3[1] / t3[0];
+      state.counters["turns_vs_unfused"] = t3[2] / t3[0];
+    }
   }
 }
 

@@ -156,7 +156,7 @@ def load(path: Path) -> tuple[dict, list[Result]]:
             r.vs_cublas = med(e.get("vs_cublas") for e in ok)
             r.vs_unfused = med(e.get("vs_unfused") for e in ok)
             r.label = next((e["label"] for e in ok if e.get("label")), None)
-            for extra in ("rel_l2", "sets", "us_min", "algo"):
+            for extra in ("rel_l2", "sets", "us_min", "algo", "turns_us", "turns_cublas_us", "turns_unfused_us"):
                 v = med(e.get(extra) for e in ok)
                 if v is not None:
                     r.extra[extra] = v
@@ -358,21 +358,31 @@ def gated_rows(results: list[Result]) -> tuple[list[str], list[list[str]]]:
         r = by.get(k)
         return r.us if r and not r.error else None
 
-    header = (["M", "n", "K", "cuBLAS 2n (us)", "unfused (us)", "default (us)", "vs cuBLAS", "vs unfused"]
-              + [f"{k[len(GATED_PREFIX):]} (us)" for k in kernels] + ["target"])
+    def target(m: int, g: float | None, u: float | None, d: float | None) -> str:
+        if d is None or g is None or u is None:
+            return "-"
+        if m >= 256:
+            return "yes" if d < u and d <= GATED_TARGET_RATIO * g else "no"
+        return "yes" if d <= u else "no"
+
+    def ratio(x: float | None, d: float | None) -> str:
+        return fmt(x / d if x and d else None, ".2f")
+
+    header = (["M", "n", "K", "cuBLAS 2n (us)", "unfused (us)", "default (us)", "vs cuBLAS", "vs unfused", "target",
+               "in turns: cuBLAS 2n / unfused / default (us)", "in turns: vs cuBLAS", "in turns: vs unfused",
+               "in turns: target"]
+              + [f"{k[len(GATED_PREFIX):]} (us)" for k in kernels])
     out = []
     for shape, by in rows.items():
         _, _, m, n, k = shape
         g, u, d = us(by, "gated_cublas_gemm2n"), us(by, "gated_unfused"), us(by, GATED_DEFAULT)
-        if d is None or g is None or u is None:
-            target = "-"
-        elif m >= 256:
-            target = "yes" if d < u and d <= GATED_TARGET_RATIO * g else "no"
-        else:
-            target = "yes" if d <= u else "no"
-        out.append([str(m), str(n), str(k), fmt(g, ".1f"), fmt(u, ".1f"), fmt(d, ".1f"),
-                    fmt(g / d if g and d else None, ".2f"), fmt(u / d if u and d else None, ".2f")]
-                   + [fmt(us(by, x), ".1f") for x in kernels] + [target])
+        r = by.get(GATED_DEFAULT)
+        extra = r.extra if r and not r.error else {}
+        tg, tu, td = extra.get("turns_cublas_us"), extra.get("turns_unfused_us"), extra.get("turns_us")
+        turns = " / ".join(fmt(v, ".1f") for v in (tg, tu, td)) if td else "-"
+        out.append([str(m), str(n), str(k), fmt(g, ".1f"), fmt(u, ".1f"), fmt(d, ".1f"), ratio(g, d), ratio(u, d),
+                    target(m, g, u, d), turns, ratio(tg, td), ratio(tu, td), target(m, tg, tu, td)]
+                   + [fmt(us(by, x), ".1f") for x in kernels])
     return header, out
 
 
@@ -385,13 +395,17 @@ def gated_markdown(results: list[Result], png_name: str | None = None) -> list[s
            "weight of 2n rows (stacked, unless named interleaved), bias of 2n. cuBLAS 2n = cuBLAS GEMM alone "
            "of width 2n (same FLOPs, no bias, no activation), the fastest of cublasGemmEx and cuBLASLt's top "
            "candidates; unfused = cuBLASLt's bias GEMM of width 2n, then silu(g) * u; default = "
-           "`glukit::gated_projection(args)`. vs = that baseline's time / the default's.",
+           "`glukit::gated_projection(args)`. vs = that baseline's time / the default's. In turns: the "
+           "default, cuBLAS 2n and the unfused path (each at the algorithm its benchmark chose) launched "
+           "in turns on the same input sets, so that all three see the card's clock and power state of "
+           "the moment (benchmarks timed one after another see the clock fall between them at the long "
+           "shapes).",
            "",
            f"Target: M ≥ 256: faster than unfused and at most {GATED_TARGET_RATIO} × cuBLAS 2n; M < 256: "
            "not slower than unfused.",
            "",
            "| " + " | ".join(header) + " |",
-           "| " + " | ".join(["---:"] * (len(header) - 1) + ["---"]) + " |"]
+           "| " + " | ".join("---" if h.endswith("target") else "---:" for h in header) + " |"]
     out += ["| " + " | ".join(row) + " |" for row in rows]
     out.append("")
     if png_name:
