@@ -32,13 +32,15 @@
 /// The user's epilogue operation: what glukit::EpilogueOp asks for is a name,
 /// whether Y is read, and a host+device call operator templated on the value
 /// type (the kernel calls it in fp32, the reference in fp64). Math goes through
-/// glukit::math so the same code builds for every backend.
+/// glukit::math so the same code builds for every backend: math::exp is the
+/// hardware exponential on the device, and math::div the hardware reciprocal (a
+/// plain `/` compiles to IEEE division with its range check and slow path).
 struct QuickGeluGate {
   static constexpr const char* name() { return "QuickGeluGate"; }
   static constexpr bool reads_aux = true;
   template <class T>
   GLUKIT_HOST_DEVICE T operator()(T x, T y) const {
-    const T sigmoid = T(1) / (T(1) + glukit::math::exp(T(-1.702) * x));
+    const T sigmoid = glukit::math::div(T(1), T(1) + glukit::math::exp(T(-1.702) * x));
     return x * sigmoid * y;
   }
 };
