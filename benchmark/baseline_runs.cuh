@@ -120,6 +120,19 @@ inline std::string lt_label(int candidate, const std::string& config) {
 }
 }  // namespace detail
 
+/// C = A @ B alone at `shape` (B in `layout`, leading dimension ldb; A and C contiguous)
+/// with algorithm `algo`: kGemmExDefault for cublasGemmEx's default (on h's stream), else
+/// lt's candidate `algo` on `stream`. False where that candidate fails.
+template <class T>
+bool run_cublas_gemm(cublasHandle_t h, CublasLtGemm<T>& lt, int algo, const GemmShape& shape, const T* a,
+                     const T* b, std::int64_t ldb, T* c, glukit::Layout layout, cudaStream_t stream) {
+  if (algo == kGemmExDefault) {
+    cublas_gemm_rowmajor(h, shape, a, shape.k, b, ldb, c, shape.n, layout);
+    return true;
+  }
+  return lt.try_run(algo, a, b, nullptr, c, stream) == CUBLAS_STATUS_SUCCESS;
+}
+
 /// cuBLAS GEMM alone at `shape` (B in `layout`): the fastest of cublasGemmEx's default and
 /// the cuBLASLt heuristic's top candidates. Returns an error message, empty on success.
 template <class T>
@@ -133,11 +146,7 @@ std::string measure_cublas_gemm(const GemmShape& shape, glukit::Layout layout, c
                      layout, kHeuristicCandidates);
   const auto launch_with = [&](int algo, int i) {
     const OperandSetT<T>& s = ops.set(i);
-    if (algo == kGemmExDefault) {
-      cublas_gemm_rowmajor(h, shape, s.a.get(), shape.k, s.b.get(), ops.ldb(), s.out.get(), shape.n, layout);
-      return true;
-    }
-    return lt.try_run(algo, s.a.get(), s.b.get(), nullptr, s.out.get(), stream) == CUBLAS_STATUS_SUCCESS;
+    return run_cublas_gemm(h, lt, algo, shape, s.a.get(), s.b.get(), ops.ldb(), s.out.get(), layout, stream);
   };
   r.algo = fastest_candidate(stream, kGemmExDefault, lt.candidates(), counts, launch_with);
   r.candidates = lt.candidates() + 1;

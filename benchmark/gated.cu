@@ -23,6 +23,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -223,11 +224,8 @@ std::vector<double> in_turns_with_baselines(const GatedOperands& ops, const Base
   bool ok = true;
   const auto gemm = [&] {
     const auto& st = ops.set(call++);
-    if (b.gemm_algo == kGemmExDefault)
-      cublas_gemm_rowmajor(h, s.gemm(), st.a.get(), s.k, st.w.get(), s.k, st.x.get(), 2 * s.n,
-                           glukit::Layout::col_major);
-    else
-      ok = ok && lt.try_run(b.gemm_algo, st.a.get(), st.w.get(), nullptr, st.x.get(), stream) == CUBLAS_STATUS_SUCCESS;
+    ok = ok && run_cublas_gemm(h, lt, b.gemm_algo, s.gemm(), st.a.get(), st.w.get(), s.k, st.x.get(),
+                               glukit::Layout::col_major, stream);
   };
   const std::vector<double> med = medians_in_turns(
       stream, {[&] { ok = ok && run(ops.args(call++), stream).ok(); }, gemm,
@@ -239,7 +237,6 @@ std::vector<double> in_turns_with_baselines(const GatedOperands& ops, const Base
 }
 
 struct DefaultPick {
-  static constexpr bool in_turns = true;  ///< also timed in turns with the baselines
   static constexpr glukit::GateLayout layout = glukit::GateLayout::stacked;
   static constexpr const char* name() { return "gated_default"; }
   static glukit::Status run(const glukit::GatedProjectionArgsT<T>& a, cudaStream_t st) {
@@ -249,13 +246,11 @@ struct DefaultPick {
 /// The default on the same weight in the interleaved order (converted once, outside the
 /// timing): against gated_default, what the order costs.
 struct InterleavedPick : DefaultPick {
-  static constexpr bool in_turns = false;
   static constexpr glukit::GateLayout layout = glukit::GateLayout::interleaved;
   static constexpr const char* name() { return "gated_default_interleaved"; }
 };
 template <class Policy>
 struct PolicyPick {
-  static constexpr bool in_turns = false;
   static constexpr glukit::GateLayout layout = glukit::GateLayout::stacked;
   static std::string name() { return std::string("gated_") + Policy::name(); }
   static glukit::Status run(const glukit::GatedProjectionArgsT<T>& a, cudaStream_t st) {
@@ -310,7 +305,7 @@ void bm_glukit(benchmark::State& state, GatedShape s) {
     state.counters["host_us"] = t.host_us;
     state.counters["rel_l2"] = c.relative_l2;
     state.counters["sets"] = double(ops.sets.size());
-    if constexpr (Pick::in_turns) {
+    if constexpr (std::is_same_v<Pick, DefaultPick>) {  // the default, also in turns with the baselines
       const std::vector<double> t3 = in_turns_with_baselines(ops, b, Pick::run, counts, stream);
       state.counters["turns_us"] = t3[0];
       state.counters["turns_cublas_us"] = t3[1];
