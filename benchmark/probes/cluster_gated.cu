@@ -38,16 +38,26 @@ struct Cluster2 : Base {
   static constexpr int cluster_m = 2;
 };
 
-/// The entries in turns, under `title`, against the last one.
-void rounds(const char* title, cudaStream_t stream, const std::vector<glukit_bench::NamedLaunch>& entries) {
-  std::printf("%s\n", title);
-  glukit_bench::print_in_turns(stream, entries, entries.back().name);
-}
-
 /// Are two device buffers equal byte for byte?
 bool same_bytes(const DeviceBuffer<bf16>& x, const DeviceBuffer<bf16>& y) {
   const std::vector<bf16> hx = glukit_bench::to_host(x), hy = glukit_bench::to_host(y);
   return hx.size() == hy.size() && std::memcmp(hx.data(), hy.data(), x.bytes()) == 0;
+}
+
+/// One kernel (`single`, writing `out`) against its cluster form (`pair`, writing `out2`):
+/// each once, their outputs compared byte for byte, then both and `baseline` in turns
+/// under a title naming the shape. Returns whether the outputs are equal.
+bool single_against_cluster(const char* what, const glukit_bench::GemmShape& s, const DeviceBuffer<bf16>& out,
+                            const DeviceBuffer<bf16>& out2, const glukit_bench::NamedLaunch& single,
+                            const glukit_bench::NamedLaunch& pair, const glukit_bench::NamedLaunch& baseline,
+                            cudaStream_t stream) {
+  single.launch();
+  pair.launch();
+  const bool same = same_bytes(out, out2);
+  std::printf("%s %lldx%lldx%lld (cluster output %s)\n", what, (long long)s.m, (long long)s.n, (long long)s.k,
+              same ? "bit-identical" : "DIFFERS");
+  glukit_bench::print_in_turns(stream, {single, pair, baseline}, baseline.name);
+  return same;
 }
 
 }  // namespace
@@ -81,17 +91,11 @@ int main(int argc, char** argv) {
     using GC = Cluster2<G>;
     glukit::GatedProjectionArgsT<bf16> g2 = g1;
     g2.out = out2.get();
-    glukit_bench::require_ok(glukit::gated_projection<G>(g1, stream));
-    glukit_bench::require_ok(glukit::gated_projection<GC>(g2, stream));
-    const bool gsame = same_bytes(out, out2);
-    all_same = all_same && gsame;
-    char title[128];
-    std::snprintf(title, sizeof title, "gated %lldx%lldx%lld (cluster output %s)", (long long)m, (long long)n,
-                  (long long)k, gsame ? "bit-identical" : "DIFFERS");
-    rounds(title, stream,
-           {{"GatedTma128x256", [&] { glukit_bench::require_ok(glukit::gated_projection<G>(g1, stream)); }},
-            {"GatedTma128x256 cluster_m = 2", [&] { glukit_bench::require_ok(glukit::gated_projection<GC>(g2, stream)); }},
-            {"cuBLAS GEMM 2n", [&] { gemm(2 * n); }}});
+    all_same &= single_against_cluster(
+        "gated", s, out, out2,
+        {"GatedTma128x256", [&] { glukit_bench::require_ok(glukit::gated_projection<G>(g1, stream)); }},
+        {"GatedTma128x256 cluster_m = 2", [&] { glukit_bench::require_ok(glukit::gated_projection<GC>(g2, stream)); }},
+        {"cuBLAS GEMM 2n", [&] { gemm(2 * n); }}, stream);
 
     using W = glukit::policy::WarpSpecializedTma128x256<sm90a>;
     using WC = Cluster2<W>;
@@ -99,16 +103,11 @@ int main(int argc, char** argv) {
                                          glukit::Layout::col_major};
     glukit::AddmmGluArgsT<bf16> a2 = a1;
     a2.out = out2.get();
-    glukit_bench::require_ok(glukit::addmm_glu<W>(a1, stream));
-    glukit_bench::require_ok(glukit::addmm_glu<WC>(a2, stream));
-    const bool asame = same_bytes(out, out2);
-    all_same = all_same && asame;
-    std::snprintf(title, sizeof title, "addmm_glu %lldx%lldx%lld (cluster output %s)", (long long)m, (long long)n,
-                  (long long)k, asame ? "bit-identical" : "DIFFERS");
-    rounds(title, stream,
-           {{"WarpSpecializedTma128x256", [&] { glukit_bench::require_ok(glukit::addmm_glu<W>(a1, stream)); }},
-            {"WarpSpecializedTma128x256 cluster_m = 2", [&] { glukit_bench::require_ok(glukit::addmm_glu<WC>(a2, stream)); }},
-            {"cuBLAS GEMM n", [&] { gemm(n); }}});
+    all_same &= single_against_cluster(
+        "addmm_glu", s, out, out2,
+        {"WarpSpecializedTma128x256", [&] { glukit_bench::require_ok(glukit::addmm_glu<W>(a1, stream)); }},
+        {"WarpSpecializedTma128x256 cluster_m = 2", [&] { glukit_bench::require_ok(glukit::addmm_glu<WC>(a2, stream)); }},
+        {"cuBLAS GEMM n", [&] { gemm(n); }}, stream);
   }
   return all_same ? 0 : 1;
 }
