@@ -29,6 +29,9 @@ GLUKIT_HOST_DEVICE inline double fma(double a, double b, double c) {
 #endif
 }
 
+/// log2(e): e^x = 2^(x log2 e) through the hardware exp2 unit.
+inline constexpr float log2_e = 1.4426950408889634f;
+
 /// e^x (device: the hardware exp2 unit, about 2 ulp, results below 2^-126 flushed to 0).
 /// On CUDA the flush-to-zero form (ex2.approx.ftz) is one MUFU.EX2; the default form
 /// rescales around it for subnormal results (an FSETP and two FMUL per call), which a
@@ -36,10 +39,10 @@ GLUKIT_HOST_DEVICE inline double fma(double a, double b, double c) {
 GLUKIT_HOST_DEVICE inline float exp(float x) {
 #if defined(GLUKIT_DEVICE_PASS) && defined(GLUKIT_BACKEND_CUDA)
   float r;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x * 1.4426950408889634f));
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x * log2_e));
   return r;
 #elif defined(GLUKIT_DEVICE_PASS)
-  return __builtin_amdgcn_exp2f(x * 1.4426950408889634f);
+  return __builtin_amdgcn_exp2f(x * log2_e);
 #else
   return std::exp(x);
 #endif
