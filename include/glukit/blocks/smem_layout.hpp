@@ -34,6 +34,22 @@ struct Swizzle128B {
     return static_cast<std::uint32_t>(panel * panel_bytes + row * row_bytes +
                                       ((chunk ^ (row % 8)) * 16) + (col % chunk_elems) * ElemBytes);
   }
+
+  /// offset() in parts, for addresses a thread walks along one row from one base: for col a
+  /// multiple of chunk_elems, offset(row, col) == (row_key(row) ^ chunk_key(col)) +
+  /// panel_key(col), and, the tile being 1024-byte aligned, the same holds with the tile's
+  /// address added to row_key (the XOR touches bits 4-6 only, which row_key leaves to the
+  /// swizzle). A thread keeps one row address and reaches each chunk with an XOR and an
+  /// immediate offset, instead of one computed address per chunk.
+  GLUKIT_HOST_DEVICE static constexpr std::uint32_t row_key(int row) {
+    return static_cast<std::uint32_t>(row) * row_bytes + (static_cast<std::uint32_t>(row) % 8u) * 16u;
+  }
+  GLUKIT_HOST_DEVICE static constexpr std::uint32_t chunk_key(int col) {
+    return (static_cast<std::uint32_t>(col) % panel_cols / chunk_elems) * 16u;
+  }
+  GLUKIT_HOST_DEVICE static constexpr std::uint32_t panel_key(int col) {
+    return static_cast<std::uint32_t>(col) / panel_cols * panel_bytes;
+  }
 };
 
 template <int Rows, int Cols, int Pad, int ElemBytes = 2>

@@ -98,6 +98,26 @@ TEMPLATE_LIST_TEST_CASE("Swizzle128B spreads a column chunk of 8 rows over 8 chu
   CHECK(bad == 0);
 }
 
+TEMPLATE_LIST_TEST_CASE("Swizzle128B offset in parts: (row_key ^ chunk_key) + panel_key, from any 1024-aligned base",
+                        "[layout]", SwizzleLayouts) {
+  // The sm90a epilogue keeps one row address per lane and reaches each chunk with an XOR
+  // and an immediate: base + offset(r, c) == ((base + row_key(r)) ^ chunk_key(c)) +
+  // panel_key(c) for every chunk start c, and the chunk's XOR splits over disjoint bits
+  // (chunk_key(c1 + c2) == chunk_key(c1) ^ chunk_key(c2) for c1 a multiple of 16 inside a
+  // panel and c2 in {0, 8}), as fragment_row / fragment_address use it.
+  using L = TestType;
+  int mismatches = 0;
+  for (const std::uint32_t base : {0u, 1024u, 7u * 1024u, 0x3fc00u})
+    for (int r = 0; r < L::rows; ++r)
+      for (int c = 0; c < L::cols; c += 8) {
+        if (base + L::offset(r, c) != ((base + L::row_key(r)) ^ L::chunk_key(c)) + L::panel_key(c)) ++mismatches;
+        const int c1 = c / 16 * 16, c2 = c % 16;
+        if (L::chunk_key(c) != (L::chunk_key(c1) ^ L::chunk_key(c2))) ++mismatches;
+      }
+  INFO("Swizzle128B<" << L::rows << ", " << L::cols << ">");
+  CHECK(mismatches == 0);
+}
+
 TEST_CASE("Swizzle128B hand-computed offsets") {
   using L = Swizzle128B<16, 128>;
   CHECK(L::offset(0, 0) == 0);

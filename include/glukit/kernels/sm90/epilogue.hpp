@@ -166,13 +166,19 @@ struct Epilogue : GlobalIo<P> {
     for (int j = 0; j < J; ++j) add_bias_pair(acc, j, arch::hopper::ld_shared_32(bias_s + 2 * (8 * j + 2 * q)));
   }
 
-  /// Byte offset in a Layout tile (rows from m0) of this lane's ldmatrix / stmatrix row
-  /// for x4 block jj: matrix i = lane / 8 covers row half i & 1 and 8-column group
-  /// 2 jj + (i >> 1) of the fragment.
+  /// This lane's row address in a Layout tile at tile_s (rows from m0) for its ldmatrix /
+  /// stmatrix rows: matrix i = lane / 8 covers row half i & 1 and 8-column group
+  /// 2 jj + (i >> 1) of the fragment; fragment_address gives block jj's address from it.
   template <class Layout>
-  GLUKIT_DEVICE int fragment_offset(std::int64_t m0, int jj) const {
+  GLUKIT_DEVICE std::uint32_t fragment_row(std::uint32_t tile_s, std::int64_t m0) const {
     const int mrow = static_cast<int>(row0 - m0) - lane / 4 + lane % 8 + 8 * ((lane >> 3) & 1);
-    return Layout::offset(mrow, 8 * (2 * jj + (lane >> 4)));
+    return (tile_s + Layout::row_key(mrow)) ^ Layout::chunk_key(8 * (lane >> 4));
+  }
+  /// The address of x4 block jj from fragment_row (Layout::offset in parts: an XOR and an
+  /// immediate, jj being a constant).
+  template <class Layout>
+  GLUKIT_DEVICE static std::uint32_t fragment_address(std::uint32_t row, int jj) {
+    return (row ^ Layout::chunk_key(16 * jj)) + Layout::panel_key(16 * jj);
   }
 
   /// apply in place, warp-specialised: Y is read from the swizzled shared tile the
@@ -190,8 +196,8 @@ struct Epilogue : GlobalIo<P> {
     constexpr int NB = 4;      // of them per batch
     const Op op{};
     add_staged_bias(acc, bias_row);
-    const auto y_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(y_tile));
-    const auto addr = [&](int jj) { return y_s + fragment_offset<YLayout>(m0, jj); };
+    const std::uint32_t row = fragment_row<YLayout>(static_cast<std::uint32_t>(__cvta_generic_to_shared(y_tile)), m0);
+    const auto addr = [&](int jj) { return fragment_address<YLayout>(row, jj); };
     if constexpr (gated) {
       // No Y: each stmatrix.x4 writes output groups 2 jj, 2 jj + 1 of both row halves.
 #pragma unroll
@@ -245,8 +251,8 @@ struct Epilogue : GlobalIo<P> {
 #pragma unroll
     for (int i = 0; i < PER_LANE; ++i) {
       const int c = 32 * i + lane, r = wr + c / CPR, ch = c % CPR;
-      store_row_chunk(a, m0 + r, n0 + 8 * ch, arch::hopper::ld_shared_128(t_s + YLayout::offset(r, 8 * ch)),
-                      interior);
+      const std::uint32_t s = ((t_s + YLayout::row_key(r)) ^ YLayout::chunk_key(8 * ch)) + YLayout::panel_key(8 * ch);
+      store_row_chunk(a, m0 + r, n0 + 8 * ch, arch::hopper::ld_shared_128(s), interior);
     }
   }
 

@@ -1,0 +1,129 @@
+// glukit_pingpong_probe: ping-pong consumers on 128 x 128 tiles (each warpgroup owns
+// whole tiles, two 64-row slices; one warpgroup's epilogue runs under the other's main
+// loop) against the shipped cooperative 128 x 192 kernel at the reference shapes (fp16,
+// B stored k x n, M = 1024, N = 21568, K = 256 / 512 / 1024), each with the GLU gate and
+// bias-only, cuBLAS GEMM alone in turns. Every launch reads the next of three input sets
+// (A, B, bias, Y; 2 x 44 MB of Y and output per set, so the L2 holds none of them from the
+// launch before). Each variant's output is compared first with the shipped kernel's of
+// the same epilogue (max |difference| / max |value|; the k order is the same, so 0 is
+// expected). Medians of 30 rounds after 8. `llm`: bf16, B n x k, at 2048 / 8192 x 14336 x
+// 4096 instead. Standalone; docs/perf-notes.md quotes it.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "common/device_data.cuh"
+#include "common/probe_support.cuh"
+#include "cublas_paths.cuh"
+#include "glukit/glukit.hpp"
+
+namespace {
+
+using glukit::arch::sm90a;
+using glukit_bench::DeviceBuffer;
+
+template <class Base, int Stages, int YBuffers>
+struct Pingpong : Base {
+  static constexpr bool pingpong = true;
+  static constexpr int num_buffers = Stages;
+  static constexpr int y_buffers = YBuffers;
+};
+using Coop = glukit::policy::WarpSpecializedTma<sm90a>;
+using PP42 = Pingpong<glukit::policy::WarpSpecializedTma128x128<sm90a>, 4, 2>;
+using PP32 = Pingpong<glukit::policy::WarpSpecializedTma128x128<sm90a>, 3, 2>;
+template <class P>
+using BiasOnly = glukit::policy::WithEpilogue<P, glukit::epilogue::BiasOnly>;
+
+/// max |x - y| / max |x| over two device buffers (NaN in y: infinite).
+template <class T>
+double max_difference(const DeviceBuffer<T>& x, const DeviceBuffer<T>& y) {
+  const std::vector<T> hx = glukit_bench::to_host(x), hy = glukit_bench::to_host(y);
+  double d = 0, x_max = 0;
+  for (std::size_t i = 0; i < hx.size(); ++i) {
+    const double a = glukit::to_float(hx[i]), b = glukit::to_float(hy[i]);
+    d = std::isnan(b) ? INFINITY : std::fmax(d, std::fabs(a - b));
+    x_max = std::fmax(x_max, std::fabs(a));
+  }
+  return d / x_max;
+}
+
+template <class T>
+bool run_shape(const glukit_bench::GemmShape& s, glukit::Layout layout, cudaStream_t stream, cublasHandle_t handle) {
+  const std::int64_t m = s.m, n = s.n, k = s.k;
+  const bool nk = layout == glukit::Layout::col_major;
+  constexpr int sets = 3;
+  std::vector<DeviceBuffer<T>> a, b, bias, y;
+  for (int i = 0; i < sets; ++i) {
+    a.emplace_back(std::size_t(m * k)), b.emplace_back(std::size_t(k * n));
+    bias.emplace_back(std::size_t(n)), y.emplace_back(std::size_t(m * n));
+    glukit_bench::fill_nonzero(a[i].get(), a[i].size(), 1 + 4 * i, 1.0f, stream);
+    glukit_bench::fill_nonzero(b[i].get(), b[i].size(), 2 + 4 * i, 1.0f / 16, stream);
+    glukit_bench::fill_nonzero(bias[i].get(), bias[i].size(), 3 + 4 * i, 1.0f, stream);
+    glukit_bench::fill_nonzero(y[i].get(), y[i].size(), 4 + 4 * i, 1.0f, stream);
+  }
+  DeviceBuffer<T> ref(std::size_t(m * n)), out(std::size_t(m * n)), c(std::size_t(m * n));
+  GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
+  int next = 0;  // the input set of the next launch
+  const auto args = [&](T* o) {
+    const int i = next++ % sets;
+    return glukit::AddmmGluArgsT<T>{a[i].get(), b[i].get(), bias[i].get(), y[i].get(), o, m, n, k, k,
+                                    nk ? k : n, n, n, layout};
+  };
+  std::printf("addmm_glu %s %s %lldx%lldx%lld\n", glukit::element_name<T>(), nk ? "B n x k" : "B k x n", (long long)m,
+              (long long)n, (long long)k);
+  bool ok = true;
+  const auto compare = [&](const char* name, auto shipped, auto variant) {
+    GLUKIT_BENCH_CHECK_CUDA(cudaMemsetAsync(ref.get(), 0xff, ref.bytes(), stream));
+    GLUKIT_BENCH_CHECK_CUDA(cudaMemsetAsync(out.get(), 0xff, out.bytes(), stream));
+    next = 0;
+    shipped(ref.get());
+    next = 0;
+    variant(out.get());
+    GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
+    const double d = max_difference(ref, out);
+    std::printf("  %-40s max |difference| / max |value| %.3g\n", name, d);
+    ok = ok && d < 1e-2;
+  };
+  const auto launch = [&]<class P>(T* o) { glukit_bench::require_ok(glukit::addmm_glu<P>(args(o), stream)); };
+  const auto coop = [&](T* o) { launch.template operator()<Coop>(o); };
+  const auto pp42 = [&](T* o) { launch.template operator()<PP42>(o); };
+  const auto pp32 = [&](T* o) { launch.template operator()<PP32>(o); };
+  const auto coop_b = [&](T* o) { launch.template operator()<BiasOnly<Coop>>(o); };
+  const auto pp42_b = [&](T* o) { launch.template operator()<BiasOnly<PP42>>(o); };
+  compare("ping-pong 128 x 128, 4 stages, 2 Y", coop, pp42);
+  compare("ping-pong 128 x 128, 3 stages, 2 Y", coop, pp32);
+  compare("ping-pong 128 x 128 bias-only", coop_b, pp42_b);
+  const auto gemm = [&] {
+    const int i = next++ % sets;
+    glukit_bench::cublas_gemm_rowmajor(handle, {m, n, k}, a[i].get(), k, b[i].get(), nk ? k : n, c.get(), n, layout);
+  };
+  glukit_bench::print_in_turns(stream,
+                               {{"WarpSpecializedTma (128 x 192)", [&] { coop(out.get()); }},
+                                {"ping-pong 128 x 128, 4 stages, 2 Y", [&] { pp42(out.get()); }},
+                                {"ping-pong 128 x 128, 3 stages, 2 Y", [&] { pp32(out.get()); }},
+                                {"WarpSpecializedTma bias-only", [&] { coop_b(out.get()); }},
+                                {"ping-pong 128 x 128 bias-only", [&] { pp42_b(out.get()); }},
+                                {"cuBLAS GEMM", gemm}},
+                               "cuBLAS GEMM");
+  return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const glukit_bench::CublasOnStream cs;
+  bool ok = true;
+  if (argc > 1 && std::strcmp(argv[1], "llm") == 0) {
+    for (const std::int64_t m : {2048, 8192})
+      ok &= run_shape<glukit::bfloat16_t>({m, 14336, 4096}, glukit::Layout::col_major, cs.stream, cs.handle);
+  } else {
+    for (const std::int64_t k : {256, 512, 1024})
+      ok &= run_shape<glukit::half_t>({1024, 21568, k}, glukit::Layout::row_major, cs.stream, cs.handle);
+  }
+  return ok ? 0 : 1;
+}
