@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 
@@ -133,6 +134,46 @@ bool run_cublas_gemm(cublasHandle_t h, CublasLtGemm<T>& lt, int algo, const Gemm
   return lt.try_run(algo, a, b, nullptr, c, stream) == CUBLAS_STATUS_SUCCESS;
 }
 
+/// The unfused path on operand set `s` (Operands::unfused): cuBLASLt's bias GEMM with lt's
+/// candidate `algo` writing X, then the gate kernel, on `stream`. False where that candidate
+/// fails.
+template <class T>
+bool run_unfused(CublasLtGemm<T>& lt, int algo, const OperandSetT<T>& s, cudaStream_t stream) {
+  if (lt.try_run(algo, s.a.get(), s.b.get(), s.bias.get(), s.x.get(), stream) != CUBLAS_STATUS_SUCCESS) return false;
+  launch_gate(s.x.get(), s.y.get(), s.out.get(), s.out.size(), device_info().sm_count, stream);
+  return true;
+}
+
+/// glukit's launch and its two baselines launched in turns (glukit, cuBLAS GEMM alone, the
+/// unfused path, glukit, ...), so that all three see the card's clock and power state of the
+/// moment; each launcher takes the launch's number (consecutive launches read different
+/// input sets) and returns false on failure, which ends the process (`who` names the
+/// benchmark). The three medians in us, in that order, after min(warmup, 3) rounds.
+template <class Glukit, class Gemm, class Unfused>
+std::vector<double> medians_with_baselines(cudaStream_t stream, const LaunchCounts& counts, Glukit&& glukit_launch,
+                                           Gemm&& gemm, Unfused&& unfused, const char* who) {
+  int call = 0;
+  bool ok = true;
+  const std::vector<double> med = medians_in_turns(
+      stream,
+      {[&] { ok = ok && glukit_launch(call++); }, [&] { ok = ok && gemm(call++); },
+       [&] { ok = ok && unfused(call++); }},
+      std::min(counts.warmup, 3), counts.samples);
+  GLUKIT_BENCH_CHECK_LAUNCH();
+  if (!ok) fatal(who, "a launch failed while timed in turns", __FILE__, __LINE__);
+  return med;
+}
+
+/// The counters of medians_with_baselines' result: turns_us, turns_cublas_us,
+/// turns_unfused_us and the two baselines' times over glukit's.
+inline void set_turns_counters(benchmark::State& state, const std::vector<double>& med) {
+  state.counters["turns_us"] = med[0];
+  state.counters["turns_cublas_us"] = med[1];
+  state.counters["turns_unfused_us"] = med[2];
+  state.counters["turns_vs_cublas"] = med[1] / med[0];
+  state.counters["turns_vs_unfused"] = med[2] / med[0];
+}
+
 /// cuBLAS GEMM alone at `shape` (B in `layout`): the fastest of cublasGemmEx's default and
 /// the cuBLASLt heuristic's top candidates. Returns an error message, empty on success.
 template <class T>
@@ -165,14 +206,7 @@ std::string measure_unfused(const GemmShape& shape, glukit::Layout layout, const
   const RotatedOperandsT<T> ops(shape, Operands::unfused, device_info().l2_bytes, next_seed(), stream, layout);
   CublasLtGemm<T> lt(cublaslt_handle(), shape, cublaslt_workspace(), cublaslt_workspace_bytes(), LtEpilogue::bias,
                      layout, kHeuristicCandidates);
-  const auto mn = static_cast<std::size_t>(shape.m * shape.n);
-  const int sms = device_info().sm_count;
-  const auto launch_with = [&](int algo, int i) {
-    const OperandSetT<T>& s = ops.set(i);
-    if (lt.try_run(algo, s.a.get(), s.b.get(), s.bias.get(), s.x.get(), stream) != CUBLAS_STATUS_SUCCESS) return false;
-    launch_gate(s.x.get(), s.y.get(), s.out.get(), mn, sms, stream);
-    return true;
-  };
+  const auto launch_with = [&](int algo, int i) { return run_unfused(lt, algo, ops.set(i), stream); };
   r.algo = fastest_candidate(stream, 0, lt.candidates(), counts, launch_with);
   r.candidates = lt.candidates();
   r.label = detail::lt_label(r.algo, lt.describe(r.algo)) + " + gate";

@@ -220,20 +220,14 @@ std::vector<double> in_turns_with_baselines(const GatedOperands& ops, const Base
   CublasLtGemm<T> lt(cublaslt_handle(), s.gemm(), cublaslt_workspace(), cublaslt_workspace_bytes(), LtEpilogue::none,
                      glukit::Layout::col_major, kHeuristicCandidates);
   Unfused u(s);
-  int call = 0;
-  bool ok = true;
-  const auto gemm = [&] {
-    const auto& st = ops.set(call++);
-    ok = ok && run_cublas_gemm(h, lt, b.gemm_algo, s.gemm(), st.a.get(), st.w.get(), s.k, st.x.get(),
-                               glukit::Layout::col_major, stream);
+  const auto gemm = [&](int call) {
+    const auto& st = ops.set(call);
+    return run_cublas_gemm(h, lt, b.gemm_algo, s.gemm(), st.a.get(), st.w.get(), s.k, st.x.get(),
+                           glukit::Layout::col_major, stream);
   };
-  const std::vector<double> med = medians_in_turns(
-      stream, {[&] { ok = ok && run(ops.args(call++), stream).ok(); }, gemm,
-               [&] { ok = ok && u.launch(ops, b.unfused_algo, call++, stream); }},
-      std::min(counts.warmup, 3), counts.samples);
-  GLUKIT_BENCH_CHECK_LAUNCH();
-  if (!ok) fatal("gated in turns", "a launch failed while timed in turns", __FILE__, __LINE__);
-  return med;
+  return medians_with_baselines(
+      stream, counts, [&](int call) { return run(ops.args(call), stream).ok(); }, gemm,
+      [&](int call) { return u.launch(ops, b.unfused_algo, call, stream); }, "gated in turns");
 }
 
 struct DefaultPick {
@@ -306,12 +300,7 @@ void bm_glukit(benchmark::State& state, GatedShape s) {
     state.counters["rel_l2"] = c.relative_l2;
     state.counters["sets"] = double(ops.sets.size());
     if constexpr (std::is_same_v<Pick, DefaultPick>) {  // the default, also in turns with the baselines
-      const std::vector<double> t3 = in_turns_with_baselines(ops, b, Pick::run, counts, stream);
-      state.counters["turns_us"] = t3[0];
-      state.counters["turns_cublas_us"] = t3[1];
-      state.counters["turns_unfused_us"] = t3[2];
-      state.counters["turns_vs_cublas"] = t3[1] / t3[0];
-      state.counters["turns_vs_unfused"] = t3[2] / t3[0];
+      set_turns_counters(state, in_turns_with_baselines(ops, b, Pick::run, counts, stream));
     }
   }
 }

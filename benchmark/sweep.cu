@@ -7,7 +7,9 @@
 //   cublas_gemm/...   cuBLAS GEMM alone, the fastest of cublasGemmEx's default and the
 //                     cuBLASLt heuristic's top candidates (baseline_runs.cuh): vs_cublas's bar
 //   unfused/...       cuBLASLt bias GEMM (its fastest candidate), then the gate kernel
-//   default/...       glukit::addmm_glu(args): glukit's own pick for the shape
+//   default/...       glukit::addmm_glu(args): glukit's own pick for the shape; also timed
+//                     in turns with both baselines (counters turns_*: the same clock state
+//                     for all three)
 //   <Policy>/...      glukit::addmm_glu<Policy>(args), the policies of SweepPolicies
 // Each glukit benchmark checks its whole output once (poisoned first) against the unfused
 // path on the same inputs and fails the benchmark on a mismatch.
@@ -104,12 +106,41 @@ CachedBaseline& measure_into_cache(Baseline which, const GemmShape& s, glukit::L
   return c;
 }
 
-/// The time of a baseline at this shape: cached, or measured now.
+/// A baseline's measurement at this shape: cached, or measured now.
+template <class T>
+const BaselineTiming& baseline_timing(Baseline which, const GemmShape& s, glukit::Layout layout) {
+  auto& cache = baseline_cache();
+  if (auto it = cache.find({which, shape_key<T>(s, layout)}); it != cache.end()) return it->second.r;
+  return measure_into_cache<T>(which, s, layout).r;
+}
 template <class T>
 double baseline_us(Baseline which, const GemmShape& s, glukit::Layout layout) {
-  auto& cache = baseline_cache();
-  if (auto it = cache.find({which, shape_key<T>(s, layout)}); it != cache.end()) return it->second.r.t.median_us;
-  return measure_into_cache<T>(which, s, layout).r.t.median_us;
+  return baseline_timing<T>(which, s, layout).t.median_us;
+}
+
+/// glukit's launch `run`, cuBLAS GEMM alone and the unfused path, each baseline at the
+/// algorithm its benchmark chose, in turns on `stream` over ops' rotated sets (unfused
+/// operands: each set has its X): medians in us, in that order.
+template <class T, class Run>
+std::vector<double> in_turns_with_baselines(const RotatedOperandsT<T>& ops, Run&& run, const LaunchCounts& counts,
+                                            cudaStream_t stream) {
+  const GemmShape& s = ops.shape();
+  const glukit::Layout layout = ops.b_layout();
+  const int gemm_algo = baseline_timing<T>(Baseline::cublas_gemm, s, layout).algo;
+  const int unfused_algo = baseline_timing<T>(Baseline::unfused, s, layout).algo;
+  cublasHandle_t h = cublas_handle();
+  const CublasStreamBinding binding(h, stream);
+  CublasLtGemm<T> gemm_lt(cublaslt_handle(), s, cublaslt_workspace(), cublaslt_workspace_bytes(), LtEpilogue::none,
+                          layout, kHeuristicCandidates);
+  CublasLtGemm<T> bias_lt(cublaslt_handle(), s, cublaslt_workspace(), cublaslt_workspace_bytes(), LtEpilogue::bias,
+                          layout, kHeuristicCandidates);
+  const auto gemm = [&](int call) {
+    const OperandSetT<T>& st = ops.set(call);
+    return run_cublas_gemm(h, gemm_lt, gemm_algo, s, st.a.get(), st.b.get(), ops.ldb(), st.out.get(), layout, stream);
+  };
+  return medians_with_baselines(
+      stream, counts, [&](int call) { return run(ops.args(call), stream).ok(); }, gemm,
+      [&](int call) { return run_unfused(bias_lt, unfused_algo, ops.set(call), stream); }, "sweep in turns");
 }
 
 /// The counters of every sweep benchmark.
@@ -223,7 +254,10 @@ void bm_glukit(benchmark::State& state, GemmShape s, glukit::Layout layout) {
     const double cublas_us = baseline_us<T>(Baseline::cublas_gemm, s, layout);
     const double unfused_us = baseline_us<T>(Baseline::unfused, s, layout);
     Stream stream;
-    const RotatedOperandsT<T> ops(s, Operands::fused, device_info().l2_bytes, next_seed(), stream, layout);
+    // The default is also timed in turns with both baselines, whose unfused path needs X.
+    constexpr bool in_turns = std::is_same_v<Pick, DefaultPick>;
+    const RotatedOperandsT<T> ops(s, in_turns ? Operands::unfused : Operands::fused, device_info().l2_bytes,
+                                  next_seed(), stream, layout);
 
     // The check, once, on set 0 (its output starts poisoned).
     Comparison check;
@@ -259,6 +293,10 @@ void bm_glukit(benchmark::State& state, GemmShape s, glukit::Layout layout) {
     }
     set_sweep_counters(state, s, t, ops.bytes_per_launch(), cublas_us, unfused_us, ops.count());
     state.counters["rel_l2"] = check.relative_l2;
+    if constexpr (in_turns)
+      set_turns_counters(state, in_turns_with_baselines(
+                                    ops, [](const glukit::AddmmGluArgsT<T>& a, cudaStream_t st) { return Pick::run(a, st); },
+                                    counts, stream));
   }
 }
 
