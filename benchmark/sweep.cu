@@ -294,9 +294,7 @@ void bm_glukit(benchmark::State& state, GemmShape s, glukit::Layout layout) {
     set_sweep_counters(state, s, t, ops.bytes_per_launch(), cublas_us, unfused_us, ops.count());
     state.counters["rel_l2"] = check.relative_l2;
     if constexpr (in_turns)
-      set_turns_counters(state, in_turns_with_baselines(
-                                    ops, [](const glukit::AddmmGluArgsT<T>& a, cudaStream_t st) { return Pick::run(a, st); },
-                                    counts, stream));
+      set_turns_counters(state, in_turns_with_baselines(ops, Pick::template run<T>, counts, stream));
   }
 }
 

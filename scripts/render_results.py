@@ -278,25 +278,19 @@ def sweep_table(results: list[Result]) -> tuple[list[SweepRow], list[str]]:
     return list(rows.values()), policies
 
 
-def target_a(row: SweepRow, us: float | None, cublas: float | None = None, unfused: float | None = None) -> str:
-    """time <= cuBLAS + 0.3 (unfused - cuBLAS), for M >= 256: yes / no, n/a, or - (no numbers).
-    The baselines' benchmarks unless given (the in-turns times)."""
+def target_a(row: SweepRow, us: float | None, cublas: float | None, unfused: float | None) -> str:
+    """time <= cuBLAS + 0.3 (unfused - cuBLAS), for M >= 256: yes / no, n/a, or - (no numbers)."""
     if row.m < TARGET_A_MIN_M:
         return "n/a"
-    if cublas is None and unfused is None:
-        cublas, unfused = row.us("cublas_gemm"), row.us("unfused")
     if us is None or cublas is None or unfused is None:
         return "-"
     return "yes" if us <= cublas + TARGET_A_GAP * (unfused - cublas) else "no"
 
 
-def target_b(row: SweepRow, us: float | None, cublas: float | None = None) -> str:
-    """time <= 1.05 cuBLAS, for M >= 2048 and K >= 4096: yes / no, n/a, or - (no numbers).
-    cuBLAS's benchmark unless given (the in-turns time)."""
+def target_b(row: SweepRow, us: float | None, cublas: float | None) -> str:
+    """time <= 1.05 cuBLAS, for M >= 2048 and K >= 4096: yes / no, n/a, or - (no numbers)."""
     if row.m < TARGET_B_MIN_M or row.k < TARGET_B_MIN_K:
         return "n/a"
-    if cublas is None:
-        cublas = row.us("cublas_gemm")
     if us is None or cublas is None:
         return "-"
     return "yes" if us <= TARGET_B_RATIO * cublas else "no"
@@ -336,7 +330,8 @@ def sweep_rows(results: list[Result]) -> tuple[list[str], list[list[str]]]:
                  fmt(default.vs_cublas if ok else None, ".2f"), fmt(default.vs_unfused if ok else None, ".2f")]
         cells += [cell(row.by_kernel.get(p)) for p in policies]
         us = row.us(SWEEP_DEFAULT)
-        cells += [target_a(row, us), target_b(row, us)]
+        gemm_us, unfused_us = row.us("cublas_gemm"), row.us("unfused")
+        cells += [target_a(row, us, gemm_us, unfused_us), target_b(row, us, gemm_us)]
         extra = default.extra if ok else {}
         tc, tu, td = extra.get("turns_cublas_us"), extra.get("turns_unfused_us"), extra.get("turns_us")
         if td:

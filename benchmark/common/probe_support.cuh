@@ -1,11 +1,12 @@
 // What the standalone probes (benchmark/probes/) share beyond glukit_bench's timers and
 // buffers: a glukit status that must be ok, a stream with a cuBLAS handle on it, a
-// device buffer's host copy, and the operands of an LLM layer (A, a weight of 2n rows,
+// device buffer's host copy and its difference from another, and the operands of an LLM layer (A, a weight of 2n rows,
 // its bias and a Y of m x n) filled with fresh non-zero values.
 #pragma once
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -50,6 +51,24 @@ std::vector<T> to_host(const DeviceBuffer<T>& d) {
   std::vector<T> h(d.size());
   GLUKIT_BENCH_CHECK_CUDA(cudaMemcpy(h.data(), d.get(), d.bytes(), cudaMemcpyDeviceToHost));
   return h;
+}
+
+/// How far device buffer y is from x: max |x - y| (infinite where y holds a NaN) and
+/// max |x|, element by element on the host.
+struct Difference {
+  double max_diff = 0, max_abs = 0;
+  double relative() const { return max_diff / max_abs; }
+};
+template <class T>
+Difference difference(const DeviceBuffer<T>& x, const DeviceBuffer<T>& y) {
+  const std::vector<T> hx = to_host(x), hy = to_host(y);
+  Difference d;
+  for (std::size_t i = 0; i < hx.size(); ++i) {
+    const double a = glukit::to_float(hx[i]), b = glukit::to_float(hy[i]);
+    d.max_diff = std::isnan(b) ? INFINITY : std::fmax(d.max_diff, std::fabs(a - b));
+    d.max_abs = std::fmax(d.max_abs, std::fabs(a));
+  }
+  return d;
 }
 
 /// An LLM layer's operands at m x n x k: A (m x k), W (2n x k: gate and up rows, or the

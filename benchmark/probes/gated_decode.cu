@@ -12,7 +12,6 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -41,15 +40,6 @@ struct Decode16x256 : Shipped {
   static constexpr int tile_n = 256;
   static constexpr int num_buffers = Stages;
 };
-
-/// max |x - y| over two bf16 device buffers.
-double max_difference(const DeviceBuffer<bf16>& x, const DeviceBuffer<bf16>& y) {
-  const std::vector<bf16> hx = glukit_bench::to_host(x), hy = glukit_bench::to_host(y);
-  double d = 0;
-  for (std::size_t i = 0; i < hx.size(); ++i)
-    d = std::fmax(d, std::fabs(double(glukit::to_float(hx[i])) - double(glukit::to_float(hy[i]))));
-  return d;
-}
 
 }  // namespace
 
@@ -86,7 +76,7 @@ int main() {
       next = 0;  // set 0, as the reference
       launch();
       GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
-      const double d = max_difference(ref, out);
+      const double d = glukit_bench::difference(ref, out).max_diff;
       std::printf("  %-32s max |difference| from the shipped kernel %.3g\n", name, d);
       ok = ok && d <= 0.0;
     };

@@ -11,10 +11,10 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "common/device_data.cuh"
@@ -38,19 +38,6 @@ using PP42 = Pingpong<glukit::policy::WarpSpecializedTma128x128<sm90a>, 4, 2>;
 using PP32 = Pingpong<glukit::policy::WarpSpecializedTma128x128<sm90a>, 3, 2>;
 template <class P>
 using BiasOnly = glukit::policy::WithEpilogue<P, glukit::epilogue::BiasOnly>;
-
-/// max |x - y| / max |x| over two device buffers (NaN in y: infinite).
-template <class T>
-double max_difference(const DeviceBuffer<T>& x, const DeviceBuffer<T>& y) {
-  const std::vector<T> hx = glukit_bench::to_host(x), hy = glukit_bench::to_host(y);
-  double d = 0, x_max = 0;
-  for (std::size_t i = 0; i < hx.size(); ++i) {
-    const double a = glukit::to_float(hx[i]), b = glukit::to_float(hy[i]);
-    d = std::isnan(b) ? INFINITY : std::fmax(d, std::fabs(a - b));
-    x_max = std::fmax(x_max, std::fabs(a));
-  }
-  return d / x_max;
-}
 
 template <class T>
 bool run_shape(const glukit_bench::GemmShape& s, glukit::Layout layout, cudaStream_t stream, cublasHandle_t handle) {
@@ -85,16 +72,19 @@ bool run_shape(const glukit_bench::GemmShape& s, glukit::Layout layout, cudaStre
     next = 0;
     variant(out.get());
     GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
-    const double d = max_difference(ref, out);
+    const double d = glukit_bench::difference(ref, out).relative();
     std::printf("  %-40s max |difference| / max |value| %.3g\n", name, d);
     ok = ok && d < 1e-2;
   };
-  const auto launch = [&]<class P>(T* o) { glukit_bench::require_ok(glukit::addmm_glu<P>(args(o), stream)); };
-  const auto coop = [&](T* o) { launch.template operator()<Coop>(o); };
-  const auto pp42 = [&](T* o) { launch.template operator()<PP42>(o); };
-  const auto pp32 = [&](T* o) { launch.template operator()<PP32>(o); };
-  const auto coop_b = [&](T* o) { launch.template operator()<BiasOnly<Coop>>(o); };
-  const auto pp42_b = [&](T* o) { launch.template operator()<BiasOnly<PP42>>(o); };
+  // Policy P's launch on the next input set, writing o.
+  const auto launch_of = [&]<class P>(std::type_identity<P>) {
+    return [&](T* o) { glukit_bench::require_ok(glukit::addmm_glu<P>(args(o), stream)); };
+  };
+  const auto coop = launch_of(std::type_identity<Coop>{});
+  const auto pp42 = launch_of(std::type_identity<PP42>{});
+  const auto pp32 = launch_of(std::type_identity<PP32>{});
+  const auto coop_b = launch_of(std::type_identity<BiasOnly<Coop>>{});
+  const auto pp42_b = launch_of(std::type_identity<BiasOnly<PP42>>{});
   compare("ping-pong 128 x 128, 4 stages, 2 Y", coop, pp42);
   compare("ping-pong 128 x 128, 3 stages, 2 Y", coop, pp32);
   compare("ping-pong 128 x 128 bias-only", coop_b, pp42_b);
