@@ -14,12 +14,10 @@ template <class P>
 using MmaOf = arch::hopper::Wgmma<P::tile_n, element_of<P>, MainloopPlan<P>::b_k_major>;
 
 /// k_steps m64n(tile_n)k16 products of warpgroup `wg` from ring stage `stage`,
-/// committed as one wgmma group (the caller waits for it). accumulate = false: the
-/// first product overwrites the accumulators (wgmma's scale-d = 0), so a tile's first
-/// k-block needs no zeroed accumulators.
+/// committed as one wgmma group (the caller waits for it).
 template <class P>
 GLUKIT_DEVICE void mma_k_block(const SmemMultiBuffer<typename MainloopPlan<P>::Buffers>& ring, int stage, int wg,
-                               float (&acc)[MmaOf<P>::accumulators], bool accumulate = true) {
+                               float (&acc)[MmaOf<P>::accumulators]) {
   using Plan = MainloopPlan<P>;
   using Mma = MmaOf<P>;
   using namespace arch::hopper;
@@ -36,7 +34,7 @@ GLUKIT_DEVICE void mma_k_block(const SmemMultiBuffer<typename MainloopPlan<P>::B
     const auto db = Plan::b_k_major
                         ? smem_desc_sw128(b + (ks % 4) * 32 + (ks / 4) * Plan::BLayout::panel_bytes, 16, 1024)
                         : smem_desc_sw128(b + ks * 16 * Plan::BLayout::row_bytes, Plan::BLayout::panel_bytes, 1024);
-    Mma::mma(acc, da, db, ks > 0 || accumulate ? 1 : 0);
+    Mma::mma(acc, da, db, 1);
   }
   wgmma_commit();
   fence_accumulators(acc);

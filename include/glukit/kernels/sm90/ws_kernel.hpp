@@ -61,8 +61,7 @@ struct WsKernel : WsProducer<P> {
 
   /// The epilogue of the li-th tile a block walks (at m0, n0), Y staged in shared memory:
   /// wait for Y, write the output over it, store the warp's rows, release Y (one arrival
-  /// per warp). Slice s of
-  /// the accumulators belongs to tile thread tid + 128 s (rows 64 s..).
+  /// per warp). Slice s of the accumulators belongs to tile thread tid + 128 s (rows 64 s..).
   GLUKIT_DEVICE static void finish_tile(const Params<P>& p, const Shared& sh, std::int64_t li, std::int64_t m0,
                                         std::int64_t n0, int tid, float (&acc)[SL][Mma::accumulators]) {
     using namespace arch::hopper;
@@ -118,14 +117,17 @@ struct WsKernel : WsProducer<P> {
       float acc[SL][Mma::accumulators];
       // One definition of the accumulators before the tile's first wgmma: two alternative
       // initialisations (bias staged with the first k-block, or not) make ptxas serialise
-      // every wgmma of the kernel (C7515). Without a starting value (the bias beside Y),
-      // none: the tile's first wgmma overwrites them (scale-d = 0).
-      constexpr bool started = !Plan::stage_y || Plan::bias_in_accumulator;
+      // every wgmma of the kernel (C7515). Zeros where the bias comes in the epilogue:
+      // 48 CS2R, measured faster than letting the tile's first wgmma overwrite them
+      // (scale-d = 0: bias-only 29.4 against 30.9 us at K = 256, docs/perf-notes.md).
       if constexpr (Plan::stage_y && Plan::bias_in_accumulator) {
         if (p.k_blocks > 0) mbarrier_wait(&sh.full[st.index], st.phase);
 #pragma unroll
         for (int s = 0; s < SL; ++s)
           epi_of(s).init_staged(acc[s], p.k_blocks > 0 ? sh.ring.template tile<2>(st.index) : nullptr);
+      } else if constexpr (Plan::stage_y) {
+#pragma unroll
+        for (int s = 0; s < SL; ++s) epi_of(s).init_staged(acc[s], nullptr);  // zeros: the bias comes later
       }
       Epi epi = epi_of(0);  // the register epilogue (SL = 1)
       if constexpr (!Plan::stage_y) epi.init(acc[0]);
@@ -135,7 +137,7 @@ struct WsKernel : WsProducer<P> {
       for (int kb = 0; kb < p.k_blocks; ++kb) {
         mbarrier_wait(&sh.full[st.index], st.phase);
 #pragma unroll
-        for (int s = 0; s < SL; ++s) mma_k_block<P>(sh.ring, st.index, a_wg + s, acc[s], started || kb > 0);
+        for (int s = 0; s < SL; ++s) mma_k_block<P>(sh.ring, st.index, a_wg + s, acc[s]);
         if constexpr (!Plan::stage_y)
           if (kb == p.k_blocks - 1) epi.prefetch();
         wgmma_wait<SL>();  // the previous k-block's MMAs (one group per slice) are done with their stage
@@ -152,12 +154,6 @@ struct WsKernel : WsProducer<P> {
 #pragma unroll
       for (int s = 0; s < SL; ++s) fence_accumulators(acc[s]);
       if (release >= 0) release_stage(sh, release);
-      if constexpr (!started)
-        if (p.k_blocks == 0)  // k = 0: no wgmma wrote them
-#pragma unroll
-          for (int s = 0; s < SL; ++s)
-#pragma unroll
-            for (int i = 0; i < Mma::accumulators; ++i) acc[s][i] = 0.f;
       if constexpr (Plan::stage_y) {
         finish_tile(p, sh, li, m0, n0, tile_tid, acc);
       } else {
