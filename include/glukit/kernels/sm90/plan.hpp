@@ -89,9 +89,6 @@ struct MainloopPlan {
   static constexpr int empty_arrivals =
       cluster_m > 1 ? cluster_m * consumer_warpgroups * traits::warpgroup_size / traits::wave_size
                     : tile_consumer_threads / traits::wave_size;
-  /// Arrivals that release a Y buffer: one per consumer warp of the tile (its first lane,
-  /// after the warp's last read of the buffer).
-  static constexpr int y_empty_arrivals = tile_consumer_threads / traits::wave_size;
   /// Optional policy member `static constexpr int group_size_m_for_k(std::int64_t k)`: the
   /// raster's group size for a launch of depth k (default: group_size_m at every k). The
   /// schedule is a run-time parameter of the kernel, so this costs no second kernel.

@@ -30,7 +30,7 @@ struct WsCommon {
     std::uint64_t* full;       ///< [S]: the stage has landed (ring_copy_threads arrivals; TMA: 1 + bytes)
     std::uint64_t* empty;      ///< [S]: the stage may be overwritten (Plan::empty_arrivals)
     std::uint64_t* y_full;     ///< [YB]: the buffer's Y has landed (y_copy_threads arrivals; TMA: 1 + bytes)
-    std::uint64_t* y_empty;    ///< [YB]: the buffer may be refilled (y_empty_arrivals: one per consumer warp)
+    std::uint64_t* y_empty;    ///< [YB]: the buffer may be refilled (tile_consumer_threads arrivals)
     /// Y buffer b (Plan::YLayout), when Plan::stage_y.
     GLUKIT_DEVICE unsigned char* y_tile(int b) const { return base + Plan::y_tile_offset(b); }
     /// The tile's bias row beside Y, when bias_beside_y().

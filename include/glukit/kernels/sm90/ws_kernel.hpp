@@ -60,8 +60,8 @@ struct WsKernel : WsProducer<P> {
   }
 
   /// The epilogue of the li-th tile a block walks (at m0, n0), Y staged in shared memory:
-  /// wait for Y, write the output over it, store the warp's rows, release Y (one arrival
-  /// per warp). Slice s of the accumulators belongs to tile thread tid + 128 s (rows 64 s..).
+  /// wait for Y, write the output over it, store the warp's rows, release Y. Slice s of
+  /// the accumulators belongs to tile thread tid + 128 s (rows 64 s..).
   GLUKIT_DEVICE static void finish_tile(const Params<P>& p, const Shared& sh, std::int64_t li, std::int64_t m0,
                                         std::int64_t n0, int tid, float (&acc)[SL][Mma::accumulators]) {
     using namespace arch::hopper;
@@ -79,9 +79,10 @@ struct WsKernel : WsProducer<P> {
       __syncwarp();
       e.template store_rows_from_smem<typename Plan::YLayout>(sh.y_tile(b), m0);
     }
-    // One arrival per warp (its first lane, after the whole warp has read the buffer).
-    __syncwarp();
-    if (threadIdx.x % 32 == 0) mbarrier_arrive(&sh.y_empty[b]);
+    // Every consumer thread arrives: with one arrival per warp (after a __syncwarp),
+    // racecheck reports the other lanes' ldmatrix against the cp.async producer's next Y
+    // (V4), and the TMA kernels measured the same (docs/perf-notes.md).
+    mbarrier_arrive(&sh.y_empty[b]);
   }
 
   GLUKIT_DEVICE static void consume(const Params<P>& p, const Shared& sh, int ctid) {
@@ -182,7 +183,7 @@ struct WsKernel : WsProducer<P> {
       }
       for (int b = 0; b < YB; ++b) {
         arch::hopper::mbarrier_init(&sh.y_full[b], Plan::tma ? 1 : Plan::y_copy_threads);
-        arch::hopper::mbarrier_init(&sh.y_empty[b], Plan::y_empty_arrivals);
+        arch::hopper::mbarrier_init(&sh.y_empty[b], Plan::tile_consumer_threads);
       }
       arch::hopper::fence_mbarrier_init();
     }
