@@ -226,14 +226,6 @@ struct Pingpong64x192 : glukit::policy::WarpSpecializedTma<Arch> {
   static constexpr int num_buffers = 5;
   static constexpr const char* name() { return "WarpSpecializedTma_Pingpong64x192"; }
 };
-/// Ping-pong consumers on 128 x 128 tiles: each warpgroup owns whole tiles (two 64-row
-/// slices), so one's epilogue runs under the other's wgmma.
-struct Pingpong128x128 : glukit::policy::WarpSpecializedTma128x128<Arch> {
-  static constexpr bool pingpong = true;
-  static constexpr int y_buffers = 2;
-  static constexpr int num_buffers = 4;
-  static constexpr const char* name() { return "WarpSpecializedTma_Pingpong128x128"; }
-};
 struct TmaBiasOnly : glukit::policy::WarpSpecializedTma<Arch> {
   using epilogue_op = glukit::epilogue::BiasOnly;
   static constexpr const char* name() { return "WarpSpecializedTma_BiasOnly"; }
@@ -244,7 +236,8 @@ using SweepPolicies =
     PolicyList<glukit::policy::WarpSpecializedTma<Arch>, glukit::policy::WarpSpecializedTma128x128<Arch>,
                glukit::policy::WarpSpecializedTma128x256<Arch>, glukit::policy::V4FusedEpilogue<Arch>,
                glukit::policy::WarpSpecializedTmaPingpong64x128<Arch>,
-               glukit::policy::WarpSpecializedTmaDecode16x128<Arch>, Pingpong64x192, Pingpong128x128, TmaBiasOnly>;
+               glukit::policy::WarpSpecializedTmaDecode16x128<Arch>, Pingpong64x192,
+               glukit::policy::WarpSpecializedTmaPingpong128x128<Arch>, TmaBiasOnly>;
 
 template <class Pick, class T>
 void bm_glukit(benchmark::State& state, GemmShape s, glukit::Layout layout) {

@@ -102,15 +102,6 @@ struct TwoY128 : Tma {
   static constexpr int y_buffers = 2;
   static constexpr const char* name() { return "WarpSpecializedTma_2Y_128"; }
 };
-/// Ping-pong consumers on 128 x 128 tiles: each warpgroup computes a whole tile as two
-/// 64-row slices, so B is read once per 128 rows as in the cooperative kernel.
-struct Pingpong128 : Tma {
-  static constexpr bool pingpong = true;
-  static constexpr int tile_n = 128;
-  static constexpr int num_buffers = 4;
-  static constexpr int y_buffers = 2;
-  static constexpr const char* name() { return "WarpSpecializedTma_Pingpong128"; }
-};
 /// Ping-pong consumers on 64 x 192 tiles (each warpgroup owns whole tiles, in turns),
 /// one Y buffer per warpgroup.
 struct Pingpong : Tma {
@@ -172,6 +163,12 @@ struct BiasOnly : Tma {
   static constexpr const char* name() { return "WarpSpecializedTma_BiasOnly"; }
 };
 
+/// The ping-pong 128 x 128 kernel (the default's at K <= 512) without Y.
+struct PingpongBiasOnly : glukit::policy::WarpSpecializedTmaPingpong128x128<Arch> {
+  using epilogue_op = glukit::epilogue::BiasOnly;
+  static constexpr const char* name() { return "WarpSpecializedTmaPingpong128x128_BiasOnly"; }
+};
+
 /// The bias-only kernel in clusters of two: B's reuse against cuBLAS's GEMM, without Y.
 struct BiasOnlyCluster2 : Cluster2 {
   using epilogue_op = glukit::epilogue::BiasOnly;
@@ -188,7 +185,7 @@ void register_glukit_variants(std::int64_t k) {
   register_variant<glukit::policy::WarpSpecializedTma<Arch>>(k);
   register_variant<TwoY128>(k);
   register_variant<Pingpong>(k);
-  register_variant<Pingpong128>(k);
+  register_variant<glukit::policy::WarpSpecializedTmaPingpong128x128<Arch>>(k);
   register_variant<Cluster2>(k);
   register_variant<ThreeBuffers>(k);
   register_variant<PlainStores>(k);
@@ -198,6 +195,7 @@ void register_glukit_variants(std::int64_t k) {
   register_variant<GroupM8>(k);
   register_variant<BiasOnly>(k);
   register_variant<BiasOnlyCluster2>(k);
+  register_variant<PingpongBiasOnly>(k);
 }
 
 }  // namespace glukit_bench

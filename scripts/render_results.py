@@ -50,6 +50,7 @@ ORDER = [
     "V3DeepPipelinePersistent",
     "V4FusedEpilogue",
     "WarpSpecializedTma",
+    "WarpSpecializedTmaPingpong128x128",
 ]
 LABELS = {
     "cublas_gemm": "cuBLAS GEMM only",

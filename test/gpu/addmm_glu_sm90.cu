@@ -165,17 +165,8 @@ struct WarpSpecializedTmaPingpong : policy::WarpSpecializedTma<arch::sm90a> {
   static constexpr int group_size_m = 16;
   static constexpr const char* name() { return "WarpSpecializedTmaPingpong"; }
 };
-/// Ping-pong on 128-row tiles: each warpgroup computes its tile as two 64-row slices.
-struct WarpSpecializedTmaPingpong128 : policy::WarpSpecializedTma<arch::sm90a> {
-  static constexpr bool pingpong = true;
-  static constexpr int tile_n = 128;
-  static constexpr int num_buffers = 4;
-  static constexpr int y_buffers = 2;
-  static constexpr const char* name() { return "WarpSpecializedTmaPingpong128"; }
-};
 using UserPolicies = std::tuple<WarpSpecializedV3, WarpSpecializedV4, WarpSpecializedV4BiasInAccumulator,
-                                WarpSpecializedV3FourBuffers, WarpSpecializedV4TwoY, WarpSpecializedTmaPingpong,
-                                WarpSpecializedTmaPingpong128>;
+                                WarpSpecializedV3FourBuffers, WarpSpecializedV4TwoY, WarpSpecializedTmaPingpong>;
 
 TEMPLATE_LIST_TEST_CASE("user-derived policies", "[gpu][user][sanitize]", UserPolicies) {
   check_problem<TestType>({1000, 21555, 200, 200, 21560, 21560, 21560});

@@ -73,9 +73,10 @@ GLUKIT_HOST_DEVICE constexpr TileCoord grouped_tile(std::int64_t id, TileGrid gr
 ///   pid' = (l / chunk) * chiplets * chunk + xcd * chunk + l % chunk
 GLUKIT_HOST_DEVICE constexpr std::int64_t chiplet_swizzle(std::int64_t pid, std::int64_t num_pids,
                                                           int chiplets, int chunk) {
+  if (chiplets <= 1) return pid;  // before any division: a persistent kernel asks for every tile
   const std::int64_t block = std::int64_t{chiplets} * chunk;
   const std::int64_t limit = (num_pids / block) * block;
-  if (chiplets <= 1 || pid >= limit) return pid;
+  if (pid >= limit) return pid;
   const std::int64_t xcd = pid % chiplets;
   const std::int64_t local = pid / chiplets;
   return (local / chunk) * block + xcd * chunk + local % chunk;

@@ -236,24 +236,44 @@ struct Epilogue : GlobalIo<P> {
     }
   }
 
-  /// copy-out, after finish_in_place wrote the output over this warp's
-  /// 16 rows of the Y tile and a __syncwarp: the warp stores those rows from shared
-  /// memory with row-contiguous 16-byte stores (32 lanes cover consecutive 16-byte
-  /// chunks of a row, so a store instruction writes whole 128-byte lines). Rows past m
-  /// and columns past n are not written; a chunk cut by n is stored element by element.
+  /// copy-out, after finish_in_place wrote the output over this warp's 16 rows of the Y
+  /// tile and a __syncwarp: the warp stores those rows from shared memory with
+  /// row-contiguous 16-byte stores. Lane 8 rq + c takes chunk c of each 64-column panel
+  /// in rows rq + 4 t (t = 0..3), so one store instruction writes four whole 128-byte
+  /// lines, and every address is one of two row addresses (shared) or one base pointer
+  /// (global) plus an offset fixed at compile time, apart from the global row stride.
+  /// Rows past m and columns past n are not written; a chunk cut by n is stored element
+  /// by element.
   template <class YLayout>
   GLUKIT_DEVICE void store_rows_from_smem(const unsigned char* tile, std::int64_t m0) const {
-    constexpr int CPR = ON / 8;           // 16-byte chunks per row
-    constexpr int PER_LANE = 16 * CPR / 32;
-    static_assert((16 * CPR) % 32 == 0, "tile_n: a warp's 16 rows split evenly over its lanes");
-    const int wr = static_cast<int>(row0 - m0) - lane / 4;  // first of the warp's 16 rows
+    static_assert(ON % 64 == 0 && YLayout::cols == ON, "tile: the copy-out works on whole 64-column panels");
+    constexpr int panels = ON / 64;
+    const int rq = lane / 8, c = lane % 8;
+    const int r0 = static_cast<int>(row0 - m0) - lane / 4 + rq;  // the warp's first row + rq
     const auto t_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(tile));
+    // Rows r0 + 8 u share row r0's swizzle (row_key adds 1024 u), rows r0 + 4 + 8 u row r0 + 4's.
+    const std::uint32_t row_s[2] = {(t_s + YLayout::row_key(r0)) ^ YLayout::chunk_key(8 * c),
+                                    (t_s + YLayout::row_key(r0 + 4)) ^ YLayout::chunk_key(8 * c)};
+    uint4 v[4][panels];
 #pragma unroll
-    for (int i = 0; i < PER_LANE; ++i) {
-      const int c = 32 * i + lane, r = wr + c / CPR, ch = c % CPR;
-      const std::uint32_t s = ((t_s + YLayout::row_key(r)) ^ YLayout::chunk_key(8 * ch)) + YLayout::panel_key(8 * ch);
-      store_row_chunk(a, m0 + r, n0 + 8 * ch, arch::hopper::ld_shared_128(s), interior);
+    for (int t = 0; t < 4; ++t)
+#pragma unroll
+      for (int pn = 0; pn < panels; ++pn)
+        v[t][pn] = arch::hopper::ld_shared_128(row_s[t % 2] + (t / 2) * 8 * YLayout::row_bytes +
+                                               YLayout::panel_key(64 * pn));
+    const std::int64_t row = m0 + r0, col = n0 + 8 * c;
+    if (interior) {  // the whole tile inside the output: no bounds to test per store
+      T* out = a.out + row * a.ldo + col;
+#pragma unroll
+      for (int t = 0; t < 4; ++t)
+#pragma unroll
+        for (int pn = 0; pn < panels; ++pn) store_row_chunk(out + 4 * t * a.ldo + 64 * pn, v[t][pn]);
+      return;
     }
+#pragma unroll
+    for (int t = 0; t < 4; ++t)
+#pragma unroll
+      for (int pn = 0; pn < panels; ++pn) store_row_chunk(a, row + 4 * t, col + 64 * pn, v[t][pn], false);
   }
 
   /// apply + store (fused: both row halves of Y prefetched before).

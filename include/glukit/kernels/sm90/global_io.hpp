@@ -56,14 +56,19 @@ struct GlobalIo {
     return make_uint4(v[0] | (v[1] << 16), v[2] | (v[3] << 16), v[4] | (v[5] << 16), v[6] | (v[7] << 16));
   }
 
+  /// A 16-byte chunk of the output at p, inside it (streaming: evict first).
+  GLUKIT_DEVICE static void store_row_chunk(T* p, uint4 v) {
+    if constexpr (streaming) arch::hopper::st_global_cs_128(p, v);
+    else arch::hopper::st_global_128(p, v);
+  }
+
   /// One 16-byte chunk of output row `row` from column `col`: a 16-byte store, or
   /// element stores where n cuts the chunk; nothing past m (interior: the chunk is inside).
   GLUKIT_DEVICE static void store_row_chunk(const Args<P>& a, std::int64_t row, std::int64_t col, uint4 v,
                                             bool interior) {
     T* p = a.out + row * a.ldo + col;
     if (interior || (row < a.m && col + 8 <= a.n)) {
-      if constexpr (streaming) arch::hopper::st_global_cs_128(p, v);
-      else arch::hopper::st_global_128(p, v);
+      store_row_chunk(p, v);
     } else if (row < a.m) {
       const std::uint32_t o[4] = {v.x, v.y, v.z, v.w};
       for (int e = 0; e < 4; ++e) store_pair(p + 2 * e, o[e], col + 2 * e, a.n, false);

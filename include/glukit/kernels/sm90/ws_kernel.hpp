@@ -79,6 +79,9 @@ struct WsKernel : WsProducer<P> {
       __syncwarp();
       e.template store_rows_from_smem<typename Plan::YLayout>(sh.y_tile(b), m0);
     }
+    // Every consumer thread arrives: with one arrival per warp (after a __syncwarp),
+    // racecheck reports the other lanes' ldmatrix against the cp.async producer's next Y
+    // (V4), and the TMA kernels measured no faster (docs/perf-notes.md, "The tile boundary").
     mbarrier_arrive(&sh.y_empty[b]);
   }
 
@@ -97,12 +100,17 @@ struct WsKernel : WsProducer<P> {
     const std::int64_t block_tiles = p.schedule.tiles_of(first_slot());
     State st{};
     std::int64_t li = 0;
+    // The next tile of this warpgroup, worked out while the previous tile's last wgmma
+    // drain (its divisions off the path between two tiles' MMAs).
+    const std::int64_t own_stride = slot_stride() * turns;
+    const auto tile_at = [&](std::int64_t s) { return s < p.schedule.tiles() ? p.schedule.tile(s) : TileCoord{}; };
+    TileCoord next_tc = tile_at(first_slot() + (Plan::pingpong ? cwg * slot_stride() : 0));
     for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride(), ++li) {
       if (Plan::pingpong && li % turns != cwg) {
         st = st.advanced(p.k_blocks);  // another warpgroup's tile: its stages go by
         continue;
       }
-      const TileCoord tc = p.schedule.tile(slot);
+      const TileCoord tc = next_tc;
       const std::int64_t m0 = tile_row(tc), n0 = tc.n * Plan::out_tile_n;  // n0: the output's column
       // Slice s of this warpgroup's rows is 64 rows of the tile; its epilogue sees the
       // thread as tile thread tile_tid + 128 s (rows 64 s..).
@@ -110,7 +118,10 @@ struct WsKernel : WsProducer<P> {
       float acc[SL][Mma::accumulators];
       // One definition of the accumulators before the tile's first wgmma: two alternative
       // initialisations (bias staged with the first k-block, or not) make ptxas serialise
-      // every wgmma of the kernel (C7515).
+      // every wgmma of the kernel (C7515). Zeros where the bias comes in the epilogue (one
+      // CS2R per two accumulators): measured faster than letting the tile's first wgmma
+      // overwrite them (scale-d = 0: bias-only 29.4 against 30.9 us at K = 256,
+      // docs/perf-notes.md, "The tile boundary").
       if constexpr (Plan::stage_y && Plan::bias_in_accumulator) {
         if (p.k_blocks > 0) mbarrier_wait(&sh.full[st.index], st.phase);
 #pragma unroll
@@ -140,6 +151,7 @@ struct WsKernel : WsProducer<P> {
       }
       if constexpr (Plan::pingpong)
         if (li + 1 < block_tiles) named_barrier_arrive<2 * 128>(2 + (cwg + 1) % turns);
+      next_tc = tile_at(slot + own_stride);
       wgmma_wait<0>();
 #pragma unroll
       for (int s = 0; s < SL; ++s) fence_accumulators(acc[s]);
