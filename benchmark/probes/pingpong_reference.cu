@@ -27,15 +27,11 @@ namespace {
 using glukit::arch::sm90a;
 using glukit_bench::DeviceBuffer;
 
-template <class Base, int Stages, int YBuffers>
-struct Pingpong : Base {
-  static constexpr bool pingpong = true;
-  static constexpr int num_buffers = Stages;
-  static constexpr int y_buffers = YBuffers;
-};
 using Coop = glukit::policy::WarpSpecializedTma<sm90a>;
-using PP42 = Pingpong<glukit::policy::WarpSpecializedTma128x128<sm90a>, 4, 2>;
-using PP32 = Pingpong<glukit::policy::WarpSpecializedTma128x128<sm90a>, 3, 2>;
+using PP42 = glukit::policy::WarpSpecializedTmaPingpong128x128<sm90a>;  // 4 stages, 2 Y
+struct PP32 : PP42 {
+  static constexpr int num_buffers = 3;
+};
 template <class P>
 using BiasOnly = glukit::policy::WithEpilogue<P, glukit::epilogue::BiasOnly>;
 

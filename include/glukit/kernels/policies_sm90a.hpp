@@ -170,14 +170,12 @@ struct WarpSpecializedTmaPingpong128x128 : WarpSpecializedTma<Arch> {
 /// H200, bf16, B n x k, us (docs/results/probes/h200-2026-12-01-37c2819.md), at M = 16 and
 /// (K, N) = (4096, 14336) / (8192, 28672) / (4096, 11008): 37.4 / 133.9 / 32.4, against
 /// 53.1 / 207.3 / 42.3 for the 128 x 192 cooperative kernel and 37.2 / 139.7 / 31.8 for
-/// 64 x 192 ping-pong; the unfused cuBLASLt path 38.5 / 114.9 / 32.0.
+/// 64 x 192 ping-pong; the unfused cuBLASLt path 38.5 / 114.9 / 32.0. The ping-pong
+/// 128 x 128 kernel's schedule on 64-row tiles.
 template <class Arch>
-struct WarpSpecializedTmaPingpong64x128 : WarpSpecializedTma<Arch> {
+struct WarpSpecializedTmaPingpong64x128 : WarpSpecializedTmaPingpong128x128<Arch> {
   static constexpr const char* name() { return "WarpSpecializedTmaPingpong64x128"; }
-  static constexpr bool pingpong = true;
   static constexpr int tile_m = 64;
-  static constexpr int tile_n = 128;
-  static constexpr int y_buffers = 2;
   static constexpr int num_buffers = 7;
 };
 
