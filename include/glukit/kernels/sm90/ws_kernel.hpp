@@ -12,11 +12,12 @@
 // V4 (fused epilogue) splits the producer: warps 0-1 fill the ring (with the
 // tile's bias row in its first stage, so the bias is the accumulator's initial
 // value), warps 2-3 load the tile's Y into shared memory as soon as the previous
-// tile's epilogue has released the single Y buffer, so Y arrives during the
-// tile's own main loop and the epilogue reads it from shared memory.
+// tile's epilogue has released the Y buffer, so Y arrives during the tile's own
+// main loop and the epilogue reads it from shared memory.
 // With y_buffers > 1 the Y producer fills the next buffers while the epilogue reads
 // one. The epilogue writes the output over Y (stmatrix) and each consumer warp stores
-// its own rows from there before releasing the buffer.
+// its own rows from there, one 64-column panel at a time (Plan::y_parts), releasing
+// each panel once stored: the TMA producer loads the next tile's Y into it at once.
 // pingpong: each consumer warpgroup owns whole tiles (64 or 128 rows) and the
 // warpgroups take the block's tiles in turns (a named barrier orders their main loops).
 // cluster_m = 2: two blocks share each B panel (TMA multicast); a stage is
@@ -25,6 +26,7 @@
 #pragma once
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "glukit/arch/hopper/hopper.hpp"
 #include "glukit/kernels/args.hpp"
@@ -59,30 +61,45 @@ struct WsKernel : WsProducer<P> {
     }
   }
 
-  /// The epilogue of the li-th tile a block walks (at m0, n0), Y staged in shared memory:
-  /// wait for Y, write the output over it, store the warp's rows, release Y. Slice s of
-  /// the accumulators belongs to tile thread tid + 128 s (rows 64 s..).
+  /// The epilogue of the li-th tile a block walks (at m0, n0), Y staged in shared memory,
+  /// part by part (Plan::y_parts: each 64-column panel when the kernel reads Y): wait for
+  /// the part, write its output over it, store the warp's rows of it, release it, so the
+  /// producer refills the part with the next tile's Y while the later parts are stored.
+  /// Slice s of the accumulators belongs to tile thread tid + 128 s (rows 64 s..).
   GLUKIT_DEVICE static void finish_tile(const Params<P>& p, const Shared& sh, std::int64_t li, std::int64_t m0,
                                         std::int64_t n0, int tid, float (&acc)[SL][Mma::accumulators]) {
     using namespace arch::hopper;
-    const auto [b, phase] = y_slot(li);
-    mbarrier_wait(&sh.y_full[b], phase);
-    unsigned char* bias_row = bias_beside_y(p) ? sh.y_bias(b) : nullptr;
+    const typename Base::YSlot ys = y_slot(li);
+    unsigned char* y_tile = sh.y_tile(ys.buffer);
+    // The bias row comes with part 0 (the producer refills it only once part 0 is released).
+    unsigned char* bias_row = bias_beside_y(p) ? sh.y_bias(ys.buffer) : nullptr;
+    // A warp whose 16 rows of slice s lie past the tile's a_rows (Plan::a_rows) has nothing
+    // to store; it still waits for and releases every part.
+    const auto stores = [&](int s) {
+      return Plan::a_rows == P::tile_m || (tid % 128) / 32 * 16 + 64 * s < Plan::a_rows;
+    };
+    const auto finish_part = [&]<int Part>() {
+      constexpr int P0 = Part * Plan::y_part_panels, P1 = P0 + Plan::y_part_panels;
+      mbarrier_wait(&sh.y_full[ys.bar(Part)], ys.phase);
 #pragma unroll
-    for (int s = 0; s < SL; ++s) {
-      // A warp whose 16 rows lie past the tile's a_rows (Plan::a_rows) has nothing to store.
-      if constexpr (Plan::a_rows < P::tile_m)
-        if ((tid % 128) / 32 * 16 + 64 * s >= Plan::a_rows) continue;
-      const Epi e(p.args, m0, n0, tid + 128 * s);
-      // The warp's rows, written by its own stmatrix, stored by its own lanes.
-      e.template finish_in_place<typename Plan::YLayout>(acc[s], sh.y_tile(b), bias_row, m0);
-      __syncwarp();
-      e.template store_rows_from_smem<typename Plan::YLayout>(sh.y_tile(b), m0);
-    }
-    // Every consumer thread arrives: with one arrival per warp (after a __syncwarp),
-    // racecheck reports the other lanes' ldmatrix against the cp.async producer's next Y
-    // (V4), and the TMA kernels measured no faster (docs/perf-notes.md, "The tile boundary").
-    mbarrier_arrive(&sh.y_empty[b]);
+      for (int s = 0; s < SL; ++s)
+        if (stores(s))
+          Epi(p.args, m0, n0, tid + 128 * s)
+              .template finish_in_place<typename Plan::YLayout, P0, P1>(acc[s], y_tile, Part == 0 ? bias_row : nullptr,
+                                                                         m0);
+      __syncwarp();  // the warp's rows, written by its own stmatrix, stored by its own lanes
+#pragma unroll
+      for (int s = 0; s < SL; ++s)
+        if (stores(s))
+          Epi(p.args, m0, n0, tid + 128 * s).template store_rows_from_smem<typename Plan::YLayout, P0, P1>(y_tile, m0);
+      // Every consumer thread arrives: with one arrival per warp (after a __syncwarp),
+      // racecheck reports the other lanes' ldmatrix against the cp.async producer's next Y
+      // (V4), and the TMA kernels measured no faster (docs/perf-notes.md, "The tile boundary").
+      mbarrier_arrive(&sh.y_empty[ys.bar(Part)]);
+    };
+    [&]<int... Part>(std::integer_sequence<int, Part...>) {
+      (finish_part.template operator()<Part>(), ...);
+    }(std::make_integer_sequence<int, Base::YP>{});
   }
 
   GLUKIT_DEVICE static void consume(const Params<P>& p, const Shared& sh, int ctid) {
@@ -169,7 +186,7 @@ struct WsKernel : WsProducer<P> {
     extern __shared__ unsigned char smem_raw[];
     const Ring ring = Ring::from_raw(smem_raw);
     auto* bar = reinterpret_cast<std::uint64_t*>(ring.base + Plan::Buffers::bytes + Plan::y_bytes);
-    const Shared sh{ring, ring.base, bar, bar + S, bar + 2 * S, bar + 2 * S + YB};
+    const Shared sh{ring, ring.base, bar, bar + S, bar + 2 * S, bar + 2 * S + YB * Base::YP};
     const int tid = static_cast<int>(threadIdx.x);
     if constexpr (Plan::tma) {
       if (tid == 0 && p.k_blocks > 0) {  // k = 0 encodes no A/B maps
@@ -182,7 +199,7 @@ struct WsKernel : WsProducer<P> {
         arch::hopper::mbarrier_init(&sh.full[s], Plan::tma ? 1 : Plan::ring_copy_threads);
         arch::hopper::mbarrier_init(&sh.empty[s], Plan::empty_arrivals);
       }
-      for (int b = 0; b < YB; ++b) {
+      for (int b = 0; b < YB * Base::YP; ++b) {
         arch::hopper::mbarrier_init(&sh.y_full[b], Plan::tma ? 1 : Plan::y_copy_threads);
         arch::hopper::mbarrier_init(&sh.y_empty[b], Plan::tile_consumer_threads);
       }

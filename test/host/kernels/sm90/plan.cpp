@@ -107,6 +107,19 @@ TEMPLATE_LIST_TEST_CASE("sm90 plan: TMA transaction bytes equal the issued boxes
   CHECK(Plan::bias_tx_bytes == TestType::tile_n * 2);
   CHECK(Plan::YLayout::bytes == Plan::YLayout::panels * Plan::a_rows * 64 * 2);  // the rows a tile stores
   CHECK(Plan::y_tx_bytes == Plan::YLayout::panels * Plan::a_rows * 64 * 2);  // Y boxes of a_rows rows
+  // A Y buffer's parts: each 64-column panel when the kernel reads Y (each part's full
+  // barrier expects its own panels' bytes), else one part holding the whole tile.
+  if constexpr (Plan::stage_y && Plan::reads_y) {
+    CHECK(Plan::y_parts == Plan::YLayout::panels);
+    CHECK(Plan::y_part_tx_bytes == Plan::a_rows * 64 * 2);
+  } else {
+    CHECK(Plan::y_parts == 1);
+  }
+  CHECK(Plan::y_parts * Plan::y_part_panels == Plan::YLayout::panels);
+  CHECK(Plan::y_parts * Plan::y_part_tx_bytes == Plan::y_tx_bytes);
+  // Two barriers per ring stage and per part of every Y buffer.
+  if constexpr (Plan::specialized)
+    CHECK(Plan::barrier_bytes == 8 * (2 * TestType::num_buffers + 2 * Plan::y_buffers * Plan::y_parts));
 }
 
 TEMPLATE_LIST_TEST_CASE("sm90 plan: warpgroup split and copy partitions", "[sm90][plan]", Sm90Policies) {
