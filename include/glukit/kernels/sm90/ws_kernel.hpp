@@ -82,16 +82,13 @@ struct WsKernel : WsProducer<P> {
       constexpr int P0 = Part * Plan::y_part_panels, P1 = P0 + Plan::y_part_panels;
       mbarrier_wait(&sh.y_full[ys.bar(Part)], ys.phase);
 #pragma unroll
-      for (int s = 0; s < SL; ++s)
-        if (stores(s))
-          Epi(p.args, m0, n0, tid + 128 * s)
-              .template finish_in_place<typename Plan::YLayout, P0, P1>(acc[s], y_tile, Part == 0 ? bias_row : nullptr,
-                                                                         m0);
-      __syncwarp();  // the warp's rows, written by its own stmatrix, stored by its own lanes
-#pragma unroll
-      for (int s = 0; s < SL; ++s)
-        if (stores(s))
-          Epi(p.args, m0, n0, tid + 128 * s).template store_rows_from_smem<typename Plan::YLayout, P0, P1>(y_tile, m0);
+      for (int s = 0; s < SL; ++s) {
+        if (!stores(s)) continue;
+        const Epi e(p.args, m0, n0, tid + 128 * s);
+        e.template finish_in_place<typename Plan::YLayout, P0, P1>(acc[s], y_tile, Part == 0 ? bias_row : nullptr, m0);
+        __syncwarp();  // the warp's rows, written by its own stmatrix, stored by its own lanes
+        e.template store_rows_from_smem<typename Plan::YLayout, P0, P1>(y_tile, m0);
+      }
       // Every consumer thread arrives: with one arrival per warp (after a __syncwarp),
       // racecheck reports the other lanes' ldmatrix against the cp.async producer's next Y
       // (V4), and the TMA kernels measured no faster (docs/perf-notes.md, "The tile boundary").
