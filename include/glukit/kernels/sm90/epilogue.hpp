@@ -9,10 +9,9 @@
 //     transposed into the fragment layout, the operation (one fma for the GLU
 //     gate) runs in fp32, and the result is transposed back and written with
 //     16-byte streaming stores.
-//   warp-specialised (Y staged in shared memory by the producer), 64-column panel by
-//     panel: load_y_panel reads Y with ldmatrix, finish_in_place writes the result
-//     back over it with stmatrix, and the warp then stores its own rows with
-//     row-contiguous stores (store_rows_from_smem).
+//   warp-specialised (Y staged in shared memory by the producer): finish_in_place
+//     reads Y with ldmatrix and writes the result back over it with stmatrix; the
+//     warp then stores its own rows with row-contiguous stores (store_rows_from_smem).
 // Global loads and stores with the output's edges: GlobalIo (global_io.hpp).
 // Rows and columns outside the output are never written; the epilogue's own Y
 // loads stay inside the output too.
@@ -158,20 +157,13 @@ struct Epilogue : GlobalIo<P> {
     acc[4 * j + 1] += b.y, acc[4 * j + 3] += b.y;
   }
 
-  /// This thread's pairs of the tile's bias row staged in shared memory (columns past n
-  /// hold zeros): pair j for 8-column group j. Loaded apart from their use, so the loads
-  /// can be issued while the tile's last wgmma batch drains.
-  struct StagedBias {
-    std::uint32_t pair[J];
-  };
-  GLUKIT_DEVICE void load_staged_bias(StagedBias& bias, const unsigned char* bias_row) const {
+  /// Adds the tile's bias row staged in shared memory (columns past n hold zeros)
+  /// to the accumulators; nothing when bias_row is null.
+  GLUKIT_DEVICE void add_staged_bias(float (&acc)[R], const unsigned char* bias_row) const {
+    if (bias_row == nullptr) return;
     const auto bias_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(bias_row));
 #pragma unroll
-    for (int j = 0; j < J; ++j) bias.pair[j] = arch::hopper::ld_shared_32(bias_s + 2 * (8 * j + 2 * q));
-  }
-  GLUKIT_DEVICE static void add_staged_bias(float (&acc)[R], const StagedBias& bias) {
-#pragma unroll
-    for (int j = 0; j < J; ++j) add_bias_pair(acc, j, bias.pair[j]);
+    for (int j = 0; j < J; ++j) add_bias_pair(acc, j, arch::hopper::ld_shared_32(bias_s + 2 * (8 * j + 2 * q)));
   }
 
   /// This lane's row address in a Layout tile at tile_s (rows from m0) for its ldmatrix /
@@ -189,58 +181,59 @@ struct Epilogue : GlobalIo<P> {
     return (row ^ Layout::chunk_key(16 * jj)) + Layout::panel_key(16 * jj);
   }
 
-  /// One 64-column panel of Y in the fragment layout: 4 ldmatrix.x4 (two 8-column groups
-  /// x both row halves each).
-  using YPanel = std::uint32_t[4][4];
-
-  /// Loads panel Pn of the swizzled shared Y tile the producer loaded during the main loop
-  /// (zeros when the kernel reads no Y), apart from its use in finish_in_place, so the
-  /// loads of one panel are in flight while the previous panel is stored.
-  template <class YLayout, int Pn>
-  GLUKIT_DEVICE void load_y_panel(YPanel& v, const unsigned char* y_tile, std::int64_t m0) const {
-    const std::uint32_t row = fragment_row<YLayout>(static_cast<std::uint32_t>(__cvta_generic_to_shared(y_tile)), m0);
-#pragma unroll
-    for (int b = 0; b < 4; ++b) {
-      if constexpr (reads_y) arch::hopper::ldmatrix_x4(fragment_address<YLayout>(row, 4 * Pn + b), v[b]);
-      else v[b][0] = v[b][1] = v[b][2] = v[b][3] = 0u;
-    }
-  }
-
-  /// apply in place, warp-specialised, 64-column panels [P0, P1) of the tile: the operation
-  /// of the accumulators and Y (panel P0 in v, loaded by load_y_panel; with Y the range is
-  /// that one panel), the result written back over Y with stmatrix for
-  /// store_rows_from_smem. Gated: no Y, each stmatrix.x4 writes output groups 2 jj,
-  /// 2 jj + 1 of both row halves.
-  template <class YLayout, int P0, int P1>
-  GLUKIT_DEVICE void finish_in_place(float (&acc)[R], YPanel& v, unsigned char* y_tile, std::int64_t m0) const {
+  /// apply in place, warp-specialised, 64-column panels [P0, P1) of the tile: Y is read
+  /// from the swizzled shared tile the producer loaded during the main loop with ldmatrix
+  /// (four 8x8 blocks = two 8-column groups x both row halves of the fragment per
+  /// instruction; a panel's 4 ldmatrix.x4 are one batch), and the result is written back
+  /// over it with stmatrix, for store_rows_from_smem. The next panel's loads are issued
+  /// before the current one is written. bias_row: null when the bias is already in the
+  /// accumulators (or absent, or added with an earlier panel range).
+  template <class YLayout, int P0 = 0, int P1 = ON / 64>
+  GLUKIT_DEVICE void finish_in_place(float (&acc)[R], unsigned char* y_tile, const unsigned char* bias_row,
+                                     std::int64_t m0) const {
     using namespace arch::hopper;
     static_assert(J % 8 == 0, "tile_n: the in-place epilogue works on 64-column batches");
     static_assert(0 <= P0 && P0 < P1 && P1 <= ON / 64, "panels: a range of the output tile's 64-column panels");
-    static_assert(!reads_y || P1 == P0 + 1, "panels: with Y, one panel (the one in v) at a time");
+    constexpr int NB = 4;  // ldmatrix.x4 per thread and panel
     const Op op{};
+    add_staged_bias(acc, bias_row);
     const std::uint32_t row = fragment_row<YLayout>(static_cast<std::uint32_t>(__cvta_generic_to_shared(y_tile)), m0);
+    const auto addr = [&](int jj) { return fragment_address<YLayout>(row, jj); };
     if constexpr (gated) {
+      // No Y: each stmatrix.x4 writes output groups 2 jj, 2 jj + 1 of both row halves.
 #pragma unroll
-      for (int jj = 4 * P0; jj < 4 * P1; ++jj) {
+      for (int jj = NB * P0; jj < NB * P1; ++jj) {
         std::uint32_t o[4];
 #pragma unroll
         for (int i = 0; i < 4; ++i) o[i] = gated_pair(acc, 2 * jj + (i >> 1), i & 1);
-        stmatrix_x4(fragment_address<YLayout>(row, jj), o);
+        stmatrix_x4(addr(jj), o);
       }
-    } else {
+      return;
+    }
+    std::uint32_t v[2][NB][4];
+    const auto load = [&](int batch) {
 #pragma unroll
-      for (int pn = P0; pn < P1; ++pn)
+      for (int b = 0; b < NB; ++b) {
+        if constexpr (reads_y) ldmatrix_x4(addr(batch * NB + b), v[batch % 2][b]);
+        else v[batch % 2][b][0] = v[batch % 2][b][1] = v[batch % 2][b][2] = v[batch % 2][b][3] = 0u;
+      }
+    };
+    load(P0);
 #pragma unroll
-        for (int b = 0; b < 4; ++b) {
-          const int jj = 4 * pn + b;
+    for (int batch = P0; batch < P1; ++batch) {
+      if (batch + 1 < P1) load(batch + 1);
 #pragma unroll
-          for (int i = 0; i < 4; ++i) {
-            const int j = 2 * jj + (i >> 1), h = i & 1, k = 4 * j + 2 * h;
-            const float2 yv = unpack2<T>(reads_y ? v[b][i] : 0u);
-            v[b][i] = pack2<T>(op(acc[k], yv.x), op(acc[k + 1], yv.y));
-          }
-          stmatrix_x4(fragment_address<YLayout>(row, jj), v[b]);
+      for (int b = 0; b < NB; ++b) {
+        const int jj = batch * NB + b;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int j = 2 * jj + (i >> 1), h = i & 1, k = 4 * j + 2 * h;
+          const float2 yv = unpack2<T>(v[batch % 2][b][i]);
+          const std::uint32_t o = pack2<T>(op(acc[k], yv.x), op(acc[k + 1], yv.y));
+          v[batch % 2][b][i] = o;
         }
+        stmatrix_x4(addr(jj), v[batch % 2][b]);
+      }
     }
   }
 

@@ -62,58 +62,41 @@ struct WsKernel : WsProducer<P> {
   }
 
   /// The epilogue of the li-th tile a block walks (at m0, n0), Y staged in shared memory,
-  /// part by part (Plan::y_parts: each 64-column panel when the kernel reads Y): write
-  /// the part's output over it, store the warp's rows of it, release it, so the producer
-  /// refills the part with the next tile's Y while the later parts are stored. Its first
-  /// shared-memory loads (the bias pairs and the first panel of Y, once part 0 has
-  /// landed) are issued before `drain` waits for the tile's last wgmma batch; each later
-  /// panel's before the previous one is stored. Slice s of the accumulators belongs to
-  /// tile thread tid + 128 s (rows 64 s..); the units (part, slice) go slices inner.
-  template <class Drain>
+  /// part by part (Plan::y_parts: each 64-column panel when the kernel reads Y): wait for
+  /// the part, write its output over it, store the warp's rows of it, release it, so the
+  /// producer refills the part with the next tile's Y while the later parts are stored.
+  /// Slice s of the accumulators belongs to tile thread tid + 128 s (rows 64 s..).
   GLUKIT_DEVICE static void finish_tile(const Params<P>& p, const Shared& sh, std::int64_t li, std::int64_t m0,
-                                        std::int64_t n0, int tid, float (&acc)[SL][Mma::accumulators],
-                                        const Drain& drain) {
+                                        std::int64_t n0, int tid, float (&acc)[SL][Mma::accumulators]) {
     using namespace arch::hopper;
-    using YL = typename Plan::YLayout;
-    constexpr int YPP = Plan::y_part_panels;
     const typename Base::YSlot ys = y_slot(li);
     unsigned char* y_tile = sh.y_tile(ys.buffer);
     // The bias row comes with part 0 (the producer refills it only once part 0 is released).
-    const unsigned char* bias_row = bias_beside_y(p) ? sh.y_bias(ys.buffer) : nullptr;
+    unsigned char* bias_row = bias_beside_y(p) ? sh.y_bias(ys.buffer) : nullptr;
     // A warp whose 16 rows of slice s lie past the tile's a_rows (Plan::a_rows) has nothing
     // to store; it still waits for and releases every part.
     const auto stores = [&](int s) {
       return Plan::a_rows == P::tile_m || (tid % 128) / 32 * 16 + 64 * s < Plan::a_rows;
     };
-    const auto epi = [&](int s) { return Epi(p.args, m0, n0, tid + 128 * s); };
-    typename Epi::StagedBias bias;
-    typename Epi::YPanel y[2];  // unit u's Y panel in y[u % 2]
-    mbarrier_wait(&sh.y_full[ys.bar(0)], ys.phase);
-    if (bias_row != nullptr) epi(0).load_staged_bias(bias, bias_row);  // the same pairs for every slice
-    if (stores(0)) epi(0).template load_y_panel<YL, 0>(y[0], y_tile, m0);
-    drain();
+    const auto finish_part = [&]<int Part>() {
+      constexpr int P0 = Part * Plan::y_part_panels, P1 = P0 + Plan::y_part_panels;
+      mbarrier_wait(&sh.y_full[ys.bar(Part)], ys.phase);
 #pragma unroll
-    for (int s = 0; s < SL; ++s)
-      if (bias_row != nullptr && stores(s)) Epi::add_staged_bias(acc[s], bias);
-    constexpr int units = Base::YP * SL;
-    const auto unit = [&]<int U>() {
-      constexpr int part = U / SL, s = U % SL, P0 = part * YPP;
-      if (stores(s)) epi(s).template finish_in_place<YL, P0, P0 + YPP>(acc[s], y[U % 2], y_tile, m0);
-      __syncwarp();  // the warp's rows, written by its own stmatrix, stored by its own lanes
-      if constexpr (U + 1 < units) {
-        constexpr int next_part = (U + 1) / SL, next_s = (U + 1) % SL;
-        if constexpr (next_part != part) mbarrier_wait(&sh.y_full[ys.bar(next_part)], ys.phase);
-        if (stores(next_s)) epi(next_s).template load_y_panel<YL, next_part * YPP>(y[(U + 1) % 2], y_tile, m0);
+      for (int s = 0; s < SL; ++s) {
+        if (!stores(s)) continue;
+        const Epi e(p.args, m0, n0, tid + 128 * s);
+        e.template finish_in_place<typename Plan::YLayout, P0, P1>(acc[s], y_tile, Part == 0 ? bias_row : nullptr, m0);
+        __syncwarp();  // the warp's rows, written by its own stmatrix, stored by its own lanes
+        e.template store_rows_from_smem<typename Plan::YLayout, P0, P1>(y_tile, m0);
       }
-      if (stores(s)) epi(s).template store_rows_from_smem<YL, P0, P0 + YPP>(y_tile, m0);
       // Every consumer thread arrives: with one arrival per warp (after a __syncwarp),
       // racecheck reports the other lanes' ldmatrix against the cp.async producer's next Y
       // (V4), and the TMA kernels measured no faster (docs/perf-notes.md, "The tile boundary").
-      if constexpr (s == SL - 1) mbarrier_arrive(&sh.y_empty[ys.bar(part)]);
+      mbarrier_arrive(&sh.y_empty[ys.bar(Part)]);
     };
-    [&]<int... U>(std::integer_sequence<int, U...>) {
-      (unit.template operator()<U>(), ...);
-    }(std::make_integer_sequence<int, units>{});
+    [&]<int... Part>(std::integer_sequence<int, Part...>) {
+      (finish_part.template operator()<Part>(), ...);
+    }(std::make_integer_sequence<int, Base::YP>{});
   }
 
   GLUKIT_DEVICE static void consume(const Params<P>& p, const Shared& sh, int ctid) {
@@ -183,16 +166,13 @@ struct WsKernel : WsProducer<P> {
       if constexpr (Plan::pingpong)
         if (li + 1 < block_tiles) named_barrier_arrive<2 * 128>(2 + (cwg + 1) % turns);
       next_tc = tile_at(slot + own_stride);
-      const auto drain = [&] {  // the tile's last wgmma batch, then its stage's release
-        wgmma_wait<0>();
+      wgmma_wait<0>();
 #pragma unroll
-        for (int s = 0; s < SL; ++s) fence_accumulators(acc[s]);
-        if (release >= 0) release_stage(sh, release);
-      };
+      for (int s = 0; s < SL; ++s) fence_accumulators(acc[s]);
+      if (release >= 0) release_stage(sh, release);
       if constexpr (Plan::stage_y) {
-        finish_tile(p, sh, li, m0, n0, tile_tid, acc, drain);
+        finish_tile(p, sh, li, m0, n0, tile_tid, acc);
       } else {
-        drain();
         if (p.k_blocks == 0) epi.prefetch();
         epi.finish(acc[0]);
       }
