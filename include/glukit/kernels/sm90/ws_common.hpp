@@ -23,7 +23,6 @@ struct WsCommon {
 
   static constexpr int YB = Plan::y_buffers;
   static constexpr int YP = Plan::y_parts;  ///< parts of a Y buffer with barriers of their own
-  static constexpr int SL = Plan::wg_slices;
 
   struct Shared {
     Ring ring;
