@@ -305,14 +305,8 @@ void bm_glukit(benchmark::State& state, GatedShape s) {
   }
 }
 
-/// Probes: ping-pong consumers on 128 x 128 tiles (each warpgroup owns whole tiles, two
-/// 64-row slices: one's epilogue under the other's wgmma), and on 64 x 256 for decode.
-struct GatedPingpong128x128 : glukit::policy::GatedTma128x128<Arch> {
-  static constexpr const char* name() { return "GatedTma_Pingpong128x128"; }
-  static constexpr bool pingpong = true;
-  static constexpr int y_buffers = 2;
-  static constexpr int num_buffers = 5;
-};
+/// Probe: ping-pong consumers on 64 x 256 tiles (each warpgroup owns whole tiles: one's
+/// epilogue under the other's wgmma).
 struct GatedPingpong64x256 : glukit::policy::GatedTmaPingpong64x128<Arch> {
   static constexpr const char* name() { return "GatedTma_Pingpong64x256"; }
   static constexpr int tile_n = 256;
@@ -322,8 +316,7 @@ struct GatedPingpong64x256 : glukit::policy::GatedTmaPingpong64x128<Arch> {
 /// Beside the default: each kernel it picks from, and the probes, at every shape.
 using GatedPolicies = std::tuple<glukit::policy::GatedTma128x256<Arch>, glukit::policy::GatedTma128x128<Arch>,
                                  glukit::policy::GatedTmaPingpong64x128<Arch>,
-                                 glukit::policy::GatedTmaDecode16x128<Arch>, GatedPingpong128x128,
-                                 GatedPingpong64x256>;
+                                 glukit::policy::GatedTmaDecode16x128<Arch>, GatedPingpong64x256>;
 
 template <class... Ps>
 void register_policies(const GatedShape& s, std::tuple<Ps...>*) {

@@ -236,8 +236,7 @@ using SweepPolicies =
     PolicyList<glukit::policy::WarpSpecializedTma<Arch>, glukit::policy::WarpSpecializedTma128x128<Arch>,
                glukit::policy::WarpSpecializedTma128x256<Arch>, glukit::policy::V4FusedEpilogue<Arch>,
                glukit::policy::WarpSpecializedTmaPingpong64x128<Arch>,
-               glukit::policy::WarpSpecializedTmaDecode16x128<Arch>, Pingpong64x192,
-               glukit::policy::WarpSpecializedTmaPingpong128x128<Arch>, TmaBiasOnly>;
+               glukit::policy::WarpSpecializedTmaDecode16x128<Arch>, Pingpong64x192, TmaBiasOnly>;
 
 template <class Pick, class T>
 void bm_glukit(benchmark::State& state, GemmShape s, glukit::Layout layout) {

@@ -163,12 +163,6 @@ struct BiasOnly : Tma {
   static constexpr const char* name() { return "WarpSpecializedTma_BiasOnly"; }
 };
 
-/// The ping-pong 128 x 128 kernel (the default's at K <= 512) without Y.
-struct PingpongBiasOnly : glukit::policy::WarpSpecializedTmaPingpong128x128<Arch> {
-  using epilogue_op = glukit::epilogue::BiasOnly;
-  static constexpr const char* name() { return "WarpSpecializedTmaPingpong128x128_BiasOnly"; }
-};
-
 /// The bias-only kernel in clusters of two: B's reuse against cuBLAS's GEMM, without Y.
 struct BiasOnlyCluster2 : Cluster2 {
   using epilogue_op = glukit::epilogue::BiasOnly;
@@ -185,7 +179,6 @@ void register_glukit_variants(std::int64_t k) {
   register_variant<glukit::policy::WarpSpecializedTma<Arch>>(k);
   register_variant<TwoY128>(k);
   register_variant<Pingpong>(k);
-  register_variant<glukit::policy::WarpSpecializedTmaPingpong128x128<Arch>>(k);
   register_variant<Cluster2>(k);
   register_variant<ThreeBuffers>(k);
   register_variant<PlainStores>(k);
@@ -195,7 +188,6 @@ void register_glukit_variants(std::int64_t k) {
   register_variant<GroupM8>(k);
   register_variant<BiasOnly>(k);
   register_variant<BiasOnlyCluster2>(k);
-  register_variant<PingpongBiasOnly>(k);
 }
 
 }  // namespace glukit_bench

@@ -50,7 +50,6 @@ ORDER = [
     "V3DeepPipelinePersistent",
     "V4FusedEpilogue",
     "WarpSpecializedTma",
-    "WarpSpecializedTmaPingpong128x128",
 ]
 LABELS = {
     "cublas_gemm": "cuBLAS GEMM only",

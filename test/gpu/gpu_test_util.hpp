@@ -198,8 +198,7 @@ using Sm90Variants = std::tuple<policy::V1RegisterStaged<arch::sm90a>, policy::V
                                 policy::WarpSpecializedTma128x128<arch::sm90a>,
                                 policy::WarpSpecializedTma128x256<arch::sm90a>,
                                 policy::WarpSpecializedTmaPingpong64x128<arch::sm90a>,
-                                policy::WarpSpecializedTmaDecode16x128<arch::sm90a>,
-                                policy::WarpSpecializedTmaPingpong128x128<arch::sm90a>>;
+                                policy::WarpSpecializedTmaDecode16x128<arch::sm90a>>;
 
 /// Runs Policy on a fresh problem of element type T and checks it against the fp64
 /// reference: every element within its bound, relative L2 below tol (0: l2_tolerance<T>),

@@ -146,37 +146,24 @@ struct WarpSpecializedTma128x256 : WarpSpecializedTma<Arch> {
   static constexpr int num_buffers = 3;
 };
 
-/// WarpSpecializedTma for short K (k <= 512): ping-pong consumers on 128 x 128 tiles.
-/// Each consumer warpgroup computes whole tiles (two 64-row slices) in turns, so one
-/// warpgroup's epilogue runs under the other's wgmma, where a tile's few k-blocks leave the
-/// cooperative kernel's epilogue in series with its main loop. 4 stages of 32 KiB beside
-/// two 33 KiB Y tiles (one per warpgroup). The sm90a default picks it by K
-/// (sm90::default_kernel). H200, the reference shape (fp16, B k x n, M = 1024, N = 21568),
-/// in turns with the 128 x 192 kernel, us at K = 256 / 512 / 1024
-/// (docs/results/probes/h200-2026-12-01-tile-boundary-ab.txt): 39.0 / 56.8 / 90.6
-/// against 41.4 / 58.0 / 83.6; with 3 stages 44.3 / 67.5 / 108.3 (the same call).
-template <class Arch>
-struct WarpSpecializedTmaPingpong128x128 : WarpSpecializedTma<Arch> {
-  static constexpr const char* name() { return "WarpSpecializedTmaPingpong128x128"; }
-  static constexpr bool pingpong = true;
-  static constexpr int tile_n = 128;
-  static constexpr int num_buffers = 4;
-  static constexpr int y_buffers = 2;
-};
-
 /// WarpSpecializedTma for decode (m <= 64): ping-pong consumers on 64 x 128 tiles. Each
 /// consumer warpgroup computes whole tiles in turns, so a 16-row problem pays for 64 rows
 /// of wgmma, not 128; 7 stages of 25 KiB beside two 17 KiB Y tiles (one per warpgroup).
 /// H200, bf16, B n x k, us (docs/results/probes/h200-2026-12-01-37c2819.md), at M = 16 and
 /// (K, N) = (4096, 14336) / (8192, 28672) / (4096, 11008): 37.4 / 133.9 / 32.4, against
 /// 53.1 / 207.3 / 42.3 for the 128 x 192 cooperative kernel and 37.2 / 139.7 / 31.8 for
-/// 64 x 192 ping-pong; the unfused cuBLASLt path 38.5 / 114.9 / 32.0. The ping-pong
-/// 128 x 128 kernel's schedule on 64-row tiles.
+/// 64 x 192 ping-pong; the unfused cuBLASLt path 38.5 / 114.9 / 32.0. (Ping-pong on
+/// 128-row tiles, two 64-row slices per warpgroup, lost to the cooperative 128 x 192
+/// kernel at every measured shape once its epilogue went panel by panel, and was removed:
+/// docs/perf-notes.md, "Y in parts".)
 template <class Arch>
-struct WarpSpecializedTmaPingpong64x128 : WarpSpecializedTmaPingpong128x128<Arch> {
+struct WarpSpecializedTmaPingpong64x128 : WarpSpecializedTma<Arch> {
   static constexpr const char* name() { return "WarpSpecializedTmaPingpong64x128"; }
+  static constexpr bool pingpong = true;
   static constexpr int tile_m = 64;
+  static constexpr int tile_n = 128;
   static constexpr int num_buffers = 7;
+  static constexpr int y_buffers = 2;
 };
 
 /// WarpSpecializedTmaPingpong64x128 for m <= 16 (decode): tiles of 16 output rows

@@ -45,8 +45,6 @@ struct DefaultLauncher<Backend::cuda, T> {
         return addmm_glu<policy::WarpSpecializedTmaPingpong64x128<sm90a>>(args, stream);
       case sm90::DefaultKernel::ws_decode_16x128:
         return addmm_glu<policy::WarpSpecializedTmaDecode16x128<sm90a>>(args, stream);
-      case sm90::DefaultKernel::ws_pingpong_128x128:
-        return addmm_glu<policy::WarpSpecializedTmaPingpong128x128<sm90a>>(args, stream);
       case sm90::DefaultKernel::ws_128x192:
         break;
     }

@@ -181,19 +181,20 @@ struct Epilogue : GlobalIo<P> {
     return (row ^ Layout::chunk_key(16 * jj)) + Layout::panel_key(16 * jj);
   }
 
-  /// apply in place, warp-specialised: Y is read from the swizzled shared tile the
-  /// producer loaded during the main loop with ldmatrix (four 8x8 blocks = two 8-column
-  /// groups x both row halves of the fragment per instruction), and the result is
-  /// written back over it with stmatrix, for store_rows_from_smem. Loads of the next 4
-  /// groups are issued before the current ones are written. bias_row: null when the
-  /// bias is already in the accumulators (or absent).
-  template <class YLayout>
+  /// apply in place, warp-specialised, 64-column panels [P0, P1) of the tile: Y is read
+  /// from the swizzled shared tile the producer loaded during the main loop with ldmatrix
+  /// (four 8x8 blocks = two 8-column groups x both row halves of the fragment per
+  /// instruction; a panel's 4 ldmatrix.x4 are one batch), and the result is written back
+  /// over it with stmatrix, for store_rows_from_smem. The next panel's loads are issued
+  /// before the current one is written. bias_row: null when the bias is already in the
+  /// accumulators (or absent, or added with an earlier panel range).
+  template <class YLayout, int P0 = 0, int P1 = ON / 64>
   GLUKIT_DEVICE void finish_in_place(float (&acc)[R], unsigned char* y_tile, const unsigned char* bias_row,
                                      std::int64_t m0) const {
     using namespace arch::hopper;
     static_assert(J % 8 == 0, "tile_n: the in-place epilogue works on 64-column batches");
-    constexpr int JJ = J / 2;  // ldmatrix.x4 per thread
-    constexpr int NB = 4;      // of them per batch
+    static_assert(0 <= P0 && P0 < P1 && P1 <= ON / 64, "panels: a range of the output tile's 64-column panels");
+    constexpr int NB = 4;  // ldmatrix.x4 per thread and panel
     const Op op{};
     add_staged_bias(acc, bias_row);
     const std::uint32_t row = fragment_row<YLayout>(static_cast<std::uint32_t>(__cvta_generic_to_shared(y_tile)), m0);
@@ -201,7 +202,7 @@ struct Epilogue : GlobalIo<P> {
     if constexpr (gated) {
       // No Y: each stmatrix.x4 writes output groups 2 jj, 2 jj + 1 of both row halves.
 #pragma unroll
-      for (int jj = 0; jj < JO / 2; ++jj) {
+      for (int jj = NB * P0; jj < NB * P1; ++jj) {
         std::uint32_t o[4];
 #pragma unroll
         for (int i = 0; i < 4; ++i) o[i] = gated_pair(acc, 2 * jj + (i >> 1), i & 1);
@@ -217,10 +218,10 @@ struct Epilogue : GlobalIo<P> {
         else v[batch % 2][b][0] = v[batch % 2][b][1] = v[batch % 2][b][2] = v[batch % 2][b][3] = 0u;
       }
     };
-    load(0);
+    load(P0);
 #pragma unroll
-    for (int batch = 0; batch < JJ / NB; ++batch) {
-      if (batch + 1 < JJ / NB) load(batch + 1);
+    for (int batch = P0; batch < P1; ++batch) {
+      if (batch + 1 < P1) load(batch + 1);
 #pragma unroll
       for (int b = 0; b < NB; ++b) {
         const int jj = batch * NB + b;
@@ -244,10 +245,12 @@ struct Epilogue : GlobalIo<P> {
   /// (global) plus an offset fixed at compile time, apart from the global row stride.
   /// Rows past m and columns past n are not written; a chunk cut by n is stored element
   /// by element.
-  template <class YLayout>
+  /// Panels [P0, P1) of the tile only, when P0, P1 are given.
+  template <class YLayout, int P0 = 0, int P1 = ON / 64>
   GLUKIT_DEVICE void store_rows_from_smem(const unsigned char* tile, std::int64_t m0) const {
     static_assert(ON % 64 == 0 && YLayout::cols == ON, "tile: the copy-out works on whole 64-column panels");
-    constexpr int panels = ON / 64;
+    static_assert(0 <= P0 && P0 < P1 && P1 <= ON / 64, "panels: a range of the output tile's 64-column panels");
+    constexpr int panels = P1 - P0;
     const int rq = lane / 8, c = lane % 8;
     const int r0 = static_cast<int>(row0 - m0) - lane / 4 + rq;  // the warp's first row + rq
     const auto t_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(tile));
@@ -260,20 +263,20 @@ struct Epilogue : GlobalIo<P> {
 #pragma unroll
       for (int pn = 0; pn < panels; ++pn)
         v[t][pn] = arch::hopper::ld_shared_128(row_s[t % 2] + (t / 2) * 8 * YLayout::row_bytes +
-                                               YLayout::panel_key(64 * pn));
+                                               YLayout::panel_key(64 * (P0 + pn)));
     const std::int64_t row = m0 + r0, col = n0 + 8 * c;
     if (interior) {  // the whole tile inside the output: no bounds to test per store
       T* out = a.out + row * a.ldo + col;
 #pragma unroll
       for (int t = 0; t < 4; ++t)
 #pragma unroll
-        for (int pn = 0; pn < panels; ++pn) store_row_chunk(out + 4 * t * a.ldo + 64 * pn, v[t][pn]);
+        for (int pn = 0; pn < panels; ++pn) store_row_chunk(out + 4 * t * a.ldo + 64 * (P0 + pn), v[t][pn]);
       return;
     }
 #pragma unroll
     for (int t = 0; t < 4; ++t)
 #pragma unroll
-      for (int pn = 0; pn < panels; ++pn) store_row_chunk(a, row + 4 * t, col + 64 * pn, v[t][pn], false);
+      for (int pn = 0; pn < panels; ++pn) store_row_chunk(a, row + 4 * t, col + 64 * (P0 + pn), v[t][pn], false);
   }
 
   /// apply + store (fused: both row halves of Y prefetched before).

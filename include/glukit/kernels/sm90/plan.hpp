@@ -59,10 +59,6 @@ struct MainloopPlan {
   /// Consumer warpgroups that work on one tile, and their threads: the arrivals that
   /// release a ring stage or a Y buffer.
   static constexpr int tile_warpgroups = pingpong ? 1 : consumer_warpgroups;
-  /// 64-row slices of a tile each warpgroup computes: 1, or with pingpong tile_m / 64
-  /// (a 128-row tile keeps B's reuse of the cooperative tile while one warpgroup's
-  /// epilogue overlaps the other's main loop).
-  static constexpr int wg_slices = pingpong ? P::tile_m / traits::mma_m : 1;
   static constexpr int tile_consumer_threads = tile_warpgroups * traits::warpgroup_size;
   /// Optional policy member a_rows (default tile_m; 16 with pingpong, tile_m = 64 and the
   /// fused epilogue, the one value the GPU tests run): the output rows of a tile. Its A
@@ -192,6 +188,13 @@ struct MainloopPlan {
   static constexpr int y_offset = Buffers::bytes;  ///< Y buffer 0, after the ring, 1024-aligned
   static constexpr int y_stride = YLayout::bytes + align_up(P::tile_n * 2, 1024);  ///< one Y tile + its bias row (tile_n: gated, W's order)
   static constexpr int y_bytes = stage_y ? y_buffers * y_stride : 0;
+  /// Parts of a Y buffer with a full and an empty barrier of their own: each 64-column
+  /// panel when the kernel reads Y, so the epilogue releases a panel as soon as it has
+  /// stored it and the producer loads the next tile's Y there while the rest of the tile
+  /// is still being stored; one part otherwise (the buffer then carries only the bias row
+  /// and the output tile). The bias row belongs to part 0.
+  static constexpr int y_parts = stage_y && reads_y ? YLayout::panels : 1;
+  static constexpr int y_part_panels = YLayout::panels / y_parts;  ///< 64-column panels per part
   /// Offsets from the ring's base of Y buffer b and of the bias row beside it.
   GLUKIT_HOST_DEVICE static constexpr int y_tile_offset(int b) { return y_offset + b * y_stride; }
   GLUKIT_HOST_DEVICE static constexpr int y_bias_offset(int b) { return y_tile_offset(b) + YLayout::bytes; }
@@ -200,8 +203,8 @@ struct MainloopPlan {
   using Pipeline = MultistagePlan<P::num_buffers>;
   /// Dynamic shared memory: the ring plus slack to align its base to 1024 bytes.
   /// Warp-specialised: a full and an empty mbarrier per stage after the ring, then a
-  /// full and an empty mbarrier per Y buffer.
-  static constexpr int barrier_bytes = specialized ? (2 * P::num_buffers + 2 * y_buffers) * 8 : 0;
+  /// full and an empty mbarrier per part of each Y buffer (y_parts).
+  static constexpr int barrier_bytes = specialized ? (2 * P::num_buffers + 2 * y_buffers * y_parts) * 8 : 0;
   static constexpr int smem_bytes = Buffers::bytes + y_bytes + Buffers::max_alignment + barrier_bytes;
   /// Bytes one ring stage receives from TMA (full boxes, edge tiles included), without
   /// and with the bias row of a tile's first k-block.
@@ -209,10 +212,11 @@ struct MainloopPlan {
   static constexpr int bias_tx_bytes = P::tile_n * 2;
   /// Bytes of a tile's Y boxes (a_rows rows of each YLayout panel).
   static constexpr int y_tx_bytes = YLayout::panels * a_rows * YLayout::row_bytes;
+  static constexpr int y_part_tx_bytes = y_tx_bytes / y_parts;  ///< of one part's boxes
   /// setmaxnreg targets of the warp-specialised kernel (sum fits 64K registers).
   static constexpr int producer_registers = 40;
   static constexpr int consumer_registers = 232;
-  static constexpr int accumulators_per_thread = wg_slices * P::tile_n / 2;  ///< fp32, m64nN fragments
+  static constexpr int accumulators_per_thread = P::tile_n / 2;  ///< fp32, an m64nN fragment
   /// Registers a consumer thread can have: the launch budget of min_blocks_per_cu blocks
   /// per SM, or after setmaxnreg the consumers' target (ptxas allocates the code after
   /// setmaxnreg.inc up to it: a 384-thread kernel reports 168 registers and holds 226
@@ -238,11 +242,9 @@ constexpr bool check_policy() {
   static_assert(Plan::pingpong || P::tile_m == Plan::consumer_warpgroups * traits::mma_m,
                 "tile_m: must equal 64 x consumer warpgroups (warps / 4, minus the producer when "
                 "warp_specialized): each consumer warpgroup owns 64 rows");
-  static_assert(!Plan::pingpong || (Plan::tma && (P::tile_m == traits::mma_m || P::tile_m == 2 * traits::mma_m)),
-                "pingpong: needs copier = CopierKind::tma (warp_specialized) and tile_m = 64 or 128 (each "
-                "consumer warpgroup owns a whole tile)");
-  static_assert(Plan::wg_slices == 1 || Plan::stage_y,
-                "pingpong with tile_m = 128: needs the fused epilogue (Y staged in shared memory)");
+  static_assert(!Plan::pingpong || (Plan::tma && P::tile_m == traits::mma_m),
+                "pingpong: needs copier = CopierKind::tma (warp_specialized) and tile_m = 64 (each consumer "
+                "warpgroup owns a whole tile; 128-row ping-pong tiles were removed, docs/perf-notes.md)");
   static_assert(Plan::a_rows == P::tile_m ||
                     (Plan::a_rows == 16 && Plan::pingpong && P::tile_m == traits::mma_m &&
                      Plan::stage_y),

@@ -6,10 +6,9 @@
 // half of its wgmma on rows past m, and at M = 16 the 64-row ping-pong kernel measured
 // 30 % faster than the 128-row ones (policies_sm90a.hpp); at m <= 16 its 16-row-tile
 // form WarpSpecializedTmaDecode16x128, whose smaller A tiles leave room for more stages
-// of the weight. At k <= 512 (a tile of at most 8 k-blocks, whose epilogue the
-// cooperative kernel runs in series with its main loop) it runs the ping-pong 128 x 128
-// kernel, WarpSpecializedTmaPingpong128x128 (measured at the reference shape, K = 256 and
-// 512: 6 % and 2 % faster than the 128 x 192 kernel; 8 % slower at K = 1024). Above, the candidates are
+// of the weight. (A ping-pong 128 x 128 kernel ran k <= 512 until the cooperative
+// kernel's epilogue went panel by panel and beat it there: docs/perf-notes.md, "Y in
+// parts".) Above, the candidates are
 // WarpSpecializedTma at 128 x 128, 128 x 192 (the tuned kernel) and 128 x 256 tiles. A persistent kernel's time is close to
 //   waves x (time of one tile),  waves = ceil(tiles / SMs),
 // and where the output has several rows of tiles a tile's time grows with its width
@@ -36,7 +35,6 @@ enum class DefaultKernel {
   ws_128x256,  ///< policy::WarpSpecializedTma128x256
   ws_pingpong_64x128,  ///< policy::WarpSpecializedTmaPingpong64x128 (decode)
   ws_decode_16x128,    ///< policy::WarpSpecializedTmaDecode16x128 (decode, m <= 16)
-  ws_pingpong_128x128, ///< policy::WarpSpecializedTmaPingpong128x128 (short K)
 };
 
 struct DefaultRule {
@@ -56,14 +54,11 @@ struct DefaultRule {
 /// which its 16-row-tile form (a_rows = 16).
 inline constexpr std::int64_t decode_rows = 64;
 inline constexpr std::int64_t decode16_rows = 16;
-/// Depth up to which the default runs the ping-pong 128 x 128 kernel above decode.
-inline constexpr std::int64_t short_k = 512;
 
 /// The kernel the sm90a default runs for an m x n x k problem on a device with `sms` SMs.
-constexpr DefaultKernel default_kernel(std::int64_t m, std::int64_t n, std::int64_t k, int sms) {
+constexpr DefaultKernel default_kernel(std::int64_t m, std::int64_t n, std::int64_t /*k*/, int sms) {
   if (m <= decode16_rows) return DefaultKernel::ws_decode_16x128;
   if (m <= decode_rows) return DefaultKernel::ws_pingpong_64x128;
-  if (k <= short_k) return DefaultKernel::ws_pingpong_128x128;
   const std::int64_t s128 = DefaultRule::score(m, n, 128, sms);
   const std::int64_t s192 = DefaultRule::score(m, n, 192, sms);
   const std::int64_t s256 = DefaultRule::score(m, n, 256, sms);
@@ -76,7 +71,6 @@ constexpr const char* default_kernel_name(DefaultKernel k) {
          : k == DefaultKernel::ws_128x192 ? "WarpSpecializedTma"
          : k == DefaultKernel::ws_128x256 ? "WarpSpecializedTma128x256"
          : k == DefaultKernel::ws_decode_16x128 ? "WarpSpecializedTmaDecode16x128"
-         : k == DefaultKernel::ws_pingpong_128x128 ? "WarpSpecializedTmaPingpong128x128"
                                                 : "WarpSpecializedTmaPingpong64x128";
 }
 

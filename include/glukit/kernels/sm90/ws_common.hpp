@@ -22,15 +22,15 @@ struct WsCommon {
                 "copier: the warp-specialised sm90a producer issues cp.async or TMA");
 
   static constexpr int YB = Plan::y_buffers;
-  static constexpr int SL = Plan::wg_slices;
+  static constexpr int YP = Plan::y_parts;  ///< parts of a Y buffer with barriers of their own
 
   struct Shared {
     Ring ring;
     unsigned char* base;       ///< the ring's base; the Y buffers follow at the plan's offsets
     std::uint64_t* full;       ///< [S]: the stage has landed (ring_copy_threads arrivals; TMA: 1 + bytes)
     std::uint64_t* empty;      ///< [S]: the stage may be overwritten (Plan::empty_arrivals)
-    std::uint64_t* y_full;     ///< [YB]: the buffer's Y has landed (y_copy_threads arrivals; TMA: 1 + bytes)
-    std::uint64_t* y_empty;    ///< [YB]: the buffer may be refilled (tile_consumer_threads arrivals)
+    std::uint64_t* y_full;     ///< [YB x YP]: the part's Y has landed (y_copy_threads arrivals; TMA: 1 + bytes)
+    std::uint64_t* y_empty;    ///< [YB x YP]: the part may be refilled (tile_consumer_threads arrivals)
     /// Y buffer b (Plan::YLayout), when Plan::stage_y.
     GLUKIT_DEVICE unsigned char* y_tile(int b) const { return base + Plan::y_tile_offset(b); }
     /// The tile's bias row beside Y, when bias_beside_y().
@@ -45,10 +45,12 @@ struct WsCommon {
   GLUKIT_DEVICE static std::int64_t slot_stride() { return gridDim.x / CM; }
   GLUKIT_DEVICE static std::int64_t tile_row(const TileCoord& tc) { return Plan::block_row(tc, blockIdx.x); }
 
-  /// The Y buffer and its barrier parity for the li-th tile a block walks.
+  /// The Y buffer and its barrier parity for the li-th tile a block walks; the barriers of
+  /// its part `part` are y_full / y_empty[bar(part)].
   struct YSlot {
     int buffer;
     std::uint32_t phase;
+    GLUKIT_DEVICE int bar(int part) const { return buffer * YP + part; }
   };
   GLUKIT_DEVICE static YSlot y_slot(std::int64_t li) {
     return {static_cast<int>(li % YB), static_cast<std::uint32_t>((li / YB) & 1)};

@@ -12,11 +12,12 @@
 // V4 (fused epilogue) splits the producer: warps 0-1 fill the ring (with the
 // tile's bias row in its first stage, so the bias is the accumulator's initial
 // value), warps 2-3 load the tile's Y into shared memory as soon as the previous
-// tile's epilogue has released the single Y buffer, so Y arrives during the
-// tile's own main loop and the epilogue reads it from shared memory.
+// tile's epilogue has released the Y buffer, so Y arrives during the tile's own
+// main loop and the epilogue reads it from shared memory.
 // With y_buffers > 1 the Y producer fills the next buffers while the epilogue reads
 // one. The epilogue writes the output over Y (stmatrix) and each consumer warp stores
-// its own rows from there before releasing the buffer.
+// its own rows from there, one 64-column panel at a time (Plan::y_parts), releasing
+// each panel once stored: the TMA producer loads the next tile's Y into it at once.
 // pingpong: each consumer warpgroup owns whole tiles (64 or 128 rows) and the
 // warpgroups take the block's tiles in turns (a named barrier orders their main loops).
 // cluster_m = 2: two blocks share each B panel (TMA multicast); a stage is
@@ -25,6 +26,7 @@
 #pragma once
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "glukit/arch/hopper/hopper.hpp"
 #include "glukit/kernels/args.hpp"
@@ -43,7 +45,7 @@ struct WsKernel : WsProducer<P> {
   using typename Base::State;
   using Mma = MmaOf<P>;
   using Epi = Epilogue<P>;
-  using Base::BN, Base::S, Base::YB, Base::SL, Base::CM;
+  using Base::BN, Base::S, Base::YB, Base::CM;
   using Base::first_slot, Base::slot_stride, Base::tile_row, Base::y_slot, Base::bias_beside_y;
 
   /// A consumer is done reading ring stage `stage`: each warp arrives once (its first
@@ -59,37 +61,45 @@ struct WsKernel : WsProducer<P> {
     }
   }
 
-  /// The epilogue of the li-th tile a block walks (at m0, n0), Y staged in shared memory:
-  /// wait for Y, write the output over it, store the warp's rows, release Y. Slice s of
-  /// the accumulators belongs to tile thread tid + 128 s (rows 64 s..).
+  /// The epilogue of the li-th tile a block walks (at m0, n0), Y staged in shared memory,
+  /// part by part (Plan::y_parts: each 64-column panel when the kernel reads Y): wait for
+  /// the part, write its output over it, store the warp's rows of it, release it, so the
+  /// producer refills the part with the next tile's Y while the later parts are stored.
+  /// tid: the thread's index among the tile's consumer threads (warpgroup w: rows 64 w..).
   GLUKIT_DEVICE static void finish_tile(const Params<P>& p, const Shared& sh, std::int64_t li, std::int64_t m0,
-                                        std::int64_t n0, int tid, float (&acc)[SL][Mma::accumulators]) {
+                                        std::int64_t n0, int tid, float (&acc)[Mma::accumulators]) {
     using namespace arch::hopper;
-    const auto [b, phase] = y_slot(li);
-    mbarrier_wait(&sh.y_full[b], phase);
-    unsigned char* bias_row = bias_beside_y(p) ? sh.y_bias(b) : nullptr;
-#pragma unroll
-    for (int s = 0; s < SL; ++s) {
-      // A warp whose 16 rows lie past the tile's a_rows (Plan::a_rows) has nothing to store.
-      if constexpr (Plan::a_rows < P::tile_m)
-        if ((tid % 128) / 32 * 16 + 64 * s >= Plan::a_rows) continue;
-      const Epi e(p.args, m0, n0, tid + 128 * s);
-      // The warp's rows, written by its own stmatrix, stored by its own lanes.
-      e.template finish_in_place<typename Plan::YLayout>(acc[s], sh.y_tile(b), bias_row, m0);
-      __syncwarp();
-      e.template store_rows_from_smem<typename Plan::YLayout>(sh.y_tile(b), m0);
-    }
-    // Every consumer thread arrives: with one arrival per warp (after a __syncwarp),
-    // racecheck reports the other lanes' ldmatrix against the cp.async producer's next Y
-    // (V4), and the TMA kernels measured no faster (docs/perf-notes.md, "The tile boundary").
-    mbarrier_arrive(&sh.y_empty[b]);
+    const typename Base::YSlot ys = y_slot(li);
+    unsigned char* y_tile = sh.y_tile(ys.buffer);
+    // The bias row comes with part 0 (the producer refills it only once part 0 is released).
+    unsigned char* bias_row = bias_beside_y(p) ? sh.y_bias(ys.buffer) : nullptr;
+    // A warp whose 16 rows lie past the tile's a_rows (Plan::a_rows) has nothing to store;
+    // it still waits for and releases every part.
+    const bool stores = Plan::a_rows == P::tile_m || (tid % 128) / 32 * 16 < Plan::a_rows;
+    const auto finish_part = [&]<int Part>() {
+      constexpr int P0 = Part * Plan::y_part_panels, P1 = P0 + Plan::y_part_panels;
+      mbarrier_wait(&sh.y_full[ys.bar(Part)], ys.phase);
+      if (stores) {
+        const Epi e(p.args, m0, n0, tid);
+        e.template finish_in_place<typename Plan::YLayout, P0, P1>(acc, y_tile, Part == 0 ? bias_row : nullptr, m0);
+        __syncwarp();  // the warp's rows, written by its own stmatrix, stored by its own lanes
+        e.template store_rows_from_smem<typename Plan::YLayout, P0, P1>(y_tile, m0);
+      }
+      // Every consumer thread arrives: with one arrival per warp (after a __syncwarp),
+      // racecheck reports the other lanes' ldmatrix against the cp.async producer's next Y
+      // (V4), and the TMA kernels measured no faster (docs/perf-notes.md, "The tile boundary").
+      mbarrier_arrive(&sh.y_empty[ys.bar(Part)]);
+    };
+    [&]<int... Part>(std::integer_sequence<int, Part...>) {
+      (finish_part.template operator()<Part>(), ...);
+    }(std::make_integer_sequence<int, Base::YP>{});
   }
 
   GLUKIT_DEVICE static void consume(const Params<P>& p, const Shared& sh, int ctid) {
     using namespace arch::hopper;
     const int cwg = ctid / 128;
     // Ping-pong: this warpgroup takes every consumer_warpgroups-th tile of the block and
-    // works on it alone (all its rows, in 64-row slices from A's row 0).
+    // works on it alone (its 64 rows from A's row 0).
     constexpr int turns = Plan::pingpong ? Plan::consumer_warpgroups : 1;
     const int a_wg = Plan::pingpong ? 0 : cwg;
     const int tile_tid = Plan::pingpong ? ctid % 128 : ctid;
@@ -112,10 +122,8 @@ struct WsKernel : WsProducer<P> {
       }
       const TileCoord tc = next_tc;
       const std::int64_t m0 = tile_row(tc), n0 = tc.n * Plan::out_tile_n;  // n0: the output's column
-      // Slice s of this warpgroup's rows is 64 rows of the tile; its epilogue sees the
-      // thread as tile thread tile_tid + 128 s (rows 64 s..).
-      const auto epi_of = [&](int s) { return Epi(p.args, m0, n0, tile_tid + 128 * s); };
-      float acc[SL][Mma::accumulators];
+      const auto epi_of = [&] { return Epi(p.args, m0, n0, tile_tid); };
+      float acc[Mma::accumulators];
       // One definition of the accumulators before the tile's first wgmma: two alternative
       // initialisations (bias staged with the first k-block, or not) make ptxas serialise
       // every wgmma of the kernel (C7515). Zeros where the bias comes in the epilogue (one
@@ -124,27 +132,22 @@ struct WsKernel : WsProducer<P> {
       // docs/perf-notes.md, "The tile boundary").
       if constexpr (Plan::stage_y && Plan::bias_in_accumulator) {
         if (p.k_blocks > 0) mbarrier_wait(&sh.full[st.index], st.phase);
-#pragma unroll
-        for (int s = 0; s < SL; ++s)
-          epi_of(s).init_staged(acc[s], p.k_blocks > 0 ? sh.ring.template tile<2>(st.index) : nullptr);
+        epi_of().init_staged(acc, p.k_blocks > 0 ? sh.ring.template tile<2>(st.index) : nullptr);
       } else if constexpr (Plan::stage_y) {
-#pragma unroll
-        for (int s = 0; s < SL; ++s) epi_of(s).init_staged(acc[s], nullptr);  // zeros: the bias comes later
+        epi_of().init_staged(acc, nullptr);  // zeros: the bias comes later
       }
-      Epi epi = epi_of(0);  // the register epilogue (SL = 1)
-      if constexpr (!Plan::stage_y) epi.init(acc[0]);
+      Epi epi = epi_of();  // the register epilogue
+      if constexpr (!Plan::stage_y) epi.init(acc);
       if constexpr (Plan::pingpong)
         if (li > 0) named_barrier_sync<2 * 128>(2 + cwg);
       int release = -1;
       for (int kb = 0; kb < p.k_blocks; ++kb) {
         mbarrier_wait(&sh.full[st.index], st.phase);
-#pragma unroll
-        for (int s = 0; s < SL; ++s) mma_k_block<P>(sh.ring, st.index, a_wg + s, acc[s]);
+        mma_k_block<P>(sh.ring, st.index, a_wg, acc);
         if constexpr (!Plan::stage_y)
           if (kb == p.k_blocks - 1) epi.prefetch();
-        wgmma_wait<SL>();  // the previous k-block's MMAs (one group per slice) are done with their stage
-#pragma unroll
-        for (int s = 0; s < SL; ++s) fence_accumulators(acc[s]);
+        wgmma_wait<1>();  // the previous k-block's MMAs are done with their stage
+        fence_accumulators(acc);
         if (release >= 0) release_stage(sh, release);
         release = st.index;
         ++st;
@@ -153,14 +156,13 @@ struct WsKernel : WsProducer<P> {
         if (li + 1 < block_tiles) named_barrier_arrive<2 * 128>(2 + (cwg + 1) % turns);
       next_tc = tile_at(slot + own_stride);
       wgmma_wait<0>();
-#pragma unroll
-      for (int s = 0; s < SL; ++s) fence_accumulators(acc[s]);
+      fence_accumulators(acc);
       if (release >= 0) release_stage(sh, release);
       if constexpr (Plan::stage_y) {
         finish_tile(p, sh, li, m0, n0, tile_tid, acc);
       } else {
         if (p.k_blocks == 0) epi.prefetch();
-        epi.finish(acc[0]);
+        epi.finish(acc);
       }
     }
   }
@@ -169,7 +171,7 @@ struct WsKernel : WsProducer<P> {
     extern __shared__ unsigned char smem_raw[];
     const Ring ring = Ring::from_raw(smem_raw);
     auto* bar = reinterpret_cast<std::uint64_t*>(ring.base + Plan::Buffers::bytes + Plan::y_bytes);
-    const Shared sh{ring, ring.base, bar, bar + S, bar + 2 * S, bar + 2 * S + YB};
+    const Shared sh{ring, ring.base, bar, bar + S, bar + 2 * S, bar + 2 * S + YB * Base::YP};
     const int tid = static_cast<int>(threadIdx.x);
     if constexpr (Plan::tma) {
       if (tid == 0 && p.k_blocks > 0) {  // k = 0 encodes no A/B maps
@@ -182,7 +184,7 @@ struct WsKernel : WsProducer<P> {
         arch::hopper::mbarrier_init(&sh.full[s], Plan::tma ? 1 : Plan::ring_copy_threads);
         arch::hopper::mbarrier_init(&sh.empty[s], Plan::empty_arrivals);
       }
-      for (int b = 0; b < YB; ++b) {
+      for (int b = 0; b < YB * Base::YP; ++b) {
         arch::hopper::mbarrier_init(&sh.y_full[b], Plan::tma ? 1 : Plan::y_copy_threads);
         arch::hopper::mbarrier_init(&sh.y_empty[b], Plan::tile_consumer_threads);
       }

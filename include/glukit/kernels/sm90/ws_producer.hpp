@@ -131,39 +131,48 @@ struct WsProducer : WsCommon<P> {
     }
   }
 
-  /// Y producer, TMA: the Y tile as 64-column swizzled panels, evict-first in L2,
-  /// issued once the previous tile's epilogue has released the Y buffer.
+  /// Y producer, TMA: the Y tile as 64-column swizzled panels, evict-first in L2, part by
+  /// part (Plan::y_parts): each part's boxes are issued once the previous tile's epilogue
+  /// in that buffer has released the part, so the next tile's first panels load while its
+  /// last ones are still being stored. The bias row comes with part 0.
   GLUKIT_DEVICE static void produce_y_tma(const Params<P>& p, const Shared& sh) {
     using namespace arch::hopper;
     std::int64_t li = 0;
     for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride(), ++li) {
       const TileCoord tc = p.schedule.tile(slot);
-      const auto [b, phase] = y_slot(li);
-      std::uint64_t* full = &sh.y_full[b];
-      mbarrier_wait(&sh.y_empty[b], phase ^ 1u);
+      const typename Base::YSlot ys = y_slot(li);
       const bool with_bias = bias_beside_y(p);
-      if constexpr (Plan::gated) {  // no Y; the bias by plain copies, released by the arrival
-        if (with_bias) copy_gated_bias_row(p, sh.y_bias(b), tc.n * Plan::out_tile_n);
-        mbarrier_arrive(full);
-        continue;
-      }
-      if (Plan::reads_y || with_bias) {
-        mbarrier_arrive_expect_tx(full, (Plan::reads_y ? Plan::y_tx_bytes : 0) +
-                                            (with_bias ? Plan::bias_tx_bytes : 0));
-        if (with_bias) tma_load_2d(sh.y_bias(b), &p.maps.bias, full, static_cast<int>(tc.n * BN), 0);
-      }
-      if constexpr (Plan::reads_y) {
 #pragma unroll
-        for (int pn = 0; pn < Plan::YLayout::panels; ++pn)
-          tma_load_2d_evict_first(sh.y_tile(b) + pn * Plan::YLayout::panel_bytes, &p.maps.y, full,
-                                  static_cast<int>(tc.n * BN) + pn * 64, static_cast<int>(tile_row(tc)));
+      for (int part = 0; part < Base::YP; ++part) {
+        std::uint64_t* full = &sh.y_full[ys.bar(part)];
+        mbarrier_wait(&sh.y_empty[ys.bar(part)], ys.phase ^ 1u);
+        const bool part_bias = part == 0 && with_bias;
+        if constexpr (Plan::gated) {  // no Y; the bias by plain copies, released by the arrival
+          if (part_bias) copy_gated_bias_row(p, sh.y_bias(ys.buffer), tc.n * Plan::out_tile_n);
+          mbarrier_arrive(full);
+          continue;
+        }
+        if (Plan::reads_y || part_bias) {
+          mbarrier_arrive_expect_tx(full, (Plan::reads_y ? Plan::y_part_tx_bytes : 0) +
+                                              (part_bias ? Plan::bias_tx_bytes : 0));
+          if (part_bias) tma_load_2d(sh.y_bias(ys.buffer), &p.maps.bias, full, static_cast<int>(tc.n * BN), 0);
+        }
+        if constexpr (Plan::reads_y) {
+#pragma unroll
+          for (int i = 0; i < Plan::y_part_panels; ++i) {
+            const int pn = part * Plan::y_part_panels + i;
+            tma_load_2d_evict_first(sh.y_tile(ys.buffer) + pn * Plan::YLayout::panel_bytes, &p.maps.y, full,
+                                    static_cast<int>(tc.n * BN) + pn * 64, static_cast<int>(tile_row(tc)));
+          }
+        }
+        if (!Plan::reads_y && !part_bias) mbarrier_arrive(full);
       }
-      if (!Plan::reads_y && !with_bias) mbarrier_arrive(full);
     }
   }
 
   /// Y producer (V4): the whole Y tile into shared memory, issued once the previous
-  /// tile's epilogue has released the Y buffer.
+  /// tile's epilogue has released every part of the Y buffer, each part signalled full
+  /// once the whole tile has landed.
   GLUKIT_DEVICE static void produce_y(const Params<P>& p, const Shared& sh, int ytid) {
     using CY = AsyncTileCopier<typename Plan::YLayout, Plan::y_copy_threads, typename Plan::element>;
     const Args<P>& args = p.args;
@@ -172,16 +181,16 @@ struct WsProducer : WsCommon<P> {
       const TileCoord tc = p.schedule.tile(slot);
       const std::int64_t m0 = tile_row(tc), n0 = tc.n * BN;
       const int cols = tile_extent(args.n, n0, BN);
-      const auto [b, phase] = y_slot(li);
-      arch::hopper::mbarrier_wait(&sh.y_empty[b], phase ^ 1u);
+      const typename Base::YSlot ys = y_slot(li);
+      for (int part = 0; part < Base::YP; ++part) arch::hopper::mbarrier_wait(&sh.y_empty[ys.bar(part)], ys.phase ^ 1u);
       if constexpr (Plan::reads_y) {
         const CY cy(args.y + m0 * args.ldy + n0, args.ldy, ytid);
-        cy.issue(sh.y_tile(b), tile_extent(args.m, m0, BM), cols);
+        cy.issue(sh.y_tile(ys.buffer), tile_extent(args.m, m0, BM), cols);
       }
-      if (bias_beside_y(p)) copy_bias_row(sh.y_bias(b), args.bias + n0, cols, ytid, Plan::y_copy_threads);
+      if (bias_beside_y(p)) copy_bias_row(sh.y_bias(ys.buffer), args.bias + n0, cols, ytid, Plan::y_copy_threads);
       CY::commit();
       CY::template wait<0>();
-      arch::hopper::mbarrier_arrive(&sh.y_full[b]);
+      for (int part = 0; part < Base::YP; ++part) arch::hopper::mbarrier_arrive(&sh.y_full[ys.bar(part)]);
     }
   }
 };

@@ -39,11 +39,6 @@ struct WsCpAsyncV4TwoY : WsCpAsyncV4 {
   static constexpr int num_buffers = 3;
   static constexpr int y_buffers = 2;
 };
-struct TmaPingpong128 : gp::WarpSpecializedTma<sm90a> {
-  static constexpr bool pingpong = true;
-  static constexpr int tile_n = 128;
-  static constexpr int y_buffers = 2;
-};
 // The optional modes whose PTX the ISA checks read (test/isa/sm90_policies.hpp).
 using TmaPingpong = glukit_isa::WarpSpecializedTmaPingpong;
 using TmaCluster = glukit_isa::WarpSpecializedTmaCluster;
@@ -51,7 +46,7 @@ using TmaCluster = glukit_isa::WarpSpecializedTmaCluster;
 using Sm90Policies = std::tuple<gp::V1RegisterStaged<sm90a>, gp::V2DirectToLds<sm90a>,
                                 gp::V3DeepPipelinePersistent<sm90a>, gp::V4FusedEpilogue<sm90a>,
                                 gp::WarpSpecializedTma<sm90a>, WsCpAsyncV3, WsCpAsyncV4, Tma256x3,
-                                WsCpAsyncV4TwoY, TmaPingpong, TmaPingpong128, TmaCluster,
+                                WsCpAsyncV4TwoY, TmaPingpong, TmaCluster,
                                 gp::WarpSpecializedTmaDecode16x128<sm90a>>;
 
 }  // namespace
@@ -107,11 +102,24 @@ TEMPLATE_LIST_TEST_CASE("sm90 plan: TMA transaction bytes equal the issued boxes
   CHECK(Plan::bias_tx_bytes == TestType::tile_n * 2);
   CHECK(Plan::YLayout::bytes == Plan::YLayout::panels * Plan::a_rows * 64 * 2);  // the rows a tile stores
   CHECK(Plan::y_tx_bytes == Plan::YLayout::panels * Plan::a_rows * 64 * 2);  // Y boxes of a_rows rows
+  // A Y buffer's parts: each 64-column panel when the kernel reads Y (each part's full
+  // barrier expects its own panels' bytes), else one part holding the whole tile.
+  if constexpr (Plan::stage_y && Plan::reads_y) {
+    CHECK(Plan::y_parts == Plan::YLayout::panels);
+    CHECK(Plan::y_part_tx_bytes == Plan::a_rows * 64 * 2);
+  } else {
+    CHECK(Plan::y_parts == 1);
+  }
+  CHECK(Plan::y_parts * Plan::y_part_panels == Plan::YLayout::panels);
+  CHECK(Plan::y_parts * Plan::y_part_tx_bytes == Plan::y_tx_bytes);
+  // Two barriers per ring stage and per part of every Y buffer.
+  if constexpr (Plan::specialized)
+    CHECK(Plan::barrier_bytes == 8 * (2 * TestType::num_buffers + 2 * Plan::y_buffers * Plan::y_parts));
 }
 
 TEMPLATE_LIST_TEST_CASE("sm90 plan: warpgroup split and copy partitions", "[sm90][plan]", Sm90Policies) {
   using Plan = glukit::sm90::MainloopPlan<TestType>;
-  CHECK(Plan::tile_warpgroups * Plan::wg_slices * 64 == TestType::tile_m);  // cooperative: all consumers; ping-pong: one
+  CHECK(Plan::tile_warpgroups * 64 == TestType::tile_m);  // cooperative: all consumers; ping-pong: one
   // Arrivals that release a ring stage: one per consumer warp of the tile, in a cluster
   // of every block.
   CHECK(Plan::empty_arrivals == (Plan::cluster_m > 1 ? Plan::cluster_m * Plan::consumer_threads / 32
@@ -174,16 +182,14 @@ TEMPLATE_LIST_TEST_CASE("sm90 plan: every block's tile walk covers each output t
   }
 }
 
-TEST_CASE("sm90 plan: a ping-pong warpgroup computes a 128-row tile as two 64-row slices", "[sm90][plan]") {
-  using P128 = glukit::sm90::MainloopPlan<TmaPingpong128>;
+TEST_CASE("sm90 plan: a ping-pong warpgroup computes its 64-row tile alone", "[sm90][plan]") {
   using P64 = glukit::sm90::MainloopPlan<TmaPingpong>;
   using Coop = glukit::sm90::MainloopPlan<gp::WarpSpecializedTma<sm90a>>;
-  STATIC_REQUIRE(P128::wg_slices == 2);
-  STATIC_REQUIRE(P128::tile_consumer_threads == 128);  // one warpgroup releases a stage
-  STATIC_REQUIRE(P128::accumulators_per_thread == 128);
-  STATIC_REQUIRE(P64::wg_slices == 1);
-  STATIC_REQUIRE(Coop::wg_slices == 1);
+  STATIC_REQUIRE(P64::tile_consumer_threads == 128);  // one warpgroup releases a stage
+  STATIC_REQUIRE(P64::accumulators_per_thread == 96);
+  STATIC_REQUIRE(P64::empty_arrivals == 4);
   STATIC_REQUIRE(Coop::tile_consumer_threads == 256);
+  STATIC_REQUIRE(Coop::accumulators_per_thread == 96);
 }
 
 TEST_CASE("sm90 plan: the in-place epilogue fits the consumers' register budget", "[sm90][plan]") {

@@ -1,13 +1,13 @@
-// glukit_pingpong_probe: ping-pong consumers on 128 x 128 tiles (each warpgroup owns
-// whole tiles, two 64-row slices; one warpgroup's epilogue runs under the other's main
-// loop) against the shipped cooperative 128 x 192 kernel at the reference shapes (fp16,
-// B stored k x n, M = 1024, N = 21568, K = 256 / 512 / 1024), each with the GLU gate and
-// bias-only, cuBLAS GEMM alone in turns. Every launch reads the next of three input sets
-// (A, B, bias, Y; 2 x 44 MB of Y and output per set, so the L2 holds none of them from the
-// launch before). Each variant's output is compared first with the shipped kernel's of
-// the same epilogue (max |difference| / max |value|; the k order is the same, so 0 is
-// expected). Medians of 30 rounds after 8. `llm`: bf16, B n x k, at 2048 / 8192 x 14336 x
-// 4096 instead. Standalone; docs/perf-notes.md quotes it.
+// glukit_turns_probe: the shipped cooperative kernel (WarpSpecializedTma, 128 x 192) with
+// the GLU gate and bias-only, and its 128 x 128 form, against cuBLAS GEMM alone, launched
+// in turns, at the reference shapes (fp16, B stored k x n, M = 1024, N = 21568,
+// K = 256 / 512 / 1024). Every launch reads the next of three input sets (A, B, bias, Y;
+// 2 x 44 MB of Y and output per set, so the L2 holds none of them from the launch
+// before). The 128 x 128 kernel's output is compared first with the shipped kernel's
+// (max |difference| / max |value|; the k order is the same, so 0 is expected). Medians
+// of 30 rounds after 8. `llm`: bf16, B n x k, at 2048 / 8192 x 14336 x 4096 instead.
+// Builds of two libraries run one after the other in one device call make an A/B
+// (docs/perf-notes.md quotes it). Standalone.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -28,10 +28,7 @@ using glukit::arch::sm90a;
 using glukit_bench::DeviceBuffer;
 
 using Coop = glukit::policy::WarpSpecializedTma<sm90a>;
-using PP42 = glukit::policy::WarpSpecializedTmaPingpong128x128<sm90a>;  // 4 stages, 2 Y
-struct PP32 : PP42 {
-  static constexpr int num_buffers = 3;
-};
+using Coop128 = glukit::policy::WarpSpecializedTma128x128<sm90a>;
 template <class P>
 using BiasOnly = glukit::policy::WithEpilogue<P, glukit::epilogue::BiasOnly>;
 
@@ -77,23 +74,17 @@ bool run_shape(const glukit_bench::GemmShape& s, glukit::Layout layout, cudaStre
     return [&](T* o) { glukit_bench::require_ok(glukit::addmm_glu<P>(args(o), stream)); };
   };
   const auto coop = launch_of(std::type_identity<Coop>{});
-  const auto pp42 = launch_of(std::type_identity<PP42>{});
-  const auto pp32 = launch_of(std::type_identity<PP32>{});
+  const auto coop128 = launch_of(std::type_identity<Coop128>{});
   const auto coop_b = launch_of(std::type_identity<BiasOnly<Coop>>{});
-  const auto pp42_b = launch_of(std::type_identity<BiasOnly<PP42>>{});
-  compare("ping-pong 128 x 128, 4 stages, 2 Y", coop, pp42);
-  compare("ping-pong 128 x 128, 3 stages, 2 Y", coop, pp32);
-  compare("ping-pong 128 x 128 bias-only", coop_b, pp42_b);
+  compare("WarpSpecializedTma128x128", coop, coop128);
   const auto gemm = [&] {
     const int i = next++ % sets;
     glukit_bench::cublas_gemm_rowmajor(handle, {m, n, k}, a[i].get(), k, b[i].get(), nk ? k : n, c.get(), n, layout);
   };
   glukit_bench::print_in_turns(stream,
                                {{"WarpSpecializedTma (128 x 192)", [&] { coop(out.get()); }},
-                                {"ping-pong 128 x 128, 4 stages, 2 Y", [&] { pp42(out.get()); }},
-                                {"ping-pong 128 x 128, 3 stages, 2 Y", [&] { pp32(out.get()); }},
+                                {"WarpSpecializedTma128x128", [&] { coop128(out.get()); }},
                                 {"WarpSpecializedTma bias-only", [&] { coop_b(out.get()); }},
-                                {"ping-pong 128 x 128 bias-only", [&] { pp42_b(out.get()); }},
                                 {"cuBLAS GEMM", gemm}},
                                "cuBLAS GEMM");
   return ok;
