@@ -184,10 +184,11 @@ struct Epilogue : GlobalIo<P> {
   /// apply in place, warp-specialised, 64-column panels [P0, P1) of the tile: Y is read
   /// from the swizzled shared tile the producer loaded during the main loop with ldmatrix
   /// (four 8x8 blocks = two 8-column groups x both row halves of the fragment per
-  /// instruction; a panel's 4 ldmatrix.x4 are one batch), and the result is written back
-  /// over it with stmatrix, for store_rows_from_smem. The next panel's loads are issued
-  /// before the current one is written. bias_row: null when the bias is already in the
-  /// accumulators (or absent, or added with an earlier panel range).
+  /// instruction; a panel's 4 ldmatrix.x4 are issued together), and the result is written
+  /// back over it with stmatrix, for store_rows_from_smem. With Y the range is one panel
+  /// (a part of Plan::y_parts, waited for by the caller); without, Y reads as zeros.
+  /// bias_row: null when the bias is already in the accumulators (or absent, or added
+  /// with an earlier panel range).
   template <class YLayout, int P0 = 0, int P1 = ON / 64>
   GLUKIT_DEVICE void finish_in_place(float (&acc)[R], unsigned char* y_tile, const unsigned char* bias_row,
                                      std::int64_t m0) const {
@@ -208,31 +209,25 @@ struct Epilogue : GlobalIo<P> {
         for (int i = 0; i < 4; ++i) o[i] = gated_pair(acc, 2 * jj + (i >> 1), i & 1);
         stmatrix_x4(addr(jj), o);
       }
-      return;
-    }
-    std::uint32_t v[2][NB][4];
-    const auto load = [&](int batch) {
+    } else {
 #pragma unroll
-      for (int b = 0; b < NB; ++b) {
-        if constexpr (reads_y) ldmatrix_x4(addr(batch * NB + b), v[batch % 2][b]);
-        else v[batch % 2][b][0] = v[batch % 2][b][1] = v[batch % 2][b][2] = v[batch % 2][b][3] = 0u;
-      }
-    };
-    load(P0);
+      for (int pn = P0; pn < P1; ++pn) {
+        std::uint32_t v[NB][4] = {};
+        if constexpr (reads_y) {
 #pragma unroll
-    for (int batch = P0; batch < P1; ++batch) {
-      if (batch + 1 < P1) load(batch + 1);
-#pragma unroll
-      for (int b = 0; b < NB; ++b) {
-        const int jj = batch * NB + b;
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const int j = 2 * jj + (i >> 1), h = i & 1, k = 4 * j + 2 * h;
-          const float2 yv = unpack2<T>(v[batch % 2][b][i]);
-          const std::uint32_t o = pack2<T>(op(acc[k], yv.x), op(acc[k + 1], yv.y));
-          v[batch % 2][b][i] = o;
+          for (int b = 0; b < NB; ++b) ldmatrix_x4(addr(pn * NB + b), v[b]);
         }
-        stmatrix_x4(addr(jj), v[batch % 2][b]);
+#pragma unroll
+        for (int b = 0; b < NB; ++b) {
+          const int jj = pn * NB + b;
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            const int j = 2 * jj + (i >> 1), h = i & 1, k = 4 * j + 2 * h;
+            const float2 yv = unpack2<T>(v[b][i]);
+            v[b][i] = pack2<T>(op(acc[k], yv.x), op(acc[k + 1], yv.y));
+          }
+          stmatrix_x4(addr(jj), v[b]);
+        }
       }
     }
   }
