@@ -68,10 +68,6 @@ constexpr const char* element_name() {
 template <Element T>
 inline constexpr int significand_bits = std::same_as<T, half_t> ? 10 : 7;
 
-/// The 16-bit pattern of 1.0 in T (constant operands written as bits on the device).
-template <Element T>
-inline constexpr std::uint16_t one_bits = std::same_as<T, half_t> ? 0x3C00u : 0x3F80u;
-
 /// The 16-bit pattern of a value (tests poison memory with it; the kernels move bits).
 template <Element T>
 inline std::uint16_t bits_of(T v) {

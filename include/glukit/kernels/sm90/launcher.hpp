@@ -88,8 +88,8 @@ Params<P> make_params(const Args<P>& args, int workers) {
 }
 
 /// Tensor maps for the TMA producer: A, B, Y as 128-byte-swizzled 64-column boxes (B
-/// stored n x k: boxes of 64 rows of n by 64 k, read like A), the bias as unswizzled
-/// 64-element boxes of one row. Operands a launch does not touch stay unencoded.
+/// stored n x k: boxes of 64 rows of n by 64 k, read like A), the bias as one unswizzled
+/// row. Operands a launch does not touch stay unencoded.
 template <class P>
 Status encode_tensor_maps(const Args<P>& a, TensorMaps* maps) {
   using namespace arch::hopper;
@@ -105,7 +105,7 @@ Status encode_tensor_maps(const Args<P>& a, TensorMaps* maps) {
   }
   if (MainloopPlan<P>::reads_y) ok &= encode_tensor_map<T>(&maps->y, a.y, a.m, a.n, a.ldy, MainloopPlan<P>::a_rows, 64, true);
   if (a.bias != nullptr && !MainloopPlan<P>::gated)  // gated: copied by the Y producer
-    ok &= encode_tensor_map<T>(&maps->bias, a.bias, 1, a.n, (a.n + 7) / 8 * 8, 1, 64, false);
+    ok &= encode_tensor_map<T>(&maps->bias, a.bias, 1, a.n, (a.n + 7) / 8 * 8, 1, P::tile_n, false);
   return ok ? Status::success()
             : Status{StatusCode::runtime_error, "tensor maps: cuTensorMapEncodeTiled failed or is unavailable"};
 }

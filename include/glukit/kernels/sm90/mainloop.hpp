@@ -40,22 +40,4 @@ GLUKIT_DEVICE void mma_k_block(const SmemMultiBuffer<typename MainloopPlan<P>::B
   fence_accumulators(acc);
 }
 
-/// The tile's bias as one more k16 step (MainloopPlan::bias_mma): acc += ones x bias, from
-/// the constant ones tile (K-major, column 0 ones) and the bias tile beside Y (N-major,
-/// k-row 0 the bias, the other rows zeros); committed as one wgmma group. The bias tile is
-/// N-major whatever B's layout, so its wgmma is the N-major instance.
-template <class P>
-GLUKIT_DEVICE void mma_bias(const unsigned char* ones, const unsigned char* bias_tile,
-                            float (&acc)[MmaOf<P>::accumulators]) {
-  using Plan = MainloopPlan<P>;
-  using namespace arch::hopper;
-  const auto da = smem_desc_sw128(ones, 16, 1024);
-  const auto db = smem_desc_sw128(bias_tile, Plan::BiasMmaLayout::panel_bytes, 1024);
-  fence_accumulators(acc);
-  wgmma_fence();
-  Wgmma<P::tile_n, element_of<P>, false>::mma(acc, da, db, 1);
-  wgmma_commit();
-  fence_accumulators(acc);
-}
-
 }  // namespace glukit::sm90

@@ -185,6 +185,9 @@ struct MainloopPlan {
   using YLayout = Swizzle128B<a_rows, out_tile_n % 64 == 0 ? out_tile_n : 64>;
   using Buffers = std::conditional_t<bias_in_ring, MultiBufferPlan<P::num_buffers, ALayout, BLayout, BiasLayout>,
                                      MultiBufferPlan<P::num_buffers, ALayout, BLayout>>;
+  static constexpr int y_offset = Buffers::bytes;  ///< Y buffer 0, after the ring, 1024-aligned
+  static constexpr int y_stride = YLayout::bytes + align_up(P::tile_n * 2, 1024);  ///< one Y tile + its bias row (tile_n: gated, W's order)
+  static constexpr int y_bytes = stage_y ? y_buffers * y_stride : 0;
   /// Parts of a Y buffer with a full and an empty barrier of their own: each 64-column
   /// panel when the kernel reads Y, so the epilogue releases a panel as soon as it has
   /// stored it and the producer loads the next tile's Y there while the rest of the tile
@@ -192,57 +195,17 @@ struct MainloopPlan {
   /// and the output tile). The bias row belongs to part 0.
   static constexpr int y_parts = stage_y && reads_y ? YLayout::panels : 1;
   static constexpr int y_part_panels = YLayout::panels / y_parts;  ///< 64-column panels per part
-  /// A full and an empty mbarrier per stage (warp-specialised), then per part of each Y buffer.
-  static constexpr int barrier_bytes = specialized ? (2 * P::num_buffers + 2 * y_buffers * y_parts) * 8 : 0;
-  /// The bias as one more k16 step of the tile's MMA: acc += ones x bias, with A a
-  /// constant tile whose column 0 holds ones (OnesLayout, K-major like A, every other
-  /// element zero) and B a 16-row N-major tile whose k-row 0 is the tile's bias row and
-  /// whose other rows are zeros (BiasMmaLayout, beside Y in place of the plain bias row;
-  /// the producer's TMA or cp.async writes row 0 of each 64-column panel, an unswizzled
-  /// 128-byte run). Each product is 1 x bias, exact in fp32, and the epilogue has no bias
-  /// to load, convert and add (24 shared loads, 48 conversions and 96 additions per
-  /// thread and 128 x 192 tile) for one m64nNk16 wgmma per tile. For the kernels that
-  /// stage Y with the bias beside it, gated ones excepted (their bias runs in W's row
-  /// order are copied with plain stores and added in the epilogue), where the 8 KiB
-  /// ones tile and the larger bias tiles fit beside the ring; a policy without that room
-  /// adds the bias in the epilogue.
-  using OnesLayout = Swizzle128B<traits::mma_m, 64>;
-  using BiasMmaLayout = Swizzle128B<traits::mma_k, P::tile_n>;
-  /// The bias beside a Y tile: BiasMmaLayout with bias_mma, else one row (tile_n: gated, W's order).
-  static constexpr int y_bias_bytes_of(bool with_mma) {
-    return with_mma ? BiasMmaLayout::bytes : align_up(P::tile_n * 2, 1024);
-  }
-  /// Dynamic shared memory (the ring, the Y buffers, the ones tile with bias_mma, slack to
-  /// align the ring's base to 1024 bytes, the barriers), with or without bias_mma.
-  static constexpr int smem_bytes_of(bool with_mma) {
-    return Buffers::bytes + (stage_y ? y_buffers * (YLayout::bytes + y_bias_bytes_of(with_mma)) : 0) +
-           (with_mma ? OnesLayout::bytes : 0) + Buffers::max_alignment + barrier_bytes;
-  }
-  static constexpr bool bias_mma = stage_y && !gated && !bias_in_ring &&
-                                   smem_bytes_of(true) <= traits::smem_bytes_per_block;
-  static constexpr int y_offset = Buffers::bytes;  ///< Y buffer 0, after the ring, 1024-aligned
-  static constexpr int y_bias_bytes = y_bias_bytes_of(bias_mma);
-  static constexpr int y_stride = YLayout::bytes + y_bias_bytes;  ///< one Y tile + its bias
-  static constexpr int y_bytes = stage_y ? y_buffers * y_stride : 0;
-  /// The ones tile of bias_mma, after the Y buffers (1024-aligned), then the barriers.
-  static constexpr int ones_offset = y_offset + y_bytes;
-  static constexpr int ones_bytes = bias_mma ? OnesLayout::bytes : 0;
-  static constexpr int barrier_offset = ones_offset + ones_bytes;
-  static constexpr int smem_bytes = smem_bytes_of(bias_mma);
-  /// Where the bias's 64-element TMA box (or 16-byte cp.async chunk) i lands from the
-  /// start of the bias: beside Y with bias_mma, row 0 of BiasMmaLayout's panel i (chunk:
-  /// 8 per panel); otherwise one plain row.
-  GLUKIT_HOST_DEVICE static constexpr int bias_box_offset(int i) {
-    return bias_mma ? i * BiasMmaLayout::panel_bytes : i * 128;
-  }
-  GLUKIT_HOST_DEVICE static constexpr int bias_chunk_offset(int c) { return bias_box_offset(c / 8) + (c % 8) * 16; }
-  static constexpr int bias_boxes = P::tile_n / 64;
-  /// Offsets from the ring's base of Y buffer b and of the bias beside it.
+  /// Offsets from the ring's base of Y buffer b and of the bias row beside it.
   GLUKIT_HOST_DEVICE static constexpr int y_tile_offset(int b) { return y_offset + b * y_stride; }
   GLUKIT_HOST_DEVICE static constexpr int y_bias_offset(int b) { return y_tile_offset(b) + YLayout::bytes; }
   using ACopy = CopyPartition<P::tile_m, P::tile_k, ring_copy_threads>;
   using BCopy = CopyPartition<BLayout::rows, BLayout::cols, ring_copy_threads>;
   using Pipeline = MultistagePlan<P::num_buffers>;
+  /// Dynamic shared memory: the ring plus slack to align its base to 1024 bytes.
+  /// Warp-specialised: a full and an empty mbarrier per stage after the ring, then a
+  /// full and an empty mbarrier per part of each Y buffer (y_parts).
+  static constexpr int barrier_bytes = specialized ? (2 * P::num_buffers + 2 * y_buffers * y_parts) * 8 : 0;
+  static constexpr int smem_bytes = Buffers::bytes + y_bytes + Buffers::max_alignment + barrier_bytes;
   /// Bytes one ring stage receives from TMA (full boxes, edge tiles included), without
   /// and with the bias row of a tile's first k-block.
   static constexpr int stage_tx_bytes = (a_rows + P::tile_n) * P::tile_k * 2;

@@ -35,8 +35,6 @@ struct WsCommon {
     GLUKIT_DEVICE unsigned char* y_tile(int b) const { return base + Plan::y_tile_offset(b); }
     /// The tile's bias row beside Y, when bias_beside_y().
     GLUKIT_DEVICE unsigned char* y_bias(int b) const { return base + Plan::y_bias_offset(b); }
-    /// The constant ones tile, when Plan::bias_mma.
-    GLUKIT_DEVICE unsigned char* ones() const { return base + Plan::ones_offset; }
   };
 
   /// The tile walk: a cluster of CM blocks takes slots first_slot(), + slot_stride(), ...

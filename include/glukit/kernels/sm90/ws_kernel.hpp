@@ -71,9 +71,8 @@ struct WsKernel : WsProducer<P> {
     using namespace arch::hopper;
     const typename Base::YSlot ys = y_slot(li);
     unsigned char* y_tile = sh.y_tile(ys.buffer);
-    // The bias row comes with part 0 (the producer refills it only once part 0 is released);
-    // with Plan::bias_mma it is in the accumulators already.
-    unsigned char* bias_row = !Plan::bias_mma && bias_beside_y(p) ? sh.y_bias(ys.buffer) : nullptr;
+    // The bias row comes with part 0 (the producer refills it only once part 0 is released).
+    unsigned char* bias_row = bias_beside_y(p) ? sh.y_bias(ys.buffer) : nullptr;
     // A warp whose 16 rows lie past the tile's a_rows (Plan::a_rows) has nothing to store;
     // it still waits for and releases every part.
     const bool stores = Plan::a_rows == P::tile_m || (tid % 128) / 32 * 16 < Plan::a_rows;
@@ -156,18 +155,6 @@ struct WsKernel : WsProducer<P> {
       if constexpr (Plan::pingpong)
         if (li + 1 < block_tiles) named_barrier_arrive<2 * 128>(2 + (cwg + 1) % turns);
       next_tc = tile_at(slot + own_stride);
-      if constexpr (Plan::bias_mma) {
-        // The bias (zeros without one) as one more k-step, once part 0 of the tile's Y
-        // buffer (which carries it) has landed; the last k-block's stage is released as
-        // soon as its wgmma is done.
-        const typename Base::YSlot ys = y_slot(li);
-        mbarrier_wait(&sh.y_full[ys.bar(0)], ys.phase);
-        mma_bias<P>(sh.ones(), sh.y_bias(ys.buffer), acc);
-        wgmma_wait<1>();
-        fence_accumulators(acc);
-        if (release >= 0) release_stage(sh, release);
-        release = -1;
-      }
       wgmma_wait<0>();
       fence_accumulators(acc);
       if (release >= 0) release_stage(sh, release);
@@ -180,25 +167,10 @@ struct WsKernel : WsProducer<P> {
     }
   }
 
-  /// Plan::bias_mma: the constant ones tile (1 in column 0 of every row, zeros elsewhere)
-  /// and every Y buffer's bias tile as zeros (the producer fills its row 0 per tile; no
-  /// bias leaves it zero), by all the block's threads before its first barrier.
-  GLUKIT_DEVICE static void init_bias_mma_tiles(const Shared& sh, int tid) {
-    using O = typename Plan::OnesLayout;
-    const std::uint32_t one = one_bits<element_of<P>>;
-    for (int c = tid; c < O::bytes / 16; c += Plan::threads) {
-      const bool has_one = static_cast<int>(O::offset(c * 16 / O::row_bytes, 0) / 16) == c;
-      arch::hopper::st_shared_128(sh.ones() + 16 * c, make_uint4(has_one ? one : 0u, 0u, 0u, 0u));
-    }
-    for (int b = 0; b < YB; ++b)
-      for (int c = tid; c < Plan::BiasMmaLayout::bytes / 16; c += Plan::threads)
-        arch::hopper::st_shared_128(sh.y_bias(b) + 16 * c, make_uint4(0u, 0u, 0u, 0u));
-  }
-
   GLUKIT_DEVICE static void run(const Params<P>& p) {
     extern __shared__ unsigned char smem_raw[];
     const Ring ring = Ring::from_raw(smem_raw);
-    auto* bar = reinterpret_cast<std::uint64_t*>(ring.base + Plan::barrier_offset);
+    auto* bar = reinterpret_cast<std::uint64_t*>(ring.base + Plan::Buffers::bytes + Plan::y_bytes);
     const Shared sh{ring, ring.base, bar, bar + S, bar + 2 * S, bar + 2 * S + YB * Base::YP};
     const int tid = static_cast<int>(threadIdx.x);
     if constexpr (Plan::tma) {
@@ -218,12 +190,8 @@ struct WsKernel : WsProducer<P> {
       }
       arch::hopper::fence_mbarrier_init();
     }
-    if constexpr (Plan::bias_mma) {
-      init_bias_mma_tiles(sh, tid);
-      arch::hopper::fence_proxy_async_shared();  // st.shared (generic) -> wgmma, TMA (async proxy)
-    }
     // The barriers are initialised before any block of the cluster arrives on them or
-    // multicasts into this block (and the bias_mma tiles written before any is read or filled).
+    // multicasts into this block.
     if constexpr (CM > 1) arch::hopper::cluster_sync();
     else __syncthreads();
     if (tid < Plan::copy_threads) {

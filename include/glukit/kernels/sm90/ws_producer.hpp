@@ -21,15 +21,14 @@ struct WsProducer : WsCommon<P> {
   using Base::BM, Base::BN, Base::BK, Base::CM;
   using Base::first_slot, Base::slot_stride, Base::tile_row, Base::y_slot, Base::bias_beside_y;
 
-  /// The bias row of a tile (cols_valid of BN valid) into shared memory (chunk c at
-  /// Plan::bias_chunk_offset(c)), cp.async for whole chunks; a partial chunk element by
-  /// element, as the bias has exactly n elements (compute-sanitizer reported a short
-  /// cp.async as a 16-byte read past it).
+  /// The bias row of a tile (cols_valid of BN valid) into shared memory, cp.async for
+  /// whole chunks; a partial chunk element by element, as the bias has exactly n
+  /// elements (compute-sanitizer reported a short cp.async as a 16-byte read past it).
   GLUKIT_DEVICE static void copy_bias_row(unsigned char* dst_row, const element_of<P>* bias, int cols_valid, int tid,
                                           int threads) {
     for (int c = tid; c < BN / 8; c += threads) {
       const int cols = cols_valid - 8 * c;
-      unsigned char* dst = dst_row + Plan::bias_chunk_offset(c);
+      unsigned char* dst = dst_row + 16 * c;
       if (cols >= 8) {
         arch::hopper::cp_async_16(dst, bias + 8 * c, 16);
       } else {
@@ -95,15 +94,6 @@ struct WsProducer : WsCommon<P> {
     }
   }
 
-  /// The tile's bias row at output column n0 by TMA, one 64-element box per 64-column
-  /// panel (box i at Plan::bias_box_offset(i): one row, or row 0 of the bias_mma tile's
-  /// panels), completing on `full`.
-  GLUKIT_DEVICE static void load_bias_tma(const Params<P>& p, unsigned char* dst, std::uint64_t* full, int n0) {
-#pragma unroll
-    for (int i = 0; i < Plan::bias_boxes; ++i)
-      arch::hopper::tma_load_2d(dst + Plan::bias_box_offset(i), &p.maps.bias, full, n0 + 64 * i, 0);
-  }
-
   /// Ring producer, TMA: one thread announces each stage's bytes on its full barrier
   /// and issues the boxes (A: a_rows x 64 per 64-wide k panel; B: 64-column panels).
   GLUKIT_DEVICE static void produce_ring_tma(const Params<P>& p, const Shared& sh) {
@@ -135,7 +125,7 @@ struct WsProducer : WsCommon<P> {
           }
         }
         if constexpr (Plan::bias_in_ring)
-          if (with_bias) load_bias_tma(p, sh.ring.template tile<2>(st.index), &sh.full[st.index], n0);
+          if (with_bias) tma_load_2d(sh.ring.template tile<2>(st.index), &p.maps.bias, &sh.full[st.index], n0, 0);
         ++st;
       }
     }
@@ -165,7 +155,7 @@ struct WsProducer : WsCommon<P> {
         if (Plan::reads_y || part_bias) {
           mbarrier_arrive_expect_tx(full, (Plan::reads_y ? Plan::y_part_tx_bytes : 0) +
                                               (part_bias ? Plan::bias_tx_bytes : 0));
-          if (part_bias) load_bias_tma(p, sh.y_bias(ys.buffer), full, static_cast<int>(tc.n * BN));
+          if (part_bias) tma_load_2d(sh.y_bias(ys.buffer), &p.maps.bias, full, static_cast<int>(tc.n * BN), 0);
         }
         if constexpr (Plan::reads_y) {
 #pragma unroll
@@ -200,8 +190,6 @@ struct WsProducer : WsCommon<P> {
       if (bias_beside_y(p)) copy_bias_row(sh.y_bias(ys.buffer), args.bias + n0, cols, ytid, Plan::y_copy_threads);
       CY::commit();
       CY::template wait<0>();
-      // bias_mma: wgmma reads the bias tile, and a partial chunk was written with st.shared.
-      if constexpr (Plan::bias_mma) arch::hopper::fence_proxy_async_shared();
       for (int part = 0; part < Base::YP; ++part) arch::hopper::mbarrier_arrive(&sh.y_full[ys.bar(part)]);
     }
   }

@@ -83,25 +83,6 @@ TEMPLATE_LIST_TEST_CASE("sm90 plan: shared-memory layout meets wgmma and TMA ali
       CHECK(bias + TestType::tile_n * 2 <= y + Plan::y_stride);  // ... nor the next buffer
     }
   }
-  if constexpr (Plan::bias_mma) {
-    // The bias k-step's operands: the ones tile and each bias tile are wgmma operands
-    // (1024-byte swizzle atoms) and lie after the Y buffers / beside their Y tile, before
-    // the barriers; each bias TMA box (64 elements) lands in row 0 of its own panel.
-    CHECK(Plan::ones_offset % 1024 == 0);
-    CHECK(Plan::ones_offset == Plan::y_offset + Plan::y_bytes);
-    CHECK(Plan::barrier_offset == Plan::ones_offset + Plan::OnesLayout::bytes);
-    CHECK(Plan::OnesLayout::rows == 64);  // one warpgroup's m64 operand
-    CHECK(Plan::BiasMmaLayout::rows == 16);  // one k16 step
-    for (int b = 0; b < Plan::y_buffers; ++b) CHECK(Plan::y_bias_offset(b) % 1024 == 0);
-    for (int i = 0; i < Plan::bias_boxes; ++i) {
-      CHECK(static_cast<int>(Plan::BiasMmaLayout::offset(0, 64 * i)) == Plan::bias_box_offset(i));
-      for (int c = 0; c < 8; ++c)  // the 16-byte chunks of the cp.async copy: unswizzled row 0
-        CHECK(static_cast<int>(Plan::BiasMmaLayout::offset(0, 64 * i + 8 * c)) == Plan::bias_chunk_offset(8 * i + c));
-    }
-  } else {
-    CHECK(Plan::ones_bytes == 0);
-    for (int c = 0; c < TestType::tile_n / 8; ++c) CHECK(Plan::bias_chunk_offset(c) == 16 * c);  // one plain row
-  }
   // Everything, with the alignment slack and the barriers, fits one block.
   CHECK(Plan::smem_bytes <= glukit::arch_traits<sm90a>::smem_bytes_per_block);
   CHECK(Plan::smem_bytes >= B::bytes + Plan::y_bytes + Plan::barrier_bytes);
@@ -218,14 +199,7 @@ TEST_CASE("sm90 plan: the in-place epilogue fits the consumers' register budget"
   STATIC_REQUIRE(Tma::launch_register_budget == 168);  // 65 536 / 384 threads, rounded down to 8
   STATIC_REQUIRE(Tma::register_budget == 232);         // the consumers' setmaxnreg target
   STATIC_REQUIRE(Tma::y_producer_tid == 64);           // warp 2's first lane
-  STATIC_REQUIRE(!Tma::bias_in_ring);                  // the shipped kernel stages it beside Y ...
-  STATIC_REQUIRE(Tma::bias_mma);                       // ... and adds it as one more k-step
-  // A policy without room for the ones tile and the bias tiles adds the bias in the
-  // epilogue: two 192-column Y buffers beside 3 stages.
-  STATIC_REQUIRE(!glukit::sm90::MainloopPlan<WsCpAsyncV4TwoY>::bias_mma);
-  STATIC_REQUIRE(glukit::sm90::MainloopPlan<WsCpAsyncV4TwoY>::smem_bytes_of(true) >
-                 glukit::arch_traits<sm90a>::smem_bytes_per_block);
-  STATIC_REQUIRE(!glukit::sm90::MainloopPlan<gp::V4FusedEpilogue<sm90a>>::bias_mma);  // no Y staged
+  STATIC_REQUIRE(!Tma::bias_in_ring);                  // the shipped kernel stages it beside Y
 }
 
 TEST_CASE("sm90 plan: the raster's group size may depend on K", "[sm90][plan]") {
@@ -319,7 +293,6 @@ TEMPLATE_TEST_CASE("gated plans: half-width output tiles over n, W's runs as the
       STATIC_REQUIRE(Plan::out_tile_n * 2 == P::tile_n);
       STATIC_REQUIRE(!Plan::reads_y);
       STATIC_REQUIRE(!Plan::bias_in_accumulator);  // staged beside the output tile instead
-      STATIC_REQUIRE(!Plan::bias_mma);             // and added in the epilogue (W's row order)
       STATIC_REQUIRE(Plan::YLayout::cols == Plan::out_tile_n);
       STATIC_REQUIRE(glukit::sm90::check_policy<typename Plan::BoundPolicy>());
       // The schedule counts output columns: n = 1000 in tiles of out_tile_n.
