@@ -228,3 +228,53 @@ TEMPLATE_LIST_TEST_CASE("back-to-back launches keep the mbarrier phases right", 
     check_output_matches(out, pr->s, reference_of(pr->host_args()));
   }
 }
+
+/// Stream-K (the decode policies): tiles cut between blocks (one k-block per block when
+/// the tiles' k-blocks are fewer than the SMs, several pieces per tile otherwise, a
+/// partial last k-block), against the fp64 reference, with and without bias; the sums of
+/// the pieces in a fixed order, so bitwise the same at every run; launches on several
+/// streams at once each with their own workspace.
+TEST_CASE("stream-K decode: tiles cut between blocks", "[gpu][stream_k][sanitize]") {
+  using Decode = policy::WarpSpecializedTmaDecode16x128<arch::sm90a>;
+  STATIC_REQUIRE(sm90::MainloopPlan<Bound<Decode, Problem<half_t, Layout::row_major>>>::stream_k);
+  for (const Shape& s : {Shape{16, 1000, 4096}, Shape{1, 200, 8136}, Shape{16, 8200, 520, 520, 8208, 8216, 8224},
+                         Shape{7, 640, 64}, Shape{16, 21568, 1000}}) {
+    Shape nk = s;
+    nk.b_layout = Layout::col_major;
+    nk.ldb = 0;
+    check_problem<Decode, epilogue::GluGate, half_t>(s);
+    check_problem<Decode, epilogue::GluGate, bfloat16_t>(nk);
+    Shape no_bias = s;
+    no_bias.bias = false;
+    check_problem<policy::WithEpilogue<Decode, epilogue::BiasOnly>, epilogue::BiasOnly, bfloat16_t>(no_bias);
+  }
+  TestProblem pr({16, 3000, 2048}, fresh_seed());
+  REQUIRE(addmm_glu<Decode>(pr.device_args()).ok());
+  GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+  const auto first = pr.dout.download();
+  for (int run = 0; run < 3; ++run) {
+    pr.dout.poison();
+    REQUIRE(addmm_glu<Decode>(pr.device_args()).ok());
+    GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+    const auto again = pr.dout.download();
+    REQUIRE(std::memcmp(first.data(), again.data(), first.size() * sizeof(half_t)) == 0);
+  }
+  constexpr int lanes = 4;
+  std::vector<std::unique_ptr<TestProblem>> problems;
+  std::vector<cudaStream_t> streams(lanes);
+  for (int i = 0; i < lanes; ++i) {
+    problems.push_back(std::make_unique<TestProblem>(Shape{16 - i, 1500 + 8 * i, 1024 + 64 * i}, fresh_seed()));
+    GLUKIT_CHECK_CUDA(cudaStreamCreateWithFlags(&streams[i], cudaStreamNonBlocking));
+  }
+  for (int rep = 0; rep < 3; ++rep)
+    for (int i = 0; i < lanes; ++i) REQUIRE(addmm_glu<Decode>(problems[i]->device_args(), streams[i]).ok());
+  for (int i = 0; i < lanes; ++i) {
+    INFO("lane " << i << " seed=" << problems[i]->seed);
+    GLUKIT_CHECK_CUDA(cudaStreamSynchronize(streams[i]));
+    const auto out = problems[i]->dout.download();
+    CHECK(count_unwritten(out, problems[i]->s) == 0);
+    check_output_matches(out, problems[i]->s, reference_of(problems[i]->host_args()));
+    GLUKIT_CHECK_CUDA(cudaStreamDestroy(streams[i]));
+  }
+  GLUKIT_CHECK_CUDA(cudaGetLastError());
+}
