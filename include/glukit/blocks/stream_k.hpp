@@ -1,14 +1,12 @@
-// Stream-K work split for the last partial wave: `workers` persistent workgroups take
-// the tiles of the full waves whole (worker w: tiles w, w + workers, ...), then share
-// the remaining tiles' tiles x k_blocks units (a tile's k-blocks in order, the tiles in
-// schedule order) in contiguous ranges of equal length (to one unit), so every worker
-// streams the same share of the operands whatever the tile count. A worker's walk is a
-// list of segments (tile, [kb0, kb1)): its whole tiles, then in its split range a tail
-// of the tile the range starts in, whole tiles, and a head (kb0 = 0) of the tile it
-// ends in. The piece of a tile that holds k-block 0 finishes the tile: it is its
-// worker's last segment, while every other piece of the tile is the first split
-// segment of a later worker, so the finisher waits only for work its helpers did
-// before their own heads (no cycles between co-resident workers). A tile is whole
+// Stream-K work split: `workers` persistent workgroups share the tiles x k_blocks
+// units of a launch (a tile's k-blocks in order, the tiles in schedule order) in
+// contiguous ranges of equal length (to one unit), so every worker streams the same
+// share of the operands whatever the tile count. A worker's range is a list of
+// segments (tile, [kb0, kb1)): a tail of the tile its range starts in, whole tiles,
+// and a head (kb0 = 0) of the tile it ends in. The piece of a tile that holds k-block
+// 0 finishes the tile: it is its worker's last segment, while every other piece of
+// the tile is the first segment of a later worker, so the finisher waits only for
+// work its workers did first (no cycles between co-resident workers). A tile is whole
 // when one segment holds all its k-blocks.
 // Host and device call the same constexpr functions (the launcher sizes the
 // partial-sum workspace from them, the kernel walks them); tests check that the
@@ -33,21 +31,14 @@ struct StreamKPlan {
   std::int64_t tiles = 0;
   int k_blocks = 0;
   std::int64_t workers = 1;
-  /// Tiles before it are dealt out whole (worker w: tiles w, w + workers, ...): the full
-  /// waves; only the tiles from it on (the last, partial wave) are split.
-  std::int64_t split_from = 0;
 
-  /// Units of the split part.
-  GLUKIT_HOST_DEVICE constexpr std::int64_t units() const { return (tiles - split_from) * k_blocks; }
-  /// First unit of worker w's split range (begin(workers) is the last unit + 1), counted
-  /// from the first tile, without overflowing w x units.
+  GLUKIT_HOST_DEVICE constexpr std::int64_t units() const { return tiles * k_blocks; }
+  /// First unit of worker w (begin(workers) == units()), without overflowing w x units.
   GLUKIT_HOST_DEVICE constexpr std::int64_t begin(std::int64_t w) const {
     const std::int64_t q = units() / workers, r = units() % workers;
-    return split_from * k_blocks + q * w + r * w / workers;
+    return q * w + r * w / workers;
   }
-  /// Does worker w's split range hold a unit?
-  GLUKIT_HOST_DEVICE constexpr bool holds_piece(std::int64_t w) const { return begin(w) < begin(w + 1); }
-  /// Worker w's segment that starts at unit u of the split part (invalid at its range's end).
+  /// Worker w's segment that starts at unit u (invalid at the range's end).
   GLUKIT_HOST_DEVICE constexpr StreamKSegment segment_at(std::int64_t w, std::int64_t u) const {
     if (w < 0 || w >= workers || k_blocks <= 0) return {};  // a block past the plan's workers walks nothing
     const std::int64_t end = begin(w + 1);
@@ -58,25 +49,17 @@ struct StreamKPlan {
     const int kb1 = left < k_blocks - kb0 ? kb0 + static_cast<int>(left) : k_blocks;
     return {tile, kb0, kb1};
   }
-  GLUKIT_HOST_DEVICE constexpr StreamKSegment first(std::int64_t w) const {
-    if (w >= 0 && w < split_from && w < workers && k_blocks > 0) return {w, 0, k_blocks};
-    return segment_at(w, begin(w));
-  }
+  GLUKIT_HOST_DEVICE constexpr StreamKSegment first(std::int64_t w) const { return segment_at(w, begin(w)); }
   GLUKIT_HOST_DEVICE constexpr StreamKSegment next(std::int64_t w, const StreamKSegment& s) const {
-    if (s.tile < split_from) {
-      const std::int64_t t = s.tile + workers;
-      return t < split_from ? StreamKSegment{t, 0, k_blocks} : segment_at(w, begin(w));
-    }
     return segment_at(w, s.tile * k_blocks + s.kb1);
   }
-  /// Does worker w leave partial sums (its split range starts inside a tile)? It does so
-  /// from its first split segment, before any later work.
+  /// Is worker w's first segment a piece another worker finishes (its range starts inside
+  /// a tile)? Such a worker leaves its partial sums in its slot of the workspace.
   GLUKIT_HOST_DEVICE constexpr bool leaves_partial(std::int64_t w) const {
-    return w > 0 && w < workers && k_blocks > 0 && holds_piece(w) && begin(w) % k_blocks != 0;
+    return w > 0 && w < workers && k_blocks > 0 && begin(w) % k_blocks != 0 && begin(w) < units();
   }
-  /// The last worker after w (the finisher of `tile`) whose split range starts inside the
-  /// tile: workers w + 1 .. last_helper(w, tile) that hold a piece (holds_piece) hold the
-  /// tile's later pieces, each its first split segment (none when it returns w).
+  /// The workers after w (the finisher of `tile`) that hold its later pieces: w + 1 ..
+  /// last_helper(w, tile), each through its first segment (none when it returns w).
   GLUKIT_HOST_DEVICE constexpr std::int64_t last_helper(std::int64_t w, std::int64_t tile) const {
     std::int64_t h = w;
     while (h + 1 < workers && begin(h + 1) < (tile + 1) * k_blocks) ++h;
@@ -84,13 +67,11 @@ struct StreamKPlan {
   }
 };
 
-/// A stream-K plan over `workers` workers: the full waves of tiles whole, the last
-/// partial wave split (all of it when the tiles are fewer than the workers, then over at
-/// most one worker per unit). With the tiles a whole number of waves nothing is split.
+/// A stream-K plan over `workers` workers, at most one per unit.
 GLUKIT_HOST_DEVICE constexpr StreamKPlan make_stream_k(std::int64_t tiles, int k_blocks, std::int64_t workers) {
-  std::int64_t w = workers > 0 ? workers : 1;
-  if (tiles < w && tiles * k_blocks < w) w = tiles * k_blocks > 0 ? tiles * k_blocks : 1;
-  return {tiles, k_blocks, w, tiles / w * w};
+  const std::int64_t units = tiles * k_blocks;
+  const std::int64_t w = workers < units ? workers : units;
+  return {tiles, k_blocks, w > 0 ? w : 1};
 }
 
 }  // namespace glukit

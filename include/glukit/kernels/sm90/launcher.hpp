@@ -98,15 +98,14 @@ constexpr std::int64_t stream_k_workspace_bytes(const Params<P>& p) {
   using Plan = MainloopPlan<P>;
   return p.stream_k.workers * (std::int64_t{Plan::partial_floats} * 4 + std::int64_t{Plan::partial_flags} * 8);
 }
-/// A value no earlier launch of the process wrote to a stream-K flag, never 0 (a flag's
-/// "not yet"): a random odd start (a workspace's memory may hold anything from before)
-/// counted up by 2 launch by launch.
+/// A value no earlier launch of the process wrote to a stream-K flag: a random start
+/// (a workspace's memory may hold anything) counted up launch by launch.
 inline unsigned long long next_stream_k_epoch() {
   static std::atomic<unsigned long long> epoch{[] {
     std::random_device rd;
     return (static_cast<unsigned long long>(rd()) << 32 | rd()) | 1ull;
   }()};
-  return epoch.fetch_add(2, std::memory_order_relaxed);
+  return epoch.fetch_add(1, std::memory_order_relaxed);
 }
 
 /// Tensor maps for the TMA producer: A, B, Y as 128-byte-swizzled 64-column boxes (B
@@ -163,7 +162,7 @@ struct BackendLauncher<P, Backend::cuda> {
     // Stream-K: the partial sums' workspace, stream-ordered (allocated before the launch
     // and freed after it on the same stream, so concurrent launches never share one).
     void* workspace = nullptr;
-    if (stream_k && params.stream_k.units() > 0 && params.stream_k.workers > 1) {
+    if (stream_k && params.stream_k.workers > 1) {
       const std::int64_t bytes = sm90::stream_k_workspace_bytes<P>(params);
       if (error_t e = scratch_alloc(&workspace, static_cast<std::size_t>(bytes), stream); e != success)
         return {StatusCode::runtime_error, error_string(e)};

@@ -72,9 +72,9 @@ struct MainloopPlan {
     else return int(P::tile_m);
   }();
   /// Optional policy member stream_k (default false; ping-pong kernels): the persistent
-  /// blocks take the full waves of tiles whole and share the last, partial wave's tiles x
-  /// k-blocks in equal contiguous ranges (blocks/stream_k.hpp), so every SM streams the
-  /// same share of the weight whatever the tile count; a tile cut between blocks is
+  /// blocks share the launch's tiles x k-blocks in equal contiguous ranges (blocks/
+  /// stream_k.hpp) instead of taking whole tiles in turn, so every SM streams the same
+  /// share of the weight whatever the tile count; a tile cut between two blocks is
   /// finished by the block holding its k-block 0, which adds the other pieces' fp32
   /// partial sums (left in a stream-ordered workspace, one slot per block) in block
   /// order before the epilogue. For decode, where the weight's streaming is the time.

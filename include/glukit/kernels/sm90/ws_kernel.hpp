@@ -214,7 +214,6 @@ struct WsKernel : WsProducer<P> {
     const int t = tid % 128;
     const std::int64_t last = p.stream_k.last_helper(blockIdx.x, g.tile);
     for (std::int64_t h = blockIdx.x + 1; h <= last; ++h) {
-      if (!p.stream_k.holds_piece(h)) continue;  // an empty split range (fewer units than blocks)
       while (arch::hopper::ld_acquire_gpu(&p.partial_flags[h * Plan::partial_flags + t / 32]) != p.epoch) {
       }
       const auto* slot = reinterpret_cast<const float4*>(p.partials + h * Plan::partial_floats);
@@ -249,12 +248,6 @@ struct WsKernel : WsProducer<P> {
       }
       arch::hopper::fence_mbarrier_init();
     }
-    // Stream-K: this block's flags read "not yet" (0; an epoch is never 0) before the block
-    // publishes in them (ordered by the barrier below), so no finisher reads memory nothing
-    // wrote in this launch once the block has started.
-    if constexpr (Plan::stream_k)
-      if (p.partial_flags != nullptr && tid < Plan::partial_flags && blockIdx.x < p.stream_k.workers)
-        p.partial_flags[blockIdx.x * Plan::partial_flags + tid] = 0;
     // The barriers are initialised before any block of the cluster arrives on them or
     // multicasts into this block.
     if constexpr (CM > 1) arch::hopper::cluster_sync();

@@ -149,11 +149,6 @@ struct WsProducer : WsCommon<P> {
       for (int part = 0; part < Base::YP; ++part) {
         std::uint64_t* full = &sh.y_full[ys.bar(part)];
         mbarrier_wait(&sh.y_empty[ys.bar(part)], ys.phase ^ 1u);
-        if constexpr (Plan::stream_k)
-          if (!g.finishes()) {  // a piece another block finishes: no epilogue, nothing to load
-            mbarrier_arrive(full);
-            continue;
-          }
         const bool part_bias = part == 0 && with_bias;
         if constexpr (Plan::gated) {  // no Y; the bias by plain copies, released by the arrival
           if (part_bias) copy_gated_bias_row(p, sh.y_bias(ys.buffer), tc.n * Plan::out_tile_n);
