@@ -139,23 +139,6 @@ TEST_CASE("gated projection: the SwiGLU default without an operation named", "[g
                                             [](const auto& args) { return gated_projection(args); });
 }
 
-TEST_CASE("gated projection, stream-K decode: tiles cut between blocks", "[gated][stream_k][sanitize]") {
-  // 16 x 1000 x 4096: 16 tiles of 64 k-blocks over the SMs, each tile in about 8 pieces;
-  // 3 x 333 x 8136: 6 tiles, a partial last k-block; 16 x 8200 x 520: whole tiles and cut ones.
-  using Decode = policy::GatedTmaDecode16x128<arch::sm90a>;
-  // (The interleaved order takes n in whole 64-row blocks.)
-  for (GateLayout layout : {GateLayout::stacked, GateLayout::interleaved}) {
-    const bool st = layout == GateLayout::stacked;
-    for (const GatedShape& s : {GatedShape{16, st ? 1000 : 1024, 4096, 0, 0, 0, true, layout},
-                                GatedShape{3, st ? 333 : 320, 8136, 0, 0, 0, false, layout},
-                                GatedShape{16, st ? 8200 : 8192, 520, 528, 536, 8208, true, layout}}) {
-      const auto run = [](const auto& args) { return gated_projection<Decode>(args); };
-      check_gated<epilogue::SwiGlu, bfloat16_t>(Decode::name(), s, run);
-      check_gated<epilogue::SwiGlu, half_t>(Decode::name(), s, run);
-    }
-  }
-}
-
 TEST_CASE("gated projection: k = 0 gives op(b_g, b_u); m = 0 and n = 0 launch nothing", "[gated]") {
   check_gated<epilogue::SwiGlu, bfloat16_t>("default", GatedShape{130, 70, 0, 8, 8, 0, true},
                                             [](const auto& args) { return gated_projection(args); });

@@ -181,7 +181,6 @@ struct WarpSpecializedTmaDecode16x128 : WarpSpecializedTmaPingpong64x128<Arch> {
   static constexpr const char* name() { return "WarpSpecializedTmaDecode16x128"; }
   static constexpr int a_rows = 16;
   static constexpr int num_buffers = 10;
-  static constexpr bool stream_k = true;
 };
 
 /// The gated projection's kernels (glukit::gated_projection): the WarpSpecializedTma
@@ -219,7 +218,6 @@ template <class Arch>
 struct GatedTmaDecode16x128 : GatedTmaPingpong64x128<Arch> {
   static constexpr const char* name() { return "GatedTmaDecode16x128"; }
   static constexpr int a_rows = 16;
-  static constexpr bool stream_k = true;
   static constexpr int num_buffers = 10;  ///< 10 x 18 KiB + two 3 KiB output tiles (191,680 bytes)
 };
 

@@ -1,11 +1,9 @@
 // The handful of runtime calls the library needs, behind glukit:: names:
-// streams, errors, device and function attributes, stream-ordered scratch memory. On NVIDIA this includes
+// streams, errors, device and function attributes. On NVIDIA this includes
 // <cuda_runtime.h> directly (Debian's HIP-on-NVIDIA headers do not build with
 // CUDA 13); on AMD <hip/hip_runtime.h>; a host-only build gets an opaque stream.
 #pragma once
-#include <atomic>
 #include <cstddef>
-#include <cstdint>
 
 #include "glukit/platform/config.hpp"
 
@@ -87,31 +85,6 @@ inline error_t occupancy_clusters(int* clusters, Kernel* k, int threads, int sme
   const cudaLaunchConfig_t config = cluster_launch_config(cluster, threads, smem, nullptr, cluster, &attribute);
   return cudaOccupancyMaxActiveClusters(clusters, reinterpret_cast<const void*>(k), &config);
 }
-/// Stream-ordered scratch memory from glukit's own memory pool of the current device
-/// (created on first use, one per device, keeping what it holds between launches, so a
-/// launch's allocation is a pool hit; the process's default pool is left as it is).
-inline error_t scratch_alloc(void** ptr, std::size_t bytes, stream_t stream) {
-  int device = 0;
-  if (error_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-  constexpr int max_devices = 64;
-  static std::atomic<cudaMemPool_t> pools[max_devices] = {};
-  if (device < 0 || device >= max_devices) return cudaErrorInvalidDevice;
-  cudaMemPool_t pool = pools[device].load(std::memory_order_acquire);
-  if (pool == nullptr) {
-    cudaMemPoolProps props{};
-    props.allocType = cudaMemAllocationTypePinned;
-    props.location.type = cudaMemLocationTypeDevice;
-    props.location.id = device;
-    cudaMemPool_t created = nullptr;
-    if (error_t e = cudaMemPoolCreate(&created, &props); e != cudaSuccess) return e;
-    std::uint64_t keep = ~std::uint64_t{0};
-    cudaMemPoolSetAttribute(created, cudaMemPoolAttrReleaseThreshold, &keep);
-    if (!pools[device].compare_exchange_strong(pool, created)) cudaMemPoolDestroy(created);  // another thread's won
-    else pool = created;
-  }
-  return cudaMallocFromPoolAsync(ptr, bytes, pool, stream);
-}
-inline error_t scratch_free(void* ptr, stream_t stream) { return cudaFreeAsync(ptr, stream); }
 #elif defined(GLUKIT_BACKEND_HIP)
 using stream_t = hipStream_t;
 using error_t = hipError_t;

@@ -83,16 +83,4 @@ GLUKIT_DEVICE inline void st_shared_128(void* p, uint4 v) {
                : "memory");
 }
 
-/// A flag in global memory between blocks of one launch: the release store publishes the
-/// storing thread's earlier writes (and, after a fence and a __syncwarp, its warp's) to a
-/// thread whose acquire load reads the value.
-GLUKIT_DEVICE inline void st_release_gpu(unsigned long long* p, unsigned long long v) {
-  asm volatile("st.release.gpu.global.u64 [%0], %1;\n" ::"l"(p), "l"(v) : "memory");
-}
-GLUKIT_DEVICE inline unsigned long long ld_acquire_gpu(const unsigned long long* p) {
-  unsigned long long v;
-  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];\n" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-
 }  // namespace glukit::arch::hopper

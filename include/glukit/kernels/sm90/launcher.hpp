@@ -4,7 +4,6 @@
 // schedule from the same plan the kernel walks, and the launch.
 #pragma once
 #include <atomic>
-#include <random>
 
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/addmm_glu.hpp"
@@ -82,30 +81,10 @@ struct DeviceSetup {
 
 template <class P>
 Params<P> make_params(const Args<P>& args, int workers) {
-  const TileSchedulePlan schedule = MainloopPlan<P>::schedule(args.m, args.n, args.k, workers);
-  const int k_blocks = static_cast<int>(ceil_div(args.k, P::tile_k));
-  return {{}, args, schedule, k_blocks, make_stream_k(schedule.tiles(), k_blocks, workers), nullptr, nullptr, 0};
-}
-
-/// Does the launch split its work stream-K (MainloopPlan::stream_k, with k-blocks to split)?
-template <class P>
-constexpr bool uses_stream_k(const Params<P>& p) {
-  return MainloopPlan<P>::stream_k && p.k_blocks > 0;
-}
-/// Bytes of the stream-K workspace: each block's partial sums and flags.
-template <class P>
-constexpr std::int64_t stream_k_workspace_bytes(const Params<P>& p) {
-  using Plan = MainloopPlan<P>;
-  return p.stream_k.workers * (std::int64_t{Plan::partial_floats} * 4 + std::int64_t{Plan::partial_flags} * 8);
-}
-/// A value no earlier launch of the process wrote to a stream-K flag: a random start
-/// (a workspace's memory may hold anything) counted up launch by launch.
-inline unsigned long long next_stream_k_epoch() {
-  static std::atomic<unsigned long long> epoch{[] {
-    std::random_device rd;
-    return (static_cast<unsigned long long>(rd()) << 32 | rd()) | 1ull;
-  }()};
-  return epoch.fetch_add(1, std::memory_order_relaxed);
+  return {{},
+          args,
+          MainloopPlan<P>::schedule(args.m, args.n, args.k, workers),
+          static_cast<int>(ceil_div(args.k, P::tile_k))};
 }
 
 /// Tensor maps for the TMA producer: A, B, Y as 128-byte-swizzled 64-column boxes (B
@@ -147,8 +126,7 @@ struct BackendLauncher<P, Backend::cuda> {
     if (Status s = sm90::DeviceSetup<P>::allow_smem(); !s.ok()) return s;
     sm90::Params<P> params = sm90::make_params<P>(args, workers);
     constexpr std::int64_t cm = sm90::MainloopPlan<P>::cluster_m;  // blocks per worker
-    const bool stream_k = sm90::uses_stream_k<P>(params);
-    const std::int64_t blocks = (stream_k ? params.stream_k.workers : params.schedule.workers) * cm;
+    const std::int64_t blocks = params.schedule.workers * cm;
     constexpr std::int64_t max_grid = (std::int64_t{1} << 31) - 1;
     if (blocks > max_grid)
       return Status::invalid("m, n: more tiles than one grid can launch (2^31 - 1); use a persistent policy");
@@ -159,27 +137,14 @@ struct BackendLauncher<P, Backend::cuda> {
         return Status::invalid("m, n, k: must be < 2^31 - 256 for the TMA policy's box coordinates");
       if (Status s = sm90::encode_tensor_maps<P>(args, &params.maps); !s.ok()) return s;
     }
-    // Stream-K: the partial sums' workspace, stream-ordered (allocated before the launch
-    // and freed after it on the same stream, so concurrent launches never share one).
-    void* workspace = nullptr;
-    if (stream_k && params.stream_k.workers > 1) {
-      const std::int64_t bytes = sm90::stream_k_workspace_bytes<P>(params);
-      if (error_t e = scratch_alloc(&workspace, static_cast<std::size_t>(bytes), stream); e != success)
-        return {StatusCode::runtime_error, error_string(e)};
-      params.partial_flags = static_cast<unsigned long long*>(workspace);
-      params.partials = reinterpret_cast<float*>(params.partial_flags +
-                                                 params.stream_k.workers * sm90::MainloopPlan<P>::partial_flags);
-      params.epoch = sm90::next_stream_k_epoch();
-    }
     // cudaLaunchKernel reports this launch's own error; the thread's last-error state
     // (which may hold an earlier, unrelated failure of the caller's) is left alone.
     void* kernel_args[] = {&params};
-    const error_t e = launch_kernel(&sm90::addmm_glu_kernel<P>, static_cast<unsigned>(blocks),
-                                    sm90::MainloopPlan<P>::threads, kernel_args, sm90::MainloopPlan<P>::smem_bytes,
-                                    stream, static_cast<unsigned>(cm));
-    const error_t freed = workspace != nullptr ? scratch_free(workspace, stream) : success;
-    if (e != success) return {StatusCode::runtime_error, error_string(e)};
-    if (freed != success) return {StatusCode::runtime_error, error_string(freed)};
+    if (error_t e = launch_kernel(&sm90::addmm_glu_kernel<P>, static_cast<unsigned>(blocks),
+                                  sm90::MainloopPlan<P>::threads, kernel_args, sm90::MainloopPlan<P>::smem_bytes,
+                                  stream, static_cast<unsigned>(cm));
+        e != success)
+      return {StatusCode::runtime_error, error_string(e)};
     return Status::success();
   }
 };

@@ -3,7 +3,6 @@
 #pragma once
 #include <cuda.h>
 
-#include "glukit/blocks/stream_k.hpp"
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/args.hpp"
 #include "glukit/kernels/policy.hpp"
@@ -22,13 +21,6 @@ struct KernelParamsT {
   AddmmGluArgsT<T> args;
   TileSchedulePlan schedule;
   int k_blocks;
-  /// Stream-K policies (MainloopPlan::stream_k): the split, used when k_blocks > 0; the
-  /// workspace of partial sums (partial_floats per block) and its flags (partial_flags per
-  /// block), a flag holding `epoch` once its sums are this launch's.
-  StreamKPlan stream_k;
-  float* partials;
-  unsigned long long* partial_flags;
-  unsigned long long epoch;
 };
 
 /// The parameters and arguments of a bound policy's kernel (its problem's element type).

@@ -71,17 +71,6 @@ struct MainloopPlan {
     if constexpr (requires { P::a_rows; }) return int(P::a_rows);
     else return int(P::tile_m);
   }();
-  /// Optional policy member stream_k (default false; ping-pong kernels): the persistent
-  /// blocks share the launch's tiles x k-blocks in equal contiguous ranges (blocks/
-  /// stream_k.hpp) instead of taking whole tiles in turn, so every SM streams the same
-  /// share of the weight whatever the tile count; a tile cut between two blocks is
-  /// finished by the block holding its k-block 0, which adds the other pieces' fp32
-  /// partial sums (left in a stream-ordered workspace, one slot per block) in block
-  /// order before the epilogue. For decode, where the weight's streaming is the time.
-  static constexpr bool stream_k = [] {
-    if constexpr (requires { P::stream_k; }) return bool(P::stream_k);
-    else return false;
-  }();
   /// Optional policy member cluster_m (default 1; 2 with the TMA copier and cooperative
   /// consumers): blocks of a cluster take vertically adjacent tiles (the same B columns),
   /// and each B panel is loaded once for both of them (TMA multicast). A ring stage is
@@ -228,10 +217,6 @@ struct MainloopPlan {
   static constexpr int producer_registers = 40;
   static constexpr int consumer_registers = 232;
   static constexpr int accumulators_per_thread = P::tile_n / 2;  ///< fp32, an m64nN fragment
-  /// stream_k: fp32 partial sums in a block's workspace slot (one warpgroup's fragment; the
-  /// warps whose rows lie inside a_rows write and read theirs), and its flags (one per warp).
-  static constexpr int partial_floats = traits::warpgroup_size * accumulators_per_thread;
-  static constexpr int partial_flags = traits::warpgroup_size / traits::wave_size;
   /// Registers a consumer thread can have: the launch budget of min_blocks_per_cu blocks
   /// per SM, or after setmaxnreg the consumers' target (ptxas allocates the code after
   /// setmaxnreg.inc up to it: a 384-thread kernel reports 168 registers and holds 226
@@ -265,9 +250,6 @@ constexpr bool check_policy() {
                      Plan::stage_y),
                 "a_rows: tile_m, or 16 with pingpong, tile_m = 64 and the fused epilogue (each tile's "
                 "wgmma multiplies 64 rows, of which a_rows are stored)");
-  static_assert(!Plan::stream_k || (Plan::pingpong && Plan::stage_y && P::schedule == Schedule::persistent),
-                "stream_k: defined for the persistent ping-pong kernels with the staged epilogue (each "
-                "warpgroup owns a tile's accumulators)");
   static_assert(Plan::cluster_m == 1 || (Plan::cluster_m == 2 && Plan::tma && !Plan::pingpong),
                 "cluster_m: 1, or 2 with copier = CopierKind::tma and cooperative consumers (pingpong = false)");
   static_assert(!Plan::pingpong || Plan::y_buffers % Plan::consumer_warpgroups == 0,

@@ -45,23 +45,6 @@ struct WsCommon {
   GLUKIT_DEVICE static std::int64_t slot_stride() { return gridDim.x / CM; }
   GLUKIT_DEVICE static std::int64_t tile_row(const TileCoord& tc) { return Plan::block_row(tc, blockIdx.x); }
 
-  /// The block's walk as segments (tile slot, k-blocks [kb0, kb1)): whole tiles at
-  /// first_slot(), + slot_stride(), ...; with Plan::stream_k and k > 0 the block's
-  /// stream-K range (blocks/stream_k.hpp). Producer and consumers walk the same list.
-  GLUKIT_DEVICE static StreamKSegment first_segment(const Params<P>& p) {
-    if constexpr (Plan::stream_k)
-      if (p.k_blocks > 0) return p.stream_k.first(blockIdx.x);
-    return whole_tile(p, first_slot());
-  }
-  GLUKIT_DEVICE static StreamKSegment next_segment(const Params<P>& p, const StreamKSegment& g) {
-    if constexpr (Plan::stream_k)
-      if (p.k_blocks > 0) return p.stream_k.next(blockIdx.x, g);
-    return whole_tile(p, g.tile + slot_stride());
-  }
-  GLUKIT_DEVICE static StreamKSegment whole_tile(const Params<P>& p, std::int64_t slot) {
-    return slot < p.schedule.tiles() ? StreamKSegment{slot, 0, p.k_blocks} : StreamKSegment{};
-  }
-
   /// The Y buffer and its barrier parity for the li-th tile a block walks; the barriers of
   /// its part `part` are y_full / y_empty[bar(part)].
   struct YSlot {

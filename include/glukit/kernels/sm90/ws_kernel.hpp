@@ -47,7 +47,6 @@ struct WsKernel : WsProducer<P> {
   using Epi = Epilogue<P>;
   using Base::BN, Base::S, Base::YB, Base::CM;
   using Base::first_slot, Base::slot_stride, Base::tile_row, Base::y_slot, Base::bias_beside_y;
-  using Base::first_segment, Base::next_segment;
 
   /// A consumer is done reading ring stage `stage`: each warp arrives once (its first
   /// lane, after the whole warp has waited for the stage's wgmma) on the stage's empty
@@ -67,11 +66,8 @@ struct WsKernel : WsProducer<P> {
   /// the part, write its output over it, store the warp's rows of it, release it, so the
   /// producer refills the part with the next tile's Y while the later parts are stored.
   /// tid: the thread's index among the tile's consumer threads (warpgroup w: rows 64 w..).
-  /// store_tile: false for a stream-K piece another block finishes (its warps wait for and
-  /// release every part, storing nothing).
   GLUKIT_DEVICE static void finish_tile(const Params<P>& p, const Shared& sh, std::int64_t li, std::int64_t m0,
-                                        std::int64_t n0, int tid, float (&acc)[Mma::accumulators],
-                                        bool store_tile = true) {
+                                        std::int64_t n0, int tid, float (&acc)[Mma::accumulators]) {
     using namespace arch::hopper;
     const typename Base::YSlot ys = y_slot(li);
     unsigned char* y_tile = sh.y_tile(ys.buffer);
@@ -79,7 +75,7 @@ struct WsKernel : WsProducer<P> {
     unsigned char* bias_row = bias_beside_y(p) ? sh.y_bias(ys.buffer) : nullptr;
     // A warp whose 16 rows lie past the tile's a_rows (Plan::a_rows) has nothing to store;
     // it still waits for and releases every part.
-    const bool stores = store_tile && (Plan::a_rows == P::tile_m || rows_inside(tid));
+    const bool stores = Plan::a_rows == P::tile_m || (tid % 128) / 32 * 16 < Plan::a_rows;
     const auto finish_part = [&]<int Part>() {
       constexpr int P0 = Part * Plan::y_part_panels, P1 = P0 + Plan::y_part_panels;
       mbarrier_wait(&sh.y_full[ys.bar(Part)], ys.phase);
@@ -102,36 +98,28 @@ struct WsKernel : WsProducer<P> {
   GLUKIT_DEVICE static void consume(const Params<P>& p, const Shared& sh, int ctid) {
     using namespace arch::hopper;
     const int cwg = ctid / 128;
-    // Ping-pong: this warpgroup takes every consumer_warpgroups-th segment (tile, or piece
-    // of one with stream_k) of the block and works on it alone (its 64 rows from A's row 0).
+    // Ping-pong: this warpgroup takes every consumer_warpgroups-th tile of the block and
+    // works on it alone (its 64 rows from A's row 0).
     constexpr int turns = Plan::pingpong ? Plan::consumer_warpgroups : 1;
     const int a_wg = Plan::pingpong ? 0 : cwg;
     const int tile_tid = Plan::pingpong ? ctid % 128 : ctid;
-    // Ping-pong turns: a warpgroup starts waiting on a segment's stages only after the
-    // previous segment's warpgroup has waited on all of its own (named barrier 2 + w,
-    // arrived by the warpgroup before). Without it a parity wait two phases ahead of the
+    // Ping-pong turns: a warpgroup starts waiting on a tile's stages only after the
+    // previous tile's warpgroup has waited on all of its own (named barrier 2 + w, arrived
+    // by the warpgroup before). Without it a parity wait two phases ahead of the
     // barrier would pass at once.
+    const std::int64_t block_tiles = p.schedule.tiles_of(first_slot());
     State st{};
     std::int64_t li = 0;
-    // This warpgroup's next segment (turns segments on) and its tile, worked out while the
-    // previous one's last wgmma drain (the divisions off the path between two tiles' MMAs).
-    const auto own_next = [&](StreamKSegment g) {
-      for (int t = 0; t < turns && g.valid(); ++t) g = next_segment(p, g);
-      return g;
-    };
-    const auto tile_at = [&](const StreamKSegment& g) { return g.valid() ? p.schedule.tile(g.tile) : TileCoord{}; };
-    StreamKSegment g = first_segment(p);
-    TileCoord next_tc = tile_at(Plan::pingpong && cwg > 0 ? next_segment(p, g) : g);
-    for (; g.valid(); ++li) {
-      const StreamKSegment following = next_segment(p, g);
+    // The next tile of this warpgroup, worked out while the previous tile's last wgmma
+    // drain (its divisions off the path between two tiles' MMAs).
+    const std::int64_t own_stride = slot_stride() * turns;
+    const auto tile_at = [&](std::int64_t s) { return s < p.schedule.tiles() ? p.schedule.tile(s) : TileCoord{}; };
+    TileCoord next_tc = tile_at(first_slot() + (Plan::pingpong ? cwg * slot_stride() : 0));
+    for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride(), ++li) {
       if (Plan::pingpong && li % turns != cwg) {
-        st = st.advanced(Plan::stream_k ? g.k_blocks() : p.k_blocks);  // another warpgroup's segment: its stages go by
-        g = following;
+        st = st.advanced(p.k_blocks);  // another warpgroup's tile: its stages go by
         continue;
       }
-      // The segment's k-blocks, and whether it finishes its tile (a whole tile always does).
-      const int kbs = Plan::stream_k ? g.k_blocks() : p.k_blocks;
-      const bool finishes = Plan::stream_k ? g.finishes() : true;
       const TileCoord tc = next_tc;
       const std::int64_t m0 = tile_row(tc), n0 = tc.n * Plan::out_tile_n;  // n0: the output's column
       const auto epi_of = [&] { return Epi(p.args, m0, n0, tile_tid); };
@@ -153,12 +141,11 @@ struct WsKernel : WsProducer<P> {
       if constexpr (Plan::pingpong)
         if (li > 0) named_barrier_sync<2 * 128>(2 + cwg);
       int release = -1;
-#pragma unroll 1
-      for (int kb = 0; kb < kbs; ++kb) {
+      for (int kb = 0; kb < p.k_blocks; ++kb) {
         mbarrier_wait(&sh.full[st.index], st.phase);
         mma_k_block<P>(sh.ring, st.index, a_wg, acc);
         if constexpr (!Plan::stage_y)
-          if (kb == kbs - 1) epi.prefetch();
+          if (kb == p.k_blocks - 1) epi.prefetch();
         wgmma_wait<1>();  // the previous k-block's MMAs are done with their stage
         fence_accumulators(acc);
         if (release >= 0) release_stage(sh, release);
@@ -166,61 +153,16 @@ struct WsKernel : WsProducer<P> {
         ++st;
       }
       if constexpr (Plan::pingpong)
-        if (following.valid()) named_barrier_arrive<2 * 128>(2 + (cwg + 1) % turns);
-      next_tc = tile_at(own_next(g));
+        if (li + 1 < block_tiles) named_barrier_arrive<2 * 128>(2 + (cwg + 1) % turns);
+      next_tc = tile_at(slot + own_stride);
       wgmma_wait<0>();
       fence_accumulators(acc);
       if (release >= 0) release_stage(sh, release);
       if constexpr (Plan::stage_y) {
-        if constexpr (Plan::stream_k) {
-          if (!finishes) leave_partial(p, tile_tid, acc);  // another block finishes the tile
-          else if (kbs < p.k_blocks) add_partials(p, g, tile_tid, acc);
-        }
-        finish_tile(p, sh, li, m0, n0, tile_tid, acc, finishes);
+        finish_tile(p, sh, li, m0, n0, tile_tid, acc);
       } else {
-        if (kbs == 0) epi.prefetch();
+        if (p.k_blocks == 0) epi.prefetch();
         epi.finish(acc);
-      }
-      g = following;
-    }
-  }
-
-  /// Stream-K: does warp `tid / 32` of a warpgroup hold rows of the tile (a_rows)?
-  GLUKIT_DEVICE static bool rows_inside(int tid) { return (tid % 128) / 32 * 16 < Plan::a_rows; }
-
-  /// Stream-K, a piece another block finishes (this block's first segment): the warps
-  /// with rows inside the tile leave their fp32 sums in this block's workspace slot
-  /// (float4 i of thread t at 128 i + t, so a warp's stores are whole lines), then each
-  /// warp's first lane publishes them with the launch's epoch in the warp's flag.
-  GLUKIT_DEVICE static void leave_partial(const Params<P>& p, int tid, const float (&acc)[Mma::accumulators]) {
-    if (!rows_inside(tid)) return;
-    const int t = tid % 128;
-    auto* slot = reinterpret_cast<float4*>(p.partials + blockIdx.x * std::int64_t{Plan::partial_floats});
-#pragma unroll
-    for (int i = 0; i < Mma::accumulators / 4; ++i)
-      slot[128 * i + t] = make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
-    __threadfence();
-    __syncwarp();
-    if (t % 32 == 0)
-      arch::hopper::st_release_gpu(&p.partial_flags[blockIdx.x * Plan::partial_flags + t / 32], p.epoch);
-  }
-
-  /// Stream-K, the piece that finishes a tile cut between blocks: adds the later pieces'
-  /// sums, block by block in order (the same order at every launch of the shape), each
-  /// once its warp's flag holds the launch's epoch.
-  GLUKIT_DEVICE static void add_partials(const Params<P>& p, const StreamKSegment& g, int tid,
-                                         float (&acc)[Mma::accumulators]) {
-    if (!rows_inside(tid)) return;
-    const int t = tid % 128;
-    const std::int64_t last = p.stream_k.last_helper(blockIdx.x, g.tile);
-    for (std::int64_t h = blockIdx.x + 1; h <= last; ++h) {
-      while (arch::hopper::ld_acquire_gpu(&p.partial_flags[h * Plan::partial_flags + t / 32]) != p.epoch) {
-      }
-      const auto* slot = reinterpret_cast<const float4*>(p.partials + h * Plan::partial_floats);
-#pragma unroll
-      for (int i = 0; i < Mma::accumulators / 4; ++i) {
-        const float4 v = slot[128 * i + t];
-        acc[4 * i] += v.x, acc[4 * i + 1] += v.y, acc[4 * i + 2] += v.z, acc[4 * i + 3] += v.w;
       }
     }
   }

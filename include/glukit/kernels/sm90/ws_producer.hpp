@@ -20,7 +20,6 @@ struct WsProducer : WsCommon<P> {
   using typename Base::State;
   using Base::BM, Base::BN, Base::BK, Base::CM;
   using Base::first_slot, Base::slot_stride, Base::tile_row, Base::y_slot, Base::bias_beside_y;
-  using Base::first_segment, Base::next_segment;
 
   /// The bias row of a tile (cols_valid of BN valid) into shared memory, cp.async for
   /// whole chunks; a partial chunk element by element, as the bias has exactly n
@@ -101,12 +100,10 @@ struct WsProducer : WsCommon<P> {
     using namespace arch::hopper;
     const Args<P>& args = p.args;
     State st{};
-    for (StreamKSegment g = first_segment(p); g.valid(); g = next_segment(p, g)) {
-      const TileCoord tc = p.schedule.tile(g.tile);
+    for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride()) {
+      const TileCoord tc = p.schedule.tile(slot);
       const int m0 = static_cast<int>(tile_row(tc)), n0 = static_cast<int>(tc.n * Plan::out_tile_n);
-      const int kb0 = Plan::stream_k ? g.kb0 : 0, kb1 = Plan::stream_k ? g.kb1 : p.k_blocks;
-#pragma unroll 1
-      for (int kb = kb0; kb < kb1; ++kb) {
+      for (int kb = 0; kb < p.k_blocks; ++kb) {
         mbarrier_wait(&sh.empty[st.index], st.phase ^ 1u);  // in a cluster: every block released it
         const bool with_bias = kb == 0 && Plan::bias_in_ring && args.bias != nullptr;
         mbarrier_arrive_expect_tx(&sh.full[st.index], Plan::stage_tx_bytes + (with_bias ? Plan::bias_tx_bytes : 0));
@@ -141,8 +138,8 @@ struct WsProducer : WsCommon<P> {
   GLUKIT_DEVICE static void produce_y_tma(const Params<P>& p, const Shared& sh) {
     using namespace arch::hopper;
     std::int64_t li = 0;
-    for (StreamKSegment g = first_segment(p); g.valid(); g = next_segment(p, g), ++li) {
-      const TileCoord tc = p.schedule.tile(g.tile);
+    for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride(), ++li) {
+      const TileCoord tc = p.schedule.tile(slot);
       const typename Base::YSlot ys = y_slot(li);
       const bool with_bias = bias_beside_y(p);
 #pragma unroll
