@@ -7,14 +7,16 @@
 // launch so they share the clock state, each launch on the next of three input sets (the
 // L2 never holds the previous launch's weight). Every variant's output is compared with the
 // shipped kernel's (max |difference|). bf16, W stacked as one nn.Linear weight (2n x K),
-// bias of 2n, SwiGLU. Medians of 30 rounds after 8. Standalone; docs/perf-notes.md
-// quotes it.
+// bias of 2n, SwiGLU. Medians of 30 rounds after 8. `waves`: the shipped kernel and
+// cuBLAS alone, at K = 8192 and n whose tiles fill whole waves of the 132 SMs or not.
+// Standalone; docs/perf-notes.md quotes it.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -43,13 +45,20 @@ struct Decode16x256 : Shipped {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   const glukit_bench::CublasOnStream cs;
   cudaStream_t stream = cs.stream;
   cublasHandle_t handle = cs.handle;
   using glukit_bench::GemmShape;
   bool ok = true;
-  for (const GemmShape s : {GemmShape{16, 14336, 4096}, GemmShape{16, 28672, 8192}}) {
+  // `waves`: the shipped kernel and cuBLAS at n whose 64-column tiles fill whole waves of
+  // the 132 SMs (n = 64 x 132 x w) and at the LLM shapes' n (448 tiles at n = 28672: 3.39
+  // waves, so a quarter of the SMs stream a fourth tile while the rest wait), K = 8192.
+  std::vector<GemmShape> shapes = {GemmShape{16, 14336, 4096}, GemmShape{16, 28672, 8192}};
+  const bool waves = argc > 1 && std::strcmp(argv[1], "waves") == 0;
+  if (waves) shapes = {GemmShape{16, 16896, 8192}, GemmShape{16, 25344, 8192}, GemmShape{16, 28672, 8192},
+                       GemmShape{16, 29568, 8192}, GemmShape{16, 33792, 8192}};
+  for (const GemmShape s : shapes) {
     const std::int64_t m = s.m, n = s.n, k = s.k;
     // Three input sets, one per launch in turn: a launch never finds the previous
     // launch's W (or its tail, up to the 60 MB L2) in L2.
@@ -83,20 +92,26 @@ int main() {
     const auto l128_11 = [&] { glukit_bench::require_ok(glukit::gated_projection<Decode16x128<11>>(args(out.get()), stream)); };
     const auto l256_6 = [&] { glukit_bench::require_ok(glukit::gated_projection<Decode16x256<6>>(args(out.get()), stream)); };
     const auto l256_5 = [&] { glukit_bench::require_ok(glukit::gated_projection<Decode16x256<5>>(args(out.get()), stream)); };
+    const auto shipped = [&] { glukit_bench::require_ok(glukit::gated_projection<Shipped>(args(out.get()), stream)); };
+    const auto cublas_2n = [&] {
+      const int i = next++ % sets;
+      glukit_bench::cublas_gemm_rowmajor(handle, {m, 2 * n, k}, a[i].get(), k, w[i].get(), k, c.get(), 2 * n,
+                                         glukit::Layout::col_major);
+    };
+    if (waves) {
+      std::printf("  tiles of the shipped kernel %lld (%.2f waves of 132)\n", (long long)((n + 63) / 64), (n + 63) / 64 / 132.0);
+      glukit_bench::print_in_turns(stream, {{"GatedTmaDecode16x128 (10 stages)", shipped}, {"cuBLAS GEMM 2n", cublas_2n}},
+                                   "cuBLAS 2n");
+      continue;
+    }
     check("Decode16x128, 11 stages", l128_11);
     check("Decode16x256, 6 stages", l256_6);
     check("Decode16x256, 5 stages", l256_5);
-    glukit_bench::print_in_turns(stream, {{"GatedTmaDecode16x128 (10 stages)",
-             [&] { glukit_bench::require_ok(glukit::gated_projection<Shipped>(args(out.get()), stream)); }},
+    glukit_bench::print_in_turns(stream, {{"GatedTmaDecode16x128 (10 stages)", shipped},
             {"Decode16x128, 11 stages", l128_11},
             {"Decode16x256, 6 stages", l256_6},
             {"Decode16x256, 5 stages", l256_5},
-            {"cuBLAS GEMM 2n",
-             [&] {
-               const int i = next++ % sets;
-               glukit_bench::cublas_gemm_rowmajor(handle, {m, 2 * n, k}, a[i].get(), k, w[i].get(), k, c.get(), 2 * n,
-                                                  glukit::Layout::col_major);
-             }}},
+            {"cuBLAS GEMM 2n", cublas_2n}},
            "cuBLAS 2n");
   }
   return ok ? 0 : 1;
