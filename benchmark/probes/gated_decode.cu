@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
     if (waves) {
       std::printf("  tiles of the shipped kernel %lld (%.2f waves of 132)\n", (long long)((n + 63) / 64), (n + 63) / 64 / 132.0);
       glukit_bench::print_in_turns(stream, {{"GatedTmaDecode16x128 (10 stages)", shipped}, {"cuBLAS GEMM 2n", cublas_2n}},
-                                   "cuBLAS 2n");
+                                   "cuBLAS GEMM 2n");
       continue;
     }
     check("Decode16x128, 11 stages", l128_11);
@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
             {"Decode16x256, 6 stages", l256_6},
             {"Decode16x256, 5 stages", l256_5},
             {"cuBLAS GEMM 2n", cublas_2n}},
-           "cuBLAS 2n");
+           "cuBLAS GEMM 2n");
   }
   return ok ? 0 : 1;
 }
