@@ -13,6 +13,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -51,13 +52,22 @@ int main(int argc, char** argv) {
   cublasHandle_t handle = cs.handle;
   using glukit_bench::GemmShape;
   bool ok = true;
-  // `waves`: the shipped kernel and cuBLAS at n whose 64-column tiles fill whole waves of
-  // the 132 SMs (n = 64 x 132 x w) and at the LLM shapes' n (448 tiles at n = 28672: 3.39
-  // waves, so a quarter of the SMs stream a fourth tile while the rest wait), K = 8192.
+  // `waves`: the shipped kernel and cuBLAS at n whose tiles (tile_cols output columns) fill
+  // whole waves of the H200's 132 SMs (n = tile_cols x 132 x w, w = 2, 3, 4) and at n =
+  // 28672 / 29568 (448 / 462 tiles: 3.39 / 3.5 waves, so some SMs stream one tile more
+  // while the rest wait), K = 8192.
+  constexpr std::int64_t tile_cols = glukit::sm90::MainloopPlan<glukit::Bound<
+      Shipped, glukit::GatedProblem<bf16, glukit::GateLayout::stacked>>>::out_tile_n;
+  constexpr std::int64_t h200_sms = 132;
   std::vector<GemmShape> shapes = {GemmShape{16, 14336, 4096}, GemmShape{16, 28672, 8192}};
   const bool waves = argc > 1 && std::strcmp(argv[1], "waves") == 0;
-  if (waves) shapes = {GemmShape{16, 16896, 8192}, GemmShape{16, 25344, 8192}, GemmShape{16, 28672, 8192},
-                       GemmShape{16, 29568, 8192}, GemmShape{16, 33792, 8192}};
+  if (waves) {
+    shapes.clear();
+    for (const std::int64_t w : {2, 3, 4}) shapes.push_back({16, tile_cols * h200_sms * w, 8192});
+    shapes.push_back({16, 28672, 8192});
+    shapes.push_back({16, 29568, 8192});
+    std::sort(shapes.begin(), shapes.end(), [](const GemmShape& x, const GemmShape& y) { return x.n < y.n; });
+  }
   for (const GemmShape s : shapes) {
     const std::int64_t m = s.m, n = s.n, k = s.k;
     // Three input sets, one per launch in turn: a launch never finds the previous
@@ -99,7 +109,9 @@ int main(int argc, char** argv) {
                                          glukit::Layout::col_major);
     };
     if (waves) {
-      std::printf("  tiles of the shipped kernel %lld (%.2f waves of 132)\n", (long long)((n + 63) / 64), (n + 63) / 64 / 132.0);
+      const std::int64_t tiles = (n + tile_cols - 1) / tile_cols;
+      std::printf("  tiles of the shipped kernel %lld (%.2f waves of %lld)\n", (long long)tiles,
+                  double(tiles) / h200_sms, (long long)h200_sms);
       glukit_bench::print_in_turns(stream, {{"GatedTmaDecode16x128 (10 stages)", shipped}, {"cuBLAS GEMM 2n", cublas_2n}},
                                    "cuBLAS GEMM 2n");
       continue;
