@@ -314,3 +314,52 @@ TEMPLATE_TEST_CASE("gated plans: half-width output tiles over n, W's runs as the
       check(PlanWithBound<GatedOf<P, glukit::GateLayout::interleaved>>{});
   }
 }
+
+TEST_CASE("gated decode plan: the narrow tail's tile columns and stage bytes", "[gated][plan]") {
+  using BP = GatedOf<gp::GatedTmaDecode16x128<sm90a>, glukit::GateLayout::stacked>;
+  using Plan = glukit::sm90::MainloopPlan<BP>;
+  STATIC_REQUIRE(Plan::narrow_tail);
+  STATIC_REQUIRE(glukit::sm90::check_policy<BP>());
+  STATIC_REQUIRE(Plan::out_tile_n % Plan::narrow_unit == 0);
+  // A stage of a whole tile's bytes equals a piece's of out_tile_n columns: the same rows.
+  CHECK(Plan::piece_tx_bytes(Plan::out_tile_n) == Plan::stage_tx_bytes);
+  CHECK(Plan::piece_tx_bytes(1) == (16 + 2 * 8) * 64 * 2);
+  CHECK(Plan::piece_tx_bytes(24) == (16 + 2 * 24) * 64 * 2);
+  CHECK(Plan::piece_tx_bytes(25) == (16 + 2 * 32) * 64 * 2);
+  // A piece's W boxes: 4, 2 or 1 units each, the piece's units exactly, none across a
+  // 64-column block; 4 and 3 units from a block's start take 1 and 2 boxes.
+  for (std::int64_t u0 = 0; u0 < 24; ++u0)
+    for (int units = 1; units <= 8; ++units) {
+      int boxes = 0, u = 0;
+      while (u < units) {
+        const int size = Plan::narrow_box_units(u0 + u, units - u);
+        REQUIRE((size == 1 || size == 2 || size == 4));
+        REQUIRE(size <= units - u);
+        REQUIRE((u0 + u) / 8 == (u0 + u + size - 1) / 8);
+        u += size, ++boxes;
+      }
+      REQUIRE(u == units);
+      if (u0 % 8 == 0) CHECK(boxes == (units == 7 ? 3 : units == 3 || units == 5 || units == 6 ? 2 : units == 8 ? 2 : 1));
+    }
+  for (const std::int64_t m : {1, 16, 17, 300})
+    for (const std::int64_t n : {75, 64 * 132 + 37, 28672, 14336, 64 * 132 * 3})
+      for (const std::int64_t workers : {5, 132}) {
+        INFO("m=" << m << " n=" << n << " workers=" << workers);
+        const glukit::ColumnSplit cs = Plan::column_split(m, n, workers);
+        const glukit::TileSchedulePlan s = Plan::schedule(m, n, 4096, workers);
+        // Pieces only for one tile row (decode) with a partial last wave after a full one.
+        const std::int64_t whole = (n + 63) / 64;
+        CHECK((cs.pieces > 0) == (m <= 16 && whole > workers && whole % workers != 0));
+        // The schedule walks the split's tile columns: each column of every row once.
+        CHECK(s.grid.tiles_n == cs.tiles());
+        CHECK(s.grid.tiles_m == (m + 15) / 16);
+        std::vector<int> seen(static_cast<std::size_t>(n * s.grid.tiles_m), 0);
+        for (std::int64_t w = 0; w < s.workers; ++w)
+          for (std::int64_t slot = w; slot < s.tiles(); slot += s.workers) {
+            const glukit::TileCoord tc = s.tile(slot);
+            const glukit::ColumnSplit::Span sp = cs.span(tc.n);
+            for (int c = 0; c < sp.cols; ++c) ++seen[static_cast<std::size_t>(tc.m * n + sp.col0 + c)];
+          }
+        CHECK(std::count(seen.begin(), seen.end(), 1) == static_cast<std::ptrdiff_t>(seen.size()));
+      }
+}
