@@ -1,16 +1,14 @@
 // glukit_gated_decode_probe: the gated projection at M = 16 (decode), memory-bound on W:
 // which 16-row-tile kernel streams the weight fastest? The shipped GatedTmaDecode16x128
-// (128 W rows per tile, 10 stages, the last partial wave's columns in one narrower piece
-// per SM), the same with whole tiles only, with more stages, and 256 W rows per tile
+// (128 W rows per tile, 10 stages), the same with more stages, and 256 W rows per tile
 // (half the tiles, so each k-block of A is read from L2 once per 256 W rows instead of
 // 128: at 16 x 28672 x 8192 ncu shows the L2 at 91 % of its peak throughput), each beside
 // cuBLAS GEMM of width 2n (cublasGemmEx's default algorithm), all taking turns launch by
 // launch so they share the clock state, each launch on the next of three input sets (the
 // L2 never holds the previous launch's weight). Every variant's output is compared with the
 // shipped kernel's (max |difference|). bf16, W stacked as one nn.Linear weight (2n x K),
-// bias of 2n, SwiGLU. Medians of 30 rounds after 8. `waves`: the shipped kernel, its
-// whole-tile form and cuBLAS, at K = 8192 and n whose tiles fill whole waves of the 132
-// SMs or not.
+// bias of 2n, SwiGLU. Medians of 30 rounds after 8. `waves`: the shipped kernel and
+// cuBLAS alone, at K = 8192 and n whose tiles fill whole waves of the 132 SMs or not.
 // Standalone; docs/perf-notes.md quotes it.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -36,10 +34,6 @@ using glukit_bench::DeviceBuffer;
 using glukit::arch::sm90a;
 using Shipped = glukit::policy::GatedTmaDecode16x128<sm90a>;
 
-/// The shipped kernel without the narrow tail: every tile 64 output columns wide.
-struct WholeTiles : Shipped {
-  static constexpr bool narrow_tail = false;
-};
 template <int Stages>
 struct Decode16x128 : Shipped {
   static constexpr int num_buffers = Stages;
@@ -48,7 +42,6 @@ template <int Stages>
 struct Decode16x256 : Shipped {
   static constexpr int tile_n = 256;
   static constexpr int num_buffers = Stages;
-  static constexpr bool narrow_tail = false;
 };
 
 }  // namespace
@@ -59,11 +52,10 @@ int main(int argc, char** argv) {
   cublasHandle_t handle = cs.handle;
   using glukit_bench::GemmShape;
   bool ok = true;
-  // `waves`: the shipped kernel, its whole-tile form and cuBLAS at K = 8192 and n whose
-  // tiles (tile_cols output columns) fill whole waves of the H200's 132 SMs (n = tile_cols
-  // x 132 x w, w = 2, 3, 4; no narrow tail there) or not: n = 28672 / 29568 (448 / 462
-  // tiles: 3.39 / 3.5 waves, so with whole tiles some SMs stream one tile more while the
-  // rest wait); and at K = 4096, n = 11008 / 14336 (1.3 / 1.7 waves).
+  // `waves`: the shipped kernel and cuBLAS at n whose tiles (tile_cols output columns) fill
+  // whole waves of the H200's 132 SMs (n = tile_cols x 132 x w, w = 2, 3, 4) and at n =
+  // 28672 / 29568 (448 / 462 tiles: 3.39 / 3.5 waves, so some SMs stream one tile more
+  // while the rest wait), K = 8192.
   constexpr std::int64_t tile_cols = glukit::sm90::MainloopPlan<glukit::Bound<
       Shipped, glukit::GatedProblem<bf16, glukit::GateLayout::stacked>>>::out_tile_n;
   constexpr std::int64_t h200_sms = 132;
@@ -74,10 +66,7 @@ int main(int argc, char** argv) {
     for (const std::int64_t w : {2, 3, 4}) shapes.push_back({16, tile_cols * h200_sms * w, 8192});
     shapes.push_back({16, 28672, 8192});
     shapes.push_back({16, 29568, 8192});
-    shapes.push_back({16, 11008, 4096});  // 172 tiles: 1.3 waves
-    shapes.push_back({16, 14336, 4096});  // 224 tiles: 1.7 waves
-    std::sort(shapes.begin(), shapes.end(),
-              [](const GemmShape& x, const GemmShape& y) { return x.k != y.k ? x.k < y.k : x.n < y.n; });
+    std::sort(shapes.begin(), shapes.end(), [](const GemmShape& x, const GemmShape& y) { return x.n < y.n; });
   }
   for (const GemmShape s : shapes) {
     const std::int64_t m = s.m, n = s.n, k = s.k;
@@ -114,7 +103,6 @@ int main(int argc, char** argv) {
     const auto l256_6 = [&] { glukit_bench::require_ok(glukit::gated_projection<Decode16x256<6>>(args(out.get()), stream)); };
     const auto l256_5 = [&] { glukit_bench::require_ok(glukit::gated_projection<Decode16x256<5>>(args(out.get()), stream)); };
     const auto shipped = [&] { glukit_bench::require_ok(glukit::gated_projection<Shipped>(args(out.get()), stream)); };
-    const auto whole = [&] { glukit_bench::require_ok(glukit::gated_projection<WholeTiles>(args(out.get()), stream)); };
     const auto cublas_2n = [&] {
       const int i = next++ % sets;
       glukit_bench::cublas_gemm_rowmajor(handle, {m, 2 * n, k}, a[i].get(), k, w[i].get(), k, c.get(), 2 * n,
@@ -124,18 +112,14 @@ int main(int argc, char** argv) {
       const std::int64_t tiles = (n + tile_cols - 1) / tile_cols;
       std::printf("  tiles of the shipped kernel %lld (%.2f waves of %lld)\n", (long long)tiles,
                   double(tiles) / h200_sms, (long long)h200_sms);
-      check("whole tiles", whole);
-      glukit_bench::print_in_turns(stream, {{"GatedTmaDecode16x128 (narrow tail)", shipped}, {"whole tiles", whole},
-                                            {"cuBLAS GEMM 2n", cublas_2n}},
+      glukit_bench::print_in_turns(stream, {{"GatedTmaDecode16x128 (10 stages)", shipped}, {"cuBLAS GEMM 2n", cublas_2n}},
                                    "cuBLAS GEMM 2n");
       continue;
     }
-    check("whole tiles", whole);
     check("Decode16x128, 11 stages", l128_11);
     check("Decode16x256, 6 stages", l256_6);
     check("Decode16x256, 5 stages", l256_5);
-    glukit_bench::print_in_turns(stream, {{"GatedTmaDecode16x128 (narrow tail)", shipped},
-            {"whole tiles", whole},
+    glukit_bench::print_in_turns(stream, {{"GatedTmaDecode16x128 (10 stages)", shipped},
             {"Decode16x128, 11 stages", l128_11},
             {"Decode16x256, 6 stages", l256_6},
             {"Decode16x256, 5 stages", l256_5},

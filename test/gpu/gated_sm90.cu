@@ -117,34 +117,6 @@ TEMPLATE_LIST_TEST_CASE("gated projection: every sm90a kernel, fp16 and bf16, bo
   check_policy_gated<TestType, bfloat16_t>();
 }
 
-TEST_CASE("gated projection: the decode kernel's narrow tail, fp16 and bf16, both W orders", "[gated][narrow_tail]") {
-  // n past a whole wave of the device's SMs, so the last partial wave's columns are cut
-  // into one piece per SM (MainloopPlan::narrow_tail): pieces of one unit (a few columns
-  // past the wave), of several units with a ragged end, of whole units (interleaved W, n a
-  // multiple of 64), m = 1 with padded leading dimensions and m = 16.
-  using Policy = policy::GatedTmaDecode16x128<arch::sm90a>;
-  int device = 0, sms = 0;
-  GLUKIT_CHECK_CUDA(cudaGetDevice(&device));
-  GLUKIT_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const std::int64_t wave = 64 * std::int64_t{sms};  // output columns of one wave of tiles
-  const std::vector<GatedShape> shapes = {
-      {16, wave + 37, 136, 0, 0, 0, true, GateLayout::stacked},
-      {1, 2 * wave - 5 * 64 + 13, 72, 80, 88, 2 * wave, true, GateLayout::stacked},
-      {7, wave + wave / 2 + 3, 264, 0, 0, 0, false, GateLayout::stacked},
-      {16, (wave + wave / 2) / 64 * 64, 200, 0, 208, 0, true, GateLayout::interleaved},
-      {1, wave + 128, 72, 80, 88, 0, false, GateLayout::interleaved}};
-  for (const GatedShape& s : shapes) {
-    // The split is in effect at this shape (else the test would run whole tiles only).
-    const ColumnSplit cs =
-        sm90::MainloopPlan<Bound<Policy, GatedProblem<bfloat16_t, GateLayout::stacked>>>::column_split(s.m, s.n, sms);
-    INFO("pieces " << cs.pieces << " of " << cs.units << " units after " << cs.whole << " whole tiles");
-    REQUIRE(cs.pieces > 0);
-    const auto run = [](const auto& args) { return gated_projection<Policy>(args); };
-    check_gated<epilogue::SwiGlu, half_t>(Policy::name(), s, run);
-    check_gated<epilogue::SwiGlu, bfloat16_t>(Policy::name(), s, run);
-  }
-}
-
 using GatedOps = std::tuple<epilogue::SwiGlu, epilogue::GeGlu, epilogue::ReGlu, epilogue::SigmoidGlu>;
 
 TEMPLATE_LIST_TEST_CASE("gated projection: the default with every activation, both W orders, both dtypes",

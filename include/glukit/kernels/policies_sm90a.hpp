@@ -219,8 +219,6 @@ struct GatedTmaDecode16x128 : GatedTmaPingpong64x128<Arch> {
   static constexpr const char* name() { return "GatedTmaDecode16x128"; }
   static constexpr int a_rows = 16;
   static constexpr int num_buffers = 10;  ///< 10 x 18 KiB + two 3 KiB output tiles (191,680 bytes)
-  /// The last partial wave's columns in one piece per SM (MainloopPlan::narrow_tail).
-  static constexpr bool narrow_tail = true;
 };
 
 }  // namespace glukit::policy

@@ -57,27 +57,17 @@ struct Epilogue : GlobalIo<P> {
   int q;               ///< lane % 4
   int lane;            ///< lane within the warp
   bool interior;       ///< the whole tile lies inside the output
-  std::int64_t n_end;  ///< the tile's columns end here (n, or a narrow-tail piece's end: Plan::narrow_tail)
   uint4 y_chunks[fused ? 2 : 1][fused ? G : 1];
 
   /// tid: the thread's index among the consumer threads (warpgroup w owns rows 64w..).
   GLUKIT_DEVICE Epilogue(const Args<P>& args, std::int64_t m0, std::int64_t n0_, int tid)
-      : Epilogue(args, m0, n0_, tid, args.n) {}
-  /// n_end_: no column at or past it is stored (a narrow-tail piece's end, at most n).
-  GLUKIT_DEVICE Epilogue(const Args<P>& args, std::int64_t m0, std::int64_t n0_, int tid, std::int64_t n_end_)
-      : a(args), n0(n0_), n_end(n_end_) {
+      : a(args), n0(n0_) {
     const int t = tid % 128;
     lane = t % 32;
     q = lane % 4;
     row0 = m0 + (tid / 128) * 64 + (t / 32) * 16 + lane / 4;
     col0 = n0 + 2 * q;
-    interior = m0 + Plan::a_rows <= a.m && n0 + ON <= col_limit();
-  }
-  /// The column bound of this tile's stores: n_end with Plan::narrow_tail (the other
-  /// kernels read n where they test it, as before the member existed).
-  GLUKIT_DEVICE std::int64_t col_limit() const {
-    if constexpr (Plan::narrow_tail) return n_end;
-    else return a.n;
+    interior = m0 + Plan::a_rows <= a.m && n0 + ON <= a.n;
   }
 
   /// Output pairs of 4 fragment groups (fragment layout) -> this thread's 16-byte chunk of
@@ -248,8 +238,8 @@ struct Epilogue : GlobalIo<P> {
   /// in rows rq + 4 t (t = 0..3), so one store instruction writes four whole 128-byte
   /// lines, and every address is one of two row addresses (shared) or one base pointer
   /// (global) plus an offset fixed at compile time, apart from the global row stride.
-  /// Rows past m and columns past col_limit() are not written; a chunk cut by it is
-  /// stored element by element.
+  /// Rows past m and columns past n are not written; a chunk cut by n is stored element
+  /// by element.
   /// Panels [P0, P1) of the tile only, when P0, P1 are given.
   template <class YLayout, int P0 = 0, int P1 = ON / 64>
   GLUKIT_DEVICE void store_rows_from_smem(const unsigned char* tile, std::int64_t m0) const {
@@ -281,8 +271,7 @@ struct Epilogue : GlobalIo<P> {
 #pragma unroll
     for (int t = 0; t < 4; ++t)
 #pragma unroll
-      for (int pn = 0; pn < panels; ++pn)
-        store_row_chunk(a, row + 4 * t, col + 64 * (P0 + pn), v[t][pn], false, col_limit());
+      for (int pn = 0; pn < panels; ++pn) store_row_chunk(a, row + 4 * t, col + 64 * (P0 + pn), v[t][pn], false);
   }
 
   /// apply + store (fused: both row halves of Y prefetched before).

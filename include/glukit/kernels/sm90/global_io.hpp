@@ -63,21 +63,16 @@ struct GlobalIo {
   }
 
   /// One 16-byte chunk of output row `row` from column `col`: a 16-byte store, or
-  /// element stores where n (or n_end <= n) cuts the chunk; nothing past m (interior: the
-  /// chunk is inside).
+  /// element stores where n cuts the chunk; nothing past m (interior: the chunk is inside).
   GLUKIT_DEVICE static void store_row_chunk(const Args<P>& a, std::int64_t row, std::int64_t col, uint4 v,
-                                            bool interior, std::int64_t n_end) {
+                                            bool interior) {
     T* p = a.out + row * a.ldo + col;
-    if (interior || (row < a.m && col + 8 <= n_end)) {
+    if (interior || (row < a.m && col + 8 <= a.n)) {
       store_row_chunk(p, v);
     } else if (row < a.m) {
       const std::uint32_t o[4] = {v.x, v.y, v.z, v.w};
-      for (int e = 0; e < 4; ++e) store_pair(p + 2 * e, o[e], col + 2 * e, n_end, false);
+      for (int e = 0; e < 4; ++e) store_pair(p + 2 * e, o[e], col + 2 * e, a.n, false);
     }
-  }
-  GLUKIT_DEVICE static void store_row_chunk(const Args<P>& a, std::int64_t row, std::int64_t col, uint4 v,
-                                            bool interior) {
-    store_row_chunk(a, row, col, v, interior, a.n);
   }
 };
 

@@ -84,7 +84,6 @@ Params<P> make_params(const Args<P>& args, int workers) {
   return {{},
           args,
           MainloopPlan<P>::schedule(args.m, args.n, args.k, workers),
-          MainloopPlan<P>::column_split(args.m, args.n, workers),
           static_cast<int>(ceil_div(args.k, P::tile_k))};
 }
 
@@ -98,16 +97,11 @@ Status encode_tensor_maps(const Args<P>& a, TensorMaps* maps) {
   bool ok = true;
   if (a.k > 0) {
     ok &= encode_tensor_map<T>(&maps->a, a.a, a.m, a.k, a.lda, MainloopPlan<P>::a_rows, 64, true);
-    if constexpr (problem_of<P>::b_k_major) {  // gated: W has 2n rows
+    if constexpr (problem_of<P>::b_k_major)  // gated: W has 2n rows
       ok &= encode_tensor_map<T>(&maps->b, a.b, MainloopPlan<P>::gated ? 2 * a.n : a.n, a.k, a.ldb,
                                  MainloopPlan<P>::b_box_rows, 64, true);
-    } else {
+    else
       ok &= encode_tensor_map<T>(&maps->b, a.b, a.k, a.n, a.ldb, P::tile_k, 64, true);
-    }
-    if constexpr (MainloopPlan<P>::narrow_tail)  // W in boxes of 1, 2, 4 narrow units of rows (gated: 2n rows)
-      for (int i = 0; i < TensorMaps::narrow_box_sizes; ++i)
-        ok &= encode_tensor_map<T>(&maps->b_rows[i], a.b, 2 * a.n, a.k, a.ldb, MainloopPlan<P>::narrow_unit << i, 64,
-                                   true);
   }
   if (MainloopPlan<P>::reads_y) ok &= encode_tensor_map<T>(&maps->y, a.y, a.m, a.n, a.ldy, MainloopPlan<P>::a_rows, 64, true);
   if (a.bias != nullptr && !MainloopPlan<P>::gated)  // gated: copied by the Y producer

@@ -3,19 +3,15 @@
 #pragma once
 #include <cuda.h>
 
-#include "glukit/blocks/column_split.hpp"
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/args.hpp"
 #include "glukit/kernels/policy.hpp"
 
 namespace glukit::sm90 {
 
-/// Tensor maps of the TMA producer (unused by the cp.async kernels). b_rows[i]: B in
-/// boxes of MainloopPlan::narrow_unit << i rows (the narrow tail's pieces; encoded for
-/// it only).
+/// Tensor maps of the TMA producer (unused by the cp.async kernels).
 struct TensorMaps {
-  static constexpr int narrow_box_sizes = 3;  ///< boxes of 1, 2 and 4 units
-  CUtensorMap a, b, y, bias, b_rows[narrow_box_sizes];
+  CUtensorMap a, b, y, bias;
 };
 
 /// Everything a launch passes to the kernel (by value, __grid_constant__).
@@ -24,7 +20,6 @@ struct KernelParamsT {
   TensorMaps maps;
   AddmmGluArgsT<T> args;
   TileSchedulePlan schedule;
-  ColumnSplit columns;  ///< the output columns of each of the schedule's tile columns
   int k_blocks;
 };
 

@@ -6,7 +6,6 @@
 #include <type_traits>
 
 #include "glukit/arch/tags.hpp"
-#include "glukit/blocks/column_split.hpp"
 #include "glukit/blocks/copy_partition.hpp"
 #include "glukit/blocks/pipeline.hpp"
 #include "glukit/blocks/smem_layout.hpp"
@@ -100,35 +99,8 @@ struct MainloopPlan {
   static constexpr TileSchedulePlan schedule(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t workers) {
     const std::int64_t gm = group_size_m_at(k);
     const std::int64_t group = gm > cluster_m ? gm / cluster_m : 1;
-    // The grid's tile columns are column_split's (whole tiles, then the pieces).
-    return make_tile_schedule(m, column_split(m, n, workers).tiles() * out_tile_n, a_rows * cluster_m, out_tile_n,
-                              group, 1, 1, P::schedule == Schedule::persistent ? workers : 0);
-  }
-  /// Optional policy member narrow_tail (default false; gated, pingpong with a_rows = 16,
-  /// persistent): a launch of one tile row (m <= a_rows) cuts the columns of its last
-  /// partial wave into one piece per worker (ColumnSplit, units of narrow_unit columns,
-  /// W loaded in boxes of narrow_unit rows), so every SM streams nearly the same share of
-  /// the weight; otherwise the SMs of the tiles past the last whole wave stream one tile
-  /// more while the others wait (docs/perf-notes.md, "Decode: the narrow tail").
-  static constexpr bool narrow_tail = [] {
-    if constexpr (requires { P::narrow_tail; }) return bool(P::narrow_tail);
-    else return false;
-  }();
-  static constexpr int narrow_unit = 8;  ///< columns per unit of a piece (one 8-row swizzle atom of W per run)
-  /// Units of the narrow tail's next W box at unit u (global: column u x narrow_unit) with
-  /// `left` units of the piece left: the largest of 4, 2, 1 that fits them and does not
-  /// cross a 64-column block (a run of the interleaved order ends there).
-  GLUKIT_HOST_DEVICE static constexpr int narrow_box_units(std::int64_t u, int left) {
-    constexpr int block = 64 / narrow_unit;
-    const int in_block = block - static_cast<int>(u % block);
-    const int fit = left < in_block ? left : in_block;
-    return fit >= 4 ? 4 : fit >= 2 ? 2 : 1;
-  }
-  /// The output columns of each tile column of an m x n launch with `workers` workers.
-  static constexpr ColumnSplit column_split(std::int64_t m, std::int64_t n, std::int64_t workers) {
-    if (narrow_tail && m <= a_rows && P::schedule == Schedule::persistent)
-      return ColumnSplit::make(n, out_tile_n, narrow_unit, workers);
-    return ColumnSplit::whole_tiles(n, out_tile_n);
+    return make_tile_schedule(m, n, a_rows * cluster_m, out_tile_n, group, 1, 1,
+                              P::schedule == Schedule::persistent ? workers : 0);
   }
   /// First output row of block `block`'s part of schedule tile `tc` (rows past m are
   /// zeros in and nothing out: the last cluster's second block may have only those).
@@ -238,12 +210,6 @@ struct MainloopPlan {
   /// and with the bias row of a tile's first k-block.
   static constexpr int stage_tx_bytes = (a_rows + P::tile_n) * P::tile_k * 2;
   static constexpr int bias_tx_bytes = P::tile_n * 2;
-  /// Bytes of a narrow-tail stage (Plan::narrow_tail) of a piece of `cols` output columns:
-  /// A's box and, per run of W rows (gate, up) and k panel, one narrow_unit-row box per
-  /// unit the piece touches.
-  GLUKIT_HOST_DEVICE static constexpr int piece_tx_bytes(int cols) {
-    return (a_rows + P::tile_n / 64 * narrow_unit * ((cols + narrow_unit - 1) / narrow_unit)) * P::tile_k * 2;
-  }
   /// Bytes of a tile's Y boxes (a_rows rows of each YLayout panel).
   static constexpr int y_tx_bytes = YLayout::panels * a_rows * YLayout::row_bytes;
   static constexpr int y_part_tx_bytes = y_tx_bytes / y_parts;  ///< of one part's boxes
@@ -299,10 +265,6 @@ constexpr bool check_policy() {
   static_assert(!Plan::gated || (P::tile_n % 128 == 0 && Plan::b_k_major),
                 "tile_n: a gated projection's tile must hold whole gate/up pairs of 64 W rows "
                 "(a multiple of 128)");
-  static_assert(!Plan::narrow_tail || (Plan::gated && Plan::pingpong && Plan::a_rows == 16 && Plan::tma &&
-                                        Plan::cluster_m == 1 && P::schedule == Schedule::persistent),
-                "narrow_tail: only for the gated decode kernel (gated, pingpong, a_rows = 16, copier = "
-                "CopierKind::tma, cluster_m = 1, Schedule::persistent)");
   static_assert(!Plan::gated || !Plan::specialized || Plan::tma,
                 "copier: the warp-specialised gated projection loads W with TMA (copier = CopierKind::tma)");
   static_assert(P::tile_k % 64 == 0,

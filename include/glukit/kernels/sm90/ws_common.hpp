@@ -45,13 +45,6 @@ struct WsCommon {
   GLUKIT_DEVICE static std::int64_t slot_stride() { return gridDim.x / CM; }
   GLUKIT_DEVICE static std::int64_t tile_row(const TileCoord& tc) { return Plan::block_row(tc, blockIdx.x); }
 
-  /// The output columns of schedule tile tc: tile_n-wide (Plan::out_tile_n), or with
-  /// Plan::narrow_tail the launch's ColumnSplit (a piece of the last partial wave).
-  GLUKIT_DEVICE static ColumnSplit::Span columns(const Params<P>& p, const TileCoord& tc) {
-    if constexpr (Plan::narrow_tail) return p.columns.span(tc.n);
-    else return {tc.n * Plan::out_tile_n, Plan::out_tile_n};
-  }
-
   /// The Y buffer and its barrier parity for the li-th tile a block walks; the barriers of
   /// its part `part` are y_full / y_empty[bar(part)].
   struct YSlot {

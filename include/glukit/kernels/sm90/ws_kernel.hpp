@@ -61,13 +61,13 @@ struct WsKernel : WsProducer<P> {
     }
   }
 
-  /// The epilogue of the li-th tile a block walks (rows from m0, columns cs), Y staged in shared memory,
+  /// The epilogue of the li-th tile a block walks (at m0, n0), Y staged in shared memory,
   /// part by part (Plan::y_parts: each 64-column panel when the kernel reads Y): wait for
   /// the part, write its output over it, store the warp's rows of it, release it, so the
   /// producer refills the part with the next tile's Y while the later parts are stored.
   /// tid: the thread's index among the tile's consumer threads (warpgroup w: rows 64 w..).
   GLUKIT_DEVICE static void finish_tile(const Params<P>& p, const Shared& sh, std::int64_t li, std::int64_t m0,
-                                        ColumnSplit::Span cs, int tid, float (&acc)[Mma::accumulators]) {
+                                        std::int64_t n0, int tid, float (&acc)[Mma::accumulators]) {
     using namespace arch::hopper;
     const typename Base::YSlot ys = y_slot(li);
     unsigned char* y_tile = sh.y_tile(ys.buffer);
@@ -80,7 +80,7 @@ struct WsKernel : WsProducer<P> {
       constexpr int P0 = Part * Plan::y_part_panels, P1 = P0 + Plan::y_part_panels;
       mbarrier_wait(&sh.y_full[ys.bar(Part)], ys.phase);
       if (stores) {
-        const Epi e(p.args, m0, cs.col0, tid, cs.col0 + cs.cols);
+        const Epi e(p.args, m0, n0, tid);
         e.template finish_in_place<typename Plan::YLayout, P0, P1>(acc, y_tile, Part == 0 ? bias_row : nullptr, m0);
         __syncwarp();  // the warp's rows, written by its own stmatrix, stored by its own lanes
         e.template store_rows_from_smem<typename Plan::YLayout, P0, P1>(y_tile, m0);
@@ -121,8 +121,7 @@ struct WsKernel : WsProducer<P> {
         continue;
       }
       const TileCoord tc = next_tc;
-      const ColumnSplit::Span cs = Base::columns(p, tc);
-      const std::int64_t m0 = tile_row(tc), n0 = cs.col0;  // n0: the output's column
+      const std::int64_t m0 = tile_row(tc), n0 = tc.n * Plan::out_tile_n;  // n0: the output's column
       const auto epi_of = [&] { return Epi(p.args, m0, n0, tile_tid); };
       float acc[Mma::accumulators];
       // One definition of the accumulators before the tile's first wgmma: two alternative
@@ -160,7 +159,7 @@ struct WsKernel : WsProducer<P> {
       fence_accumulators(acc);
       if (release >= 0) release_stage(sh, release);
       if constexpr (Plan::stage_y) {
-        finish_tile(p, sh, li, m0, cs, tile_tid, acc);
+        finish_tile(p, sh, li, m0, n0, tile_tid, acc);
       } else {
         if (p.k_blocks == 0) epi.prefetch();
         epi.finish(acc);

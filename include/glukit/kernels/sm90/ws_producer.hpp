@@ -80,54 +80,17 @@ struct WsProducer : WsCommon<P> {
     }
   }
 
-  /// Gated: the bias of the tile's W rows (its output columns cs), run by run, by one
-  /// thread with plain loads (zeros for rows of columns past n, or past a narrow-tail
-  /// piece: its unit-wide parts of a run need not be adjacent in W).
-  GLUKIT_DEVICE static void copy_gated_bias_row(const Params<P>& p, unsigned char* dst, ColumnSplit::Span cs) {
+  /// Gated: the bias of the tile's W rows at output column n0, run by run, by one thread
+  /// with plain loads (zeros for rows of columns past n).
+  GLUKIT_DEVICE static void copy_gated_bias_row(const Params<P>& p, unsigned char* dst, std::int64_t n0) {
     auto* d = reinterpret_cast<unsigned short*>(dst);
     const auto* bias = reinterpret_cast<const unsigned short*>(p.args.bias);
-    const std::int64_t n0 = cs.col0;
-    if constexpr (Plan::narrow_tail) {
-      constexpr int unit = Plan::narrow_unit;
 #pragma unroll
-      for (int r = 0; r < BN / 64; ++r)
-        for (int u = 0; u < 64 / unit; ++u) {
-          const int rows = cs.cols - unit * u;
-          const unsigned short* src = bias + (rows > 0 ? Plan::gated_run_row(n0 + unit * u, r, p.args.n) : 0);
-#pragma unroll
-          for (int e = 0; e < unit; ++e) d[64 * r + unit * u + e] = e < rows ? src[e] : 0;
-        }
-    } else {
-#pragma unroll
-      for (int r = 0; r < BN / 64; ++r) {
-        const int rows = Plan::Pairs::rows_valid(n0, 64 * r, p.args.n);
-        const unsigned short* src = bias + (rows > 0 ? Plan::gated_run_row(n0, r, p.args.n) : 0);
+    for (int r = 0; r < BN / 64; ++r) {
+      const int rows = Plan::Pairs::rows_valid(n0, 64 * r, p.args.n);
+      const unsigned short* src = bias + (rows > 0 ? Plan::gated_run_row(n0, r, p.args.n) : 0);
 #pragma unroll 16
-        for (int e = 0; e < 64; ++e) d[64 * r + e] = e < rows ? src[e] : 0;
-      }
-    }
-  }
-
-  /// Gated, a piece of the narrow tail (Plan::narrow_tail): W's rows of its `units` units
-  /// of output columns from n0, run by run, at their rows of the stage's B tile. Each run
-  /// goes in as few boxes as it can (4, 2 or 1 units, Plan::narrow_boxes: a TMA box costs
-  /// the producer's copy engine about as much as a whole 64-row one), none crossing a
-  /// 64-column block (the interleaved order's runs). The tile's other B rows keep an
-  /// earlier stage's bytes: their columns are never stored.
-  GLUKIT_DEVICE static void load_piece_tma(const Params<P>& p, const Shared& sh, int stage, int n0, int units,
-                                           int k0) {
-    constexpr int unit = Plan::narrow_unit;
-    for (int u = 0; u < units;) {
-      const int size = Plan::narrow_box_units(n0 / unit + u, units - u);  // 1, 2 or 4
-      const int map = size == 4 ? 2 : size - 1;
-#pragma unroll
-      for (int r = 0; r < BN / 64; ++r)
-#pragma unroll
-        for (int kp = 0; kp < BK / 64; ++kp)
-          arch::hopper::tma_load_2d(sh.ring.template tile<1>(stage) + Plan::BLayout::offset(64 * r + unit * u, 64 * kp),
-                                    &p.maps.b_rows[map], &sh.full[stage], k0 + 64 * kp,
-                                    static_cast<int>(Plan::gated_run_row(n0 + unit * u, r, p.args.n)));
-      u += size;
+      for (int e = 0; e < 64; ++e) d[64 * r + e] = e < rows ? src[e] : 0;
     }
   }
 
@@ -139,28 +102,16 @@ struct WsProducer : WsCommon<P> {
     State st{};
     for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride()) {
       const TileCoord tc = p.schedule.tile(slot);
-      const ColumnSplit::Span cs = Base::columns(p, tc);
-      const int m0 = static_cast<int>(tile_row(tc)), n0 = static_cast<int>(cs.col0);
-      // A piece of the narrow tail: its units' W rows only (full boxes, as TMA counts them).
-      const bool piece = Plan::narrow_tail && p.columns.is_piece(tc.n);
-      const int piece_units = (cs.cols + Plan::narrow_unit - 1) / Plan::narrow_unit;
-      const int tx_bytes = piece ? Plan::piece_tx_bytes(cs.cols) : Plan::stage_tx_bytes;
+      const int m0 = static_cast<int>(tile_row(tc)), n0 = static_cast<int>(tc.n * Plan::out_tile_n);
       for (int kb = 0; kb < p.k_blocks; ++kb) {
         mbarrier_wait(&sh.empty[st.index], st.phase ^ 1u);  // in a cluster: every block released it
         const bool with_bias = kb == 0 && Plan::bias_in_ring && args.bias != nullptr;
-        mbarrier_arrive_expect_tx(&sh.full[st.index], tx_bytes + (with_bias ? Plan::bias_tx_bytes : 0));
+        mbarrier_arrive_expect_tx(&sh.full[st.index], Plan::stage_tx_bytes + (with_bias ? Plan::bias_tx_bytes : 0));
         const int k0 = kb * BK;
 #pragma unroll
         for (int pn = 0; pn < Plan::ALayout::panels; ++pn)
           tma_load_2d(sh.ring.template tile<0>(st.index) + pn * Plan::ALayout::panel_bytes, &p.maps.a,
                       &sh.full[st.index], k0 + pn * 64, m0);
-        if constexpr (Plan::narrow_tail) {
-          if (piece) {
-            load_piece_tma(p, sh, st.index, n0, piece_units, k0);
-            ++st;
-            continue;
-          }
-        }
 #pragma unroll
         for (int i = 0; i < Plan::b_boxes; ++i) {
           unsigned char* dst = sh.ring.template tile<1>(st.index) + Plan::b_box_offset(i);
@@ -197,7 +148,7 @@ struct WsProducer : WsCommon<P> {
         mbarrier_wait(&sh.y_empty[ys.bar(part)], ys.phase ^ 1u);
         const bool part_bias = part == 0 && with_bias;
         if constexpr (Plan::gated) {  // no Y; the bias by plain copies, released by the arrival
-          if (part_bias) copy_gated_bias_row(p, sh.y_bias(ys.buffer), Base::columns(p, tc));
+          if (part_bias) copy_gated_bias_row(p, sh.y_bias(ys.buffer), tc.n * Plan::out_tile_n);
           mbarrier_arrive(full);
           continue;
         }
