@@ -316,7 +316,8 @@ struct GatedPingpong64x256 : glukit::policy::GatedTmaPingpong64x128<Arch> {
 /// Beside the default: each kernel it picks from, and the probes, at every shape.
 using GatedPolicies = std::tuple<glukit::policy::GatedTma128x256<Arch>, glukit::policy::GatedTma128x128<Arch>,
                                  glukit::policy::GatedTmaPingpong64x128<Arch>,
-                                 glukit::policy::GatedTmaDecode16x128<Arch>, GatedPingpong64x256>;
+                                 glukit::policy::GatedTmaDecode16x128<Arch>, glukit::policy::GatedTmaDecode16x256<Arch>,
+                                 GatedPingpong64x256>;
 
 template <class... Ps>
 void register_policies(const GatedShape& s, std::tuple<Ps...>*) {

@@ -7,8 +7,8 @@
 // launch so they share the clock state, each launch on the next of three input sets (the
 // L2 never holds the previous launch's weight). Every variant's output is compared with the
 // shipped kernel's (max |difference|). bf16, W stacked as one nn.Linear weight (2n x K),
-// bias of 2n, SwiGLU. Medians of 30 rounds after 8. `waves`: the shipped kernel and
-// cuBLAS alone, at K = 8192 and n whose tiles fill whole waves of the 132 SMs or not.
+// bias of 2n, SwiGLU. Medians of 30 rounds after 8. `waves`: the shipped kernel, 256-row
+// tiles and cuBLAS, at n whose tiles fill whole waves of the 132 SMs or not.
 // Standalone; docs/perf-notes.md quotes it.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -52,10 +52,11 @@ int main(int argc, char** argv) {
   cublasHandle_t handle = cs.handle;
   using glukit_bench::GemmShape;
   bool ok = true;
-  // `waves`: the shipped kernel and cuBLAS at n whose tiles (tile_cols output columns) fill
-  // whole waves of the H200's 132 SMs (n = tile_cols x 132 x w, w = 2, 3, 4) and at n =
-  // 28672 / 29568 (448 / 462 tiles: 3.39 / 3.5 waves, so some SMs stream one tile more
-  // while the rest wait), K = 8192.
+  // `waves`: the shipped kernel, 256-row tiles and cuBLAS at n whose tiles (tile_cols
+  // output columns) fill whole waves of the H200's 132 SMs (n = tile_cols x 132 x w,
+  // w = 2, 3, 4) and at n = 28672 / 29568 (448 / 462 tiles: 3.39 / 3.5 waves, so some SMs
+  // stream one tile more while the rest wait), K = 8192; and at K = 4096 from half a wave
+  // (n = 4096) to 1.7 waves (n = 14336).
   constexpr std::int64_t tile_cols = glukit::sm90::MainloopPlan<glukit::Bound<
       Shipped, glukit::GatedProblem<bf16, glukit::GateLayout::stacked>>>::out_tile_n;
   constexpr std::int64_t h200_sms = 132;
@@ -66,7 +67,12 @@ int main(int argc, char** argv) {
     for (const std::int64_t w : {2, 3, 4}) shapes.push_back({16, tile_cols * h200_sms * w, 8192});
     shapes.push_back({16, 28672, 8192});
     shapes.push_back({16, 29568, 8192});
-    std::sort(shapes.begin(), shapes.end(), [](const GemmShape& x, const GemmShape& y) { return x.n < y.n; });
+    shapes.push_back({16, 4096, 4096});   //  64 tiles: half a wave
+    shapes.push_back({16, 8448, 4096});   // 132 tiles: one wave (of 256-row tiles, half)
+    shapes.push_back({16, 11008, 4096});  // 172 tiles: 1.3 waves
+    shapes.push_back({16, 14336, 4096});  // 224 tiles: 1.7 waves
+    std::sort(shapes.begin(), shapes.end(),
+              [](const GemmShape& x, const GemmShape& y) { return x.k != y.k ? x.k < y.k : x.n < y.n; });
   }
   for (const GemmShape s : shapes) {
     const std::int64_t m = s.m, n = s.n, k = s.k;
@@ -112,7 +118,10 @@ int main(int argc, char** argv) {
       const std::int64_t tiles = (n + tile_cols - 1) / tile_cols;
       std::printf("  tiles of the shipped kernel %lld (%.2f waves of %lld)\n", (long long)tiles,
                   double(tiles) / h200_sms, (long long)h200_sms);
-      glukit_bench::print_in_turns(stream, {{"GatedTmaDecode16x128 (10 stages)", shipped}, {"cuBLAS GEMM 2n", cublas_2n}},
+      check("Decode16x256, 6 stages", l256_6);
+      glukit_bench::print_in_turns(stream, {{"GatedTmaDecode16x128 (10 stages)", shipped},
+                                            {"Decode16x256, 6 stages", l256_6},
+                                            {"cuBLAS GEMM 2n", cublas_2n}},
                                    "cuBLAS GEMM 2n");
       continue;
     }

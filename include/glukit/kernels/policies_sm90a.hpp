@@ -220,5 +220,21 @@ struct GatedTmaDecode16x128 : GatedTmaPingpong64x128<Arch> {
   static constexpr int a_rows = 16;
   static constexpr int num_buffers = 10;  ///< 10 x 18 KiB + two 3 KiB output tiles (191,680 bytes)
 };
+/// GatedTmaDecode16x128 on tiles of 256 W rows (128 output columns): each k-block of A is
+/// read from L2 once per 256 W rows instead of 128, and the ring keeps 192 KiB of the
+/// weight in flight per SM instead of 160 (6 stages of 34 KiB). Half as many tiles, so
+/// the gated default runs it where that costs no wave (sm90::gated_decode_wide_tiles).
+/// H200, bf16, M = 16, two runs in turns with GatedTmaDecode16x128 and cuBLAS GEMM of
+/// width 2n (docs/results/probes/h200-2026-12-02-gated-decode-256.txt), us:
+/// 222.6 / 223.4 against 233.9 / 234.2 at n = 28672, K = 8192 (cuBLAS 225.1);
+/// 52.4 / 52.7 against 55.8 / 56.4 at n = 11008, K = 4096; 63.4 / 64.1 against 62.8 /
+/// 64.0 at n = 14336; but 216.0 / 219.0 against 199.4 / 197.2 at n = 25344 (1.5 waves of
+/// its tiles against 3 whole ones) and 28.0 against 23.8 at n = 4096.
+template <class Arch>
+struct GatedTmaDecode16x256 : GatedTmaDecode16x128<Arch> {
+  static constexpr const char* name() { return "GatedTmaDecode16x256"; }
+  static constexpr int tile_n = 256;
+  static constexpr int num_buffers = 6;  ///< 6 x 34 KiB + two 5 KiB output tiles
+};
 
 }  // namespace glukit::policy

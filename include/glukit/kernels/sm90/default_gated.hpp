@@ -22,6 +22,8 @@ struct DefaultGatedLauncher<Backend::cuda, T, Op> {
     switch (sm90::default_gated_kernel(args.m, args.n, args.k, sms)) {
       case sm90::DefaultGatedKernel::gated_decode_16x128:
         return gated_projection<policy::WithEpilogue<policy::GatedTmaDecode16x128<sm90a>, Op>>(args, stream);
+      case sm90::DefaultGatedKernel::gated_decode_16x256:
+        return gated_projection<policy::WithEpilogue<policy::GatedTmaDecode16x256<sm90a>, Op>>(args, stream);
       case sm90::DefaultGatedKernel::gated_pingpong_64x128:
         return gated_projection<policy::WithEpilogue<policy::GatedTmaPingpong64x128<sm90a>, Op>>(args, stream);
       case sm90::DefaultGatedKernel::gated_128x128:

@@ -80,13 +80,28 @@ enum class DefaultGatedKernel {
   gated_128x256,          ///< policy::GatedTma128x256 (128)
   gated_pingpong_64x128,  ///< policy::GatedTmaPingpong64x128 (decode; 64)
   gated_decode_16x128,    ///< policy::GatedTmaDecode16x128 (decode, m <= 16; 64)
+  gated_decode_16x256,    ///< policy::GatedTmaDecode16x256 (decode, m <= 16; 128)
 };
 
+/// Gated decode (m <= 16): tiles of 256 W rows (128 output columns) where their waves,
+/// each streaming twice the columns, take no longer than the 64-column tiles' waves:
+/// 2 x ceil(tiles_128 / SMs) <= ceil(tiles_64 / SMs). On a tie the wider tiles win: each
+/// k-block of A is read once per 256 W rows, and an SM keeps 192 KiB of the weight in
+/// flight instead of 160. H200, bf16, K = 4096 / 8192, in turns with cuBLAS (docs/
+/// perf-notes.md, "Gated decode: 256-row tiles"): right at all 9 measured n, from 4096
+/// (64-column tiles 15 % faster) to 28672 (256-row tiles 4.5 % faster).
+constexpr bool gated_decode_wide_tiles(std::int64_t n, int sms) {
+  const std::int64_t s = sms > 0 ? sms : 1;
+  return 2 * ceil_div(ceil_div(n, 128), s) <= ceil_div(ceil_div(n, 64), s);
+}
+
 /// The kernel the sm90a gated default runs for out = m x n (W: 2n x k): decode as
-/// addmm_glu's rule; above, the same score over the tiles' W rows (tile_n), with the
+/// addmm_glu's rule, at m <= 16 with 128- or 256-row tiles (gated_decode_wide_tiles); above, the same score over the tiles' W rows (tile_n), with the
 /// tiles counted over the output's n columns (tile_n / 2 each).
 constexpr DefaultGatedKernel default_gated_kernel(std::int64_t m, std::int64_t n, std::int64_t /*k*/, int sms) {
-  if (m <= decode16_rows) return DefaultGatedKernel::gated_decode_16x128;
+  if (m <= decode16_rows)
+    return gated_decode_wide_tiles(n, sms) ? DefaultGatedKernel::gated_decode_16x256
+                                           : DefaultGatedKernel::gated_decode_16x128;
   if (m <= decode_rows) return DefaultGatedKernel::gated_pingpong_64x128;
   const std::int64_t s128 = DefaultRule::score(m, 2 * n, 128, sms);
   const std::int64_t s256 = DefaultRule::score(m, 2 * n, 256, sms);

@@ -60,8 +60,19 @@ TEST_CASE("default_kernel_name names the policies") {
 TEST_CASE("the gated default: decode ping-pong, then the wave score over the tiles' W rows") {
   using glukit::sm90::default_gated_kernel;
   using glukit::sm90::DefaultGatedKernel;
-  CHECK(default_gated_kernel(1, 14336, 4096, 132) == DefaultGatedKernel::gated_decode_16x128);
-  CHECK(default_gated_kernel(16, 14336, 4096, 132) == DefaultGatedKernel::gated_decode_16x128);
+  // m <= 16: 256-row tiles where their waves take no longer (the measured picks, H200).
+  for (const std::int64_t m : {1, 16}) {
+    CHECK(default_gated_kernel(m, 4096, 4096, 132) == DefaultGatedKernel::gated_decode_16x128);   // 64 / 32 tiles
+    CHECK(default_gated_kernel(m, 8448, 4096, 132) == DefaultGatedKernel::gated_decode_16x128);   // 1 wave / 1
+    CHECK(default_gated_kernel(m, 11008, 4096, 132) == DefaultGatedKernel::gated_decode_16x256);  // 2 / 1
+    CHECK(default_gated_kernel(m, 14336, 4096, 132) == DefaultGatedKernel::gated_decode_16x256);  // 2 / 1
+    CHECK(default_gated_kernel(m, 16896, 8192, 132) == DefaultGatedKernel::gated_decode_16x256);  // 2 / 1
+    CHECK(default_gated_kernel(m, 25344, 8192, 132) == DefaultGatedKernel::gated_decode_16x128);  // 3 / 2
+    CHECK(default_gated_kernel(m, 28672, 8192, 132) == DefaultGatedKernel::gated_decode_16x256);  // 4 / 2
+    CHECK(default_gated_kernel(m, 29568, 8192, 132) == DefaultGatedKernel::gated_decode_16x256);  // 4 / 2
+    CHECK(default_gated_kernel(m, 33792, 8192, 132) == DefaultGatedKernel::gated_decode_16x256);  // 4 / 2
+  }
+  CHECK(default_gated_kernel(16, 28672, 8192, 0) == DefaultGatedKernel::gated_decode_16x256);  // no SM count: 1
   CHECK(default_gated_kernel(17, 14336, 4096, 132) == DefaultGatedKernel::gated_pingpong_64x128);
   CHECK(default_gated_kernel(64, 28672, 8192, 132) == DefaultGatedKernel::gated_pingpong_64x128);
   // 256 x 14336: 2 x 224 = 448 tiles of 128 W rows in 4 waves (576) against 224 of 256 in
