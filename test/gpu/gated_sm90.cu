@@ -134,6 +134,22 @@ TEMPLATE_LIST_TEST_CASE("gated projection: the default with every activation, bo
   }
 }
 
+TEST_CASE("gated projection: the decode default on 256-row tiles, both W orders, both dtypes", "[gated]") {
+  // m <= 16 with n between one and two waves of the device's SMs in 64-column tiles: the
+  // default runs GatedTmaDecode16x256 (sm90::gated_decode_wide_tiles).
+  int device = 0, sms = 0;
+  GLUKIT_CHECK_CUDA(cudaGetDevice(&device));
+  GLUKIT_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const std::int64_t n = 96 * std::int64_t{sms};
+  for (const GatedShape& s : {GatedShape{16, n - 1, 136, 0, 0, 0, true, GateLayout::stacked},
+                              GatedShape{1, n / 64 * 64, 72, 80, 88, 0, false, GateLayout::interleaved}}) {
+    REQUIRE(sm90::default_gated_kernel(s.m, s.n, s.k, sms) == sm90::DefaultGatedKernel::gated_decode_16x256);
+    const auto run = [](const auto& args) { return gated_projection(args); };
+    check_gated<epilogue::SwiGlu, half_t>("default", s, run);
+    check_gated<epilogue::SwiGlu, bfloat16_t>("default", s, run);
+  }
+}
+
 TEST_CASE("gated projection: the SwiGLU default without an operation named", "[gated]") {
   check_gated<epilogue::SwiGlu, bfloat16_t>("default", GatedShape{257, 200, 4096 / 8, 0, 0, 0, true},
                                             [](const auto& args) { return gated_projection(args); });
