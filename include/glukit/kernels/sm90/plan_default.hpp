@@ -83,21 +83,24 @@ enum class DefaultGatedKernel {
   gated_decode_16x256,    ///< policy::GatedTmaDecode16x256 (decode, m <= 16; 128)
 };
 
-/// Gated decode (m <= 16): tiles of 256 W rows (128 output columns) where their waves,
-/// each streaming twice the columns, take no longer than the 64-column tiles' waves:
-/// 2 x ceil(tiles_128 / SMs) <= ceil(tiles_64 / SMs). On a tie the wider tiles win: each
-/// k-block of A is read once per 256 W rows, and an SM keeps 192 KiB of the weight in
-/// flight instead of 160. H200, bf16, K = 4096 / 8192, in turns with cuBLAS (docs/
-/// perf-notes.md, "Gated decode: 256-row tiles"): right at all 9 measured n, from 4096
-/// (64-column tiles 15 % faster) to 28672 (256-row tiles 4.5 % faster).
+/// Gated decode (m <= 16): GatedTmaDecode16x256 (tiles of 256 W rows, 128 output columns)
+/// where its waves, each streaming twice the columns, take no longer than those of
+/// GatedTmaDecode16x128 (64 output columns per tile):
+/// 2 x ceil(ceil(n / 128) / SMs) <= ceil(ceil(n / 64) / SMs). On a tie the wider tiles
+/// win: each k-block of A is read once per 256 W rows, and an SM keeps 192 KiB of the
+/// weight in flight instead of 160. H200, bf16, K = 4096 / 8192, in turns with cuBLAS
+/// (docs/perf-notes.md, "Gated decode: 256-row tiles"): the faster kernel at all 9
+/// measured n, from 4096 (the 128-row tiles 15 % faster) to 28672 (the 256-row tiles
+/// 4.5 % faster in the median; they also have a slow state there, noted beside it).
 constexpr bool gated_decode_wide_tiles(std::int64_t n, int sms) {
   const std::int64_t s = sms > 0 ? sms : 1;
   return 2 * ceil_div(ceil_div(n, 128), s) <= ceil_div(ceil_div(n, 64), s);
 }
 
 /// The kernel the sm90a gated default runs for out = m x n (W: 2n x k): decode as
-/// addmm_glu's rule, at m <= 16 with 128- or 256-row tiles (gated_decode_wide_tiles); above, the same score over the tiles' W rows (tile_n), with the
-/// tiles counted over the output's n columns (tile_n / 2 each).
+/// addmm_glu's rule, at m <= 16 on 128- or 256-row tiles (gated_decode_wide_tiles);
+/// above, the same score over the tiles' W rows (tile_n), with the tiles counted over
+/// the output's n columns (tile_n / 2 each).
 constexpr DefaultGatedKernel default_gated_kernel(std::int64_t m, std::int64_t n, std::int64_t /*k*/, int sms) {
   if (m <= decode16_rows)
     return gated_decode_wide_tiles(n, sms) ? DefaultGatedKernel::gated_decode_16x256
