@@ -85,16 +85,16 @@ enum class DefaultGatedKernel {
 
 /// Gated decode (m <= 16): GatedTmaDecode16x256 (tiles of 256 W rows, 128 output columns)
 /// where its waves, each streaming twice the columns, take no longer than those of
-/// GatedTmaDecode16x128 (64 output columns per tile):
-/// 2 x ceil(ceil(n / 128) / SMs) <= ceil(ceil(n / 64) / SMs). On a tie the wider tiles
+/// GatedTmaDecode16x128 (64 output columns per tile): with the wave count of
+/// DefaultRule::score over the tiles' W rows (one row of tiles: waves alone),
+/// 2 x waves(256-row tiles) <= waves(128-row tiles). On a tie the wider tiles
 /// win: each k-block of A is read once per 256 W rows, and an SM keeps 192 KiB of the
 /// weight in flight instead of 160. H200, bf16, K = 4096 / 8192, in turns with cuBLAS
 /// (docs/perf-notes.md, "Gated decode: 256-row tiles"): the faster kernel at all 9
 /// measured n, from 4096 (the 128-row tiles 15 % faster) to 28672 (the 256-row tiles
 /// 4.5 % faster in the median; they also have a slow state there, noted beside it).
-constexpr bool gated_decode_wide_tiles(std::int64_t n, int sms) {
-  const std::int64_t s = sms > 0 ? sms : 1;
-  return 2 * ceil_div(ceil_div(n, 128), s) <= ceil_div(ceil_div(n, 64), s);
+constexpr bool gated_decode_wide_tiles(std::int64_t m, std::int64_t n, int sms) {
+  return 2 * DefaultRule::score(m, 2 * n, 256, sms) <= DefaultRule::score(m, 2 * n, 128, sms);
 }
 
 /// The kernel the sm90a gated default runs for out = m x n (W: 2n x k): decode as
@@ -103,8 +103,8 @@ constexpr bool gated_decode_wide_tiles(std::int64_t n, int sms) {
 /// the output's n columns (tile_n / 2 each).
 constexpr DefaultGatedKernel default_gated_kernel(std::int64_t m, std::int64_t n, std::int64_t /*k*/, int sms) {
   if (m <= decode16_rows)
-    return gated_decode_wide_tiles(n, sms) ? DefaultGatedKernel::gated_decode_16x256
-                                           : DefaultGatedKernel::gated_decode_16x128;
+    return gated_decode_wide_tiles(m, n, sms) ? DefaultGatedKernel::gated_decode_16x256
+                                              : DefaultGatedKernel::gated_decode_16x128;
   if (m <= decode_rows) return DefaultGatedKernel::gated_pingpong_64x128;
   const std::int64_t s128 = DefaultRule::score(m, 2 * n, 128, sms);
   const std::int64_t s256 = DefaultRule::score(m, 2 * n, 256, sms);
