@@ -9,6 +9,10 @@
 #   NAME       results' base name, default h200-<UTC date>  ($OUT/NAME.json, .txt, .md, .png)
 #   OUT        output folder (the device machine sets it), default ./bench-out
 #   GLUKIT_RUN_EXAMPLES=1  also run the GPU examples 01, 03, 04, 05 (logs in $OUT/examples.txt)
+#   GLUKIT_CLOCK_LOG=1     also sample the card's SM clock, power and temperature every
+#                          100 ms ($OUT/NAME-clocks.csv) and stamp each console line with
+#                          the time it was printed ($OUT/NAME-stamped.txt), so a row can be
+#                          matched to the clock state it ran in
 #
 # Exits with glukit_bench's status (non-zero when a benchmark failed its check),
 # or non-zero when an example failed.
@@ -45,10 +49,24 @@ echo "glukit_bench: $bench (commit $rev)"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
   --format=csv 2>/dev/null || true
 
+smi_pid=
+if [ "${GLUKIT_CLOCK_LOG:-0}" = 1 ]; then
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+    --format=csv -lms 100 > "$out/$name-clocks.csv" 2>&1 &
+  smi_pid=$!
+fi
+stamp() {  # each line with the UTC time it arrived (the JSON and .txt stay unstamped)
+  if [ "${GLUKIT_CLOCK_LOG:-0}" = 1 ]; then
+    while IFS= read -r line; do printf '%s %s\n' "$(date -u +%H:%M:%S.%3N)" "$line"; done > "$out/$name-stamped.txt"
+  else
+    cat > /dev/null
+  fi
+}
 "$bench" --benchmark_format=console \
   --benchmark_out="$out/$name.json" --benchmark_out_format=json \
-  --benchmark_context=git_commit="$rev" "$@" 2>&1 | tee "$out/$name.txt"
+  --benchmark_context=git_commit="$rev" "$@" 2>&1 | tee "$out/$name.txt" >(stamp)
 status=${PIPESTATUS[0]}
+[ -n "$smi_pid" ] && kill "$smi_pid" 2>/dev/null
 
 if [ -s "$out/$name.json" ]; then
   render=(python3 "$root/scripts/render_results.py" "$out/$name.json" --md "$out/$name.md")

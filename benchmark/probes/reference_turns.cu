@@ -5,7 +5,8 @@
 // 2 x 44 MB of Y and output per set, so the L2 holds none of them from the launch
 // before). The 128 x 128 kernel's output is compared first with the shipped kernel's
 // (max |difference| / max |value|; the k order is the same, so 0 is expected). Medians
-// of 30 rounds after 8. `llm`: bf16, B n x k, at 2048 / 8192 x 14336 x 4096 instead.
+// of 30 rounds after 8. `llm`: bf16, B n x k, at 2048 / 8192 x 14336 x 4096 instead; a
+// number: that K of the reference shape alone (scripts/ncu_turns.sh profiles one K at a time).
 // Builds of two libraries run one after the other in one device call make an A/B
 // (docs/perf-notes.md quotes it). Standalone.
 #include <cublas_v2.h>
@@ -13,6 +14,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -98,6 +100,13 @@ int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "llm") == 0) {
     for (const std::int64_t m : {2048, 8192})
       ok &= run_shape<glukit::bfloat16_t>({m, 14336, 4096}, glukit::Layout::col_major, cs.stream, cs.handle);
+  } else if (argc > 1) {
+    const long long k = std::atoll(argv[1]);
+    if (k <= 0 || k % 64 != 0) {
+      std::fprintf(stderr, "glukit_turns_probe: K must be a positive multiple of 64, or `llm`\n");
+      return 2;
+    }
+    ok &= run_shape<glukit::half_t>({1024, 21568, k}, glukit::Layout::row_major, cs.stream, cs.handle);
   } else {
     for (const std::int64_t k : {256, 512, 1024})
       ok &= run_shape<glukit::half_t>({1024, 21568, k}, glukit::Layout::row_major, cs.stream, cs.handle);
