@@ -22,17 +22,18 @@ SHORT = {
 
 
 def label(name):
+    """glukit's kernels by their policy (e.g. `WarpSpecializedTma BiasOnly`), others by name."""
     if "glukit" not in name:
         return name.split("(")[0][:60]
-    policies = [p for p in re.findall(r"policy::(\w+)", name) if p not in ("WithEpilogue", "Bound")]
-    text = "/".join(dict.fromkeys(policies)) or name[:60]
+    policies = re.findall(r"glukit::(\w+)<glukit::sm\w+>", name)
+    text = "/".join(dict.fromkeys(policies)) or name.split("(")[0][:60]
     return text + (" BiasOnly" if "BiasOnly" in name else "")
 
 
 def number(text, unit):
     """ncu's value in the table's unit: us for times, GHz for rates of cycles."""
     value = float(text.replace(",", ""))
-    scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6,
+    scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6,
              "cycle/second": 1e-9, "cycle/usecond": 1e-3, "cycle/nsecond": 1.0,
              "hz": 1e-9, "khz": 1e-6, "mhz": 1e-3, "ghz": 1.0}
     return value * scale.get(unit.lower(), 1.0)

@@ -8,7 +8,13 @@
 // L2 never holds the previous launch's weight). Every variant's output is compared with the
 // shipped kernel's (max |difference|). bf16, W stacked as one nn.Linear weight (2n x K),
 // bias of 2n, SwiGLU. Medians of 30 rounds after 8. `waves`: the shipped kernel, 256-row
-// tiles and cuBLAS, at n whose tiles fill whole waves of the 132 SMs or not.
+// tiles and cuBLAS, at n whose tiles fill whole waves of the 132 SMs or not. `buffers`:
+// at 16 x 28672 x 8192, twelve weights in twelve allocations, each timed on its own (all
+// launches of a turn on the one weight, which is 16 times the L2), the six twice over:
+// the 128- and 256-row kernels and cuBLAS, in turns and then each back to back (as
+// glukit_bench times them); does a kernel's time follow its weight's allocation, the
+// order of the launches, or the moment? `offsets`: the same on one weight at five offsets into
+// one allocation (its place relative to the 2 MiB pages).
 // Standalone; docs/perf-notes.md quotes it.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -19,6 +25,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "common/device_data.cuh"
@@ -45,6 +53,66 @@ template <int Stages>
 struct Decode16x256 : Wide {
   static constexpr int num_buffers = Stages;
 };
+/// `buffers` / `offsets`: the 128- and 256-row kernels and cuBLAS in turns on one weight
+/// at a time, each weight in turn, twice over; each also back to back (100 launches of one
+/// kernel, as glukit_bench times it). `buffers`: twelve weights in twelve allocations;
+/// `offsets`: one allocation 2 MiB larger than a weight, the weight starting 0, 64 KiB,
+/// 512 KiB, 1 MiB or 1.5 MiB into it (the allocation is 2 MiB-aligned).
+bool time_by_placement(cudaStream_t stream, cublasHandle_t handle, bool offsets) {
+  const std::int64_t m = 16, n = 28672, k = 8192;
+  const std::size_t w_elems = std::size_t(2 * n * k), slack = std::size_t(1) << 20;  // 2 MiB of bf16
+  const int sets = offsets ? 1 : 12;
+  std::vector<DeviceBuffer<bf16>> a, w, bias;
+  for (int i = 0; i < sets; ++i) {
+    a.emplace_back(std::size_t(m * k)), w.emplace_back(w_elems + (offsets ? slack : 0)), bias.emplace_back(std::size_t(2 * n));
+    glukit_bench::fill_nonzero(a[i].get(), a[i].size(), 1 + 3 * i, 1.0f, stream);
+    glukit_bench::fill_nonzero(w[i].get(), w[i].size(), 2 + 3 * i, 1.0f / 64, stream);
+    glukit_bench::fill_nonzero(bias[i].get(), bias[i].size(), 3 + 3 * i, 1.0f, stream);
+  }
+  std::vector<std::pair<int, std::size_t>> places;  // (allocation, offset in bytes)
+  if (offsets) {
+    for (const std::size_t off : {std::size_t(0), std::size_t(64) << 10, std::size_t(512) << 10, std::size_t(1) << 20,
+                                  std::size_t(3) << 19})
+      places.push_back({0, off});
+  } else {
+    for (int i = 0; i < sets; ++i) places.push_back({i, 0});
+  }
+  DeviceBuffer<bf16> out(std::size_t(m * n)), c(std::size_t(m * 2 * n));
+  GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
+  std::pair<int, std::size_t> at{};
+  const auto weight = [&] { return w[at.first].get() + at.second / sizeof(bf16); };
+  const auto args = [&](bf16* o) {
+    return glukit::GatedProjectionArgsT<bf16>{a[at.first].get(), weight(), bias[at.first].get(), o, m, n, k, k, k, n};
+  };
+  const auto l128 = [&] { glukit_bench::require_ok(glukit::gated_projection<Shipped>(args(out.get()), stream)); };
+  const auto l256 = [&] { glukit_bench::require_ok(glukit::gated_projection<Wide>(args(out.get()), stream)); };
+  const auto cublas_2n = [&] {
+    glukit_bench::cublas_gemm_rowmajor(handle, {m, 2 * n, k}, a[at.first].get(), k, weight(), k, c.get(), 2 * n,
+                                       glukit::Layout::col_major);
+  };
+  std::printf("gated %lldx%lldx%lld, one weight per turn set\n", (long long)m, (long long)n, (long long)k);
+  for (int pass = 0; pass < 2; ++pass)
+    for (const auto& place : places) {
+      at = place;
+      std::printf("pass %d, allocation %d + %zu KiB (weight at %p)\n", pass, at.first, at.second >> 10,
+                  static_cast<const void*>(weight()));
+      glukit_bench::print_in_turns(stream, {{"GatedTmaDecode16x128", l128},
+                                            {"GatedTmaDecode16x256", l256},
+                                            {"cuBLAS GEMM 2n", cublas_2n}},
+                                   "cuBLAS GEMM 2n");
+      // As glukit_bench times a benchmark: one kernel's launches back to back (10 + 100).
+      std::printf("  back to back:");
+      for (const auto& [name, launch] : {std::pair<const char*, std::function<void()>>{"16x128", l128},
+                                         {"16x256", l256}, {"cuBLAS 2n", cublas_2n}}) {
+        glukit_bench::TimingSummary t;
+        const bool ok = glukit_bench::time_launches(stream, 10, 100, [&](int) { launch(); return true; }, t);
+        if (!ok) return false;
+        std::printf("  %s %.1f us (min %.1f)", name, t.median_us, t.min_us);
+      }
+      std::printf("\n");
+    }
+  return true;
+}
 
 }  // namespace
 
@@ -54,6 +122,8 @@ int main(int argc, char** argv) {
   cublasHandle_t handle = cs.handle;
   using glukit_bench::GemmShape;
   bool ok = true;
+  if (argc > 1 && (std::strcmp(argv[1], "buffers") == 0 || std::strcmp(argv[1], "offsets") == 0))
+    return time_by_placement(stream, handle, std::strcmp(argv[1], "offsets") == 0) ? 0 : 1;
   // `waves`: the shipped kernel, 256-row tiles and cuBLAS at n whose tiles (tile_cols
   // output columns) fill whole waves of the H200's 132 SMs (n = tile_cols x 132 x w,
   // w = 2, 3, 4) and at n = 28672 / 29568 (448 / 462 tiles: 3.39 / 3.5 waves, so some SMs
