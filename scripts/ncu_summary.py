@@ -25,7 +25,7 @@ def label(name):
     """glukit's kernels by their policy (e.g. `WarpSpecializedTma BiasOnly`), others by name."""
     if "glukit" not in name:
         return name.split("(")[0][:60]
-    policies = re.findall(r"glukit::(\w+)<glukit::sm\w+>", name)
+    policies = re.findall(r"glukit::(\w+)<glukit::sm\w+>", name) + re.findall(r"::(\w+<[\d, ]+>)", name)
     text = "/".join(dict.fromkeys(policies)) or name.split("(")[0][:60]
     return text + (" BiasOnly" if "BiasOnly" in name else "")
 

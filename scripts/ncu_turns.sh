@@ -7,6 +7,7 @@
 # and pipe, each only where this ncu knows it.
 #
 #   scripts/ncu_turns.sh PROBE_DIR [K ...]     # default K: 256 512 1024; logs in $OUT
+#   NCU_SKIP=110 NCU_COUNT=40                  # the launches profiled (defaults for the probe's 4 kernels)
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 dir=$1; shift
@@ -28,7 +29,7 @@ status=0
 # Launches before the turns: 12 fills, the 2 launches of the output comparison; each
 # round of the turns is 4 launches, so rounds 25-34 start at launch 14 + 4 x 24.
 for k in $ks; do
-  ncu --clock-control none --launch-skip 110 --launch-count 40 --csv --page raw --metrics "$metrics" \
+  ncu --clock-control none --launch-skip "${NCU_SKIP:-110}" --launch-count "${NCU_COUNT:-40}" --csv --page raw --metrics "$metrics" \
     --log-file "$out/ncu-turns-k$k.csv" "$dir/glukit_turns_probe" "$k" > "$out/ncu-turns-k$k.log" 2>&1 || status=1
 done
 python3 "$root/scripts/ncu_summary.py" "$out"/ncu-turns-k*.csv | tee "$out/ncu-turns-summary.txt" || status=1
