@@ -29,7 +29,8 @@ expect("wgmma\\.mma_async\\.sync\\.aligned\\.m64n[0-9]+k16\\.f32\\.${dtype}\\.${
 # Gated_<policy>: the gated projection's kernels (both W orders in one unit). W is an
 # nn.Linear weight, always K-major; the second operand of op is the up projection in the
 # accumulators, so nothing reads Y; SwiGLU's sigmoid is an ex2 and an approximate
-# division (math::div), not IEEE division with its slow path (div.rn).
+# division (math::div), not IEEE division with its slow path (div.rn), one division for
+# two outputs (SwiGlu::pair: each 1 + e^-x capped with min).
 if(VARIANT MATCHES "^Gated_")
   string(REGEX REPLACE "^Gated_" "" VARIANT "${VARIANT}")
   expect("\\.${dtype}\\.${dtype} [^;]*p, 1, 1, 0, 0;" "wgmma with W K-major (tnspB = 0)")
@@ -37,6 +38,7 @@ if(VARIANT MATCHES "^Gated_")
   expect("ex2\\.approx\\.ftz\\.f32" "SwiGLU's exponential, flush-to-zero (one MUFU.EX2)")
   forbid("ex2\\.approx\\.f32" "an exponential rescaled for subnormal results")
   expect("div\\.(full|approx)[.a-z]*\\.f32" "SwiGLU's approximate division")
+  expect("min[.a-zA-Z]*\\.f32" "SwiGLU's pair form: 1 + e^-x capped, one division for two outputs")
   forbid("div\\.rn[.a-z]*\\.f32" "an IEEE fp32 division")
   forbid("L2::cache_hint" "an evict-first Y load")
   forbid("ldmatrix" "Y read from shared memory")

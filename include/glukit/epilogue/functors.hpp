@@ -7,6 +7,11 @@
 //   static constexpr const char* name();
 //   static constexpr bool reads_aux;       // does it read Y?
 //   template <class T> T operator()(T x, T y) const;   // y unused if !reads_aux
+// and optionally
+//   template <class T> void pair(T x0, T y0, T x1, T y1, T& o0, T& o1) const;
+// two outputs at once, where that costs fewer special-function operations than two
+// calls (the sm90a gated epilogue uses it; it must stay within a few ulps of the
+// two calls, which the fp64 reference and the GPU tests' bound check).
 // The kernels supply the rest of the epilogue protocol around it: init (bias
 // into the accumulator), prefetch (Y into registers), apply, store.
 
@@ -35,6 +40,19 @@ struct SwiGlu {
   template <class T>
   GLUKIT_HOST_DEVICE T operator()(T x, T y) const {
     return math::div(x, T(1) + math::exp(-x)) * y;
+  }
+  /// Two outputs with one division: 1 / (d0 d1), d = 1 + e^-x, then x0 d1 and x1 d0 over
+  /// it (3 special-function operations instead of 4: the gated epilogue is bound by them,
+  /// docs/perf-notes.md). Each d is capped at 2^63 so the product stays finite: for
+  /// x < -43.6 the sigmoid reads 2^-63 instead of e^x, an absolute error
+  /// below 2^-63 |x y|.
+  template <class T>
+  GLUKIT_HOST_DEVICE void pair(T x0, T y0, T x1, T y1, T& o0, T& o1) const {
+    const T cap = T(9223372036854775808.0);  // 2^63
+    const T d0 = math::min(T(1) + math::exp(-x0), cap), d1 = math::min(T(1) + math::exp(-x1), cap);
+    const T r = math::div(T(1), d0 * d1);
+    o0 = x0 * d1 * r * y0;
+    o1 = x1 * d0 * r * y1;
   }
 };
 
@@ -67,6 +85,15 @@ struct SigmoidGlu {
   GLUKIT_HOST_DEVICE T operator()(T x, T y) const {
     return math::div(y, T(1) + math::exp(-x));
   }
+  /// Two outputs with one division, as SwiGlu::pair.
+  template <class T>
+  GLUKIT_HOST_DEVICE void pair(T x0, T y0, T x1, T y1, T& o0, T& o1) const {
+    const T cap = T(9223372036854775808.0);  // 2^63
+    const T d0 = math::min(T(1) + math::exp(-x0), cap), d1 = math::min(T(1) + math::exp(-x1), cap);
+    const T r = math::div(T(1), d0 * d1);
+    o0 = y0 * d1 * r;
+    o1 = y1 * d0 * r;
+  }
 };
 
 /// Plain addmm: out = X; Y is not read (y may be null).
@@ -91,5 +118,9 @@ concept EpilogueOp = std::default_initializable<E> && requires(const E e, float 
   { e(x, x) } -> std::same_as<float>;
   { e(d, d) } -> std::same_as<double>;
 };
+
+/// Does E have the optional two-output form `pair` (epilogue/functors.hpp)?
+template <class E>
+concept EpilogueOpPair = EpilogueOp<E> && requires(const E e, float x, float& r) { e.pair(x, x, x, x, r, r); };
 
 }  // namespace glukit

@@ -71,6 +71,24 @@ GLUKIT_HOST_DEVICE inline float div(float a, float b) {
 }
 GLUKIT_HOST_DEVICE inline double div(double a, double b) { return a / b; }
 
+/// The smaller of a and b (device: one FMNMX / v_min_f32).
+GLUKIT_HOST_DEVICE inline float min(float a, float b) {
+#if defined(GLUKIT_DEVICE_PASS) && defined(GLUKIT_BACKEND_CUDA)
+  return fminf(a, b);
+#elif defined(GLUKIT_DEVICE_PASS)
+  return __builtin_fminf(a, b);
+#else
+  return std::fmin(a, b);
+#endif
+}
+GLUKIT_HOST_DEVICE inline double min(double a, double b) {
+#if defined(GLUKIT_DEVICE_PASS)
+  return a < b ? a : b;
+#else
+  return std::fmin(a, b);
+#endif
+}
+
 /// tanh through exp: tanh(x) = 1 - 2 / (e^{2x} + 1), saturating for large |x|.
 template <class T>
 GLUKIT_HOST_DEVICE inline T tanh(T x) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "glukit/epilogue/functors.hpp"
 
@@ -171,4 +172,39 @@ TEST_CASE("EpilogueOp concept") {
   STATIC_REQUIRE_FALSE(glukit::EpilogueOp<FloatOnly>);
   STATIC_REQUIRE_FALSE(glukit::EpilogueOp<NotDefaultConstructible>);
   STATIC_REQUIRE_FALSE(glukit::EpilogueOp<int>);
+}
+
+TEMPLATE_TEST_CASE("SwiGlu and SigmoidGlu pair: two outputs with one division", "[epilogue]", float, double) {
+  STATIC_REQUIRE(glukit::EpilogueOpPair<ep::SwiGlu>);
+  STATIC_REQUIRE(glukit::EpilogueOpPair<ep::SigmoidGlu>);
+  STATIC_REQUIRE_FALSE(glukit::EpilogueOpPair<ep::GluGate>);
+  STATIC_REQUIRE_FALSE(glukit::EpilogueOpPair<ep::GeGlu>);
+  // kInputs and the gates' cap: past x = -43.6 each 1 + e^-x is capped at 2^63, and
+  // past -88.7 (float) e^-x overflows; both must still give a finite, tiny output.
+  std::vector<double> xs(std::begin(kInputs), std::end(kInputs));
+  for (const double x : {-100.0, -60.0, -44.0, -43.0, 40.0, 100.0}) xs.push_back(x);
+  const double cap_error = std::ldexp(1.0, -62);  // 2^-63, twice: the capped sigmoid's absolute error
+  int checked = 0;
+  for (const double x0d : xs)
+    for (const double x1d : xs)
+      for (const double yd : {-3.0, 0.5, 7.0}) {
+        const TestType x0 = static_cast<TestType>(x0d), x1 = static_cast<TestType>(x1d), y0 = static_cast<TestType>(yd),
+                       y1 = static_cast<TestType>(-0.75 * yd);
+        TestType s0{}, s1{}, g0{}, g1{};
+        ep::SwiGlu{}.pair(x0, y0, x1, y1, s0, s1);
+        ep::SigmoidGlu{}.pair(x0, y0, x1, y1, g0, g1);
+        const auto check = [&](TestType got, long double want, double scale, const char* what) {
+          const double err = std::fabs(static_cast<double>(got) - static_cast<double>(want));
+          INFO(what << " at x0 = " << x0d << ", x1 = " << x1d << ", y = " << yd << ": " << got << ", want "
+                    << static_cast<double>(want));
+          REQUIRE(std::isfinite(got));
+          REQUIRE(err <= 4 * kTol<TestType> * scale + cap_error * scale);
+        };
+        check(s0, swiglu(x0, y0), gate_scale(x0d, y0), "SwiGlu o0");
+        check(s1, swiglu(x1, y1), gate_scale(x1d, y1), "SwiGlu o1");
+        check(g0, sigmoid_glu(x0, y0), std::fabs(static_cast<double>(y0)), "SigmoidGlu o0");
+        check(g1, sigmoid_glu(x1, y1), std::fabs(static_cast<double>(y1)), "SigmoidGlu o1");
+        ++checked;
+      }
+  CHECK(checked == static_cast<int>(xs.size() * xs.size() * 3));
 }

@@ -112,10 +112,17 @@ struct Epilogue : GlobalIo<P> {
 
   /// Gated: the output pair of output group jo (columns n0 + 8 jo + 2 q, + 1), row half
   /// h: op(gate, up) of tile groups jg = 16 (jo / 8) + jo % 8 (Pairs::out_col) and jg + 8.
+  /// With the operation's two-output form where it has one (EpilogueOpPair).
   GLUKIT_DEVICE static std::uint32_t gated_pair(const float (&acc)[R], int jo, int h) {
     const Op op{};
     const int g = 4 * (16 * (jo / 8) + jo % 8) + 2 * h, u = g + 4 * 8;
-    return pack2<T>(op(acc[g], acc[u]), op(acc[g + 1], acc[u + 1]));
+    if constexpr (EpilogueOpPair<Op>) {
+      float o0, o1;
+      op.pair(acc[g], acc[u], acc[g + 1], acc[u + 1], o0, o1);
+      return pack2<T>(o0, o1);
+    } else {
+      return pack2<T>(op(acc[g], acc[u]), op(acc[g + 1], acc[u + 1]));
+    }
   }
   /// The bias pair of group j as both rows' starting accumulators.
   GLUKIT_DEVICE static void set_bias_pair(float (&acc)[R], int j, std::uint32_t pair) {
