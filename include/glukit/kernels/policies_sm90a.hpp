@@ -230,7 +230,9 @@ struct GatedTmaDecode16x128 : GatedTmaPingpong64x128<Arch> {
 /// 52.4 / 52.7 against 55.8 / 56.4 at n = 11008, K = 4096; 63.4 / 64.1 against 62.8 /
 /// 64.0 at n = 14336; but 216.0 / 219.0 against 199.4 / 197.2 at n = 25344 (1.5 waves of
 /// its tiles against 3 whole ones) and 28.0 against 23.8 at n = 4096. At n = 28672 it
-/// also has a slow state, 243-248 us in 3 of the day's 14 timings (docs/perf-notes.md).
+/// streams the weight in 223-224 us on any allocation; its rarer 230-265 us readings are
+/// the card's transient state, which slows cuBLAS and the 128-row kernel alike
+/// (docs/perf-notes.md, "The decode slow state is the card's").
 template <class Arch>
 struct GatedTmaDecode16x256 : GatedTmaDecode16x128<Arch> {
   static constexpr const char* name() { return "GatedTmaDecode16x256"; }

@@ -92,7 +92,8 @@ enum class DefaultGatedKernel {
 /// weight in flight instead of 160. H200, bf16, K = 4096 / 8192, in turns with cuBLAS
 /// (docs/perf-notes.md, "Gated decode: 256-row tiles"): the faster kernel at all 9
 /// measured n, from 4096 (the 128-row tiles 15 % faster) to 28672 (the 256-row tiles
-/// 4.5 % faster in the median; they also have a slow state there, noted beside it).
+/// 4.5 % faster in the median; slower readings there are the card's transient state,
+/// which slows every kernel streaming the weight: docs/perf-notes.md).
 constexpr bool gated_decode_wide_tiles(std::int64_t m, std::int64_t n, int sms) {
   return 2 * DefaultRule::score(m, 2 * n, 256, sms) <= DefaultRule::score(m, 2 * n, 128, sms);
 }
