@@ -1,8 +1,9 @@
 // glukit_gated_decode_probe: the gated projection at M = 16 (decode), memory-bound on W:
 // which 16-row-tile kernel streams the weight fastest? The shipped GatedTmaDecode16x128
 // (128 W rows per tile, 10 stages), the same with more stages, and 256 W rows per tile
-// (GatedTmaDecode16x256, 6 stages, and the same at 5; half the tiles, so each k-block of A is read from L2 once per 256 W rows instead of
-// 128: at 16 x 28672 x 8192 ncu shows the L2 at 91 % of its peak throughput), each beside
+// (GatedTmaDecode16x256, 6 stages, and the same at 5; half the tiles, so each k-block of A
+// is read from L2 once per 256 W rows instead of 128: at 16 x 28672 x 8192 ncu shows the
+// L2 at 91 % of its peak throughput), each beside
 // cuBLAS GEMM of width 2n (cublasGemmEx's default algorithm), all taking turns launch by
 // launch so they share the clock state, each launch on the next of three input sets (the
 // L2 never holds the previous launch's weight). Every variant's output is compared with the
@@ -10,11 +11,11 @@
 // bias of 2n, SwiGLU. Medians of 30 rounds after 8. `waves`: the shipped kernel, 256-row
 // tiles and cuBLAS, at n whose tiles fill whole waves of the 132 SMs or not. `buffers`:
 // at 16 x 28672 x 8192, twelve weights in twelve allocations, each timed on its own (all
-// launches of a turn on the one weight, which is 16 times the L2), the six twice over:
-// the 128- and 256-row kernels and cuBLAS, in turns and then each back to back (as
+// launches of a turn on the one weight, which is 16 times the L2), all twice over: the
+// 128- and 256-row kernels and cuBLAS, in turns and then each back to back (as
 // glukit_bench times them); does a kernel's time follow its weight's allocation, the
-// order of the launches, or the moment? `offsets`: the same on one weight at five offsets into
-// one allocation (its place relative to the 2 MiB pages).
+// order of the launches, or the moment? `offsets`: the same on one weight at five
+// offsets into one allocation (its place relative to the 2 MiB pages).
 // Standalone; docs/perf-notes.md quotes it.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>

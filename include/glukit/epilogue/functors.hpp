@@ -23,6 +23,23 @@
 
 namespace glukit::epilogue {
 
+namespace detail {
+/// The shared part of the sigmoid-based two-output forms (SwiGlu::pair, SigmoidGlu::pair):
+/// d = 1 + e^-x of both inputs and r = 1 / (d0 d1), one division, so that sigmoid(x0) =
+/// d1 r and sigmoid(x1) = d0 r. Each d is capped at 2^63 so the product stays finite: for
+/// x < -43.6 the sigmoid reads 2^-63 instead of e^x, an absolute error below 2^-63.
+template <class T>
+struct SigmoidPair {
+  T d0, d1, r;
+};
+template <class T>
+GLUKIT_HOST_DEVICE SigmoidPair<T> sigmoid_pair(T x0, T x1) {
+  const T cap = T(9223372036854775808.0);  // 2^63
+  const T d0 = math::min(T(1) + math::exp(-x0), cap), d1 = math::min(T(1) + math::exp(-x1), cap);
+  return {d0, d1, math::div(T(1), d0 * d1)};
+}
+}  // namespace detail
+
 /// The reference gate: out = X + X * Y, one fused multiply-add.
 struct GluGate {
   static constexpr const char* name() { return "GluGate"; }
@@ -41,18 +58,14 @@ struct SwiGlu {
   GLUKIT_HOST_DEVICE T operator()(T x, T y) const {
     return math::div(x, T(1) + math::exp(-x)) * y;
   }
-  /// Two outputs with one division: 1 / (d0 d1), d = 1 + e^-x, then x0 d1 and x1 d0 over
-  /// it (3 special-function operations instead of 4: the gated epilogue is bound by them,
-  /// docs/perf-notes.md). Each d is capped at 2^63 so the product stays finite: for
-  /// x < -43.6 the sigmoid reads 2^-63 instead of e^x, an absolute error
-  /// below 2^-63 |x y|.
+  /// Two outputs with one division (detail::sigmoid_pair): x0 d1 and x1 d0 over d0 d1
+  /// (3 special-function operations instead of 4: the gated epilogue is bound by them,
+  /// docs/perf-notes.md).
   template <class T>
   GLUKIT_HOST_DEVICE void pair(T x0, T y0, T x1, T y1, T& o0, T& o1) const {
-    const T cap = T(9223372036854775808.0);  // 2^63
-    const T d0 = math::min(T(1) + math::exp(-x0), cap), d1 = math::min(T(1) + math::exp(-x1), cap);
-    const T r = math::div(T(1), d0 * d1);
-    o0 = x0 * d1 * r * y0;
-    o1 = x1 * d0 * r * y1;
+    const auto p = detail::sigmoid_pair(x0, x1);
+    o0 = x0 * p.d1 * p.r * y0;
+    o1 = x1 * p.d0 * p.r * y1;
   }
 };
 
@@ -88,11 +101,9 @@ struct SigmoidGlu {
   /// Two outputs with one division, as SwiGlu::pair.
   template <class T>
   GLUKIT_HOST_DEVICE void pair(T x0, T y0, T x1, T y1, T& o0, T& o1) const {
-    const T cap = T(9223372036854775808.0);  // 2^63
-    const T d0 = math::min(T(1) + math::exp(-x0), cap), d1 = math::min(T(1) + math::exp(-x1), cap);
-    const T r = math::div(T(1), d0 * d1);
-    o0 = y0 * d1 * r;
-    o1 = y1 * d0 * r;
+    const auto p = detail::sigmoid_pair(x0, x1);
+    o0 = y0 * p.d1 * p.r;
+    o1 = y1 * p.d0 * p.r;
   }
 };
 
