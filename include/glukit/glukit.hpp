@@ -9,5 +9,7 @@
 #include "glukit/epilogue/functors.hpp"
 #include "glukit/kernels/addmm_glu.hpp"
 #include "glukit/kernels/gated_args.hpp"
+#include "glukit/kernels/gated_backward.hpp"
 #include "glukit/kernels/gated_projection.hpp"
 #include "glukit/reference/addmm_glu.hpp"
+#include "glukit/reference/gated_backward.hpp"

@@ -94,8 +94,8 @@ void fill_random(std::vector<T>& v, std::mt19937_64& rng, float lo = -1.f, float
 /// NaN, so a kernel that reads past a row's end shows it in its output.
 template <Element T>
 void fill_random_rows(std::vector<T>& v, std::int64_t rows, std::int64_t cols, std::int64_t ld,
-                      std::mt19937_64& rng) {
-  fill_random(v, rng);
+                      std::mt19937_64& rng, float lo = -1.f, float hi = 1.f) {
+  fill_random(v, rng, lo, hi);
   for (std::int64_t i = 0; i < rows; ++i)
     for (std::int64_t j = cols; j < ld; ++j) v[i * ld + j] = from_bits<T>(poison_bits);
 }

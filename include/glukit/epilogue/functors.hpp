@@ -11,7 +11,10 @@
 //   template <class T> void pair(T x0, T y0, T x1, T y1, T& o0, T& o1) const;
 // two outputs at once, where that costs fewer special-function operations than two
 // calls (the sm90a gated epilogue uses it; it must stay within a few ulps of the
-// two calls, which the fp64 reference and the GPU tests' bound check).
+// two calls, which the fp64 reference and the GPU tests' bound check);
+//   template <class T> void backward(T g, T u, T dh, T& dg, T& du, T& h) const;
+// a gated operation's derivative (h = act(g) u): dg = dh u act'(g), du = dh act(g), and
+// h itself, which the backward's weight gradient needs (the gated backward epilogue).
 // The kernels supply the rest of the epilogue protocol around it: init (bias
 // into the accumulator), prefetch (Y into registers), apply, store.
 
@@ -67,6 +70,15 @@ struct SwiGlu {
     o0 = x0 * p.d1 * p.r * y0;
     o1 = x1 * p.d0 * p.r * y1;
   }
+  /// silu'(g) = s (1 + g (1 - s)) = s + silu(g) (1 - s), s = sigmoid(g).
+  template <class T>
+  GLUKIT_HOST_DEVICE void backward(T g, T u, T dh, T& dg, T& du, T& h) const {
+    const T s = math::div(T(1), T(1) + math::exp(-g));
+    const T a = g * s;
+    h = a * u;
+    du = dh * a;
+    dg = dh * u * math::fma(a, T(1) - s, s);
+  }
 };
 
 /// GeGLU (tanh approximation of GELU): out = gelu(X) * Y.
@@ -78,6 +90,18 @@ struct GeGlu {
     const T inner = T(0.7978845608028654) * math::fma(T(0.044715) * x, x * x, x);
     return T(0.5) * x * (T(1) + math::tanh(inner)) * y;
   }
+  /// gelu'(g) = (1 + t) / 2 + g (1 - t^2) c (1 + 3 a g^2) / 2, t = tanh(c (g + a g^3)).
+  template <class T>
+  GLUKIT_HOST_DEVICE void backward(T g, T u, T dh, T& dg, T& du, T& h) const {
+    const T c = T(0.7978845608028654), a3 = T(3 * 0.044715);
+    const T t = math::tanh(c * math::fma(T(0.044715) * g, g * g, g));
+    const T half_g = T(0.5) * g;
+    const T act = math::fma(half_g, t, half_g);
+    const T d = math::fma(T(0.5), t, T(0.5)) + half_g * (T(1) - t * t) * c * math::fma(a3 * g, g, T(1));
+    h = act * u;
+    du = dh * act;
+    dg = dh * u * d;
+  }
 };
 
 /// ReGLU: out = relu(X) * Y.
@@ -87,6 +111,14 @@ struct ReGlu {
   template <class T>
   GLUKIT_HOST_DEVICE T operator()(T x, T y) const {
     return (x > T(0) ? x : T(0)) * y;
+  }
+  /// relu'(g) = 1 for g > 0, else 0.
+  template <class T>
+  GLUKIT_HOST_DEVICE void backward(T g, T u, T dh, T& dg, T& du, T& h) const {
+    const bool on = g > T(0);
+    h = on ? g * u : T(0);
+    du = on ? dh * g : T(0);
+    dg = on ? dh * u : T(0);
   }
 };
 
@@ -104,6 +136,14 @@ struct SigmoidGlu {
     const auto p = detail::sigmoid_pair(x0, x1);
     o0 = y0 * p.d1 * p.r;
     o1 = y1 * p.d0 * p.r;
+  }
+  /// sigmoid'(g) = s (1 - s).
+  template <class T>
+  GLUKIT_HOST_DEVICE void backward(T g, T u, T dh, T& dg, T& du, T& h) const {
+    const T s = math::div(T(1), T(1) + math::exp(-g));
+    h = s * u;
+    du = dh * s;
+    dg = dh * u * (s - s * s);
   }
 };
 
@@ -128,6 +168,13 @@ concept EpilogueOp = std::default_initializable<E> && requires(const E e, float 
   { E::reads_aux } -> std::convertible_to<bool>;
   { e(x, x) } -> std::same_as<float>;
   { e(d, d) } -> std::same_as<double>;
+};
+
+/// Does E have the gated backward form `backward` (epilogue/functors.hpp)?
+template <class E>
+concept EpilogueOpBackward = EpilogueOp<E> && requires(const E e, float x, float& r, double d, double& rd) {
+  e.backward(x, x, x, r, r, r);
+  e.backward(d, d, d, rd, rd, rd);
 };
 
 /// Does E have the optional two-output form `pair` (epilogue/functors.hpp)?

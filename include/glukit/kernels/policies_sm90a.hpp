@@ -240,4 +240,13 @@ struct GatedTmaDecode16x256 : GatedTmaDecode16x128<Arch> {
   static constexpr int num_buffers = 6;  ///< 6 x 34 KiB + two 5 KiB output tiles
 };
 
+/// The gated backward (GatedBackward<P>): 128 x 128 tiles of dH; five ring stages beside
+/// the staged gate and up tiles of P (5 x 32 KiB + 2 x 32 KiB + the 1 KiB bias row).
+template <class Arch>
+struct GatedBackwardTma128x128 : WarpSpecializedTma128x128<Arch> {
+  static constexpr const char* name() { return "GatedBackwardTma128x128"; }
+  using epilogue_op = epilogue::SwiGlu;
+  static constexpr int num_buffers = 5;
+};
+
 }  // namespace glukit::policy

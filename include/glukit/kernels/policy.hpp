@@ -70,6 +70,8 @@ struct Problem {
   static constexpr bool b_k_major = LB == Layout::col_major;
   /// addmm_glu's GEMM: B's columns are the output's columns.
   static constexpr bool gated = false;
+  /// The gated backward's GEMM (GatedBackwardProblem): the epilogue reads gate/up pairs.
+  static constexpr bool gated_backward = false;
 };
 
 /// The gated projection's problem: B is an nn.Linear weight W (2n x k, K contiguous) whose
@@ -79,6 +81,17 @@ struct Problem {
 template <Element T, GateLayout GL>
 struct GatedProblem : Problem<T, Layout::col_major> {
   static constexpr bool gated = true;
+  static constexpr GateLayout gate_layout = GL;
+};
+
+/// The gated backward's problem: dH = dY W_down (B k x n, N contiguous), whose epilogue
+/// reads the saved pre-activations P = [G, U] (m x 2n, columns in layout GL's order, the
+/// Y operand), applies the operation's `backward` and writes dP = [dG, dU] in P's order
+/// (the output) and H = act(G) U (a second output). Bound kernels read
+/// detail::gemm_view's arguments (kernels/gated_backward_args.hpp).
+template <Element T, GateLayout GL>
+struct GatedBackwardProblem : Problem<T, Layout::row_major> {
+  static constexpr bool gated_backward = true;
   static constexpr GateLayout gate_layout = GL;
 };
 

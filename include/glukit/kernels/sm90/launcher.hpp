@@ -103,7 +103,9 @@ Status encode_tensor_maps(const Args<P>& a, TensorMaps* maps) {
     else
       ok &= encode_tensor_map<T>(&maps->b, a.b, a.k, a.n, a.ldb, P::tile_k, 64, true);
   }
-  if (MainloopPlan<P>::reads_y) ok &= encode_tensor_map<T>(&maps->y, a.y, a.m, a.n, a.ldy, MainloopPlan<P>::a_rows, 64, true);
+  if (MainloopPlan<P>::reads_y)  // the gated backward: Y is P, gate and up columns (2n)
+    ok &= encode_tensor_map<T>(&maps->y, a.y, a.m, MainloopPlan<P>::y_tiles * a.n, a.ldy, MainloopPlan<P>::a_rows, 64,
+                               true);
   if (a.bias != nullptr && !MainloopPlan<P>::gated)  // gated: copied by the Y producer
     ok &= encode_tensor_map<T>(&maps->bias, a.bias, 1, a.n, (a.n + 7) / 8 * 8, 1, P::tile_n, false);
   return ok ? Status::success()
@@ -118,13 +120,17 @@ namespace glukit::detail {
 /// has validated, a non-empty output and the b_layout P was bound to.
 template <class P>
 struct BackendLauncher<P, Backend::cuda> {
-  static Status run(const sm90::Args<P>& args, stream_t stream) {
+  /// out2, ld_out2: the second output of a kernel that writes one (the gated backward's H).
+  static Status run(const sm90::Args<P>& args, stream_t stream, element_of<P>* out2 = nullptr,
+                    std::int64_t ld_out2 = 0) {
     int device = 0;
     if (get_device(&device) != success) return {StatusCode::runtime_error, "device: no current CUDA device"};
     int workers = 0;
     if (Status s = sm90::DeviceSetup<P>::get(device, &workers); !s.ok()) return s;  // device checks first
     if (Status s = sm90::DeviceSetup<P>::allow_smem(); !s.ok()) return s;
     sm90::Params<P> params = sm90::make_params<P>(args, workers);
+    params.out2 = out2;
+    params.ld_out2 = ld_out2;
     constexpr std::int64_t cm = sm90::MainloopPlan<P>::cluster_m;  // blocks per worker
     const std::int64_t blocks = params.schedule.workers * cm;
     constexpr std::int64_t max_grid = (std::int64_t{1} << 31) - 1;
@@ -133,7 +139,8 @@ struct BackendLauncher<P, Backend::cuda> {
     if constexpr (sm90::MainloopPlan<P>::tma) {
       // TMA box coordinates are 32-bit: the last box of a dimension must start below 2^31.
       constexpr std::int64_t max_coord = (std::int64_t{1} << 31) - 256;
-      if (args.m > max_coord || (sm90::MainloopPlan<P>::gated ? 2 : 1) * args.n > max_coord || args.k > max_coord)
+      constexpr int n_per_col = sm90::MainloopPlan<P>::gated || sm90::MainloopPlan<P>::dgated ? 2 : 1;
+      if (args.m > max_coord || n_per_col * args.n > max_coord || args.k > max_coord)
         return Status::invalid("m, n, k: must be < 2^31 - 256 for the TMA policy's box coordinates");
       if (Status s = sm90::encode_tensor_maps<P>(args, &params.maps); !s.ok()) return s;
     }

@@ -21,6 +21,8 @@ struct KernelParamsT {
   AddmmGluArgsT<T> args;
   TileSchedulePlan schedule;
   int k_blocks;
+  T* out2 = nullptr;          ///< a second output tile (the gated backward's H), m x n
+  std::int64_t ld_out2 = 0;   ///< its row stride
 };
 
 /// The parameters and arguments of a bound policy's kernel (its problem's element type).

@@ -122,8 +122,13 @@ struct MainloopPlan {
   static constexpr int out_tile_n = gated ? P::tile_n / 2 : P::tile_n;  ///< output columns per tile
   /// Does the kernel read Y? (The epilogue's second operand is the up projection when gated.)
   static constexpr bool reads_y = P::epilogue_op::reads_aux && !gated;
+  /// The gated backward (GatedBackwardProblem): Y is the saved pre-activations P, two
+  /// tiles per buffer (the gate's and the up projection's columns of the tile's outputs),
+  /// and the epilogue writes two outputs (dP over P's two tiles, then H).
+  static constexpr bool dgated = problem_of<P>::gated_backward;
+  static constexpr int y_tiles = dgated ? 2 : 1;
   static constexpr GateLayout gate_layout = [] {
-    if constexpr (gated) return problem_of<P>::gate_layout;
+    if constexpr (gated || dgated) return problem_of<P>::gate_layout;
     else return GateLayout::stacked;
   }();
   /// W's row of the gated tile's run r (64 B rows) at output column j0 of n, and the
@@ -186,7 +191,7 @@ struct MainloopPlan {
   using Buffers = std::conditional_t<bias_in_ring, MultiBufferPlan<P::num_buffers, ALayout, BLayout, BiasLayout>,
                                      MultiBufferPlan<P::num_buffers, ALayout, BLayout>>;
   static constexpr int y_offset = Buffers::bytes;  ///< Y buffer 0, after the ring, 1024-aligned
-  static constexpr int y_stride = YLayout::bytes + align_up(P::tile_n * 2, 1024);  ///< one Y tile + its bias row (tile_n: gated, W's order)
+  static constexpr int y_stride = y_tiles * YLayout::bytes + align_up(P::tile_n * 2, 1024);  ///< y_tiles Y tiles + the bias row (tile_n: gated, W's order)
   static constexpr int y_bytes = stage_y ? y_buffers * y_stride : 0;
   /// Parts of a Y buffer with a full and an empty barrier of their own: each 64-column
   /// panel when the kernel reads Y, so the epilogue releases a panel as soon as it has
@@ -197,7 +202,7 @@ struct MainloopPlan {
   static constexpr int y_part_panels = YLayout::panels / y_parts;  ///< 64-column panels per part
   /// Offsets from the ring's base of Y buffer b and of the bias row beside it.
   GLUKIT_HOST_DEVICE static constexpr int y_tile_offset(int b) { return y_offset + b * y_stride; }
-  GLUKIT_HOST_DEVICE static constexpr int y_bias_offset(int b) { return y_tile_offset(b) + YLayout::bytes; }
+  GLUKIT_HOST_DEVICE static constexpr int y_bias_offset(int b) { return y_tile_offset(b) + y_tiles * YLayout::bytes; }
   using ACopy = CopyPartition<P::tile_m, P::tile_k, ring_copy_threads>;
   using BCopy = CopyPartition<BLayout::rows, BLayout::cols, ring_copy_threads>;
   using Pipeline = MultistagePlan<P::num_buffers>;
@@ -211,7 +216,7 @@ struct MainloopPlan {
   static constexpr int stage_tx_bytes = (a_rows + P::tile_n) * P::tile_k * 2;
   static constexpr int bias_tx_bytes = P::tile_n * 2;
   /// Bytes of a tile's Y boxes (a_rows rows of each YLayout panel).
-  static constexpr int y_tx_bytes = YLayout::panels * a_rows * YLayout::row_bytes;
+  static constexpr int y_tx_bytes = y_tiles * YLayout::panels * a_rows * YLayout::row_bytes;
   static constexpr int y_part_tx_bytes = y_tx_bytes / y_parts;  ///< of one part's boxes
   /// setmaxnreg targets of the warp-specialised kernel (sum fits 64K registers).
   static constexpr int producer_registers = 40;
@@ -265,6 +270,10 @@ constexpr bool check_policy() {
   static_assert(!Plan::gated || (P::tile_n % 128 == 0 && Plan::b_k_major),
                 "tile_n: a gated projection's tile must hold whole gate/up pairs of 64 W rows "
                 "(a multiple of 128)");
+  static_assert(!Plan::dgated || (Plan::tma && Plan::stage_y && Plan::reads_y && Plan::cluster_m == 1 &&
+                                   Plan::a_rows == P::tile_m && EpilogueOpBackward<typename P::epilogue_op>),
+                "epilogue_op / copier: the gated backward needs a gated operation with `backward`, the "
+                "warp-specialised TMA kernel with the fused epilogue, cluster_m = 1 and a_rows = tile_m");
   static_assert(!Plan::gated || !Plan::specialized || Plan::tma,
                 "copier: the warp-specialised gated projection loads W with TMA (copier = CopierKind::tma)");
   static_assert(P::tile_k % 64 == 0,

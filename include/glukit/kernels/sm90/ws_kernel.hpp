@@ -31,6 +31,7 @@
 #include "glukit/arch/hopper/hopper.hpp"
 #include "glukit/kernels/args.hpp"
 #include "glukit/kernels/sm90/epilogue.hpp"
+#include "glukit/kernels/sm90/epilogue_dgated.hpp"
 #include "glukit/kernels/sm90/mainloop.hpp"
 #include "glukit/kernels/sm90/ws_producer.hpp"
 
@@ -77,9 +78,12 @@ struct WsKernel : WsProducer<P> {
     // it still waits for and releases every part.
     const bool stores = Plan::a_rows == P::tile_m || (tid % 128) / 32 * 16 < Plan::a_rows;
     const auto finish_part = [&]<int Part>() {
-      constexpr int P0 = Part * Plan::y_part_panels, P1 = P0 + Plan::y_part_panels;
+      [[maybe_unused]] constexpr int P0 = Part * Plan::y_part_panels, P1 = P0 + Plan::y_part_panels;
       mbarrier_wait(&sh.y_full[ys.bar(Part)], ys.phase);
-      if (stores) {
+      if constexpr (Plan::dgated) {  // P's gate and up tiles in, dP over them and H out
+        DgatedEpilogue<P>(p.args, m0, n0, tid)
+            .template finish_panel<Part>(acc, y_tile, y_tile + Plan::YLayout::bytes, p.out2, p.ld_out2, m0);
+      } else if (stores) {
         const Epi e(p.args, m0, n0, tid);
         e.template finish_in_place<typename Plan::YLayout, P0, P1>(acc, y_tile, Part == 0 ? bias_row : nullptr, m0);
         __syncwarp();  // the warp's rows, written by its own stmatrix, stored by its own lanes

@@ -152,6 +152,16 @@ struct WsProducer : WsCommon<P> {
           mbarrier_arrive(full);
           continue;
         }
+        if constexpr (Plan::dgated) {  // P's gate and up panels of the part's output columns, no bias
+          const std::int64_t j = tc.n * BN + 64 * part, row = tile_row(tc);
+          mbarrier_arrive_expect_tx(full, Plan::y_part_tx_bytes);
+          tma_load_2d_evict_first(sh.y_tile(ys.buffer) + part * Plan::YLayout::panel_bytes, &p.maps.y, full,
+                                  static_cast<int>(gate_row(j, p.args.n, Plan::gate_layout)), static_cast<int>(row));
+          tma_load_2d_evict_first(sh.y_tile(ys.buffer) + Plan::YLayout::bytes + part * Plan::YLayout::panel_bytes,
+                                  &p.maps.y, full, static_cast<int>(up_row(j, p.args.n, Plan::gate_layout)),
+                                  static_cast<int>(row));
+          continue;
+        }
         if (Plan::reads_y || part_bias) {
           mbarrier_arrive_expect_tx(full, (Plan::reads_y ? Plan::y_part_tx_bytes : 0) +
                                               (part_bias ? Plan::bias_tx_bytes : 0));

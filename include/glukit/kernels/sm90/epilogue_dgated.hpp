@@ -1,0 +1,106 @@
+// The gated backward's epilogue on the warp-specialised sm90a kernel: the accumulators
+// hold dH (a tile of dY W_down); the producer staged the saved pre-activations of the
+// tile's output columns as two swizzled tiles, G and U (one 64-column panel of each per
+// part). Per panel the thread reads its fragment of G and U with ldmatrix, runs the
+// operation's `backward` in fp32, writes dG over G and dU over U with stmatrix, and each
+// warp stores its own 16 rows of both into dP (at P's gate and up columns); then H goes
+// over G and is stored into the second output the same way. Rows past m and columns past
+// n are never written (n is a multiple of 8: every 16-byte chunk is whole or absent).
+#pragma once
+#include <cstdint>
+
+#include "glukit/arch/hopper/memory.hpp"
+#include "glukit/kernels/gated_args.hpp"
+#include "glukit/kernels/sm90/epilogue.hpp"
+
+namespace glukit::sm90 {
+
+template <class P>
+struct DgatedEpilogue : Epilogue<P> {
+  using Base = Epilogue<P>;
+  using typename Base::Op, typename Base::T, typename Base::Plan;
+  using Base::R, Base::ON, Base::a, Base::row0, Base::n0, Base::lane, Base::interior;
+  using Base::Base;
+  static_assert(Plan::dgated, "DgatedEpilogue: a policy bound to a GatedBackwardProblem");
+
+  /// The warp's 16 rows of panel Pn of a Layout tile at `tile` stored to dst (the panel's
+  /// first output column in row 0), row stride ld, `cols` of its 64 columns valid (a
+  /// multiple of 8, or >= 64). Lane 8 rq + c takes chunk c of rows rq + 4 t, t = 0..3.
+  template <class Layout, int Pn>
+  GLUKIT_DEVICE void store_panel(const unsigned char* tile, std::int64_t m0, T* dst, std::int64_t ld,
+                                 int cols) const {
+    const int rq = lane / 8, c = lane % 8;
+    const int r0 = static_cast<int>(row0 - m0) - lane / 4 + rq;
+    const auto t_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(tile));
+    const std::uint32_t row_s[2] = {(t_s + Layout::row_key(r0)) ^ Layout::chunk_key(8 * c),
+                                    (t_s + Layout::row_key(r0 + 4)) ^ Layout::chunk_key(8 * c)};
+    uint4 v[4];
+#pragma unroll
+    for (int t = 0; t < 4; ++t)
+      v[t] = arch::hopper::ld_shared_128(row_s[t % 2] + (t / 2) * 8 * Layout::row_bytes + Layout::panel_key(64 * Pn));
+    const std::int64_t row = m0 + r0;
+    T* out = dst + row * ld + 8 * c;
+    if (interior) {
+#pragma unroll
+      for (int t = 0; t < 4; ++t) Base::store_row_chunk(out + 4 * t * ld, v[t]);
+      return;
+    }
+    if (8 * c >= cols) return;
+#pragma unroll
+    for (int t = 0; t < 4; ++t)
+      if (row + 4 * t < a.m) Base::store_row_chunk(out + 4 * t * ld, v[t]);
+  }
+
+  /// Panel Pn (output columns n0 + 64 Pn ..) of the tile: G and U staged at g_tile and
+  /// u_tile (Plan::YLayout), dH in acc; dG, dU into dP (a.out, a.ldo, in P's column order),
+  /// H into h (ldh). The caller waited for the part and releases it after.
+  template <int Pn>
+  GLUKIT_DEVICE void finish_panel(const float (&acc)[R], unsigned char* g_tile, unsigned char* u_tile, T* h,
+                                  std::int64_t ldh, std::int64_t m0) const {
+    using namespace arch::hopper;
+    using L = typename Plan::YLayout;
+    constexpr int NB = 4;  // ldmatrix.x4 per thread and panel: 4 x 16 columns
+    const Op op{};
+    const std::uint32_t g_row = Base::template fragment_row<L>(static_cast<std::uint32_t>(__cvta_generic_to_shared(g_tile)), m0);
+    const std::uint32_t u_row = Base::template fragment_row<L>(static_cast<std::uint32_t>(__cvta_generic_to_shared(u_tile)), m0);
+    std::uint32_t gv[NB][4], uv[NB][4], hv[NB][4];
+#pragma unroll
+    for (int b = 0; b < NB; ++b) {
+      ldmatrix_x4(Base::template fragment_address<L>(g_row, Pn * NB + b), gv[b]);
+      ldmatrix_x4(Base::template fragment_address<L>(u_row, Pn * NB + b), uv[b]);
+    }
+#pragma unroll
+    for (int b = 0; b < NB; ++b)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int j = 2 * (Pn * NB + b) + (i >> 1), k = 4 * j + 2 * (i & 1);
+        const float2 g = unpack2<T>(gv[b][i]), u = unpack2<T>(uv[b][i]);
+        float dg0, du0, h0, dg1, du1, h1;
+        op.backward(g.x, u.x, acc[k], dg0, du0, h0);
+        op.backward(g.y, u.y, acc[k + 1], dg1, du1, h1);
+        gv[b][i] = pack2<T>(dg0, dg1);
+        uv[b][i] = pack2<T>(du0, du1);
+        hv[b][i] = pack2<T>(h0, h1);
+      }
+#pragma unroll
+    for (int b = 0; b < NB; ++b) {
+      stmatrix_x4(Base::template fragment_address<L>(g_row, Pn * NB + b), gv[b]);
+      stmatrix_x4(Base::template fragment_address<L>(u_row, Pn * NB + b), uv[b]);
+    }
+    const std::int64_t j = n0 + 64 * Pn;  // the panel's first output column
+    const std::int64_t left = a.n - j;
+    const int cols = left >= 64 ? 64 : left > 0 ? static_cast<int>(left) : 0;
+    __syncwarp();  // the warp's rows, written by its own stmatrix, stored by its own lanes
+    if (cols > 0) {
+      store_panel<L, Pn>(g_tile, m0, a.out + gate_row(j, a.n, Plan::gate_layout), a.ldo, cols);
+      store_panel<L, Pn>(u_tile, m0, a.out + up_row(j, a.n, Plan::gate_layout), a.ldo, cols);
+    }
+    __syncwarp();  // dG stored before H overwrites it
+#pragma unroll
+    for (int b = 0; b < NB; ++b) stmatrix_x4(Base::template fragment_address<L>(g_row, Pn * NB + b), hv[b]);
+    __syncwarp();
+    if (cols > 0) store_panel<L, Pn>(g_tile, m0, h + j, ldh, cols);
+  }
+};
+
+}  // namespace glukit::sm90

@@ -1,0 +1,197 @@
+// GPU tests of the gated backward on sm90a (kernels/gated_backward.hpp): every
+// activation x fp16 / bf16 x stacked / interleaved P on ragged shapes (m = 1, n not a
+// multiple of the tile, padded leading dimensions, k not a multiple of 64, k = 0), dP
+// written over P, against the fp64 reference with the per-element bound of
+// test/common/output_check.hpp; dP and H poisoned first, their padding and the rows
+// after them checked untouched; argument errors name the argument and write nothing.
+#include "gpu_test_util.hpp"
+
+namespace glukit::test {
+namespace {
+
+struct BwdShape {
+  std::int64_t m, n, k, ld_dy = 0, ldw = 0, ldp = 0, lddp = 0, ldh = 0;
+  GateLayout layout = GateLayout::stacked;
+  BwdShape tight() const {
+    BwdShape s = *this;
+    auto up8 = [](std::int64_t v) { return (v + 7) / 8 * 8; };
+    if (!s.ld_dy) s.ld_dy = up8(std::max<std::int64_t>(k, 8));
+    if (!s.ldw) s.ldw = up8(std::max<std::int64_t>(n, 8));
+    if (!s.ldp) s.ldp = up8(2 * n);
+    if (!s.lddp) s.lddp = up8(2 * n);
+    if (!s.ldh) s.ldh = up8(std::max<std::int64_t>(n, 8));
+    return s;
+  }
+  Shape dp_shape() const { return Shape{m, 2 * n, k, 0, 0, 0, lddp}; }  // for the poison counters
+  Shape h_shape() const { return Shape{m, n, k, 0, 0, 0, ldh}; }
+};
+
+/// Fresh random dY, W_down, P (padding poisoned: NaN), poisoned dP and H with guards.
+template <Element T>
+struct BwdProblemT {
+  BwdShape s;
+  std::vector<T> dy, w, p;
+  DeviceBuffer<T> d_dy, d_w, d_p, d_dp, d_h;
+  BwdProblemT(BwdShape shape, std::uint64_t seed)
+      : s(shape.tight()),
+        dy(static_cast<std::size_t>(s.m * s.ld_dy)),
+        w(static_cast<std::size_t>(s.k * s.ldw)),
+        p(static_cast<std::size_t>(s.m * s.ldp)),
+        d_dy(dy.size()),
+        d_w(w.size()),
+        d_p(p.size()),
+        d_dp(static_cast<std::size_t>(s.m * s.lddp + guard_elements(s.dp_shape()))),
+        d_h(static_cast<std::size_t>(s.m * s.ldh + guard_elements(s.h_shape()))) {
+    std::mt19937_64 rng(seed);
+    fill_random_rows(dy, s.m, s.k, s.ld_dy, rng);
+    fill_random_rows(w, s.k, s.n, s.ldw, rng);
+    fill_random_rows(p, s.m, 2 * s.n, s.ldp, rng, -4.f, 4.f);  // the activations' curved range
+    d_dy.upload(dy);
+    d_w.upload(w);
+    d_p.upload(p);
+    d_dp.poison();
+    d_h.poison();
+  }
+  GatedBackwardArgsT<T> device_args() const {
+    return {d_dy.ptr, d_w.ptr, d_p.ptr, d_dp.ptr, d_h.ptr, s.m, s.n, s.k, s.ld_dy, s.ldw, s.ldp, s.lddp, s.ldh, s.layout};
+  }
+  GatedBackwardArgsT<T> host_args() const {
+    return {dy.data(), w.data(), p.data(), nullptr, nullptr, s.m, s.n, s.k, s.ld_dy, s.ldw, s.ldp, s.lddp, s.ldh, s.layout};
+  }
+};
+
+/// The references of dP (m x 2n) and H (m x n) with the per-element terms of
+/// element_bound: dH's magnitude S = sum |dy w| scales its fp32 accumulation error, which
+/// reaches dG through |U act'(G)| and dU through |act(G)| (H does not depend on dH).
+template <class T, class Op>
+void references(const GatedBackwardArgsT<T>& g, Op op, Reference& dp, Reference& h) {
+  const reference::GatedBackwardResult r = reference::gated_backward(g, op);
+  dp.m = h.m = g.m, dp.n = 2 * g.n, h.n = g.n, dp.k = h.k = g.k;
+  dp.value = r.dp, h.value = r.h;
+  dp.magnitude.assign(dp.value.size(), 0.0), dp.sensitivity.assign(dp.value.size(), 0.0);
+  h.magnitude.assign(h.value.size(), 0.0), h.sensitivity.assign(h.value.size(), 0.0);
+  for (std::int64_t i = 0; i < g.m; ++i)
+    for (std::int64_t j = 0; j < g.n; ++j) {
+      double s = 0.0;
+      for (std::int64_t kk = 0; kk < g.k; ++kk)
+        s += std::fabs(double(to_float(g.dy[i * g.ld_dy + kk])) * double(to_float(g.w_down[kk * g.ldw + j])));
+      const std::int64_t gc = gate_row(j, g.n, g.layout), uc = up_row(j, g.n, g.layout);
+      const double gv = to_float(g.p[i * g.ldp + gc]), uv = to_float(g.p[i * g.ldp + uc]);
+      double dg1 = 0, du1 = 0, h1 = 0;
+      op.backward(gv, uv, 1.0, dg1, du1, h1);  // d out / d dH: the outputs at dH = 1
+      const auto at = [&](std::int64_t c) { return static_cast<std::size_t>(i * 2 * g.n + c); };
+      dp.magnitude[at(gc)] = dp.magnitude[at(uc)] = s;
+      dp.sensitivity[at(gc)] = std::fabs(dg1) * 1.01;
+      dp.sensitivity[at(uc)] = std::fabs(du1) * 1.01;
+    }
+}
+
+template <class Op, Element T, class Launch>
+void check_backward(const char* what, const BwdShape& shape, Launch launch, bool in_place = false) {
+  const std::uint64_t seed = fresh_seed();
+  INFO(what << " " << Op::name() << " " << element_name<T>()
+            << (shape.layout == GateLayout::stacked ? " stacked" : " interleaved") << " m=" << shape.m
+            << " n=" << shape.n << " k=" << shape.k << " in_place=" << in_place << " seed=" << seed);
+  BwdProblemT<T> pr(shape, seed);
+  GatedBackwardArgsT<T> args = pr.device_args();
+  if (in_place) {  // dP over P: the P buffer (its padding poisoned, NaN) becomes the output
+    args.dp = const_cast<T*>(args.p);
+    args.lddp = args.ldp;
+  }
+  GLUKIT_CHECK_CUDA(cudaGetLastError());
+  const Status st = launch(args);
+  INFO("status: " << st.message());
+  REQUIRE(st.ok());
+  GLUKIT_CHECK_CUDA(cudaGetLastError());
+  GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+  Reference rdp, rh;
+  references(pr.host_args(), Op{}, rdp, rh);
+  const std::vector<T> h = pr.d_h.download();
+  const Shape hs = pr.s.h_shape();
+  CHECK(count_unwritten(h, hs) == 0);
+  CHECK(count_padding_written(h, hs) == 0);
+  CHECK(count_guard_written(h, hs) == 0);
+  check_output_matches(h, hs, rh);
+  if (in_place) {
+    const std::vector<T> dp = pr.d_p.download();
+    check_output_matches(dp, Shape{pr.s.m, 2 * pr.s.n, pr.s.k, 0, 0, 0, pr.s.ldp}, rdp);
+  } else {
+    const std::vector<T> dp = pr.d_dp.download();
+    const Shape ds = pr.s.dp_shape();
+    CHECK(count_unwritten(dp, ds) == 0);
+    CHECK(count_padding_written(dp, ds) == 0);
+    CHECK(count_guard_written(dp, ds) == 0);
+    check_output_matches(dp, ds, rdp);
+  }
+}
+
+/// Ragged shapes: m = 1 with padded strides, n not a multiple of the 128-column tile
+/// (stacked: any multiple of 8; interleaved: of 64), k not a multiple of 64, several tiles.
+std::vector<BwdShape> ragged_shapes(GateLayout layout) {
+  if (layout == GateLayout::stacked)
+    return {{1, 24, 72, 80, 32, 56, 64, 40, layout},
+            {131, 336, 200, 0, 344, 680, 688, 344, layout},
+            {300, 104, 520, 0, 0, 0, 0, 0, layout},
+            {64, 64, 64, 0, 0, 0, 0, 0, layout}};
+  return {{1, 64, 72, 80, 72, 136, 144, 72, layout},
+          {131, 320, 200, 0, 328, 648, 656, 328, layout},
+          {300, 192, 520, 0, 0, 0, 0, 0, layout}};
+}
+
+using GatedOps = std::tuple<epilogue::SwiGlu, epilogue::GeGlu, epilogue::ReGlu, epilogue::SigmoidGlu>;
+
+TEMPLATE_LIST_TEST_CASE("gated backward: every activation, fp16 and bf16, both P orders, ragged shapes",
+                        "[gated_backward][sanitize]", GatedOps) {
+  const auto run = [](const auto& args) { return gated_backward<TestType>(args); };
+  for (GateLayout layout : {GateLayout::stacked, GateLayout::interleaved})
+    for (const BwdShape& s : ragged_shapes(layout)) {
+      check_backward<TestType, half_t>("default", s, run);
+      check_backward<TestType, bfloat16_t>("default", s, run);
+    }
+}
+
+TEST_CASE("gated backward: dP written over P, k = 0 (dH = 0), m = 0 and n = 0 launch nothing",
+          "[gated_backward]") {
+  const auto run = [](const auto& args) { return gated_backward<epilogue::SwiGlu>(args); };
+  check_backward<epilogue::SwiGlu, bfloat16_t>("in place", BwdShape{257, 200, 4096 / 8}, run, true);
+  check_backward<epilogue::SwiGlu, bfloat16_t>(
+      "in place", BwdShape{130, 128, 136, 0, 0, 0, 0, 0, GateLayout::interleaved}, run, true);
+  check_backward<epilogue::SwiGlu, bfloat16_t>("k = 0", BwdShape{130, 72, 0, 8}, run);
+  GatedBackwardArgsT<bfloat16_t> empty{};
+  CHECK(gated_backward<epilogue::SwiGlu>(empty).ok());
+}
+
+TEST_CASE("gated backward: argument errors name the argument, nothing launches", "[gated_backward]") {
+  BwdProblemT<bfloat16_t> pr(BwdShape{64, 96, 64}, fresh_seed());
+  const auto first_word = [](const Status& st) {
+    const std::string m = st.message();
+    return m.substr(0, m.find(':'));
+  };
+  auto args = pr.device_args();
+  args.layout = GateLayout::interleaved;  // n = 96 is not whole blocks of 64
+  CHECK(gated_backward<epilogue::SwiGlu>(args).code() == StatusCode::invalid_argument);
+  CHECK(first_word(gated_backward<epilogue::SwiGlu>(args)) == "n");
+  args = pr.device_args();
+  args.ldp = 184;  // < 2n
+  CHECK(first_word(gated_backward<epilogue::SwiGlu>(args)) == "ldp");
+  args = pr.device_args();
+  args.h = nullptr;
+  CHECK(first_word(gated_backward<epilogue::SwiGlu>(args)) == "h");
+  args = pr.device_args();
+  args.n = 92;  // not a multiple of 8
+  CHECK(first_word(gated_backward<epilogue::SwiGlu>(args)) == "n");
+  args = pr.device_args();
+  args.ldw = 90;
+  CHECK(first_word(gated_backward<epilogue::SwiGlu>(args)) == "ldw");
+  args = pr.device_args();
+  args.dp = const_cast<bfloat16_t*>(args.p);
+  args.lddp = args.ldp + 8;
+  CHECK(first_word(gated_backward<epilogue::SwiGlu>(args)) == "lddp");
+  GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+  const std::vector<bfloat16_t> dp = pr.d_dp.download(), h = pr.d_h.download();
+  CHECK(count_unwritten(dp, pr.s.dp_shape()) == 64 * 2 * 96);  // still poisoned
+  CHECK(count_unwritten(h, pr.s.h_shape()) == 64 * 96);
+}
+
+}  // namespace
+}  // namespace glukit::test
