@@ -65,6 +65,7 @@ void register_copy_at_size(std::int64_t k);
 void register_ceilings();
 void register_sweep();
 void register_gated();  ///< gated.cu: the gated projection beside cuBLAS (with the sweep)
+void register_gated_backward();  ///< gated_backward.cu: the d-activation GEMM beside cuBLAS (with the sweep)
 
 /// The options every benchmark here shares: manual (event) time, one
 /// iteration that holds the many timed launches, microseconds.

@@ -241,6 +241,7 @@ int main(int argc, char** argv) {
   if (settings().sweep != SweepMode::off) {
     register_sweep();
     register_gated();
+    register_gated_backward();
   }
 
   ShortNameReporter display_reporter(benchmark::CreateDefaultDisplayReporter());

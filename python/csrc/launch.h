@@ -53,4 +53,27 @@ LaunchStatus gated_projection_bf16_gelu_tanh(const GatedLaunchArgs& args, cudaSt
 LaunchStatus gated_projection_bf16_relu(const GatedLaunchArgs& args, cudaStream_t stream);
 LaunchStatus gated_projection_bf16_sigmoid(const GatedLaunchArgs& args, cudaStream_t stream);
 
+/// Operand pointers and element strides of one gated_backward call: dY m x k, W_down k x n
+/// (the down projection's nn.Linear weight), P and dP m x 2n (gate and up columns in
+/// interleaved's order), H m x n.
+struct GatedBackwardLaunchArgs {
+  const void* dy;
+  const void* w_down;
+  const void* p;
+  void* dp;
+  void* h;
+  std::int64_t m, n, k, ld_dy, ldw, ldp, lddp, ldh;
+  bool interleaved;  ///< glukit::GateLayout::interleaved, else stacked
+};
+
+/// glukit::gated_backward<Op>(args, stream), beside the forward in launch_gated_<dtype>_<activation>.cu.
+LaunchStatus gated_backward_f16_silu(const GatedBackwardLaunchArgs& args, cudaStream_t stream);
+LaunchStatus gated_backward_f16_gelu_tanh(const GatedBackwardLaunchArgs& args, cudaStream_t stream);
+LaunchStatus gated_backward_f16_relu(const GatedBackwardLaunchArgs& args, cudaStream_t stream);
+LaunchStatus gated_backward_f16_sigmoid(const GatedBackwardLaunchArgs& args, cudaStream_t stream);
+LaunchStatus gated_backward_bf16_silu(const GatedBackwardLaunchArgs& args, cudaStream_t stream);
+LaunchStatus gated_backward_bf16_gelu_tanh(const GatedBackwardLaunchArgs& args, cudaStream_t stream);
+LaunchStatus gated_backward_bf16_relu(const GatedBackwardLaunchArgs& args, cudaStream_t stream);
+LaunchStatus gated_backward_bf16_sigmoid(const GatedBackwardLaunchArgs& args, cudaStream_t stream);
+
 }  // namespace glukit_torch

@@ -1,6 +1,13 @@
-// glukit::gated_projection<epilogue::SwiGlu> for glukit::bfloat16_t operands (launch_gated_impl.cuh).
+// glukit::gated_projection<epilogue::SwiGlu> and glukit::gated_backward<epilogue::SwiGlu> for
+// glukit::bfloat16_t operands (launch_gated_impl.cuh).
 #include "launch_gated_impl.cuh"
 
-glukit_torch::LaunchStatus glukit_torch::gated_projection_bf16_silu(const GatedLaunchArgs& args, cudaStream_t stream) {
+glukit_torch::LaunchStatus glukit_torch::gated_projection_bf16_silu(const GatedLaunchArgs& args,
+                                                              cudaStream_t stream) {
   return launch_gated<glukit::bfloat16_t, glukit::epilogue::SwiGlu>(args, stream);
+}
+
+glukit_torch::LaunchStatus glukit_torch::gated_backward_bf16_silu(const GatedBackwardLaunchArgs& args,
+                                                            cudaStream_t stream) {
+  return launch_gated_backward<glukit::bfloat16_t, glukit::epilogue::SwiGlu>(args, stream);
 }

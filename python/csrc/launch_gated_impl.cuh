@@ -1,9 +1,10 @@
-// glukit's default gated launcher behind the plain interface of launch.h, for element type
-// T and epilogue operation Op; each launch_gated_<dtype>_<activation>.cu instantiates one
-// pair, so that the eight compile in parallel (each holds the default's kernels for both
-// row orders).
+// glukit's default gated launchers (the projection and its backward) behind the plain
+// interface of launch.h, for element type T and epilogue operation Op; each
+// launch_gated_<dtype>_<activation>.cu instantiates one pair, so that the eight compile in
+// parallel (each holds the default's kernels for both row orders).
 #pragma once
 #include <glukit/glukit.hpp>
+#include <glukit/kernels/gated_backward.hpp>
 #include <glukit/kernels/gated_projection.hpp>
 
 #include "launch.h"
@@ -21,6 +22,21 @@ LaunchStatus launch_gated(const GatedLaunchArgs& p, cudaStream_t stream) {
   args.lda = p.lda, args.ldw = p.ldw, args.ldo = p.ldo;
   args.w_layout = p.w_interleaved ? glukit::GateLayout::interleaved : glukit::GateLayout::stacked;
   const glukit::Status s = glukit::gated_projection<Op>(args, stream);
+  return {static_cast<int>(s.code()), s.message()};
+}
+
+template <class T, class Op>
+LaunchStatus launch_gated_backward(const GatedBackwardLaunchArgs& p, cudaStream_t stream) {
+  glukit::GatedBackwardArgsT<T> args;
+  args.dy = static_cast<const T*>(p.dy);
+  args.w_down = static_cast<const T*>(p.w_down);
+  args.p = static_cast<const T*>(p.p);
+  args.dp = static_cast<T*>(p.dp);
+  args.h = static_cast<T*>(p.h);
+  args.m = p.m, args.n = p.n, args.k = p.k;
+  args.ld_dy = p.ld_dy, args.ldw = p.ldw, args.ldp = p.ldp, args.lddp = p.lddp, args.ldh = p.ldh;
+  args.layout = p.interleaved ? glukit::GateLayout::interleaved : glukit::GateLayout::stacked;
+  const glukit::Status s = glukit::gated_backward<Op>(args, stream);
   return {static_cast<int>(s.code()), s.message()};
 }
 

@@ -1,5 +1,5 @@
-// The CUDA implementations of torch.ops.glukit.addmm_glu and
-// torch.ops.glukit.gated_projection (schemas, fake and CPU implementations: glukit/ops.py).
+// The CUDA implementations of torch.ops.glukit.addmm_glu, gated_projection and
+// gated_mlp_backward (schemas, fake and CPU implementations: glukit/ops.py).
 // Each checks the op's argument rules in glukit.ops.check_args' (check_gated_args') order
 // and with its messages (ValueError) — every operand's device first, so that a CPU tensor
 // never reaches a kernel —, makes non-contiguous inputs contiguous (one copy each), and
@@ -23,6 +23,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <type_traits>
 
 #include "launch.h"
@@ -78,22 +79,24 @@ struct Operand {
   const at::Tensor* t;
 };
 
-/// glukit.ops._check_devices_and_dtypes: every operand on a's device (before anything reads
-/// them), a CUDA tensor, a's dtype a kernel dtype and every other operand's the same.
+/// glukit.ops._check_devices_and_dtypes: every operand on the first one's device (before
+/// anything reads them), a CUDA tensor, the first one's dtype a kernel dtype and every other
+/// operand's the same. The messages name the first operand by its own name.
 void check_devices_and_dtypes(std::initializer_list<Operand> operands) {
   const at::Tensor& a = *operands.begin()->t;
+  const char* first = operands.begin()->name;
   for (const Operand& o : operands) {
     if (o.t == nullptr || o.t == &a) continue;
-    require(o.t->device() == a.device(), o.name, ": on ", o.t->device(), ", a on ", a.device(),
+    require(o.t->device() == a.device(), o.name, ": on ", o.t->device(), ", ", first, " on ", a.device(),
             " (all operands must be on one device)");
   }
-  require(a.is_cuda(), "a: must be a CUDA tensor (got ", a.device(), ")");
-  require(a.scalar_type() == at::kHalf || a.scalar_type() == at::kBFloat16,
-          "a: dtype must be torch.float16 or torch.bfloat16 (got ", dtype_name(a.scalar_type()), ")");
+  require(a.is_cuda(), first, ": must be a CUDA tensor (got ", a.device(), ")");
+  require(a.scalar_type() == at::kHalf || a.scalar_type() == at::kBFloat16, first,
+          ": dtype must be torch.float16 or torch.bfloat16 (got ", dtype_name(a.scalar_type()), ")");
   for (const Operand& o : operands) {
     if (o.t == nullptr || o.t == &a) continue;
     require(o.t->scalar_type() == a.scalar_type(), o.name, ": dtype ", dtype_name(o.t->scalar_type()),
-            " differs from a's ", dtype_name(a.scalar_type()));
+            " differs from ", first, "'s ", dtype_name(a.scalar_type()));
   }
 }
 
@@ -176,16 +179,34 @@ at::Tensor addmm_glu_cuda(const at::Tensor& a, const at::Tensor& b, const std::o
 constexpr int64_t gate_interleave_rows = 64;  // glukit::gate_interleave_rows
 
 using GatedLauncher = glukit_torch::LaunchStatus (*)(const glukit_torch::GatedLaunchArgs&, cudaStream_t);
+using GatedBackwardLauncher = glukit_torch::LaunchStatus (*)(const glukit_torch::GatedBackwardLaunchArgs&,
+                                                             cudaStream_t);
 
-/// The launcher of one activation name (glukit.ops.ACTIVATIONS) for fp16 (half = true) or
-/// bf16 operands; null for an unknown name.
-GatedLauncher gated_launcher(c10::string_view activation, bool half) {
-  using namespace glukit_torch;
-  if (activation == "silu") return half ? &gated_projection_f16_silu : &gated_projection_bf16_silu;
-  if (activation == "gelu_tanh") return half ? &gated_projection_f16_gelu_tanh : &gated_projection_bf16_gelu_tanh;
-  if (activation == "relu") return half ? &gated_projection_f16_relu : &gated_projection_bf16_relu;
-  if (activation == "sigmoid") return half ? &gated_projection_f16_sigmoid : &gated_projection_bf16_sigmoid;
-  return nullptr;
+/// One activation of glukit.ops.ACTIVATIONS: its launchers for fp16 and bf16 operands.
+struct Activation {
+  const char* name;
+  GatedLauncher forward_f16, forward_bf16;
+  GatedBackwardLauncher backward_f16, backward_bf16;
+};
+
+/// The activations the extension holds, the one list of this file (launch.h declares them).
+constexpr Activation activations[] = {
+    {"silu", &glukit_torch::gated_projection_f16_silu, &glukit_torch::gated_projection_bf16_silu,
+     &glukit_torch::gated_backward_f16_silu, &glukit_torch::gated_backward_bf16_silu},
+    {"gelu_tanh", &glukit_torch::gated_projection_f16_gelu_tanh, &glukit_torch::gated_projection_bf16_gelu_tanh,
+     &glukit_torch::gated_backward_f16_gelu_tanh, &glukit_torch::gated_backward_bf16_gelu_tanh},
+    {"relu", &glukit_torch::gated_projection_f16_relu, &glukit_torch::gated_projection_bf16_relu,
+     &glukit_torch::gated_backward_f16_relu, &glukit_torch::gated_backward_bf16_relu},
+    {"sigmoid", &glukit_torch::gated_projection_f16_sigmoid, &glukit_torch::gated_projection_bf16_sigmoid,
+     &glukit_torch::gated_backward_f16_sigmoid, &glukit_torch::gated_backward_bf16_sigmoid},
+};
+
+/// The activation named `activation`, or a ValueError listing the names.
+const Activation& find_activation(c10::string_view activation) {
+  for (const Activation& a : activations)
+    if (activation == a.name) return a;
+  require(false, "activation: must be one of 'silu', 'gelu_tanh', 'relu', 'sigmoid' (got '", activation, "')");
+  return activations[0];  // unreachable: require raised
 }
 
 at::Tensor gated_projection_cuda(const at::Tensor& a, const at::Tensor& w, const std::optional<at::Tensor>& bias,
@@ -197,9 +218,8 @@ at::Tensor gated_projection_cuda(const at::Tensor& a, const at::Tensor& w, const
     check_dims("bias", *bias, 1);
   }
   check_devices_and_dtypes({{"a", &a}, {"w", &w}, {"bias", bias.has_value() ? &*bias : nullptr}});
-  const GatedLauncher launcher = gated_launcher(activation, a.scalar_type() == at::kHalf);
-  require(launcher != nullptr, "activation: must be one of 'silu', 'gelu_tanh', 'relu', 'sigmoid' (got '",
-          activation, "')");
+  const Activation& act = find_activation(activation);
+  const GatedLauncher launcher = a.scalar_type() == at::kHalf ? act.forward_f16 : act.forward_bf16;
   const bool interleaved = layout == "interleaved";
   require(interleaved || layout == "stacked", "layout: must be 'stacked' or 'interleaved' (got '", layout,
           "')");
@@ -245,6 +265,54 @@ at::Tensor gated_projection_cuda(const at::Tensor& a, const at::Tensor& w, const
   return out;
 }
 
+/// torch.ops.glukit.gated_mlp_backward: (dP, H) from dY, W_down and the saved P, in one
+/// glukit kernel (glukit::gated_backward), after glukit.ops.check_gated_mlp_backward_args'
+/// rules in its order and with its messages.
+std::tuple<at::Tensor, at::Tensor> gated_mlp_backward_cuda(const at::Tensor& dy, const at::Tensor& w_down,
+                                                           const at::Tensor& p, c10::string_view activation,
+                                                           c10::string_view layout) {
+  check_dims("dy", dy, 2);
+  check_dims("w_down", w_down, 2);
+  check_dims("p", p, 2);
+  check_devices_and_dtypes({{"dy", &dy}, {"w_down", &w_down}, {"p", &p}});
+  const Activation& act = find_activation(activation);
+  const bool interleaved = layout == "interleaved";
+  require(interleaved || layout == "stacked", "layout: must be 'stacked' or 'interleaved' (got '", layout,
+          "')");
+  const int64_t m = dy.size(0), d = dy.size(1), i = w_down.size(1);
+  require(w_down.size(0) == d, "w_down: must be d x i with d = ", d, " (dy's columns; got ", w_down.sizes(), ")");
+  require(p.size(0) == m && p.size(1) == 2 * i, "p: must be m x 2i = (", m, ", ", 2 * i, ") (got ", p.sizes(),
+          ")");
+  require(!interleaved || i % gate_interleave_rows == 0,
+          "n: must be a multiple of 64 for layout='interleaved' (whole blocks of gate and up rows; got ", i, ")");
+  if (m != 0 && i != 0) {
+    require(d % vector_elems == 0, "d: must be a multiple of 8 (dy's columns; got ", d, ")");
+    require(i % vector_elems == 0, "i: must be a multiple of 8 (w_down's columns; got ", i, ")");
+  }
+  const c10::cuda::CUDAGuard guard(dy.device());
+  at::Tensor dp = at::empty({m, 2 * i}, dy.options()), h = at::empty({m, i}, dy.options());
+  if (m == 0 || i == 0) return {dp, h};
+  const at::Tensor dyc = dy.contiguous(), wc = w_down.contiguous(), pc = p.contiguous();
+  const glukit_torch::GatedBackwardLaunchArgs args{d > 0 ? dyc.data_ptr() : nullptr,
+                                                   d > 0 ? wc.data_ptr() : nullptr,
+                                                   pc.data_ptr(),
+                                                   dp.data_ptr(),
+                                                   h.data_ptr(),
+                                                   m,
+                                                   i,
+                                                   d,
+                                                   d,
+                                                   i,
+                                                   2 * i,
+                                                   2 * i,
+                                                   i,
+                                                   interleaved};
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream(dy.device().index()).stream();
+  const GatedBackwardLauncher launcher = dy.scalar_type() == at::kHalf ? act.backward_f16 : act.backward_bf16;
+  check_status("glukit.gated_mlp_backward", launcher(args, stream));
+  return {dp, h};
+}
+
 /// glukit._C._launch_addmm_glu: glukit's default launcher alone on the caller's tensors,
 /// without the dispatcher, the copies or the allocation of the op, so that python/bench.py
 /// can time the op against the launcher on the same inputs in the same process. The op's
@@ -268,6 +336,7 @@ TORCH_LIBRARY_IMPL(glukit, CUDA, m) {
   // The schemas are glukit/ops.py's (torch.library.Library("glukit", "DEF")).
   m.impl("addmm_glu", &addmm_glu_cuda);
   m.impl("gated_projection", &gated_projection_cuda);
+  m.impl("gated_mlp_backward", &gated_mlp_backward_cuda);
 }
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
