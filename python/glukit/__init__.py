@@ -1,25 +1,32 @@
 """glukit from PyTorch: the fused addmm + GLU op ``torch.ops.glukit.addmm_glu``, the gated
 projection ``torch.ops.glukit.gated_projection`` (an LLM MLP's act(gate) * up from one
-weight of 2n rows) and the modules :class:`glukit.nn.LinearGlu` and
-:class:`glukit.nn.GatedMLPUp`.
+weight of 2n rows), a gated MLP's down half ``torch.ops.glukit.gated_down_projection`` with
+its fused backward ``torch.ops.glukit.gated_mlp_backward``, and the modules
+:class:`glukit.nn.LinearGlu`, :class:`glukit.nn.GatedMLPUp` and :class:`glukit.nn.GatedMLP`
+(with :func:`glukit.nn.replace_gated_mlps` for a Hugging Face model's MLPs).
 
 Importing registers the ops' schemas, their fake (meta) implementations, autograd formulas
 and CPU references (fp32 math); the CUDA implementations (glukit's sm_90a kernels) register
 with the compiled extension ``glukit._C`` when it is built (``setup.py``).
-``glukit.cuda_available()`` says whether it is.
+``glukit.cuda_available()`` says whether it is, ``glukit.fused_mlp_backward_available()``
+whether it registers gated_mlp_backward's kernel (else torch ops stand in on CUDA).
 """
 from __future__ import annotations
 
 from . import ops
-from .ops import (addmm_glu, check_args, check_gated_args, gated_projection, gated_reference, interleave_gate_up,
-                  reference)
+from .ops import (addmm_glu, check_args, check_gated_args, check_gated_down_args, check_gated_mlp_backward_args,
+                  gated_down_projection, gated_down_reference, gated_mlp_backward, gated_mlp_backward_reference,
+                  gated_projection, gated_reference, gated_reference_backward, interleave_gate_up, reference,
+                  reference_backward)
 
 _extension_error = None
 try:
-    from . import _C  # noqa: F401  (registers the CUDA implementation)
+    from . import _C  # noqa: F401  (registers the CUDA implementations)
 except ImportError as e:  # not built, or built against another torch
     _C = None
     _extension_error = e
+
+_mlp_backward_kernel = not ops.register_torch_cuda_fallback()
 
 from . import nn  # noqa: E402
 
@@ -29,10 +36,19 @@ def cuda_available() -> bool:
     return _C is not None
 
 
+def fused_mlp_backward_available() -> bool:
+    """Whether gated_mlp_backward's CUDA implementation is glukit's kernel (registered by
+    glukit._C); False where torch ops stand in for it on CUDA."""
+    return _mlp_backward_kernel
+
+
 def extension_error():
     """Why ``glukit._C`` did not import (an ImportError), or None when it did."""
     return _extension_error
 
 
-__all__ = ["addmm_glu", "check_args", "reference", "gated_projection", "check_gated_args", "gated_reference",
-           "interleave_gate_up", "ops", "nn", "cuda_available", "extension_error"]
+__all__ = ["addmm_glu", "check_args", "reference", "reference_backward", "gated_projection", "check_gated_args",
+           "gated_reference", "gated_reference_backward", "interleave_gate_up", "gated_down_projection",
+           "check_gated_down_args", "gated_down_reference", "gated_mlp_backward", "check_gated_mlp_backward_args",
+           "gated_mlp_backward_reference", "ops", "nn", "cuda_available", "fused_mlp_backward_available",
+           "extension_error"]

@@ -1,16 +1,21 @@
 """``glukit.nn.LinearGlu``: an ``nn.Linear`` whose output is gated by a second input,
-``forward(x, y) = X + X * y`` with ``X = linear(x)``, in one glukit kernel; and
+``forward(x, y) = X + X * y`` with ``X = linear(x)``, in one glukit kernel;
 ``glukit.nn.GatedMLPUp``: an LLM MLP's gate and up projections with their gated
-activation, ``forward(x) = act(gate_proj(x)) * up_proj(x)``, in one glukit kernel."""
+activation, ``forward(x) = act(gate_proj(x)) * up_proj(x)``, in one glukit kernel;
+``glukit.nn.GatedMLP``: a whole gated MLP, ``down(act(gate(x)) * up(x))``, whose backward
+runs glukit's fused kernel (for training); and ``glukit.nn.replace_gated_mlps``, which puts
+GatedMLPs in place of a Hugging Face model's MLPs."""
 from __future__ import annotations
 
 import math
 from typing import Optional
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
-from .ops import ACTIVATIONS, LAYOUTS, addmm_glu, gated_projection, interleave_gate_up
+from .ops import (ACTIVATIONS, LAYOUTS, addmm_glu, gated_down_projection, gated_projection, interleave_gate_up,
+                  split_gate_up)
 
 
 class LinearGlu(nn.Module):
@@ -101,31 +106,15 @@ class GatedMLPUp(nn.Module):
         layout="interleaved" converted once to the interleaved order (interleave_gate_up);
         forward does no conversion. The new parameters do not share storage with the
         Linears: later changes to either side are not seen by the other."""
-        if gate_proj.in_features != up_proj.in_features or gate_proj.out_features != up_proj.out_features:
-            raise ValueError(
-                f"up_proj: must have gate_proj's shape (in_features={gate_proj.in_features}, "
-                f"out_features={gate_proj.out_features}; got {up_proj.in_features}, {up_proj.out_features})")
-        if (gate_proj.bias is None) != (up_proj.bias is None):
-            raise ValueError("up_proj: must have a bias exactly when gate_proj has one")
-        gw, uw = gate_proj.weight, up_proj.weight
-        if gw.dtype != uw.dtype or gw.device != uw.device:
-            raise ValueError(f"up_proj: weight on {uw.device} as {uw.dtype}, gate_proj's on {gw.device} as {gw.dtype}")
-        hidden = gate_proj.out_features
-        _check_module_args(activation, layout, hidden)
+        w, b = _stacked_gate_up(gate_proj, up_proj, activation, layout)
         self = cls.__new__(cls)
         nn.Module.__init__(self)
         self.in_features = gate_proj.in_features
-        self.hidden_features = hidden
+        self.hidden_features = gate_proj.out_features
         self.activation = activation
         self.layout = layout
-        with torch.no_grad():
-            w = torch.cat([gw, uw], 0)
-            b = torch.cat([gate_proj.bias, up_proj.bias], 0) if gate_proj.bias is not None else None
-            if layout == "interleaved":
-                w = interleave_gate_up(w)
-                b = interleave_gate_up(b) if b is not None else None
-        self.weight = nn.Parameter(w, requires_grad=gw.requires_grad)
-        self.bias = nn.Parameter(b, requires_grad=gate_proj.bias.requires_grad) if b is not None else None
+        self.weight = w
+        self.bias = b
         return self
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -147,3 +136,291 @@ def _check_module_args(activation: str, layout: str, hidden_features: int) -> No
     if layout == "interleaved" and hidden_features % 64 != 0:
         raise ValueError(
             f"n: must be a multiple of 64 for layout='interleaved' (hidden_features; got {hidden_features})")
+
+
+def _check_linear(name: str, linear) -> None:
+    """linear is an nn.Linear whose weight is out_features x in_features (not a packed or
+    quantised weight)."""
+    if not isinstance(linear, nn.Linear):
+        raise ValueError(f"{name}: must be an nn.Linear (got {type(linear).__name__})")
+    want = (linear.out_features, linear.in_features)
+    if tuple(linear.weight.shape) != want:
+        raise ValueError(f"{name}: weight must be out_features x in_features = {want} (got {tuple(linear.weight.shape)})")
+
+
+def _stacked_gate_up(gate_proj: nn.Linear, up_proj: nn.Linear, activation: str, layout: str) -> tuple:
+    """One new weight parameter (2n x k) and bias parameter (2n, or None) holding gate_proj's
+    and up_proj's in ``layout``'s row order: copied once, converted once for "interleaved"."""
+    _check_linear("gate_proj", gate_proj)
+    _check_linear("up_proj", up_proj)
+    if gate_proj.in_features != up_proj.in_features or gate_proj.out_features != up_proj.out_features:
+        raise ValueError(
+            f"up_proj: must have gate_proj's shape (in_features={gate_proj.in_features}, "
+            f"out_features={gate_proj.out_features}; got {up_proj.in_features}, {up_proj.out_features})")
+    if (gate_proj.bias is None) != (up_proj.bias is None):
+        raise ValueError("up_proj: must have a bias exactly when gate_proj has one")
+    gw, uw = gate_proj.weight, up_proj.weight
+    if gw.dtype != uw.dtype or gw.device != uw.device:
+        raise ValueError(f"up_proj: weight on {uw.device} as {uw.dtype}, gate_proj's on {gw.device} as {gw.dtype}")
+    _check_module_args(activation, layout, gate_proj.out_features)
+    with torch.no_grad():
+        w = torch.cat([gw, uw], 0)
+        b = torch.cat([gate_proj.bias, up_proj.bias], 0) if gate_proj.bias is not None else None
+        if layout == "interleaved":
+            w = interleave_gate_up(w)
+            b = interleave_gate_up(b) if b is not None else None
+    weight = nn.Parameter(w, requires_grad=gw.requires_grad)
+    bias = nn.Parameter(b, requires_grad=gate_proj.bias.requires_grad) if b is not None else None
+    return weight, bias
+
+
+class GatedMLP(nn.Module):
+    """A whole gated MLP (Llama's ``down_proj(act_fn(gate_proj(x)) * up_proj(x))``) whose
+    backward runs glukit's fused kernel: ``forward(x) = down(act(gate(x)) * up(x))``.
+
+    Parameters: ``weight_gate_up`` (2 * hidden_features x in_features) holding W_g and W_u in
+    ``layout``'s row order, as :class:`GatedMLPUp`'s ``weight`` ("stacked": [W_g; W_u];
+    "interleaved": blocks of 64 gate rows then 64 up rows, hidden_features a multiple of 64),
+    ``bias_gate_up`` (2 * hidden_features, the same order, or None), ``weight_down``
+    (in_features x hidden_features, an ``nn.Linear`` weight) and ``bias_down``
+    (in_features, or None). ``activation``: "silu", "gelu_tanh", "relu" or "sigmoid".
+
+    forward: ``p = F.linear(x, weight_gate_up, bias_gate_up)`` (torch's GEMM; its autograd
+    gives dx = dP W1 and dW1 = dP^T x on cuBLAS), then ``torch.ops.glukit.gated_down_projection``
+    (h = act(G) U, the down projection); autograd keeps p, not h, and the backward of the
+    down half is one ``gated_mlp_backward`` (dh = dy W_down with the gated activation's
+    derivative in the GEMM's epilogue, and h for dW_down = dy^T h). ``x`` is
+    ``(..., in_features)``, float16 or bfloat16; in_features and hidden_features multiples
+    of 8. Build it from existing projections with :meth:`from_linears` or :meth:`from_hf`.
+    """
+
+    def __init__(self, in_features: int, hidden_features: int, bias: bool = True, activation: str = "silu",
+                 layout: str = "stacked", device=None, dtype=None):
+        super().__init__()
+        _check_module_args(activation, layout, hidden_features)
+        factory = {"device": device, "dtype": dtype}
+        self.in_features = in_features
+        self.hidden_features = hidden_features
+        self.activation = activation
+        self.layout = layout
+        self.weight_gate_up = nn.Parameter(torch.empty(2 * hidden_features, in_features, **factory))
+        self.bias_gate_up = nn.Parameter(torch.empty(2 * hidden_features, **factory)) if bias else None
+        self.weight_down = nn.Parameter(torch.empty(in_features, hidden_features, **factory))
+        self.bias_down = nn.Parameter(torch.empty(in_features, **factory)) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """nn.Linear's initialisation of each projection (fan-in in_features for gate and up,
+        hidden_features for down)."""
+        for weight, bias in ((self.weight_gate_up, self.bias_gate_up), (self.weight_down, self.bias_down)):
+            nn.init.kaiming_uniform_(weight, a=math.sqrt(5))
+            if bias is not None:
+                fan_in = weight.shape[1]
+                bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+                nn.init.uniform_(bias, -bound, bound)
+
+    @classmethod
+    def from_linears(cls, gate_proj: nn.Linear, up_proj: nn.Linear, down_proj: nn.Linear, activation: str = "silu",
+                     layout: str = "stacked") -> "GatedMLP":
+        """A GatedMLP computing ``down_proj(act(gate_proj(x)) * up_proj(x))``. The weights and
+        biases are copied once, here: gate's and up's into one parameter (stacked, or for
+        layout="interleaved" converted once to the interleaved order), down's into a new
+        parameter. Nothing is shared with the Linears: later changes to either side (an
+        optimizer's steps) are not seen by the other; :meth:`copy_to_linears` writes back."""
+        weight, bias = _stacked_gate_up(gate_proj, up_proj, activation, layout)
+        _check_linear("down_proj", down_proj)
+        hidden, d = gate_proj.out_features, gate_proj.in_features
+        if down_proj.in_features != hidden or down_proj.out_features != d:
+            raise ValueError(
+                f"down_proj: must be in_features={hidden} (gate_proj's out_features) x out_features={d} "
+                f"(gate_proj's in_features; got in_features={down_proj.in_features}, "
+                f"out_features={down_proj.out_features})")
+        dw = down_proj.weight
+        if dw.dtype != weight.dtype or dw.device != weight.device:
+            raise ValueError(
+                f"down_proj: weight on {dw.device} as {dw.dtype}, gate_proj's on {weight.device} as {weight.dtype}")
+        self = cls.__new__(cls)
+        nn.Module.__init__(self)
+        self.in_features = d
+        self.hidden_features = hidden
+        self.activation = activation
+        self.layout = layout
+        self.weight_gate_up = weight
+        self.bias_gate_up = bias
+        with torch.no_grad():
+            self.weight_down = nn.Parameter(dw.clone(), requires_grad=dw.requires_grad)
+            b = down_proj.bias
+            self.bias_down = nn.Parameter(b.clone(), requires_grad=b.requires_grad) if b is not None else None
+        return self
+
+    @classmethod
+    def from_hf(cls, mlp: nn.Module, layout: str = "stacked") -> "GatedMLP":
+        """A GatedMLP from a Hugging Face gated MLP (LlamaMLP, MistralMLP, Qwen2MLP, GemmaMLP,
+        ...): a module with the Linears ``gate_proj``, ``up_proj``, ``down_proj`` and the
+        activation module ``act_fn`` (mapped by :func:`activation_name`), whose forward is
+        ``down_proj(act_fn(gate_proj(x)) * up_proj(x))``. The weights are copied, as by
+        :meth:`from_linears`; the module's train/eval mode is kept."""
+        for attr in ("gate_proj", "up_proj", "down_proj", "act_fn"):
+            if not hasattr(mlp, attr):
+                raise ValueError(f"mlp: has no {attr} (a gated MLP has gate_proj, up_proj, down_proj and act_fn; "
+                                 f"got {type(mlp).__name__})")
+        self = cls.from_linears(mlp.gate_proj, mlp.up_proj, mlp.down_proj, activation_name(mlp.act_fn), layout)
+        return self.train(mlp.training)
+
+    @torch.no_grad()
+    def copy_to_linears(self, gate_proj: nn.Linear, up_proj: nn.Linear, down_proj: nn.Linear) -> None:
+        """Writes this module's weights and biases into three Linears of the matching shapes
+        (from_linears' inverse: the gate and up rows back from ``layout``'s order)."""
+        hidden, d = self.hidden_features, self.in_features
+        for name, linear, shape in (("gate_proj", gate_proj, (hidden, d)), ("up_proj", up_proj, (hidden, d)),
+                                    ("down_proj", down_proj, (d, hidden))):
+            _check_linear(name, linear)
+            if tuple(linear.weight.shape) != shape:
+                raise ValueError(f"{name}: weight must be {shape} (got {tuple(linear.weight.shape)})")
+        if (gate_proj.bias is None) != (self.bias_gate_up is None) or (up_proj.bias is None) != (
+                self.bias_gate_up is None):
+            raise ValueError("gate_proj, up_proj: must have biases exactly when this module has bias_gate_up")
+        if (down_proj.bias is None) != (self.bias_down is None):
+            raise ValueError("down_proj: must have a bias exactly when this module has bias_down")
+        wg, wu = split_gate_up(self.weight_gate_up.t(), self.layout)
+        gate_proj.weight.copy_(wg.t())
+        up_proj.weight.copy_(wu.t())
+        if self.bias_gate_up is not None:
+            bg, bu = split_gate_up(self.bias_gate_up, self.layout)
+            gate_proj.bias.copy_(bg)
+            up_proj.bias.copy_(bu)
+        down_proj.weight.copy_(self.weight_down)
+        if self.bias_down is not None:
+            down_proj.bias.copy_(self.bias_down)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        lead = x.shape[:-1]
+        x2 = x.reshape(-1, self.in_features)
+        p = F.linear(x2, self.weight_gate_up, self.bias_gate_up)
+        y = gated_down_projection(p, self.weight_down, self.bias_down, activation=self.activation, layout=self.layout)
+        return y.reshape(*lead, self.in_features)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, hidden_features={self.hidden_features}, "
+                f"bias={self.bias_gate_up is not None}, bias_down={self.bias_down is not None}, "
+                f"activation={self.activation!r}, layout={self.layout!r}")
+
+
+#: Hugging Face transformers' activation classes (matched by name, transformers need not be
+#: installed) that compute GELU's tanh approximation 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+_HF_GELU_TANH = ("GELUTanh", "PytorchGELUTanh", "NewGELUActivation", "FastGELUActivation")
+
+
+def activation_name(act_fn) -> str:
+    """glukit's activation name of a gated MLP's ``act_fn``: nn.SiLU (transformers'
+    SiLUActivation, F.silu) -> "silu"; GELU's tanh approximation (nn.GELU(approximate="tanh"),
+    transformers' GELUTanh, PytorchGELUTanh, NewGELUActivation, FastGELUActivation) ->
+    "gelu_tanh"; nn.ReLU (F.relu) -> "relu"; nn.Sigmoid (torch.sigmoid) -> "sigmoid".
+    Anything else (the exact GELU among them) raises ValueError naming act_fn."""
+    if isinstance(act_fn, nn.SiLU) or act_fn is F.silu:
+        return "silu"
+    if isinstance(act_fn, nn.GELU) and act_fn.approximate == "tanh":
+        return "gelu_tanh"
+    if isinstance(act_fn, nn.ReLU) or act_fn is F.relu or act_fn is torch.relu:
+        return "relu"
+    if isinstance(act_fn, nn.Sigmoid) or act_fn is torch.sigmoid:
+        return "sigmoid"
+    names = {c.__name__ for c in type(act_fn).__mro__}
+    if not isinstance(act_fn, nn.GELU):
+        if "SiLUActivation" in names:
+            return "silu"
+        if names.intersection(_HF_GELU_TANH):
+            return "gelu_tanh"
+    raise ValueError(f"act_fn: {act_fn!r} is not one of glukit's activations (SiLU, GELU's tanh approximation, "
+                     f"ReLU, sigmoid)")
+
+
+def is_gated_mlp(module: nn.Module) -> bool:
+    """Whether ``module`` looks like a Hugging Face gated MLP: Linears gate_proj, up_proj,
+    down_proj and an act_fn."""
+    return hasattr(module, "act_fn") and all(
+        isinstance(getattr(module, attr, None), nn.Linear) for attr in ("gate_proj", "up_proj", "down_proj"))
+
+
+class GatedMLPReplacement:
+    """What :func:`replace_gated_mlps` did: for each replaced module, its qualified name, the
+    original module and the :class:`GatedMLP` now in its place. ``undo()`` puts the originals
+    back."""
+
+    def __init__(self, model: nn.Module, entries: list):
+        self.model = model
+        self._entries = entries  # [(qualified name, parent, attribute, original, replacement)]
+        self._undone = False
+
+    @property
+    def names(self) -> list:
+        """The qualified names (``model.get_submodule(name)``) of the replaced modules."""
+        return [e[0] for e in self._entries]
+
+    @property
+    def modules(self) -> dict:
+        """qualified name -> (original module, its GatedMLP)."""
+        return {name: (original, new) for name, _, _, original, new in self._entries}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def undo(self, copy_back: bool = False) -> None:
+        """Puts the original modules back in their places (the very objects). With
+        ``copy_back=True``, first writes each GatedMLP's weights and biases into its original's
+        Linears (GatedMLP.copy_to_linears), so that training done since the replacement is
+        kept; without it the originals hold the weights they had at the replacement. A second
+        undo raises RuntimeError."""
+        if self._undone:
+            raise RuntimeError("undo: the modules were put back already")
+        if copy_back:
+            done = set()
+            for _, _, _, original, new in self._entries:
+                if id(original) not in done:
+                    new.copy_to_linears(original.gate_proj, original.up_proj, original.down_proj)
+                    done.add(id(original))
+        for _, parent, attr, original, _ in self._entries:
+            setattr(parent, attr, original)
+        self._undone = True
+
+    def __repr__(self) -> str:
+        state = "undone" if self._undone else "in place"
+        return f"GatedMLPReplacement({len(self)} modules, {state})"
+
+
+def replace_gated_mlps(model: nn.Module, layout: str = "stacked") -> GatedMLPReplacement:
+    """Replaces every submodule of ``model`` that is a Hugging Face gated MLP (Linears
+    gate_proj, up_proj, down_proj and an act_fn, e.g. each LlamaMLP of a LlamaForCausalLM) by
+    ``GatedMLP.from_hf(module, layout)``, in place; returns the handle whose ``undo()`` puts
+    the originals back (a module shared by several places gets one GatedMLP, put in each).
+
+    The GatedMLPs hold copies of the weights (gate and up in one new parameter): training
+    after the replacement updates the copies, not the original Linears; build the optimizer
+    over ``model.parameters()`` after replacing, and use ``undo(copy_back=True)`` to write
+    the trained weights back into the original Linears. The handle keeps the original
+    modules, and so their weights' memory, until it is dropped. Hooks registered on the
+    original modules do not run on their replacements. GatedMLP computes in float16 or
+    bfloat16 only (the model's dtype). An act_fn without a glukit activation raises
+    ValueError before anything is replaced; so does a ``model`` that is itself such an MLP
+    (use ``GatedMLP.from_hf``). A model without gated MLPs gives an empty handle
+    (``len(handle) == 0``).
+    """
+    if is_gated_mlp(model):
+        raise ValueError(f"model: is itself a gated MLP ({type(model).__name__}; use GatedMLP.from_hf)")
+    found = []
+    for name, module in model.named_modules(remove_duplicate=False):
+        if name and is_gated_mlp(module) and not any(name.startswith(f"{outer}.") for outer, _ in found):
+            found.append((name, module))
+    for name, module in found:
+        activation_name(module.act_fn)  # every act_fn checked before any module is replaced
+    entries, replacements = [], {}
+    for name, module in found:
+        new = replacements.get(id(module))
+        if new is None:
+            new = replacements[id(module)] = GatedMLP.from_hf(module, layout)
+        parent_name, _, attr = name.rpartition(".")
+        parent = model.get_submodule(parent_name) if parent_name else model
+        entries.append((name, parent, attr, module, new))
+    for _, parent, attr, _, new in entries:
+        setattr(parent, attr, new)
+    return GatedMLPReplacement(model, entries)

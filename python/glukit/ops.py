@@ -1,10 +1,15 @@
-"""``torch.ops.glukit.addmm_glu`` and ``torch.ops.glukit.gated_projection``: their
-schemas, argument rules, fake (meta) and CPU implementations and autograd formulas, all in
-Python so that they register without the compiled extension.
+"""The glukit ops: ``torch.ops.glukit.addmm_glu``, ``torch.ops.glukit.gated_projection``,
+``torch.ops.glukit.gated_down_projection`` and ``torch.ops.glukit.gated_mlp_backward`` (a
+gated MLP's down half and its backward): their schemas, argument rules, fake (meta) and CPU
+implementations and autograd formulas, all in Python so that they register without the
+compiled extension.
 
-The CUDA implementations are C++ (``csrc/ops.cpp``, ``TORCH_LIBRARY_IMPL(glukit, CUDA)``)
-and register when :mod:`glukit._C` is importable (built by ``setup.py``); they check
-the same rules with the same messages, then forward glukit's own ``Status`` message.
+The CUDA implementations of addmm_glu, gated_projection and gated_mlp_backward are C++
+(``csrc/ops.cpp``, ``TORCH_LIBRARY_IMPL(glukit, CUDA)``) and register when :mod:`glukit._C`
+is importable (built by ``setup.py``); they check the same rules with the same messages,
+then forward glukit's own ``Status`` message. gated_down_projection's forward is torch ops
+on both devices. The autograd formulas run torch's GEMMs in the operands' dtype (tensor
+cores); the fp32 formulas they are tested against are ``*reference*`` functions here.
 """
 from __future__ import annotations
 
@@ -27,17 +32,19 @@ _lib.define("addmm_glu" + SCHEMA)
 
 
 def _check_devices_and_dtypes(named) -> None:
-    """Every tensor on a's device, then a's dtype a kernel dtype and every other tensor's
-    the same. The devices come first: a CPU tensor must never reach the CUDA implementation."""
-    a = named[0][1]
+    """Every tensor on the first one's device, then the first one's dtype a kernel dtype and
+    every other tensor's the same; ``named`` is [(name, tensor), ...] and the messages name
+    the first operand by its own name ("a", "dy", "p"). The devices come first: a CPU tensor
+    must never reach the CUDA implementation."""
+    first, lead = named[0]
     for name, t in named[1:]:
-        if t.device != a.device:
-            raise ValueError(f"{name}: on {t.device}, a on {a.device} (all operands must be on one device)")
-    if a.dtype not in DTYPES:
-        raise ValueError(f"a: dtype must be torch.float16 or torch.bfloat16 (got {a.dtype})")
+        if t.device != lead.device:
+            raise ValueError(f"{name}: on {t.device}, {first} on {lead.device} (all operands must be on one device)")
+    if lead.dtype not in DTYPES:
+        raise ValueError(f"{first}: dtype must be torch.float16 or torch.bfloat16 (got {lead.dtype})")
     for name, t in named[1:]:
-        if t.dtype != a.dtype:
-            raise ValueError(f"{name}: dtype {t.dtype} differs from a's {a.dtype}")
+        if t.dtype != lead.dtype:
+            raise ValueError(f"{name}: dtype {t.dtype} differs from {first}'s {lead.dtype}")
 
 
 def check_args(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor], y: torch.Tensor,
@@ -90,6 +97,24 @@ def _addmm_glu_cpu(a, b, bias, y, *, b_is_nk=False):
     return reference(a, b, bias, y, b_is_nk).contiguous()
 
 
+def reference_backward(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor], y: torch.Tensor,
+                       grad: torch.Tensor, b_is_nk: bool = False) -> tuple:
+    """The gradients (da, db, dbias, dy) of out = X (1 + y), X = a B + bias, for the upstream
+    gradient ``grad``: dX = g (1 + y), dy = g X, da = dX B^T, dB = a^T dX, dbias = the sum of
+    dX's rows (None without bias); in fp32 (X recomputed in fp32, every weight copied to
+    fp32), each rounded once to its operand's dtype. The reference of the op's backward."""
+    bk = b.float().t() if b_is_nk else b.float()  # k x n
+    x = a.float() @ bk
+    if bias is not None:
+        x = x + bias.float()
+    g = grad.float()
+    gx = g * (1 + y.float())
+    ga = (gx @ bk.t()).to(a.dtype)
+    gb = (gx.t() @ a.float() if b_is_nk else a.float().t() @ gx).to(b.dtype)
+    gbias = gx.sum(0).to(bias.dtype) if bias is not None else None
+    return ga, gb, gbias, (g * x).to(y.dtype)
+
+
 def _setup_context(ctx, inputs, keyword_only_inputs, output):
     a, b, bias, y = inputs
     ctx.b_is_nk = keyword_only_inputs.get("b_is_nk", False)
@@ -99,18 +124,28 @@ def _setup_context(ctx, inputs, keyword_only_inputs, output):
 
 def _backward(ctx, grad):
     """out = X (1 + y), X = a B + bias: dX = g (1 + y), dy = g X, da = dX B^T, dB = a^T dX,
-    dbias = sum of dX's rows; in fp32 with torch ops (X is recomputed)."""
+    dbias = the sum of dX's rows. In the operands' dtype: X is recomputed by one torch GEMM
+    (tensor cores, fp32 accumulation, rounded to the dtype); dX and dy are element-wise with
+    fp32 math, rounded once (torch's fp16/bf16 ``addcmul`` and ``mul`` compute in fp32); the
+    three GEMMs and the bias sum are torch's in the dtype. Only the gradients that
+    ``ctx.needs_input_grad`` asks for are computed (reference_backward: the fp32 reference)."""
     a, b, bias, y = ctx.saved_tensors
-    bk = b.float().t() if ctx.b_is_nk else b.float()  # k x n
-    x = a.float() @ bk
-    if ctx.has_bias:
-        x = x + bias.float()
-    g = grad.float()
-    gx = g * (1 + y.float())
-    ga = (gx @ bk.t()).to(a.dtype)
-    gb = (gx.t() @ a.float() if ctx.b_is_nk else a.float().t() @ gx).to(b.dtype)
-    gbias = gx.sum(0).to(bias.dtype) if ctx.has_bias else None
-    return ga, gb, gbias, (g * x).to(y.dtype)
+    need_a, need_b, need_bias, need_y = ctx.needs_input_grad
+    bias = bias if ctx.has_bias else None
+    ga = gb = gbias = gy = None
+    if need_y:
+        x = F.linear(a, b, bias) if ctx.b_is_nk else (torch.addmm(bias, a, b) if bias is not None else a @ b)
+        gy = grad * x  # a product of two fp16/bf16 values is exact in fp32: one rounding
+        del x
+    if need_a or need_b or (need_bias and bias is not None):
+        gx = torch.addcmul(grad, grad, y)  # g + g y
+        if need_a:
+            ga = gx @ b if ctx.b_is_nk else gx @ b.t()
+        if need_b:
+            gb = gx.t() @ a if ctx.b_is_nk else a.t() @ gx
+        if need_bias and bias is not None:
+            gbias = gx.sum(0)
+    return ga, gb, gbias, gy
 
 
 torch.library.register_autograd("glukit::addmm_glu", _backward, setup_context=_setup_context, lib=_lib)
@@ -171,6 +206,13 @@ def _activation_grad(name: str, g: torch.Tensor) -> torch.Tensor:
 _lib.define("gated_projection" + GATED_SCHEMA)
 
 
+def _check_activation_and_layout(activation: str, layout: str) -> None:
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation: must be one of 'silu', 'gelu_tanh', 'relu', 'sigmoid' (got {activation!r})")
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout: must be 'stacked' or 'interleaved' (got {layout!r})")
+
+
 def check_gated_args(a: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor], activation: str,
                      layout: str) -> tuple:
     """Checks the gated op's argument rules; returns (m, n, k). Raises ValueError naming the
@@ -181,10 +223,7 @@ def check_gated_args(a: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tens
         if t.dim() != want:
             raise ValueError(f"{name}: must be {want}-D (got {t.dim()}-D)")
     _check_devices_and_dtypes(named)
-    if activation not in ACTIVATIONS:
-        raise ValueError(f"activation: must be one of 'silu', 'gelu_tanh', 'relu', 'sigmoid' (got {activation!r})")
-    if layout not in LAYOUTS:
-        raise ValueError(f"layout: must be 'stacked' or 'interleaved' (got {layout!r})")
+    _check_activation_and_layout(activation, layout)
     m, k = a.shape
     rows = w.shape[0]
     if rows % 2 != 0:
@@ -258,6 +297,61 @@ def _gated_projection_cpu(a, w, bias, *, activation="silu", layout="stacked"):
     return gated_reference(a, w, bias, activation, layout).contiguous()
 
 
+def gated_reference_backward(a: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor], grad: torch.Tensor,
+                             activation: str = "silu", layout: str = "stacked") -> tuple:
+    """The gradients (da, dw, dbias) of out = act(G) U, [G, U] = a W^T + bias in W's row order,
+    for the upstream gradient ``grad``: dG = g U act'(G), dU = g act(G), dX = [dG, dU] in W's
+    row order, da = dX W, dW = dX^T a, dbias = the sum of dX's rows (None without bias); in
+    fp32 (G and U recomputed in fp32, w copied to fp32), each rounded once to its operand's
+    dtype. The reference of the op's backward."""
+    x = F.linear(a.float(), w.float(), bias.float() if bias is not None else None)
+    g, u = split_gate_up(x, layout)
+    gf = grad.float()
+    dx = _merge_gate_up(gf * u * _activation_grad(activation, g), gf * ACTIVATIONS[activation](g), layout)
+    ga = (dx @ w.float()).to(a.dtype)
+    gw = (dx.t() @ a.float()).to(w.dtype)
+    gbias = dx.sum(0).to(bias.dtype) if bias is not None else None
+    return ga, gw, gbias
+
+
+def _gate_up_parts(x: torch.Tensor, layout: str) -> tuple:
+    """Views (no copy, writable) of the gate and up columns of x (m x 2n in ``layout``'s
+    order): m x n for "stacked", m x (n / 64) x 64 for "interleaved" (block, column in it)."""
+    n = x.shape[-1] // 2
+    if layout == "stacked":
+        return x[..., :n], x[..., n:]
+    v = x.unflatten(-1, (n // GATE_INTERLEAVE_ROWS, 2, GATE_INTERLEAVE_ROWS))
+    return v[..., 0, :], v[..., 1, :]
+
+
+def _gated_activation(p: torch.Tensor, activation: str, layout: str) -> torch.Tensor:
+    """h = act(G) U (m x n) from p = [G, U] (m x 2n in ``layout``'s order): fp32 math, rounded
+    once to p's dtype."""
+    g, u = _gate_up_parts(p, layout)
+    h = ACTIVATIONS[activation](g.float()).mul_(u)
+    return h.to(p.dtype).reshape(p.shape[0], p.shape[1] // 2)
+
+
+def _gated_grads(dh: torch.Tensor, p: torch.Tensor, activation: str, layout: str, want_h: bool = False) -> tuple:
+    """(dp, h) of h = act(G) U for the gradient dh (m x n, any float dtype) of h, with
+    p = [G, U] (m x 2n in ``layout``'s order): dp = [dh U act'(G), dh act(G)] in p's order and
+    dtype, h = act(G) U (None unless ``want_h``). Element-wise fp32 math on the m x n tensors,
+    each result rounded once to p's dtype."""
+    g, u = _gate_up_parts(p, layout)
+    part = g.shape
+    g = g.float()
+    d = dh.reshape(part).float()
+    act = ACTIVATIONS[activation](g)
+    dp = p.new_empty(p.shape)
+    dg_part, du_part = _gate_up_parts(dp, layout)
+    du_part.copy_(act * d)
+    u = u.float()
+    h = (act * u).to(p.dtype).reshape(p.shape[0], p.shape[1] // 2) if want_h else None
+    del act
+    dg_part.copy_(_activation_grad(activation, g).mul_(u).mul_(d))
+    return dp, h
+
+
 def _gated_setup_context(ctx, inputs, keyword_only_inputs, output):
     a, w, bias = inputs
     ctx.activation = keyword_only_inputs.get("activation", "silu")
@@ -268,17 +362,22 @@ def _gated_setup_context(ctx, inputs, keyword_only_inputs, output):
 
 def _gated_backward(ctx, grad):
     """out = act(G) U, [G, U] = a W^T + bias in W's row order: dG = g U act'(G), dU = g act(G),
-    dX = [dG, dU] in W's row order, da = dX W, dW = dX^T a, dbias = sum of dX's rows; in fp32
-    with torch ops (G and U are recomputed)."""
+    dX = [dG, dU] in W's row order, da = dX W, dW = dX^T a, dbias = the sum of dX's rows. In
+    the operands' dtype: G and U are recomputed by one torch GEMM of 2n columns (tensor cores,
+    fp32 accumulation, rounded to the dtype), dX element-wise with fp32 math rounded once,
+    then torch's GEMMs in the dtype. Only the gradients that ``ctx.needs_input_grad`` asks for
+    are computed (gated_reference_backward: the fp32 reference)."""
     a, w, bias = ctx.saved_tensors
-    x = F.linear(a.float(), w.float(), bias.float() if ctx.has_bias else None)
-    g, u = split_gate_up(x, ctx.layout)
-    gf = grad.float()
-    dx = _merge_gate_up(gf * u * _activation_grad(ctx.activation, g), gf * ACTIVATIONS[ctx.activation](g), ctx.layout)
-    need_a, need_w, need_bias = ctx.needs_input_grad[:3]
-    ga = (dx @ w.float()).to(a.dtype) if need_a else None
-    gw = (dx.t() @ a.float()).to(w.dtype) if need_w else None
-    gbias = dx.sum(0).to(bias.dtype) if ctx.has_bias and need_bias else None
+    need_a, need_w, need_bias = ctx.needs_input_grad
+    need_bias = need_bias and ctx.has_bias
+    if not (need_a or need_w or need_bias):
+        return None, None, None
+    x = F.linear(a, w, bias if ctx.has_bias else None)
+    dx, _ = _gated_grads(grad, x, ctx.activation, ctx.layout)
+    del x
+    ga = dx @ w if need_a else None
+    gw = dx.t() @ a if need_w else None
+    gbias = dx.sum(0) if need_bias else None
     return ga, gw, gbias
 
 
@@ -300,3 +399,216 @@ def gated_projection(a: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tens
     a padded buffer, copied once into the result); CPU: the fp32 reference.
     """
     return torch.ops.glukit.gated_projection(a, w, bias, activation=activation, layout=layout)
+
+
+# ---- torch.ops.glukit.gated_mlp_backward --------------------------------------------------
+
+#: The gated MLP backward's schema: dy (m x d) the gradient of the MLP's output, w_down (d x i)
+#: the down projection's nn.Linear weight, p (m x 2i) the saved pre-activations [G, U] in
+#: ``layout``'s column order; returns (dp, h), m x 2i and m x i.
+GATED_MLP_BACKWARD_SCHEMA = ("(Tensor dy, Tensor w_down, Tensor p, *, str activation=\"silu\", "
+                             "str layout=\"stacked\") -> (Tensor, Tensor)")
+
+_lib.define("gated_mlp_backward" + GATED_MLP_BACKWARD_SCHEMA)
+
+
+def check_gated_mlp_backward_args(dy: torch.Tensor, w_down: torch.Tensor, p: torch.Tensor, activation: str,
+                                  layout: str) -> tuple:
+    """Checks gated_mlp_backward's argument rules; returns (m, i, d). Raises ValueError naming
+    the argument. The CUDA implementation checks the same rules, in this order, with the same
+    messages."""
+    named = [("dy", dy), ("w_down", w_down), ("p", p)]
+    for name, t in named:
+        if t.dim() != 2:
+            raise ValueError(f"{name}: must be 2-D (got {t.dim()}-D)")
+    _check_devices_and_dtypes(named)
+    _check_activation_and_layout(activation, layout)
+    m, d = dy.shape
+    i = w_down.shape[1]
+    if w_down.shape[0] != d:
+        raise ValueError(f"w_down: must be d x i with d = {d} (dy's columns; got {tuple(w_down.shape)})")
+    if p.shape[0] != m or p.shape[1] != 2 * i:
+        raise ValueError(f"p: must be m x 2i = ({m}, {2 * i}) (got {tuple(p.shape)})")
+    if layout == "interleaved" and i % GATE_INTERLEAVE_ROWS != 0:
+        raise ValueError(
+            f"n: must be a multiple of 64 for layout='interleaved' (whole blocks of gate and up rows; got {i})")
+    if m != 0 and i != 0:
+        if d % VECTOR_ELEMS != 0:
+            raise ValueError(f"d: must be a multiple of 8 (dy's columns; got {d})")
+        if i % VECTOR_ELEMS != 0:
+            raise ValueError(f"i: must be a multiple of 8 (w_down's columns; got {i})")
+    return m, i, d
+
+
+@torch.library.register_fake("glukit::gated_mlp_backward", lib=_lib)
+def _gated_mlp_backward_fake(dy, w_down, p, *, activation="silu", layout="stacked"):
+    m, i, _ = check_gated_mlp_backward_args(dy, w_down, p, activation, layout)
+    return dy.new_empty((m, 2 * i)), dy.new_empty((m, i))
+
+
+def gated_mlp_backward_reference(dy: torch.Tensor, w_down: torch.Tensor, p: torch.Tensor, activation: str = "silu",
+                                 layout: str = "stacked") -> tuple:
+    """(dp, h) of a gated MLP's down half y = h W_down^T, h = act(G) U, [G, U] = p: dh = dy W_down,
+    dp = [dh U act'(G), dh act(G)] in p's ``layout``, h = act(G) U; in fp32 (w_down copied to
+    fp32), each rounded once to p's dtype (any device)."""
+    return _gated_grads(dy.float() @ w_down.float(), p, activation, layout, want_h=True)
+
+
+@torch.library.impl(_lib, "gated_mlp_backward", "CPU")
+def _gated_mlp_backward_cpu(dy, w_down, p, *, activation="silu", layout="stacked"):
+    check_gated_mlp_backward_args(dy, w_down, p, activation, layout)
+    return gated_mlp_backward_reference(dy, w_down, p, activation, layout)
+
+
+def _gated_mlp_backward_torch(dy, w_down, p, *, activation="silu", layout="stacked"):
+    """gated_mlp_backward with torch ops in the operands' dtype (dh = dy W_down by one torch
+    GEMM, rounded to the dtype, then the element-wise part in fp32): the CUDA implementation
+    where glukit._C does not register glukit's kernel for it (register_torch_cuda_fallback)."""
+    check_gated_mlp_backward_args(dy, w_down, p, activation, layout)
+    return _gated_grads(dy @ w_down, p, activation, layout, want_h=True)
+
+
+def has_cuda_kernel(op: str) -> bool:
+    """Whether ``glukit::op`` has a CUDA implementation registered."""
+    return torch._C._dispatch_has_kernel_for_dispatch_key(f"glukit::{op}", "CUDA")
+
+
+def register_torch_cuda_fallback() -> bool:
+    """Registers the torch-ops implementation of gated_mlp_backward for CUDA unless one is
+    registered (glukit._C's kernel); returns whether it did. glukit/__init__.py calls it
+    after importing glukit._C, so that GatedMLP trains on CUDA with an extension built
+    without the kernel (or none)."""
+    if has_cuda_kernel("gated_mlp_backward"):
+        return False
+    _lib.impl("gated_mlp_backward", _gated_mlp_backward_torch, "CUDA")
+    return True
+
+
+def gated_mlp_backward(dy: torch.Tensor, w_down: torch.Tensor, p: torch.Tensor, *, activation: str = "silu",
+                       layout: str = "stacked") -> tuple:
+    """``torch.ops.glukit.gated_mlp_backward``: the backward of a gated MLP's down half,
+    y = h @ w_down.T with h = act(G) * U and [G, U] = p. Returns (dp, h): dh = dy @ w_down,
+    dp = [dh * U * act'(G), dh * act(G)] in p's ``layout`` (m x 2i), h = act(G) * U (m x i,
+    for the down weight's gradient dy.T @ h).
+
+    dy: m x d; w_down: d x i (an ``nn.Linear`` weight); p: m x 2i, [G, U] in ``layout``'s
+    column order ("stacked": [G, U]; "interleaved": blocks of 64 gate then 64 up columns, i a
+    multiple of 64), what ``F.linear(x, W1, b1)`` gives for a gated weight W1 of that row
+    order; all float16 or all bfloat16, on one device; d and i multiples of 8. fp32 math,
+    each result rounded once. CPU: the fp32 reference; CUDA: glukit's kernel when glukit._C
+    registers it, else torch ops (dh by a torch GEMM in the dtype).
+    """
+    return torch.ops.glukit.gated_mlp_backward(dy, w_down, p, activation=activation, layout=layout)
+
+
+# ---- torch.ops.glukit.gated_down_projection -----------------------------------------------
+
+#: The gated MLP's down half: p (m x 2i) the pre-activations [G, U] in ``layout``'s column
+#: order, w_down (d x i) and bias_down (d) the down projection's nn.Linear weight and bias.
+GATED_DOWN_SCHEMA = ("(Tensor p, Tensor w_down, Tensor? bias_down, *, str activation=\"silu\", "
+                     "str layout=\"stacked\") -> Tensor")
+
+_lib.define("gated_down_projection" + GATED_DOWN_SCHEMA)
+
+
+def check_gated_down_args(p: torch.Tensor, w_down: torch.Tensor, bias_down: Optional[torch.Tensor],
+                          activation: str, layout: str) -> tuple:
+    """Checks gated_down_projection's argument rules; returns (m, i, d). Raises ValueError
+    naming the argument. d and i must be multiples of 8 (m and i not 0) as for
+    gated_mlp_backward, so that the op's backward accepts what its forward did."""
+    named = [("p", p), ("w_down", w_down)] + ([("bias_down", bias_down)] if bias_down is not None else [])
+    for name, t in named:
+        want = 1 if name == "bias_down" else 2
+        if t.dim() != want:
+            raise ValueError(f"{name}: must be {want}-D (got {t.dim()}-D)")
+    _check_devices_and_dtypes(named)
+    _check_activation_and_layout(activation, layout)
+    m, cols = p.shape
+    if cols % 2 != 0:
+        raise ValueError(f"p: must have 2i columns, gate and up (got {cols}, odd)")
+    i = cols // 2
+    d = w_down.shape[0]
+    if w_down.shape[1] != i:
+        raise ValueError(f"w_down: must be d x i with i = {i} (half of p's columns; got {tuple(w_down.shape)})")
+    if bias_down is not None and bias_down.shape[0] != d:
+        raise ValueError(f"bias_down: must have d = {d} elements (w_down's rows; got {bias_down.shape[0]})")
+    if layout == "interleaved" and i % GATE_INTERLEAVE_ROWS != 0:
+        raise ValueError(
+            f"n: must be a multiple of 64 for layout='interleaved' (whole blocks of gate and up rows; got {i})")
+    if m != 0 and i != 0:
+        if d % VECTOR_ELEMS != 0:
+            raise ValueError(f"d: must be a multiple of 8 (w_down's rows; got {d})")
+        if i % VECTOR_ELEMS != 0:
+            raise ValueError(f"i: must be a multiple of 8 (w_down's columns; got {i})")
+    return m, i, d
+
+
+@torch.library.register_fake("glukit::gated_down_projection", lib=_lib)
+def _gated_down_projection_fake(p, w_down, bias_down, *, activation="silu", layout="stacked"):
+    m, _, d = check_gated_down_args(p, w_down, bias_down, activation, layout)
+    return p.new_empty((m, d))
+
+
+def _gated_down_projection_impl(p, w_down, bias_down, *, activation="silu", layout="stacked"):
+    """h = act(G) U (fp32 math, rounded once to p's dtype; not kept), then torch's
+    F.linear(h, w_down, bias_down). The CPU and the CUDA implementation."""
+    check_gated_down_args(p, w_down, bias_down, activation, layout)
+    return F.linear(_gated_activation(p, activation, layout), w_down, bias_down)
+
+
+for _key in ("CPU", "CUDA"):
+    _lib.impl("gated_down_projection", _gated_down_projection_impl, _key)
+
+
+def _gated_down_setup_context(ctx, inputs, keyword_only_inputs, output):
+    p, w_down, bias_down = inputs
+    ctx.activation = keyword_only_inputs.get("activation", "silu")
+    ctx.layout = keyword_only_inputs.get("layout", "stacked")
+    ctx.has_bias = bias_down is not None
+    ctx.save_for_backward(p, w_down)  # not h: the backward's kernel recomputes it from p
+
+
+def _gated_down_backward(ctx, grad):
+    """y = h W_down^T + b, h = act(G) U from p: (dp, h) by gated_mlp_backward (one kernel on
+    CUDA: dh = dy W_down with the element-wise part in its epilogue), dW_down = dy^T h,
+    dbias = the sum of dy's rows; each only where ``ctx.needs_input_grad`` asks for it (h
+    alone is recomputed element-wise where p needs no gradient)."""
+    p, w_down = ctx.saved_tensors
+    need_p, need_w, need_bias = ctx.needs_input_grad
+    dp = h = None
+    if need_p:
+        dp, h = torch.ops.glukit.gated_mlp_backward(grad, w_down, p, activation=ctx.activation, layout=ctx.layout)
+    elif need_w:
+        h = _gated_activation(p, ctx.activation, ctx.layout)
+    gw = grad.t() @ h if need_w else None
+    gbias = grad.sum(0) if need_bias and ctx.has_bias else None
+    return dp, gw, gbias
+
+
+torch.library.register_autograd("glukit::gated_down_projection", _gated_down_backward,
+                                setup_context=_gated_down_setup_context, lib=_lib)
+
+
+def gated_down_reference(p: torch.Tensor, w_down: torch.Tensor, bias_down: Optional[torch.Tensor] = None,
+                         activation: str = "silu", layout: str = "stacked") -> torch.Tensor:
+    """y = (act(G) U) w_down^T + bias_down with [G, U] = p in ``layout``'s order, in fp32,
+    rounded once to p's dtype (any device)."""
+    g, u = split_gate_up(p.float(), layout)
+    h = ACTIVATIONS[activation](g) * u
+    return F.linear(h, w_down.float(), bias_down.float() if bias_down is not None else None).to(p.dtype)
+
+
+def gated_down_projection(p: torch.Tensor, w_down: torch.Tensor, bias_down: Optional[torch.Tensor] = None, *,
+                          activation: str = "silu", layout: str = "stacked") -> torch.Tensor:
+    """``torch.ops.glukit.gated_down_projection``: the down half of a gated MLP,
+    y = (act(G) * U) @ w_down.T + bias_down (m x d), with [G, U] = p.
+
+    p: m x 2i, the pre-activations [G, U] in ``layout``'s column order (``F.linear(x, W1, b1)``
+    of a gated weight W1 in that row order, as :class:`glukit.nn.GatedMLP` computes it);
+    w_down: d x i and bias_down: d (or None), the down projection's ``nn.Linear`` weight and
+    bias; all float16 or all bfloat16, on one device; d and i multiples of 8. The forward is
+    torch ops (h = act(G) U in fp32, rounded once, then ``F.linear``); autograd keeps p and
+    w_down, not h, and its backward is one ``gated_mlp_backward`` (glukit's kernel on CUDA)
+    and torch's GEMM for the down weight's gradient.
+    """
+    return torch.ops.glukit.gated_down_projection(p, w_down, bias_down, activation=activation, layout=layout)

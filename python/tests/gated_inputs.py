@@ -1,5 +1,6 @@
-"""Inputs of the gated projection's tests (test_cpu.py, test_gpu.py): random activations and
-separate gate / up weights and biases, and the op's w and bias joined from them."""
+"""Inputs of the gated ops' tests (test_cpu.py, test_gpu.py, test_training_*.py): random
+activations and separate gate / up (/ down) weights and biases, the op's w and bias joined
+from them, and gated_mlp_backward's arguments."""
 import torch
 
 import glukit
@@ -22,3 +23,28 @@ def join(wg, wu, bg, bu, layout):
         w = glukit.interleave_gate_up(w)
         b = glukit.interleave_gate_up(b) if b is not None else None
     return w, b
+
+
+def make_mlp_parts(m, d, i, dtype=torch.bfloat16, bias=True, seed=0, device="cpu"):
+    """x (m x d) and a gated MLP's separate weights and biases: gate and up (i x d, i), down
+    (d x i, d); scaled as nn.Linear's fan-in so that every tensor is of order 1."""
+    g = torch.Generator(device=device).manual_seed(seed)
+
+    def randn(*shape, scale=1.0):
+        return (torch.randn(*shape, device=device, generator=g) * scale).to(dtype)
+
+    x = randn(m, d)
+    wg, wu = randn(i, d, scale=max(d, 1) ** -0.5), randn(i, d, scale=max(d, 1) ** -0.5)
+    wd = randn(d, i, scale=max(i, 1) ** -0.5)
+    bg, bu, bd = (randn(i), randn(i), randn(d)) if bias else (None, None, None)
+    return x, wg, wu, bg, bu, wd, bd
+
+
+def make_mlp_backward_args(m, d, i, dtype=torch.float16, seed=0, device="cpu"):
+    """gated_mlp_backward's (dy, w_down, p): dy m x d, w_down d x i, p m x 2i (random
+    pre-activations of order 1, so in any layout's column order)."""
+    g = torch.Generator(device=device).manual_seed(seed)
+    dy = torch.randn(m, d, device=device, generator=g).to(dtype)
+    w_down = (torch.randn(d, i, device=device, generator=g) / max(i, 1) ** 0.5).to(dtype)
+    p = torch.randn(m, 2 * i, device=device, generator=g).mul(1.5).to(dtype)
+    return dy, w_down, p

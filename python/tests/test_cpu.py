@@ -13,6 +13,17 @@ from gated_inputs import join, make_gated_parts
 
 DTYPES = [torch.float16, torch.bfloat16]
 
+#: The autograd formulas run torch's GEMMs in bf16 (fp32 accumulation) on bf16 intermediates:
+#: each gradient within this relative L2 error of fp32 eager autograd (2^-7; measured
+#: 2.5e-3 to 3.1e-3, eager bf16 autograd 2.7e-3 to 3.5e-3; test_training_cpu.py checks
+#: against fp64 in detail).
+BF16_GRAD_REL_L2 = 2**-7
+
+
+def rel_l2(got, want):
+    """||got - want|| / ||want|| in fp64."""
+    return ((got.double() - want.double()).norm() / want.double().norm().clamp_min(1e-30)).item()
+
 
 def make(m, n, k, dtype=torch.float16, b_is_nk=False, bias=True, device="cpu", seed=0):
     g = torch.Generator().manual_seed(seed)
@@ -133,8 +144,8 @@ def test_autograd_matches_eager(b_is_nk):
     g = torch.randn(ref.shape, generator=torch.Generator().manual_seed(1)).bfloat16()  # the same in both
     out.backward(g)
     ref.backward(g.float())
-    for got, want in zip(ours, theirs):  # ours: fp32 math, each gradient rounded once to bf16
-        torch.testing.assert_close(got.grad.float(), want.grad, rtol=2e-2, atol=2e-2)
+    for got, want in zip(ours, theirs):  # ours: bf16 GEMMs (fp32 accumulation), bf16 intermediates
+        assert rel_l2(got.grad, want.grad) < BF16_GRAD_REL_L2, (rel_l2(got.grad, want.grad))
 
 
 def test_linear_glu_from_linear_shares_parameters():
@@ -396,12 +407,11 @@ def test_gated_autograd_matches_eager(layout, activation, bias):
     grad = torch.randn(ref.shape, generator=torch.Generator().manual_seed(1)).bfloat16()  # the same in both
     out.backward(grad)
     ref.backward(grad.float())
-    tol = {"rtol": 2e-2, "atol": 2e-2}
-    torch.testing.assert_close(ours[0].grad.float(), ta.grad, **tol)
+    assert rel_l2(ours[0].grad, ta.grad) < BF16_GRAD_REL_L2
     want_w, want_b = join(twg.grad, twu.grad, tbg.grad if bias else None, tbu.grad if bias else None, layout)
-    torch.testing.assert_close(ours[1].grad.float(), want_w, **tol)  # in w's row order
+    assert rel_l2(ours[1].grad, want_w) < BF16_GRAD_REL_L2  # in w's row order
     if bias:
-        torch.testing.assert_close(ours[2].grad.float(), want_b, **tol)
+        assert rel_l2(ours[2].grad, want_b) < BF16_GRAD_REL_L2
 
 
 def test_gated_autograd_only_what_is_needed():
