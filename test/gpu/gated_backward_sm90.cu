@@ -1,4 +1,5 @@
-// GPU tests of the gated backward on sm90a (kernels/gated_backward.hpp): every
+// GPU tests of training on sm90a: the gated projection writing its pre-activations, and
+// the gated backward (kernels/gated_backward.hpp): every
 // activation x fp16 / bf16 x stacked / interleaved P on ragged shapes (m = 1, n not a
 // multiple of the tile, padded leading dimensions, k not a multiple of 64, k = 0), dP
 // written over P, against the fp64 reference with the per-element bound of
@@ -150,6 +151,18 @@ TEMPLATE_LIST_TEST_CASE("gated backward: every activation, fp16 and bf16, both P
     }
 }
 
+TEST_CASE("gated backward: the ping-pong kernel, fp16 and bf16, both P orders, ragged shapes",
+          "[gated_backward][sanitize]") {
+  using Pingpong = policy::GatedBackwardTmaPingpong64x128<arch::sm90a>;
+  const auto run = [](const auto& args) { return gated_backward<Pingpong>(args); };
+  for (GateLayout layout : {GateLayout::stacked, GateLayout::interleaved})
+    for (const BwdShape& s : ragged_shapes(layout)) {
+      check_backward<epilogue::SwiGlu, half_t>(Pingpong::name(), s, run);
+      check_backward<epilogue::SwiGlu, bfloat16_t>(Pingpong::name(), s, run);
+    }
+  check_backward<epilogue::SwiGlu, bfloat16_t>(Pingpong::name(), BwdShape{257, 200, 512}, run, true);
+}
+
 TEST_CASE("gated backward: dP written over P, k = 0 (dH = 0), m = 0 and n = 0 launch nothing",
           "[gated_backward]") {
   const auto run = [](const auto& args) { return gated_backward<epilogue::SwiGlu>(args); };
@@ -191,6 +204,86 @@ TEST_CASE("gated backward: argument errors name the argument, nothing launches",
   const std::vector<bfloat16_t> dp = pr.d_dp.download(), h = pr.d_h.download();
   CHECK(count_unwritten(dp, pr.s.dp_shape()) == 64 * 2 * 96);  // still poisoned
   CHECK(count_unwritten(h, pr.s.h_shape()) == 64 * 96);
+}
+
+/// The forward's training option: out and the pre-activations P (m x 2n, W's row order)
+/// from one launch, each element within its bound (P: the bias plus A W^T, sensitivity 1).
+template <Element T, class Run>
+void check_preact(const char* what, std::int64_t m, std::int64_t n, std::int64_t k, GateLayout layout, bool bias,
+                  Run run) {
+  const std::uint64_t seed = fresh_seed();
+  INFO(what << " " << element_name<T>() << (layout == GateLayout::stacked ? " stacked" : " interleaved")
+            << " m=" << m << " n=" << n << " k=" << k << " bias=" << bias << " seed=" << seed);
+  const std::int64_t lda = k + 8, ldw = k + 16, ldo = n + 8, ldp = 2 * n + 24;
+  std::mt19937_64 rng(seed);
+  std::vector<T> a(std::size_t(m * lda)), w(std::size_t(2 * n * ldw)), b(bias ? std::size_t(2 * n) : 0);
+  fill_random_rows(a, m, k, lda, rng);
+  fill_random_rows(w, 2 * n, k, ldw, rng);
+  fill_random(b, rng);
+  DeviceBuffer<T> da(a.size()), dw(w.size()), db(b.size());
+  da.upload(a), dw.upload(w), db.upload(b);
+  const Shape os{m, n, k, 0, 0, 0, ldo}, ps{m, 2 * n, k, 0, 0, 0, ldp};
+  DeviceBuffer<T> dout(std::size_t(m * ldo + guard_elements(os))), dp(std::size_t(m * ldp + guard_elements(ps)));
+  dout.poison(), dp.poison();
+  GatedProjectionArgsT<T> args{da.ptr, dw.ptr, bias ? db.ptr : nullptr, dout.ptr, m, n, k, lda, ldw, ldo, layout};
+  args.preact = dp.ptr;
+  args.ldp = ldp;
+  const Status st = run(args);
+  INFO("status: " << st.message());
+  REQUIRE(st.ok());
+  GLUKIT_CHECK_CUDA(cudaGetLastError());
+  GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+  GatedProjectionArgsT<T> host{a.data(), w.data(), bias ? b.data() : nullptr, nullptr, m, n, k, lda, ldw, ldo, layout};
+  const std::vector<T> out = dout.download(), pre = dp.download();
+  check_output_matches(out, os, gated_reference_of(host, epilogue::SwiGlu{}));
+  Reference rp;
+  rp.m = m, rp.n = 2 * n, rp.k = k;
+  rp.value.assign(std::size_t(m * 2 * n), 0.0), rp.magnitude = rp.value, rp.sensitivity.assign(rp.value.size(), 1.0);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t r = 0; r < 2 * n; ++r) {
+      double x = bias ? double(to_float(b[r])) : 0.0, mag = std::fabs(x);
+      for (std::int64_t kk = 0; kk < k; ++kk) {
+        const double t = double(to_float(a[i * lda + kk])) * double(to_float(w[r * ldw + kk]));
+        x += t, mag += std::fabs(t);
+      }
+      rp.value[std::size_t(i * 2 * n + r)] = x, rp.magnitude[std::size_t(i * 2 * n + r)] = mag;
+    }
+  CHECK(count_unwritten(pre, ps) == 0);
+  CHECK(count_padding_written(pre, ps) == 0);
+  CHECK(count_guard_written(pre, ps) == 0);
+  check_output_matches(pre, ps, rp);
+}
+
+TEST_CASE("gated projection with pre-activations: the default and each kernel that writes them, both orders",
+          "[gated_backward][sanitize]") {
+  const auto run_default = [](const auto& args) { return gated_projection<epilogue::SwiGlu>(args); };
+  for (GateLayout layout : {GateLayout::stacked, GateLayout::interleaved}) {
+    const bool st = layout == GateLayout::stacked;
+    for (bool bias : {true, false}) {
+      check_preact<half_t>("default", 1, st ? 24 : 64, 72, layout, bias, run_default);  // decode shape: 64-row tiles
+      check_preact<bfloat16_t>("default", 131, st ? 336 : 320, 200, layout, bias, run_default);
+      check_preact<bfloat16_t>("default", 300, st ? 712 : 704, 520, layout, bias, run_default);
+    }
+    check_preact<bfloat16_t>("128x256", 200, st ? 200 : 192, 136, layout, true,
+                             [](const auto& args) { return gated_projection<policy::GatedTma128x256<arch::sm90a>>(args); });
+    check_preact<half_t>("128x128", 200, st ? 200 : 192, 136, layout, true,
+                         [](const auto& args) { return gated_projection<policy::GatedTma128x128<arch::sm90a>>(args); });
+  }
+}
+
+TEST_CASE("gated projection with pre-activations: a decode policy and n % 8 != 0 are refused", "[gated_backward]") {
+  DeviceBuffer<bfloat16_t> a(64 * 64), w(2 * 64 * 64), out(64 * 64), p(64 * 128);
+  GatedProjectionArgsT<bfloat16_t> args{a.ptr, w.ptr, nullptr, out.ptr, 16, 64, 64, 64, 64, 64};
+  args.preact = p.ptr;
+  args.ldp = 128;
+  const Status st = gated_projection<policy::GatedTmaDecode16x128<arch::sm90a>>(args);
+  CHECK(st.code() == StatusCode::invalid_argument);
+  CHECK(std::string(st.message()).rfind("preact:", 0) == 0);
+  args.n = 60;
+  CHECK(std::string(gated_projection(args).message()).rfind("n:", 0) == 0);
+  args.n = 64;
+  args.ldp = 100;
+  CHECK(std::string(gated_projection(args).message()).rfind("ldp:", 0) == 0);
 }
 
 }  // namespace

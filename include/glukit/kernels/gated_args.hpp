@@ -43,6 +43,11 @@ struct GatedProjectionArgsT {
   std::int64_t ldw = 0;
   std::int64_t ldo = 0;
   GateLayout w_layout = GateLayout::stacked;
+  /// Optional, for training: the pre-activations P = A W^T + bias (m x 2n, ldp, columns in
+  /// W's row order), written beside out for the gated backward (kernels/gated_backward.hpp).
+  /// n must then be a multiple of 8. sm90a warp-specialised kernels only.
+  T* preact = nullptr;
+  std::int64_t ldp = 0;
 };
 
 /// The row of W (and of the bias) that holds output column j's gate / up weights.
@@ -119,10 +124,17 @@ Status validate_gated_arguments(const GatedProjectionArgsT<T>& p) {
   if (uses_ab && !detail::aligned16(p.w)) return Status::invalid("w: must be 16-byte aligned");
   if (p.bias != nullptr && !detail::aligned16(p.bias)) return Status::invalid("bias: must be 16-byte aligned");
   if (!detail::aligned16(p.out)) return Status::invalid("out: must be 16-byte aligned");
+  if (p.preact != nullptr) {
+    if (p.n % vector_elems != 0) return Status::invalid("n: must be a multiple of 8 when preact is written");
+    if (p.ldp < 2 * p.n || p.ldp % vector_elems != 0 || p.ldp >= max_dimension)
+      return Status::invalid("ldp: must be >= 2n, a multiple of 8 and < 2^31");
+    if (!detail::aligned16(p.preact)) return Status::invalid("preact: must be 16-byte aligned");
+  }
   constexpr std::int64_t max_elems = std::int64_t{1} << 61;  // as validate_arguments
   if (uses_ab && p.lda > max_elems / p.m) return Status::invalid("lda: m * lda overflows the index range");
   if (uses_ab && p.ldw > max_elems / (2 * p.n)) return Status::invalid("ldw: 2n * ldw overflows the index range");
   if (p.ldo > max_elems / p.m) return Status::invalid("ldo: m * ldo overflows the index range");
+  if (p.preact != nullptr && p.ldp > max_elems / p.m) return Status::invalid("ldp: m * ldp overflows the index range");
   return Status::success();
 }
 

@@ -32,14 +32,35 @@ struct GatedProjection {
     if (Status s = validate(args); !s.ok()) return s;
     if (args.m == 0 || args.n == 0) return Status::success();
     const AddmmGluArgsT<T> gemm = detail::gemm_view(args);
+    if (args.preact != nullptr) {
+      if constexpr (writes_preact<T>()) {
+        if (args.w_layout == GateLayout::interleaved)
+          return launch<GatedProblem<T, GateLayout::interleaved, true>>(gemm, stream, args.preact, args.ldp);
+        return launch<GatedProblem<T, GateLayout::stacked, true>>(gemm, stream, args.preact, args.ldp);
+      } else {
+        return Status::invalid("preact: this policy cannot write the pre-activations (an sm90a warp-specialised "
+                               "TMA policy with a_rows = tile_m can)");
+      }
+    }
     if (args.w_layout == GateLayout::interleaved) return launch<GatedProblem<T, GateLayout::interleaved>>(gemm, stream);
     return launch<GatedProblem<T, GateLayout::stacked>>(gemm, stream);
   }
 
+  /// Can this policy write the pre-activations beside the output (GatedProjectionArgsT::preact)?
+  template <Element T>
+  static constexpr bool writes_preact() {
+    if constexpr (arch_traits<typename P::arch>::backend != Backend::cuda) {
+      return false;
+    } else {
+      using Plan = sm90::MainloopPlan<Bound<P, GatedProblem<T, GateLayout::stacked, true>>>;
+      return Plan::tma && Plan::stage_y && Plan::a_rows == P::tile_m;
+    }
+  }
+
  private:
-  template <class Pr, class T>
-  static Status launch(const AddmmGluArgsT<T>& gemm, stream_t stream) {
-    return detail::BackendLauncher<Bound<P, Pr>, arch_traits<typename P::arch>::backend>::run(gemm, stream);
+  template <class Pr, class T, class... Out2>
+  static Status launch(const AddmmGluArgsT<T>& gemm, stream_t stream, Out2... out2) {
+    return detail::BackendLauncher<Bound<P, Pr>, arch_traits<typename P::arch>::backend>::run(gemm, stream, out2...);
   }
 };
 

@@ -72,16 +72,21 @@ struct Problem {
   static constexpr bool gated = false;
   /// The gated backward's GEMM (GatedBackwardProblem): the epilogue reads gate/up pairs.
   static constexpr bool gated_backward = false;
+  /// A gated projection that also writes its pre-activations (GatedProblem).
+  static constexpr bool store_preact = false;
 };
 
 /// The gated projection's problem: B is an nn.Linear weight W (2n x k, K contiguous) whose
 /// rows are gate and up rows in layout GL's order; each tile multiplies whole gate/up
 /// pairs (GatePairs, kernels/gated_args.hpp) and its epilogue combines them, op(gate, up),
 /// into half as many output columns. Bound kernels read detail::gemm_view's arguments.
-template <Element T, GateLayout GL>
+/// Preact: the kernel also writes the pre-activations P = A W^T + bias (m x 2n, W's row
+/// order) beside the output (what the gated backward reads; GatedProjectionArgsT::preact).
+template <Element T, GateLayout GL, bool Preact = false>
 struct GatedProblem : Problem<T, Layout::col_major> {
   static constexpr bool gated = true;
   static constexpr GateLayout gate_layout = GL;
+  static constexpr bool store_preact = Preact;
 };
 
 /// The gated backward's problem: dH = dY W_down (B k x n, N contiguous), whose epilogue

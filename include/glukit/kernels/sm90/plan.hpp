@@ -126,6 +126,9 @@ struct MainloopPlan {
   /// tiles per buffer (the gate's and the up projection's columns of the tile's outputs),
   /// and the epilogue writes two outputs (dP over P's two tiles, then H).
   static constexpr bool dgated = problem_of<P>::gated_backward;
+  /// A gated projection that also stores its pre-activations (GatedProblem's Preact), one
+  /// 64-column run at a time through the output tile's first panel, before the output.
+  static constexpr bool preact = problem_of<P>::store_preact;
   static constexpr int y_tiles = dgated ? 2 : 1;
   static constexpr GateLayout gate_layout = [] {
     if constexpr (gated || dgated) return problem_of<P>::gate_layout;
@@ -274,6 +277,9 @@ constexpr bool check_policy() {
                                    Plan::a_rows == P::tile_m && EpilogueOpBackward<typename P::epilogue_op>),
                 "epilogue_op / copier: the gated backward needs a gated operation with `backward`, the "
                 "warp-specialised TMA kernel with the fused epilogue, cluster_m = 1 and a_rows = tile_m");
+  static_assert(!Plan::preact || (Plan::gated && Plan::tma && Plan::stage_y && Plan::a_rows == P::tile_m),
+                "a_rows: a gated projection that stores its pre-activations needs the warp-specialised TMA "
+                "kernel with a_rows = tile_m");
   static_assert(!Plan::gated || !Plan::specialized || Plan::tma,
                 "copier: the warp-specialised gated projection loads W with TMA (copier = CopierKind::tma)");
   static_assert(P::tile_k % 64 == 0,

@@ -31,7 +31,7 @@
 #include "glukit/arch/hopper/hopper.hpp"
 #include "glukit/kernels/args.hpp"
 #include "glukit/kernels/sm90/epilogue.hpp"
-#include "glukit/kernels/sm90/epilogue_dgated.hpp"
+#include "glukit/kernels/sm90/epilogue_training.hpp"
 #include "glukit/kernels/sm90/mainloop.hpp"
 #include "glukit/kernels/sm90/ws_producer.hpp"
 
@@ -85,7 +85,12 @@ struct WsKernel : WsProducer<P> {
             .template finish_panel<Part>(acc, y_tile, y_tile + Plan::YLayout::bytes, p.out2, p.ld_out2, m0);
       } else if (stores) {
         const Epi e(p.args, m0, n0, tid);
-        e.template finish_in_place<typename Plan::YLayout, P0, P1>(acc, y_tile, Part == 0 ? bias_row : nullptr, m0);
+        const unsigned char* bias = Part == 0 ? bias_row : nullptr;
+        if constexpr (Plan::preact) {  // P (bias added) first, through the tile's first panel
+          PreactEpilogue<P>(p.args, m0, n0, tid).store_preact(acc, bias, y_tile, p.out2, p.ld_out2, m0);
+          bias = nullptr;
+        }
+        e.template finish_in_place<typename Plan::YLayout, P0, P1>(acc, y_tile, bias, m0);
         __syncwarp();  // the warp's rows, written by its own stmatrix, stored by its own lanes
         e.template store_rows_from_smem<typename Plan::YLayout, P0, P1>(y_tile, m0);
       }

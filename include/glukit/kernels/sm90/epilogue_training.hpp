@@ -1,4 +1,7 @@
-// The gated backward's epilogue on the warp-specialised sm90a kernel: the accumulators
+// The training epilogues of the warp-specialised sm90a kernel, both built on the store of
+// one 64-column panel of a staged tile to any destination (PanelEpilogue):
+// PreactEpilogue stores a gated projection's pre-activations beside its output (at the end).
+// DgatedEpilogue, the gated backward's epilogue: the accumulators
 // hold dH (a tile of dY W_down); the producer staged the saved pre-activations of the
 // tile's output columns as two swizzled tiles, G and U (one 64-column panel of each per
 // part). Per panel the thread reads its fragment of G and U with ldmatrix, runs the
@@ -15,13 +18,13 @@
 
 namespace glukit::sm90 {
 
+/// The epilogue with a store of one 64-column panel of a staged tile to any destination.
 template <class P>
-struct DgatedEpilogue : Epilogue<P> {
+struct PanelEpilogue : Epilogue<P> {
   using Base = Epilogue<P>;
   using typename Base::Op, typename Base::T, typename Base::Plan;
   using Base::R, Base::ON, Base::a, Base::row0, Base::n0, Base::lane, Base::interior;
   using Base::Base;
-  static_assert(Plan::dgated, "DgatedEpilogue: a policy bound to a GatedBackwardProblem");
 
   /// The warp's 16 rows of panel Pn of a Layout tile at `tile` stored to dst (the panel's
   /// first output column in row 0), row stride ld, `cols` of its 64 columns valid (a
@@ -50,6 +53,16 @@ struct DgatedEpilogue : Epilogue<P> {
     for (int t = 0; t < 4; ++t)
       if (row + 4 * t < a.m) Base::store_row_chunk(out + 4 * t * ld, v[t]);
   }
+};
+
+/// The gated backward's epilogue (the file comment).
+template <class P>
+struct DgatedEpilogue : PanelEpilogue<P> {
+  using Base = PanelEpilogue<P>;
+  using typename Base::Op, typename Base::T, typename Base::Plan;
+  using Base::R, Base::a, Base::n0, Base::store_panel;
+  using Base::Base;
+  static_assert(Plan::dgated, "DgatedEpilogue: a policy bound to a GatedBackwardProblem");
 
   /// Panel Pn (output columns n0 + 64 Pn ..) of the tile: G and U staged at g_tile and
   /// u_tile (Plan::YLayout), dH in acc; dG, dU into dP (a.out, a.ldo, in P's column order),
@@ -92,14 +105,52 @@ struct DgatedEpilogue : Epilogue<P> {
     const int cols = left >= 64 ? 64 : left > 0 ? static_cast<int>(left) : 0;
     __syncwarp();  // the warp's rows, written by its own stmatrix, stored by its own lanes
     if (cols > 0) {
-      store_panel<L, Pn>(g_tile, m0, a.out + gate_row(j, a.n, Plan::gate_layout), a.ldo, cols);
-      store_panel<L, Pn>(u_tile, m0, a.out + up_row(j, a.n, Plan::gate_layout), a.ldo, cols);
+      this->template store_panel<L, Pn>(g_tile, m0, a.out + gate_row(j, a.n, Plan::gate_layout), a.ldo, cols);
+      this->template store_panel<L, Pn>(u_tile, m0, a.out + up_row(j, a.n, Plan::gate_layout), a.ldo, cols);
     }
     __syncwarp();  // dG stored before H overwrites it
 #pragma unroll
     for (int b = 0; b < NB; ++b) stmatrix_x4(Base::template fragment_address<L>(g_row, Pn * NB + b), hv[b]);
     __syncwarp();
-    if (cols > 0) store_panel<L, Pn>(g_tile, m0, h + j, ldh, cols);
+    if (cols > 0) this->template store_panel<L, Pn>(g_tile, m0, h + j, ldh, cols);
+  }
+};
+
+/// The gated projection's pre-activations: the accumulators (gate and up runs of 64 W rows,
+/// Plan::Pairs' order) with the bias added, stored one run at a time through the output
+/// tile's first panel into P (m x 2n, W's row order), before finish_in_place writes the
+/// output over that panel. n is a multiple of 8 (the validation's rule for P).
+template <class P>
+struct PreactEpilogue : PanelEpilogue<P> {
+  using Base = PanelEpilogue<P>;
+  using typename Base::T, typename Base::Plan;
+  using Base::R, Base::a, Base::n0;
+  using Base::Base;
+  static_assert(Plan::preact, "PreactEpilogue: a policy bound to a GatedProblem with Preact");
+
+  GLUKIT_DEVICE void store_preact(float (&acc)[R], const unsigned char* bias_row, unsigned char* tile, T* p,
+                                  std::int64_t ldp, std::int64_t m0) const {
+    using namespace arch::hopper;
+    using L = typename Plan::YLayout;
+    this->add_staged_bias(acc, bias_row);
+    const std::uint32_t row = Base::template fragment_row<L>(static_cast<std::uint32_t>(__cvta_generic_to_shared(tile)), m0);
+#pragma unroll
+    for (int r = 0; r < P::tile_n / 64; ++r) {
+#pragma unroll
+      for (int b = 0; b < 4; ++b) {
+        std::uint32_t o[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int k = 4 * (2 * (4 * r + b) + (i >> 1)) + 2 * (i & 1);
+          o[i] = pack2<T>(acc[k], acc[k + 1]);
+        }
+        stmatrix_x4(Base::template fragment_address<L>(row, b), o);
+      }
+      __syncwarp();
+      const int cols = Plan::Pairs::rows_valid(n0, 64 * r, a.n);
+      if (cols > 0) this->template store_panel<L, 0>(tile, m0, p + Plan::gated_run_row(n0, r, a.n), ldp, cols);
+      __syncwarp();  // stored before the next run (or the output) overwrites the panel
+    }
   }
 };
 
