@@ -1,5 +1,6 @@
 """Times torch.ops.glukit.addmm_glu and torch.ops.glukit.gated_projection against eager
-PyTorch and torch.compile of the same eager code, on the GPU.
+PyTorch and torch.compile of the same eager code, on the GPU, and a gated MLP's training
+step with glukit.nn.GatedMLP against eager PyTorch and torch.compile.
 
 addmm_glu: the blog's shapes (fp16, B k x n: M = 1024, N = 21568, K in {256, 512, 1024};
 eager is torch.addmm then the gate) and two LLM shapes (bf16, B n x k as an nn.Linear
@@ -20,9 +21,23 @@ time per call (the op's dispatch, checks and launch on the CPU) is measured too,
 addmm_glu the C++ launcher alone on the same inputs (``glukit._C._launch_addmm_glu``: no
 dispatcher, checks or allocation), in the same turns: the "op / launcher" column.
 
-    python python/bench.py OUT.json [--iters 50] [--warmup 10]
+The MLP training step (``--parts training``): a Llama MLP without bias in bf16, hidden d and
+intermediate i, M tokens: (d, i) = (4096, 14336) at M = 4096 and 8192, (8192, 28672) at
+M = 4096. One step is forward and backward (the gradients of x and of every weight, each
+set to None before the step, as ``zero_grad()`` does) of four variants on the same weights:
+eager PyTorch (three ``nn.Linear``, ``F.silu``, a product), torch.compile of it (default
+mode, ``dynamic=False``), ``glukit.nn.GatedMLP`` built from the same Linears (eager), and
+torch.compile of the GatedMLP. Timed in turns: each round times one step of each variant
+between two CUDA events; the median of TRAINING_ROUNDS rounds after a warm-up (the
+compiles, then at least TRAINING_WARMUP_SECONDS of steps). Memory: torch.cuda's peak
+allocation during one step of each variant (peak statistics reset just before), less what
+was allocated before the step (the weights and inputs of every variant): ``*_step_mib``.
+TFLOP/s count the step's six GEMMs (3 x 2 x M x d x 3i flops).
 
-Prints a markdown table and writes the results as JSON to OUT.json.
+    python python/bench.py OUT.json [--iters 50] [--warmup 10] [--parts ops,training]
+
+Prints markdown tables and writes the results as JSON to OUT.json ("results": the ops,
+"training": the MLP steps).
 """
 import argparse
 import functools
@@ -33,8 +48,10 @@ import time
 
 import torch
 import torch.nn.functional as F
+from torch import nn
 
 import glukit
+from glukit.nn import GatedMLP
 
 L2_BYTES = 50 * 2**20  # H200: 50 MiB of L2; the rotated sets together exceed it
 WARMUP_SECONDS = 0.25  # of calls before each timing
@@ -199,14 +216,161 @@ def cases():
         yield row, 2 * m * (2 * n) * k, make_sets, fns, lambda a, w: glukit.gated_reference(a, w, None, "silu")
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("json_out")
-    p.add_argument("--iters", type=int, default=50)
-    p.add_argument("--warmup", type=int, default=10)
-    args = p.parse_args()
-    if not torch.cuda.is_available() or not glukit.cuda_available():
-        sys.exit(f"bench.py: needs a GPU and glukit._C ({glukit.extension_error()!r})")
+TRAINING_SHAPES = [
+    # (name, M tokens, hidden d, intermediate i): a Llama MLP, bf16, no bias
+    ("Llama MLP M=4096", 4096, 4096, 14336),
+    ("Llama MLP M=8192", 8192, 4096, 14336),
+    ("MLP d=8192 M=4096", 4096, 8192, 28672),
+]
+TRAINING_ROUNDS = 25  # rounds of one timed step per variant; the median is reported
+TRAINING_WARMUP_STEPS = 3  # steps of each variant before timing (the first compiles)
+TRAINING_WARMUP_SECONDS = 0.5  # then steps in turns for at least this long (the clock ramps up)
+TRAINING_VARIANTS = ("eager", "compile", "glukit", "glukit_compile")
+
+
+class EagerMLP(nn.Module):
+    """Llama's MLP in eager PyTorch: down_proj(F.silu(gate_proj(x)) * up_proj(x)), no bias."""
+
+    def __init__(self, d, i, device, dtype):
+        super().__init__()
+        kw = {"bias": False, "device": device, "dtype": dtype}
+        self.gate_proj = nn.Linear(d, i, **kw)
+        self.up_proj = nn.Linear(d, i, **kw)
+        self.down_proj = nn.Linear(i, d, **kw)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+def training_step(module, params, x, dy):
+    """One training step's forward and backward; the gradients are set to None first."""
+    for prm in params:
+        prm.grad = None
+    x.grad = None
+    module(x).backward(dy)
+
+
+def step_memory(module, params, x, dy):
+    """(bytes the step allocated at its peak beyond what was allocated before it, the peak)."""
+    for prm in params:
+        prm.grad = None
+    x.grad = None
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    training_step(module, params, x, dy)
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated()
+    return peak - before, peak
+
+
+def training_grads(module, params, x, dy, stacked_gate_up):
+    """The output and the gradients (x, gate and up stacked, down) of one step, for comparing."""
+    for prm in params:
+        prm.grad = None
+    x.grad = None
+    out = module(x)
+    out.backward(dy)
+    if stacked_gate_up:
+        gate_up = module.weight_gate_up.grad  # layout "stacked": [W_g; W_u]
+        down = module.weight_down.grad
+    else:
+        gate_up = torch.cat([module.gate_proj.weight.grad, module.up_proj.weight.grad])
+        down = module.down_proj.weight.grad
+    return {"out": out.detach(), "x": x.grad.clone(), "w_gate_up": gate_up.clone(), "w_down": down.clone()}
+
+
+def rel_l2(got, want):
+    return ((got.float() - want.float()).norm() / want.float().norm()).item()
+
+
+def time_training_in_turns(steps, rounds=TRAINING_ROUNDS):
+    """Median ms of each step function: warm-up, then `rounds` rounds, each timing one call of
+    every variant in turn between two CUDA events (created before the timed loop)."""
+    labels = list(steps)
+    for label in labels:
+        for _ in range(TRAINING_WARMUP_STEPS):
+            steps[label]()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    while time.perf_counter() - start < TRAINING_WARMUP_SECONDS:
+        for label in labels:
+            steps[label]()
+        torch.cuda.synchronize()
+    events = {label: [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                      for _ in range(rounds)] for label in labels}
+    for pairs in events.values():
+        for a, b in pairs:
+            a.record()
+            b.record()
+    for r in range(rounds):
+        for label in labels:
+            a, b = events[label][r]
+            a.record()
+            steps[label]()
+            b.record()
+    torch.cuda.synchronize()
+    return {label: statistics.median(a.elapsed_time(b) for a, b in events[label]) for label in labels}
+
+
+def bench_training(rounds=TRAINING_ROUNDS):
+    """The MLP training step rows (see the module docstring)."""
+    rows = []
+    dtype = torch.bfloat16
+    for name, m, d, i in TRAINING_SHAPES:
+        torch._dynamo.reset()
+        torch.manual_seed(0)
+        eager = EagerMLP(d, i, "cuda", dtype)
+        mlp = GatedMLP.from_linears(eager.gate_proj, eager.up_proj, eager.down_proj, "silu", "stacked")
+        modules = {"eager": eager, "compile": torch.compile(eager, dynamic=False), "glukit": mlp,
+                   "glukit_compile": torch.compile(mlp, dynamic=False)}
+        params = {label: list(mod.parameters()) for label, mod in modules.items()}
+        x = torch.randn(m, d, device="cuda", dtype=dtype).requires_grad_()
+        dy = torch.randn(m, d, device="cuda", dtype=dtype)
+        steps = {label: functools.partial(training_step, modules[label], params[label], x, dy)
+                 for label in TRAINING_VARIANTS}
+        ms = time_training_in_turns(steps, rounds)
+        flops = 3 * 2 * m * d * 3 * i
+        row = {"name": name, "m": m, "d": d, "i": i, "dtype": "bfloat16", "bias": False, "activation": "silu",
+               "rounds": rounds, "fused_backward_kernel": glukit.fused_mlp_backward_available()}
+        for label in TRAINING_VARIANTS:
+            step_bytes, peak_bytes = step_memory(modules[label], params[label], x, dy)
+            row[f"{label}_ms"] = ms[label]
+            row[f"{label}_tflops"] = flops / (ms[label] * 1e-3) / 1e12
+            row[f"{label}_vs_eager"] = ms["eager"] / ms[label]
+            row[f"{label}_vs_compile"] = ms["compile"] / ms[label]
+            row[f"{label}_step_mib"] = step_bytes / 2**20
+            row[f"{label}_peak_mib"] = peak_bytes / 2**20
+        want = training_grads(eager, params["eager"], x, dy, False)
+        for label in ("glukit", "glukit_compile"):
+            got = training_grads(modules[label], params[label], x, dy, True)
+            row[f"{label}_rel_l2_vs_eager"] = {k: rel_l2(got[k], want[k]) for k in want}
+        for prm in list(params["eager"]) + list(params["glukit"]) + [x]:
+            prm.grad = None
+        rows.append(row)
+        print(f"{name}: " + ", ".join(f"{label} {ms[label]:.3f} ms ({row[f'{label}_step_mib']:.0f} MiB)"
+                                      for label in TRAINING_VARIANTS), flush=True)
+        del eager, mlp, modules, params, steps, x, dy, want, got
+        torch._dynamo.reset()
+        torch.cuda.empty_cache()
+    print()
+    print("| MLP step | M | d | i | eager ms | compile ms | glukit ms | glukit compile ms | glukit vs eager "
+          "| glukit vs compile | glukit compile vs eager | glukit compile vs compile | step MiB: eager / compile / "
+          "glukit / glukit compile |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        mib = " / ".join(f"{r[f'{label}_step_mib']:.0f}" for label in TRAINING_VARIANTS)
+        print(f"| {r['name']} | {r['m']} | {r['d']} | {r['i']} | {r['eager_ms']:.3f} | {r['compile_ms']:.3f} | "
+              f"{r['glukit_ms']:.3f} | {r['glukit_compile_ms']:.3f} | {r['glukit_vs_eager']:.2f}x | "
+              f"{r['glukit_vs_compile']:.2f}x | {r['glukit_compile_vs_eager']:.2f}x | "
+              f"{r['glukit_compile_vs_compile']:.2f}x | {mib} |")
+    if rows and not rows[0]["fused_backward_kernel"]:
+        print("(glukit._C registers no gated_mlp_backward kernel: the torch-ops stand-in ran)")
+    return rows
+
+
+def bench_ops(args):
+    """The addmm_glu and gated_projection rows (see the module docstring)."""
     rows = []
     with torch.no_grad():
         for row, flops, make_sets, fns, reference in cases():
@@ -238,14 +402,36 @@ def main():
               f"{r['glukit_ms']:.4f} | {launcher} | {r['eager_ms']:.4f} | {r['compile_ms']:.4f} | "
               f"{r['eager_ms'] / r['glukit_ms']:.2f}x | {r['compile_ms'] / r['glukit_ms']:.2f}x | "
               f"{r['glukit_tflops']:.0f} | {r['glukit_host_us']:.1f} |")
+    return rows
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("json_out")
+    p.add_argument("--iters", type=int, default=50)
+    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--parts", default="ops,training", help="comma-separated: ops, training")
+    p.add_argument("--training-rounds", type=int, default=TRAINING_ROUNDS)
+    args = p.parse_args()
+    parts = set(args.parts.split(","))
+    if not parts <= {"ops", "training"}:
+        sys.exit(f"bench.py: --parts takes ops and training (got {args.parts!r})")
+    if not torch.cuda.is_available() or not glukit.cuda_available():
+        sys.exit(f"bench.py: needs a GPU and glukit._C ({glukit.extension_error()!r})")
+    rows = bench_ops(args) if "ops" in parts else []
+    training = bench_training(args.training_rounds) if "training" in parts else []
     meta = {"torch": torch.__version__, "cuda": torch.version.cuda, "device": torch.cuda.get_device_name(),
             "iters": args.iters, "warmup": args.warmup, "warmup_seconds": WARMUP_SECONDS,
             "timing": f"CUDA events per call (created before the timed loop), the variants in turns of {BLOCK} "
                       "calls (the first of each not kept), median; "
                       "glukit_host_us: host "
-                      f"time per call, {HOST_CALLS} calls enqueued back to back, median of {HOST_LOOPS} loops"}
+                      f"time per call, {HOST_CALLS} calls enqueued back to back, median of {HOST_LOOPS} loops",
+            "training_timing": f"one step (forward + backward, gradients set to None before) of each variant in "
+                               f"turns per round, CUDA events, median of {args.training_rounds} rounds after "
+                               f"{TRAINING_WARMUP_STEPS} steps of each and {TRAINING_WARMUP_SECONDS} s of turns; "
+                               "*_step_mib: peak allocation of one step less what was allocated before it"}
     with open(args.json_out, "w") as f:
-        json.dump({"meta": meta, "results": rows}, f, indent=2)
+        json.dump({"meta": meta, "results": rows, "training": training}, f, indent=2)
     print(f"\nwrote {args.json_out}")
 
 
