@@ -124,13 +124,16 @@ def test_cuda_argument_errors_raise_the_cpu_messages():
             ("dy cpu", lambda: torch.ops.glukit.gated_mlp_backward(dy.cpu(), w, p),
              "w_down: on cuda:0, dy on cpu (all operands must be on one device)"),
         ]
+        wrong = []
         for name, call, want in cases:
             try:
                 call()
             except ValueError as e:
-                assert str(e).startswith(want), (name, want, str(e))
+                if not str(e).startswith(want):
+                    wrong.append((name, want, str(e)))
             else:
-                raise AssertionError(f"{{name}}: no error for {{want!r}}")
+                wrong.append((name, want, "no error"))
+        assert not wrong, "\n".join(f"{{n}}: want {{w!r}}, got {{g!r}}" for n, w, g in wrong)
         with torch.inference_mode():  # no autograd kernel in front of the CUDA implementation
             try:
                 torch.ops.glukit.gated_mlp_backward(dy, w.cpu(), p)
