@@ -133,7 +133,7 @@ def test_cuda_argument_errors_raise_the_cpu_messages():
                     wrong.append((name, want, str(e)))
             else:
                 wrong.append((name, want, "no error"))
-        assert not wrong, "\n".join(f"{{n}}: want {{w!r}}, got {{g!r}}" for n, w, g in wrong)
+        assert not wrong, "\\n".join(f"{{n}}: want {{w!r}}, got {{g!r}}" for n, w, g in wrong)
         with torch.inference_mode():  # no autograd kernel in front of the CUDA implementation
             try:
                 torch.ops.glukit.gated_mlp_backward(dy, w.cpu(), p)
