@@ -208,3 +208,67 @@ TEMPLATE_TEST_CASE("SwiGlu and SigmoidGlu pair: two outputs with one division", 
       }
   CHECK(checked == static_cast<int>(xs.size() * xs.size() * 3));
 }
+
+namespace {
+
+/// backward(g, u, dh) against central differences of the operation itself (in long
+/// double): dg = dh d op / d g, du = dh d op / d u, h = op(g, u); in double to 1e-7 of the
+/// terms' size (the differences' own error), in float to 1e-5 of it. The inputs avoid
+/// relu's kink at 0, where the difference is not a derivative.
+template <class Op, class T>
+void check_backward_against_differences() {
+  const Op op{};
+  const double gs[] = {-20.0, -6.5, -3.0, -1.0, -0.75, -0.125, 0.3, 0.5, 1.0, 2.25, 5.5, 19.0};
+  const double us[] = {-3.0, -0.5, 0.25, 1.0, 4.0};
+  const double dhs[] = {-2.0, 0.5, 1.0};
+  const double tol = sizeof(T) == 4 ? 1e-5 : 1e-7;
+  for (const double g : gs)
+    for (const double u : us)
+      for (const double dh : dhs) {
+        const long double e = 1e-6L * (1.0L + std::fabs(static_cast<long double>(g)));
+        const auto f = [&](long double gg, long double uu) {
+          return static_cast<long double>(op(static_cast<double>(gg), static_cast<double>(uu)));
+        };
+        const long double want_dg = dh * (f(g + e, u) - f(g - e, u)) / (2 * e);
+        const long double want_du = dh * (f(g, u + 1e-6L) - f(g, u - 1e-6L)) / 2e-6L;
+        const long double want_h = f(g, u);
+        T dg{}, du{}, h{};
+        op.backward(static_cast<T>(g), static_cast<T>(u), static_cast<T>(dh), dg, du, h);
+        const double scale = (1.0 + std::fabs(g)) * (1.0 + std::fabs(u)) * (1.0 + std::fabs(dh));
+        INFO(Op::name() << ".backward(" << g << ", " << u << ", " << dh << ") = (" << dg << ", " << du << ", " << h
+                        << "), want (" << static_cast<double>(want_dg) << ", " << static_cast<double>(want_du) << ", "
+                        << static_cast<double>(want_h) << ")");
+        REQUIRE(std::isfinite(dg));
+        REQUIRE(std::isfinite(du));
+        REQUIRE(std::isfinite(h));
+        CHECK(std::fabs(double(dg) - double(want_dg)) <= tol * scale);
+        CHECK(std::fabs(double(du) - double(want_du)) <= tol * scale);
+        CHECK(std::fabs(double(h) - double(want_h)) <= tol * scale);
+      }
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("gated operations: backward is the derivative of the operation, float and double", "[functors]",
+                   ep::SwiGlu, ep::GeGlu, ep::ReGlu, ep::SigmoidGlu) {
+  STATIC_REQUIRE(glukit::EpilogueOpBackward<TestType>);
+  check_backward_against_differences<TestType, double>();
+  check_backward_against_differences<TestType, float>();
+}
+
+TEST_CASE("gated operations: backward stays finite far out (sigmoid's exp overflows to inf)", "[functors]") {
+  for (const float g : {-200.f, -100.f, -88.8f, 88.8f, 100.f, 200.f}) {
+    float dg = 0, du = 0, h = 0;
+    ep::SwiGlu{}.backward(g, 2.f, 3.f, dg, du, h);
+    INFO("silu backward at " << g << ": " << dg << " " << du << " " << h);
+    CHECK(std::isfinite(dg));
+    CHECK(std::isfinite(du));
+    CHECK(std::isfinite(h));
+    ep::SigmoidGlu{}.backward(g, 2.f, 3.f, dg, du, h);
+    CHECK(std::isfinite(dg));
+    CHECK(std::isfinite(du));
+    CHECK(std::isfinite(h));
+  }
+  STATIC_REQUIRE(!glukit::EpilogueOpBackward<ep::GluGate>);
+  STATIC_REQUIRE(!glukit::EpilogueOpBackward<ep::BiasOnly>);
+}

@@ -153,3 +153,21 @@ TEST_CASE("GatePairs: every output column's gate and up tile columns are Q apart
   CHECK(Q32::is_up(96));
   CHECK(Q32::w_row(0, 40, 128, glukit::GateLayout::interleaved) == 72);  // up of column 8: 64 + 8
 }
+
+TEST_CASE("gated arguments: the pre-activations' rules name their argument") {
+  auto p = valid();
+  p.preact = storage + 40;
+  p.ldp = 2 * p.n;
+  CHECK(glukit::validate_gated_arguments(p).ok());
+  auto q = p;
+  q.ldp = p.n;
+  CHECK(starts_with(glukit::validate_gated_arguments(q).message(), "ldp:"));
+  q = p;
+  q.preact = storage + 41;
+  CHECK(starts_with(glukit::validate_gated_arguments(q).message(), "preact:"));
+  q = p;
+  q.n = 1001, q.ldo = 1008, q.ldp = 2008;
+  CHECK(starts_with(glukit::validate_gated_arguments(q).message(), "n:"));
+  q.preact = nullptr;  // without P, any n
+  CHECK(glukit::validate_gated_arguments(q).ok());
+}
