@@ -328,8 +328,9 @@ def _gated_activation(p: torch.Tensor, activation: str, layout: str) -> torch.Te
     """h = act(G) U (m x n) from p = [G, U] (m x 2n in ``layout``'s order): fp32 math, rounded
     once to p's dtype."""
     g, u = _gate_up_parts(p, layout)
-    h = ACTIVATIONS[activation](g.float()).mul_(u)
-    return h.to(p.dtype).reshape(p.shape[0], p.shape[1] // 2)
+    h = p.new_empty(g.shape)
+    torch.mul(ACTIVATIONS[activation](g.float()), u, out=h)  # fp32 product, rounded once on store
+    return h.view(p.shape[0], p.shape[1] // 2)
 
 
 def _gated_grads(dh: torch.Tensor, p: torch.Tensor, activation: str, layout: str, want_h: bool = False) -> tuple:
@@ -344,11 +345,15 @@ def _gated_grads(dh: torch.Tensor, p: torch.Tensor, activation: str, layout: str
     act = ACTIVATIONS[activation](g)
     dp = p.new_empty(p.shape)
     dg_part, du_part = _gate_up_parts(dp, layout)
-    du_part.copy_(act * d)
-    u = u.float()
-    h = (act * u).to(p.dtype).reshape(p.shape[0], p.shape[1] // 2) if want_h else None
+    # torch.mul with a lower-precision out= computes in fp32 and rounds once on the store
+    torch.mul(act, d, out=du_part)
+    h = None
+    if want_h:
+        h = p.new_empty(part)
+        torch.mul(act, u, out=h)
+        h = h.view(p.shape[0], p.shape[1] // 2)
     del act
-    dg_part.copy_(_activation_grad(activation, g).mul_(u).mul_(d))
+    torch.mul(_activation_grad(activation, g).mul_(d), u, out=dg_part)
     return dp, h
 
 
