@@ -39,6 +39,8 @@ struct GatedLaunchArgs {
   void* out;
   std::int64_t m, n, k, lda, ldw, ldo;
   bool w_interleaved;  ///< glukit::GateLayout::interleaved, else stacked
+  void* preact;        ///< the pre-activations (m x 2n, ldp), or null
+  std::int64_t ldp;
 };
 
 /// glukit::gated_projection<Op>(args, stream), one per element type and epilogue

@@ -21,6 +21,8 @@ LaunchStatus launch_gated(const GatedLaunchArgs& p, cudaStream_t stream) {
   args.m = p.m, args.n = p.n, args.k = p.k;
   args.lda = p.lda, args.ldw = p.ldw, args.ldo = p.ldo;
   args.w_layout = p.w_interleaved ? glukit::GateLayout::interleaved : glukit::GateLayout::stacked;
+  args.preact = static_cast<T*>(p.preact);
+  args.ldp = p.ldp;
   const glukit::Status s = glukit::gated_projection<Op>(args, stream);
   return {static_cast<int>(s.code()), s.message()};
 }

@@ -1,5 +1,5 @@
-// The CUDA implementations of torch.ops.glukit.addmm_glu, gated_projection and
-// gated_mlp_backward (schemas, fake and CPU implementations: glukit/ops.py).
+// The CUDA implementations of torch.ops.glukit.addmm_glu, gated_projection,
+// gated_projection_preact and gated_mlp_backward (schemas, fake and CPU implementations: glukit/ops.py).
 // Each checks the op's argument rules in glukit.ops.check_args' (check_gated_args') order
 // and with its messages (ValueError) — every operand's device first, so that a CPU tensor
 // never reaches a kernel —, makes non-contiguous inputs contiguous (one copy each), and
@@ -209,9 +209,13 @@ const Activation& find_activation(c10::string_view activation) {
   return activations[0];  // unreachable: require raised
 }
 
-at::Tensor gated_projection_cuda(const at::Tensor& a, const at::Tensor& w, const std::optional<at::Tensor>& bias,
-                                 c10::string_view activation, c10::string_view layout) {
-  // The order and messages of glukit.ops.check_gated_args.
+/// The gated projection on glukit's default kernel: out (m x n), and with `preact` also the
+/// pre-activations P (m x 2n, w's row order) from the same launch (an undefined tensor
+/// otherwise). glukit.ops.check_gated_args' rules in its order and with its messages.
+std::tuple<at::Tensor, at::Tensor> gated_projection_impl(const char* op, const at::Tensor& a, const at::Tensor& w,
+                                                         const std::optional<at::Tensor>& bias,
+                                                         c10::string_view activation, c10::string_view layout,
+                                                         bool preact) {
   check_dims("a", a, 2);
   check_dims("w", w, 2);
   if (bias.has_value()) {
@@ -237,11 +241,14 @@ at::Tensor gated_projection_cuda(const at::Tensor& a, const at::Tensor& w, const
           ")");
   if (m != 0 && n != 0) {
     require(k % vector_elems == 0, "k: must be a multiple of 8 (a's columns; got ", k, ")");
+    require(!preact || n % vector_elems == 0,
+            "n: must be a multiple of 8 to write the pre-activations (w's rows / 2; got ", n, ")");
   }
 
   const c10::cuda::CUDAGuard guard(a.device());
   at::Tensor out = at::empty({m, n}, a.options());
-  if (m == 0 || n == 0) return out;
+  at::Tensor p = preact ? at::empty({m, 2 * n}, a.options()) : at::Tensor();
+  if (m == 0 || n == 0) return {out, p};
   // glukit's rows are 16-byte chunks: with n not a multiple of 8 the kernel writes a padded
   // m x ldo buffer (its columns >= n untouched), copied once into the contiguous result.
   const int64_t ldo = (n + vector_elems - 1) / vector_elems * vector_elems;
@@ -258,11 +265,26 @@ at::Tensor gated_projection_cuda(const at::Tensor& a, const at::Tensor& w, const
                                            k,
                                            k,
                                            ldo,
-                                           interleaved};
+                                           interleaved,
+                                           preact ? p.data_ptr() : nullptr,
+                                           2 * n};
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
-  check_status("glukit.gated_projection", launcher(args, stream));
+  check_status(op, launcher(args, stream));
   if (ldo != n) out.copy_(dst.narrow(1, 0, n));
-  return out;
+  return {out, p};
+}
+
+at::Tensor gated_projection_cuda(const at::Tensor& a, const at::Tensor& w, const std::optional<at::Tensor>& bias,
+                                 c10::string_view activation, c10::string_view layout) {
+  return std::get<0>(gated_projection_impl("glukit.gated_projection", a, w, bias, activation, layout, false));
+}
+
+/// torch.ops.glukit.gated_projection_preact: (out, P) from one launch (GatedProjectionArgsT::preact).
+std::tuple<at::Tensor, at::Tensor> gated_projection_preact_cuda(const at::Tensor& a, const at::Tensor& w,
+                                                                const std::optional<at::Tensor>& bias,
+                                                                c10::string_view activation,
+                                                                c10::string_view layout) {
+  return gated_projection_impl("glukit.gated_projection_preact", a, w, bias, activation, layout, true);
 }
 
 /// torch.ops.glukit.gated_mlp_backward: (dP, H) from dY, W_down and the saved P, in one
@@ -336,6 +358,7 @@ TORCH_LIBRARY_IMPL(glukit, CUDA, m) {
   // The schemas are glukit/ops.py's (torch.library.Library("glukit", "DEF")).
   m.impl("addmm_glu", &addmm_glu_cuda);
   m.impl("gated_projection", &gated_projection_cuda);
+  m.impl("gated_projection_preact", &gated_projection_preact_cuda);
   m.impl("gated_mlp_backward", &gated_mlp_backward_cuda);
 }
 

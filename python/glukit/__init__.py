@@ -1,7 +1,9 @@
 """glukit from PyTorch: the fused addmm + GLU op ``torch.ops.glukit.addmm_glu``, the gated
 projection ``torch.ops.glukit.gated_projection`` (an LLM MLP's act(gate) * up from one
 weight of 2n rows), a gated MLP's down half ``torch.ops.glukit.gated_down_projection`` with
-its fused backward ``torch.ops.glukit.gated_mlp_backward``, and the modules
+its fused backward ``torch.ops.glukit.gated_mlp_backward``, the whole gated MLP
+``torch.ops.glukit.gated_mlp`` with the pre-activations from the forward's kernel
+(``torch.ops.glukit.gated_projection_preact``), and the modules
 :class:`glukit.nn.LinearGlu`, :class:`glukit.nn.GatedMLPUp` and :class:`glukit.nn.GatedMLP`
 (with :func:`glukit.nn.replace_gated_mlps` for a Hugging Face model's MLPs).
 
@@ -28,6 +30,11 @@ except ImportError as e:  # not built, or built against another torch
 
 _mlp_backward_kernel = not ops.register_torch_cuda_fallback()
 
+from . import mlp  # noqa: E402  (after _C: its fallback registers only where _C did not)
+from .mlp import gated_mlp, gated_projection_preact, preact_reference  # noqa: E402
+
+_preact_kernel = not mlp.register_torch_cuda_fallback()
+
 from . import nn  # noqa: E402
 
 
@@ -50,5 +57,5 @@ def extension_error():
 __all__ = ["addmm_glu", "check_args", "reference", "reference_backward", "gated_projection", "check_gated_args",
            "gated_reference", "gated_reference_backward", "interleave_gate_up", "gated_down_projection",
            "check_gated_down_args", "gated_down_reference", "gated_mlp_backward", "check_gated_mlp_backward_args",
-           "gated_mlp_backward_reference", "ops", "nn", "cuda_available", "fused_mlp_backward_available",
-           "extension_error"]
+           "gated_mlp_backward_reference", "gated_mlp", "gated_projection_preact", "preact_reference", "ops", "mlp",
+           "nn", "cuda_available", "fused_mlp_backward_available", "extension_error"]

@@ -185,11 +185,11 @@ class GatedMLP(nn.Module):
     (in_features x hidden_features, an ``nn.Linear`` weight) and ``bias_down``
     (in_features, or None). ``activation``: "silu", "gelu_tanh", "relu" or "sigmoid".
 
-    forward: ``p = F.linear(x, weight_gate_up, bias_gate_up)`` (torch's GEMM; its autograd
-    gives dx = dP W1 and dW1 = dP^T x on cuBLAS), then ``torch.ops.glukit.gated_down_projection``
-    (h = act(G) U, the down projection); autograd keeps p, not h, and the backward of the
-    down half is one ``gated_mlp_backward`` (dh = dy W_down with the gated activation's
-    derivative in the GEMM's epilogue, and h for dW_down = dy^T h). ``x`` is
+    forward: ``torch.ops.glukit.gated_mlp`` (glukit.mlp): h = act(G) U and the
+    pre-activations p = [G, U] from one glukit kernel, then the down projection (torch's
+    GEMM); autograd keeps x and p, not h, and the backward is one ``gated_mlp_backward``
+    (dh = dy W_down with the gated activation's derivative in the GEMM's epilogue, and h for
+    dW_down = dy^T h) and torch's GEMMs for dx = dP W1, dW1 = dP^T x and dW_down. ``x`` is
     ``(..., in_features)``, float16 or bfloat16; in_features and hidden_features multiples
     of 8. Build it from existing projections with :meth:`from_linears` or :meth:`from_hf`.
     """
@@ -296,8 +296,8 @@ class GatedMLP(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         lead = x.shape[:-1]
         x2 = x.reshape(-1, self.in_features)
-        p = F.linear(x2, self.weight_gate_up, self.bias_gate_up)
-        y = gated_down_projection(p, self.weight_down, self.bias_down, activation=self.activation, layout=self.layout)
+        y, _ = torch.ops.glukit.gated_mlp(x2, self.weight_gate_up, self.bias_gate_up, self.weight_down,
+                                          self.bias_down, activation=self.activation, layout=self.layout)
         return y.reshape(*lead, self.in_features)
 
     def extra_repr(self) -> str:

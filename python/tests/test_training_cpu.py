@@ -707,7 +707,7 @@ def test_gated_mlp_from_hf(activation):
 
 def test_gated_mlp_fp32_is_refused():
     mlp = GatedMLP(16, 64)
-    with pytest.raises(ValueError, match="^p: dtype must be torch.float16 or torch.bfloat16"):
+    with pytest.raises(ValueError, match="^x: dtype must be torch.float16 or torch.bfloat16"):
         mlp(torch.randn(2, 16))
 
 
@@ -757,7 +757,7 @@ def test_gated_mlp_compiled_backward_calls_the_fused_op():
     x = torch.randn(8, 16).bfloat16().requires_grad_()
     torch.compile(mlp, fullgraph=True, backend=backend)(x).float().sum().backward()
     code = "\n".join(g.code for g in graphs)
-    assert "glukit.gated_down_projection" in code and "glukit.gated_mlp_backward" in code
+    assert "glukit.gated_mlp." in code and "glukit.gated_mlp_backward" in code
     assert x.grad is not None and mlp.weight_gate_up.grad is not None
 
 
@@ -875,3 +875,56 @@ def test_replace_gated_mlps_on_llama(layout):
     handle.undo()
     assert all(layer.mlp is orig for layer, orig in zip(model.model.layers, originals))
     torch.testing.assert_close(model(ids).logits, want)
+
+
+# ---- gated_projection_preact and gated_mlp -------------------------------------------------
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_preact_matches_fp64(layout, dtype):
+    torch.manual_seed(7)
+    a = torch.randn(5, 24).to(dtype)
+    w = (torch.randn(256, 24) / 5).to(dtype)
+    b = torch.randn(256).to(dtype)
+    h, p = glukit.gated_projection_preact(a, w, b, activation="silu", layout=layout)
+    x = F.linear(a.double(), w.double(), b.double())
+    g, u = glukit.ops.split_gate_up(x, layout)
+    want_h = F.silu(g) * u
+    assert h.shape == (5, 128) and p.shape == (5, 256) and h.dtype == dtype and p.dtype == dtype
+    assert ((p.double() - x).norm() / x.norm()).item() < 1e-2
+    assert ((h.double() - want_h).norm() / want_h.norm()).item() < 1e-2
+
+
+def test_preact_needs_n_multiple_of_8():
+    a = torch.randn(2, 16).bfloat16()
+    w = torch.randn(2 * 12, 16).bfloat16()
+    with pytest.raises(ValueError, match=r"^n: must be a multiple of 8 to write the pre-activations"):
+        glukit.gated_projection_preact(a, w, None)
+
+
+def test_gated_mlp_errors_name_the_argument():
+    x = torch.randn(4, 16).bfloat16()
+    w1 = torch.randn(128, 16).bfloat16()
+    w2 = torch.randn(16, 64).bfloat16()
+    with pytest.raises(ValueError, match=r"^w_down: must be d x i = \(16, 64\)"):
+        glukit.gated_mlp(x, w1, None, w2.t().contiguous(), None)
+    with pytest.raises(ValueError, match=r"^bias_down: must have d = 16 elements"):
+        glukit.gated_mlp(x, w1, None, w2, torch.randn(15).bfloat16())
+    with pytest.raises(ValueError, match=r"^w_gate_up: dtype torch.float16 differs from x's torch.bfloat16"):
+        glukit.gated_mlp(x, w1.half(), None, w2, None)
+
+
+def test_gated_mlp_gradient_of_p_is_added():
+    """A caller that uses p too gets its gradient folded into the weights' and x's."""
+    torch.manual_seed(3)
+    x = torch.randn(4, 16).bfloat16().requires_grad_()
+    w1 = (torch.randn(128, 16) / 4).bfloat16().requires_grad_()
+    w2 = (torch.randn(16, 64) / 8).bfloat16().requires_grad_()
+    y, p = glukit.gated_mlp(x, w1, None, w2, None)
+    (y.float().sum() + p.float().sum()).backward()
+    x64, w164, w264 = (t.detach().double().requires_grad_() for t in (x, w1, w2))
+    p64 = F.linear(x64, w164)
+    g, u = glukit.ops.split_gate_up(p64, "stacked")
+    (F.linear(F.silu(g) * u, w264).sum() + p64.sum()).backward()
+    for got, want in ((x.grad, x64.grad), (w1.grad, w164.grad), (w2.grad, w264.grad)):
+        assert ((got.double() - want).norm() / want.norm()).item() < 2e-2

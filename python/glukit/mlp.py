@@ -1,0 +1,179 @@
+"""The gated MLP's training path as two ops, registered like those of :mod:`glukit.ops`:
+
+- ``torch.ops.glukit.gated_projection_preact(a, w, bias, *, activation, layout) -> (h, p)``:
+  the gated projection h = act(G) * U and its pre-activations p = [G, U] = a @ w.T + bias
+  (m x 2n, w's row order) from one kernel on CUDA (glukit::gated_projection with
+  GatedProjectionArgsT::preact), for the backward to read instead of recomputing them.
+- ``torch.ops.glukit.gated_mlp(x, w_gate_up, bias_gate_up, w_down, bias_down, *, activation,
+  layout) -> (y, p)``: a whole gated MLP, y = (act(G) * U) @ w_down.T + bias_down, whose
+  autograd keeps x and p (not h) and runs the backward as one gated_mlp_backward kernel (dp
+  and h, dh never in memory) and four torch GEMMs in the operands' dtype. p is returned so
+  that autograd can keep it; :class:`glukit.nn.GatedMLP` drops it.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+
+from .ops import (ACTIVATIONS, GATE_INTERLEAVE_ROWS, VECTOR_ELEMS, _check_activation_and_layout,
+                  _check_devices_and_dtypes, _lib, check_gated_args, has_cuda_kernel, split_gate_up)
+
+PREACT_SCHEMA = ("(Tensor a, Tensor w, Tensor? bias, *, str activation=\"silu\", str layout=\"stacked\") "
+                 "-> (Tensor, Tensor)")
+MLP_SCHEMA = ("(Tensor x, Tensor w_gate_up, Tensor? bias_gate_up, Tensor w_down, Tensor? bias_down, *, "
+              "str activation=\"silu\", str layout=\"stacked\") -> (Tensor, Tensor)")
+
+_lib.define("gated_projection_preact" + PREACT_SCHEMA)
+_lib.define("gated_mlp" + MLP_SCHEMA)
+
+
+def check_preact_args(a: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor], activation: str,
+                      layout: str) -> tuple:
+    """gated_projection's rules, and n a multiple of 8 (P's up half starts at column n);
+    returns (m, n, k). The CUDA implementation checks the same rules with the same messages."""
+    m, n, k = check_gated_args(a, w, bias, activation, layout)
+    if m != 0 and n != 0 and n % VECTOR_ELEMS != 0:
+        raise ValueError(f"n: must be a multiple of 8 to write the pre-activations (w's rows / 2; got {n})")
+    return m, n, k
+
+
+@torch.library.register_fake("glukit::gated_projection_preact", lib=_lib)
+def _preact_fake(a, w, bias, *, activation="silu", layout="stacked"):
+    m, n, _ = check_preact_args(a, w, bias, activation, layout)
+    return a.new_empty((m, n)), a.new_empty((m, 2 * n))
+
+
+def preact_reference(a: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor] = None, activation: str = "silu",
+                     layout: str = "stacked") -> tuple:
+    """(h, p) in fp32, each rounded once to a's dtype (any device): p = a @ w.T + bias and
+    h = act(G) U from the unrounded p, as the kernel computes both from its accumulators."""
+    x = F.linear(a.float(), w.float(), bias.float() if bias is not None else None)
+    g, u = split_gate_up(x, layout)
+    return (ACTIVATIONS[activation](g) * u).to(a.dtype), x.to(a.dtype)
+
+
+def _preact_impl(a, w, bias, *, activation="silu", layout="stacked"):
+    """The CPU implementation, and the CUDA one where glukit._C does not register the kernel."""
+    check_preact_args(a, w, bias, activation, layout)
+    h, p = preact_reference(a, w, bias, activation, layout)
+    return h.contiguous(), p.contiguous()
+
+
+_lib.impl("gated_projection_preact", _preact_impl, "CPU")
+
+
+def check_gated_mlp_args(x: torch.Tensor, w_gate_up: torch.Tensor, bias_gate_up: Optional[torch.Tensor],
+                         w_down: torch.Tensor, bias_down: Optional[torch.Tensor], activation: str, layout: str) -> tuple:
+    """The gated MLP's rules; returns (m, i, d). Raises ValueError naming the argument."""
+    named = [("x", x), ("w_gate_up", w_gate_up), ("w_down", w_down)]
+    named += [("bias_gate_up", bias_gate_up)] if bias_gate_up is not None else []
+    named += [("bias_down", bias_down)] if bias_down is not None else []
+    for name, t in named:
+        want = 1 if name.startswith("bias") else 2
+        if t.dim() != want:
+            raise ValueError(f"{name}: must be {want}-D (got {t.dim()}-D)")
+    _check_devices_and_dtypes(named)
+    _check_activation_and_layout(activation, layout)
+    m, d = x.shape
+    rows = w_gate_up.shape[0]
+    if rows % 2 != 0 or w_gate_up.shape[1] != d:
+        raise ValueError(f"w_gate_up: must be 2i x d with d = {d} (x's columns; got {tuple(w_gate_up.shape)})")
+    i = rows // 2
+    if bias_gate_up is not None and bias_gate_up.shape[0] != rows:
+        raise ValueError(f"bias_gate_up: must have 2i = {rows} elements (got {bias_gate_up.shape[0]})")
+    if tuple(w_down.shape) != (d, i):
+        raise ValueError(f"w_down: must be d x i = ({d}, {i}) (got {tuple(w_down.shape)})")
+    if bias_down is not None and bias_down.shape[0] != d:
+        raise ValueError(f"bias_down: must have d = {d} elements (got {bias_down.shape[0]})")
+    if layout == "interleaved" and i % GATE_INTERLEAVE_ROWS != 0:
+        raise ValueError(
+            f"n: must be a multiple of 64 for layout='interleaved' (whole blocks of gate and up rows; got {i})")
+    if m != 0 and i != 0:
+        if d % VECTOR_ELEMS != 0:
+            raise ValueError(f"d: must be a multiple of 8 (x's columns; got {d})")
+        if i % VECTOR_ELEMS != 0:
+            raise ValueError(f"i: must be a multiple of 8 (w_down's columns; got {i})")
+    return m, i, d
+
+
+@torch.library.register_fake("glukit::gated_mlp", lib=_lib)
+def _gated_mlp_fake(x, w_gate_up, bias_gate_up, w_down, bias_down, *, activation="silu", layout="stacked"):
+    m, i, d = check_gated_mlp_args(x, w_gate_up, bias_gate_up, w_down, bias_down, activation, layout)
+    return x.new_empty((m, d)), x.new_empty((m, 2 * i))
+
+
+def _gated_mlp_impl(x, w_gate_up, bias_gate_up, w_down, bias_down, *, activation="silu", layout="stacked"):
+    """h and p from one gated_projection_preact (glukit's kernel on CUDA), then torch's
+    F.linear(h, w_down, bias_down); h is not kept. The CPU and the CUDA implementation."""
+    check_gated_mlp_args(x, w_gate_up, bias_gate_up, w_down, bias_down, activation, layout)
+    h, p = torch.ops.glukit.gated_projection_preact(x, w_gate_up, bias_gate_up, activation=activation, layout=layout)
+    return F.linear(h, w_down, bias_down), p
+
+
+for _key in ("CPU", "CUDA"):
+    _lib.impl("gated_mlp", _gated_mlp_impl, _key)
+
+
+def _gated_mlp_setup_context(ctx, inputs, keyword_only_inputs, output):
+    x, w_gate_up, bias_gate_up, w_down, bias_down = inputs
+    ctx.activation = keyword_only_inputs.get("activation", "silu")
+    ctx.layout = keyword_only_inputs.get("layout", "stacked")
+    ctx.has_bias_gate_up = bias_gate_up is not None
+    ctx.has_bias_down = bias_down is not None
+    ctx.set_materialize_grads(False)  # p's gradient is None unless a caller used p
+    ctx.save_for_backward(x, w_gate_up, w_down, output[1])
+
+
+def _gated_mlp_backward(ctx, grad_y, grad_p):
+    """dp and h from one gated_mlp_backward (glukit's kernel on CUDA), then in the operands'
+    dtype on tensor cores: dx = dp W_gate_up, dW_gate_up = dp^T x, dW_down = dy^T h and the
+    biases' gradients as column sums; each only where ``ctx.needs_input_grad`` asks."""
+    x, w_gate_up, w_down, p = ctx.saved_tensors
+    need_x, need_w1, need_b1, need_w2, need_b2 = ctx.needs_input_grad
+    if grad_y is None:
+        grad_y = x.new_zeros((x.shape[0], w_down.shape[0]))
+    dp, h = torch.ops.glukit.gated_mlp_backward(grad_y, w_down, p, activation=ctx.activation, layout=ctx.layout)
+    if grad_p is not None:
+        dp = dp + grad_p
+    gx = dp @ w_gate_up if need_x else None
+    gw1 = dp.t() @ x if need_w1 else None
+    gb1 = dp.sum(0) if need_b1 and ctx.has_bias_gate_up else None
+    gw2 = grad_y.t() @ h if need_w2 else None
+    gb2 = grad_y.sum(0) if need_b2 and ctx.has_bias_down else None
+    return gx, gw1, gb1, gw2, gb2
+
+
+torch.library.register_autograd("glukit::gated_mlp", _gated_mlp_backward, setup_context=_gated_mlp_setup_context,
+                                lib=_lib)
+
+
+def register_torch_cuda_fallback() -> bool:
+    """Registers the torch-ops implementation of gated_projection_preact for CUDA unless
+    glukit._C registers glukit's kernel; returns whether it did."""
+    if has_cuda_kernel("gated_projection_preact"):
+        return False
+    _lib.impl("gated_projection_preact", _preact_impl, "CUDA")
+    return True
+
+
+def gated_projection_preact(a: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor] = None, *,
+                            activation: str = "silu", layout: str = "stacked") -> tuple:
+    """``torch.ops.glukit.gated_projection_preact``: (h, p), h = act(G) * U (m x n) and the
+    pre-activations p = [G, U] = a @ w.T + bias (m x 2n, w's row order), from one kernel on
+    CUDA. Arguments as :func:`glukit.gated_projection`'s, with n a multiple of 8. No autograd
+    of its own: :func:`gated_mlp` is the differentiable form."""
+    return torch.ops.glukit.gated_projection_preact(a, w, bias, activation=activation, layout=layout)
+
+
+def gated_mlp(x: torch.Tensor, w_gate_up: torch.Tensor, bias_gate_up: Optional[torch.Tensor], w_down: torch.Tensor,
+              bias_down: Optional[torch.Tensor] = None, *, activation: str = "silu", layout: str = "stacked") -> tuple:
+    """``torch.ops.glukit.gated_mlp``: (y, p), y = (act(G) * U) @ w_down.T + bias_down with
+    [G, U] = p = x @ w_gate_up.T + bias_gate_up. x: m x d; w_gate_up: 2i x d in ``layout``'s
+    row order; w_down: d x i; biases or None; float16 or bfloat16 on one device; d and i
+    multiples of 8 (i of 64 for "interleaved"). Forward: one glukit kernel for h and p, one
+    torch GEMM; backward: one glukit kernel (dp and h) and torch GEMMs. p is what autograd
+    keeps (2 m i elements); use y."""
+    return torch.ops.glukit.gated_mlp(x, w_gate_up, bias_gate_up, w_down, bias_down, activation=activation,
+                                      layout=layout)
