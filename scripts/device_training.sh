@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# On the GPU machine, from a build made by scripts/build_device.sh (carried as BUILD_DIR) and
+# the repository root: the training path's checks and timings in one call.
+#   1. builds the PyTorch extension in place (python/setup.py, in the background), while
+#   2. glukit_gpu_tests "[gated_backward]" runs, then memcheck and racecheck on its
+#      [sanitize] cases;
+#   3. glukit_bench's gated_backward rows (GLUKIT_BENCH_FILTER), alone on the GPU;
+#   4. pytest python/tests/test_training_gpu.py;
+#   5. python/bench.py --parts training (the MLP step against eager and torch.compile).
+# Writes under $OUT: gpu_training.txt, sanitizers.txt, ext_build.log, bench_gated_backward.json,
+# pytest_training.log, bench_training.json, bench_training.log (7 files). Each step has a
+# time limit so that the logs come back within one device call.
+#   scripts/device_training.sh [BUILD_DIR]      # default .carry/build
+set -uo pipefail
+build=${1:-.carry/build}
+: "${OUT:?set OUT to the output directory}"
+export LD_LIBRARY_PATH="$PWD/$build/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+tests=$build/test/gpu/glukit_gpu_tests
+filter=${GLUKIT_BENCH_FILTER:-'^gated_backward.*/(4096|8192|16384)/14336/4096$|^gated_backward.*/4096/28672/8192$'}
+start=$(date +%s)
+step() { echo "==> [$(( $(date +%s) - start ))s] $*"; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader
+
+step "extension build (background)"
+(cd python && rm -rf build glukit/_C*.so && TORCH_CUDA_ARCH_LIST=9.0a MAX_JOBS=16 \
+   timeout 300 python3 setup.py build_ext --inplace > "$OUT/ext_build.log" 2>&1; echo "rc=$?" >> "$OUT/ext_build.log") &
+build_pid=$!
+
+step "glukit_gpu_tests [gated_backward]"
+timeout 240 "$tests" "[gated_backward]" > "$OUT/gpu_training.txt" 2>&1
+grep -E "All tests passed|test cases:" "$OUT/gpu_training.txt" | tail -1
+grep -B3 -A20 "FAILED" "$OUT/gpu_training.txt" | head -60
+step "memcheck, racecheck [gated_backward][sanitize]"
+san_pids=()
+for tool in memcheck racecheck; do
+  (timeout 240 compute-sanitizer --tool $tool --error-exitcode 1 "$tests" "[gated_backward][sanitize]" 2>&1 | tail -4 |
+     sed "s/^/$tool: /" >> "$OUT/sanitizers.txt") &
+  san_pids+=($!)
+done
+wait "${san_pids[@]}"
+cat "$OUT/sanitizers.txt"
+step "waiting for the extension build"
+wait $build_pid
+tail -2 "$OUT/ext_build.log"
+
+step "glukit_bench $filter"
+timeout 240 "$build/benchmark/glukit_bench" --benchmark_filter="$filter" \
+  --benchmark_out="$OUT/bench_gated_backward.json" --benchmark_out_format=json 2>&1 | cut -c1-220 | tail -24
+
+step "pytest test_training_gpu.py"
+(cd python && timeout 200 python3 -m pytest -q -x -p no:cacheprovider tests/test_training_gpu.py > "$OUT/pytest_training.log" 2>&1)
+tail -5 "$OUT/pytest_training.log"
+
+step "bench.py --parts training"
+(cd python && PYTHONUNBUFFERED=1 timeout 240 python3 bench.py "$OUT/bench_training.json" --parts training > "$OUT/bench_training.log" 2>&1)
+tail -30 "$OUT/bench_training.log"
+step "done"
