@@ -7,8 +7,9 @@
 #   3. glukit_bench's gated_backward rows (GLUKIT_BENCH_FILTER), alone on the GPU;
 #   4. pytest python/tests/test_training_gpu.py;
 #   5. python/bench.py --parts training (the MLP step against eager and torch.compile).
-# Writes under $OUT: gpu_training.txt, sanitizers.txt, ext_build.log, bench_gated_backward.json,
-# pytest_training.log, bench_training.json, bench_training.log (7 files). Each step has a
+# Writes under $OUT: gpu_training.txt (with the sanitizers' summaries), ext_build.log,
+# bench_gated_backward.json, pytest_training.log, bench_training.json, bench_training.log,
+# profile_step.txt (7 files; 6. probes/profile_mlp_step.py). Each step has a
 # time limit so that the logs come back within one device call.
 #   scripts/device_training.sh [BUILD_DIR]      # default .carry/build
 set -uo pipefail
@@ -16,7 +17,7 @@ build=${1:-.carry/build}
 : "${OUT:?set OUT to the output directory}"
 export LD_LIBRARY_PATH="$PWD/$build/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 tests=$build/test/gpu/glukit_gpu_tests
-filter=${GLUKIT_BENCH_FILTER:-'^gated_backward.*/(4096|8192|16384)/14336/4096$|^gated_backward.*/4096/28672/8192$'}
+filter=${GLUKIT_BENCH_FILTER:-'^gated_backward.*/(4096|8192|16384)/14336/4096/|^gated_backward.*/4096/28672/8192/'}
 start=$(date +%s)
 step() { echo "==> [$(( $(date +%s) - start ))s] $*"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader
@@ -34,11 +35,11 @@ step "memcheck, racecheck [gated_backward][sanitize]"
 san_pids=()
 for tool in memcheck racecheck; do
   (timeout 240 compute-sanitizer --tool $tool --error-exitcode 1 "$tests" "[gated_backward][sanitize]" 2>&1 | tail -4 |
-     sed "s/^/$tool: /" >> "$OUT/sanitizers.txt") &
+     sed "s/^/$tool: /" >> "$OUT/gpu_training.txt") &
   san_pids+=($!)
 done
 wait "${san_pids[@]}"
-cat "$OUT/sanitizers.txt"
+grep -E "^(memcheck|racecheck):" "$OUT/gpu_training.txt"
 step "waiting for the extension build"
 wait $build_pid
 tail -2 "$OUT/ext_build.log"
@@ -54,4 +55,7 @@ tail -5 "$OUT/pytest_training.log"
 step "bench.py --parts training"
 (cd python && PYTHONUNBUFFERED=1 timeout 240 python3 bench.py "$OUT/bench_training.json" --parts training > "$OUT/bench_training.log" 2>&1)
 tail -30 "$OUT/bench_training.log"
+step "probes/profile_mlp_step.py"
+(cd python && timeout 120 python3 probes/profile_mlp_step.py 4096 4096 14336 > "$OUT/profile_step.txt" 2>&1)
+cat "$OUT/profile_step.txt"
 step "done"

@@ -32,8 +32,23 @@ namespace {
 
 constexpr std::int64_t vector_elems = 8;  // glukit::vector_elems: 16-byte rows
 
-const char* dtype_name(at::ScalarType t) {
-  return t == at::kHalf ? "torch.float16" : t == at::kBFloat16 ? "torch.bfloat16" : c10::toString(t);
+/// A dtype as Python prints it (torch.float32), as glukit.ops' messages name it.
+std::string dtype_name(at::ScalarType t) {
+  switch (t) {
+    case at::kHalf: return "torch.float16";
+    case at::kBFloat16: return "torch.bfloat16";
+    case at::kFloat: return "torch.float32";
+    case at::kDouble: return "torch.float64";
+    case at::kFloat8_e4m3fn: return "torch.float8_e4m3fn";
+    case at::kFloat8_e5m2: return "torch.float8_e5m2";
+    case at::kByte: return "torch.uint8";
+    case at::kChar: return "torch.int8";
+    case at::kShort: return "torch.int16";
+    case at::kInt: return "torch.int32";
+    case at::kLong: return "torch.int64";
+    case at::kBool: return "torch.bool";
+    default: return std::string("torch.") + c10::toString(t);
+  }
 }
 
 /// One piece of an error message as text (see the file comment: no iostreams).

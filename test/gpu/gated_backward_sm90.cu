@@ -63,7 +63,11 @@ struct BwdProblemT {
 
 /// The references of dP (m x 2n) and H (m x n) with the per-element terms of
 /// element_bound: dH's magnitude S = sum |dy w| scales its fp32 accumulation error, which
-/// reaches dG through |U act'(G)| and dU through |act(G)| (H does not depend on dH).
+/// reaches dG through |U act'(G)| and dU through |act(G)| (H does not depend on dH). Beside
+/// it, the fp32 evaluation of act and act' (exp, a reciprocal and tanh through them, each a
+/// few ulp) has an absolute error of at most delta(g) = 32 u32 (1 + |g|)^2, which dG
+/// carries times |dH U|, dU times |dH| and H times |U|: near a zero of act' (GELU's at
+/// g = -0.75) that is far above the result's own rounding.
 template <class T, class Op>
 void references(const GatedBackwardArgsT<T>& g, Op op, Reference& dp, Reference& h) {
   const reference::GatedBackwardResult r = reference::gated_backward(g, op);
@@ -71,11 +75,14 @@ void references(const GatedBackwardArgsT<T>& g, Op op, Reference& dp, Reference&
   dp.value = r.dp, h.value = r.h;
   dp.magnitude.assign(dp.value.size(), 0.0), dp.sensitivity.assign(dp.value.size(), 0.0);
   h.magnitude.assign(h.value.size(), 0.0), h.sensitivity.assign(h.value.size(), 0.0);
+  dp.absolute.assign(dp.value.size(), 0.0), h.absolute.assign(h.value.size(), 0.0);
   for (std::int64_t i = 0; i < g.m; ++i)
     for (std::int64_t j = 0; j < g.n; ++j) {
-      double s = 0.0;
-      for (std::int64_t kk = 0; kk < g.k; ++kk)
-        s += std::fabs(double(to_float(g.dy[i * g.ld_dy + kk])) * double(to_float(g.w_down[kk * g.ldw + j])));
+      double s = 0.0, dh = 0.0;
+      for (std::int64_t kk = 0; kk < g.k; ++kk) {
+        const double t = double(to_float(g.dy[i * g.ld_dy + kk])) * double(to_float(g.w_down[kk * g.ldw + j]));
+        s += std::fabs(t), dh += t;
+      }
       const std::int64_t gc = gate_row(j, g.n, g.layout), uc = up_row(j, g.n, g.layout);
       const double gv = to_float(g.p[i * g.ldp + gc]), uv = to_float(g.p[i * g.ldp + uc]);
       double dg1 = 0, du1 = 0, h1 = 0;
@@ -84,6 +91,10 @@ void references(const GatedBackwardArgsT<T>& g, Op op, Reference& dp, Reference&
       dp.magnitude[at(gc)] = dp.magnitude[at(uc)] = s;
       dp.sensitivity[at(gc)] = std::fabs(dg1) * 1.01;
       dp.sensitivity[at(uc)] = std::fabs(du1) * 1.01;
+      const double delta = 32.0 * fp32_unit_roundoff * (1.0 + std::fabs(gv)) * (1.0 + std::fabs(gv));
+      dp.absolute[at(gc)] = std::fabs(dh * uv) * delta;
+      dp.absolute[at(uc)] = std::fabs(dh) * delta;
+      h.absolute[static_cast<std::size_t>(i * g.n + j)] = std::fabs(uv) * delta;
     }
 }
 

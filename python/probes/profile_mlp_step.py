@@ -1,0 +1,59 @@
+"""Probe: where one Llama MLP training step spends its GPU time, eager PyTorch against
+glukit.nn.GatedMLP (bf16, no bias, SiLU), by torch.profiler's CUDA kernel table.
+
+    python3 probes/profile_mlp_step.py [M] [d] [i]      # default 4096 4096 14336
+
+Prints, for each variant, the kernels by total CUDA time over 5 profiled steps (after 5
+warm-up steps) and the sum per step."""
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.profiler import ProfilerActivity, profile
+
+sys.path.insert(0, __file__.rsplit("/probes/", 1)[0])
+import glukit  # noqa: E402
+from glukit.nn import GatedMLP  # noqa: E402
+
+
+class EagerMLP(nn.Module):
+    def __init__(self, d, i):
+        super().__init__()
+        kw = {"bias": False, "device": "cuda", "dtype": torch.bfloat16}
+        self.gate_proj, self.up_proj, self.down_proj = nn.Linear(d, i, **kw), nn.Linear(d, i, **kw), nn.Linear(i, d, **kw)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+def main():
+    m, d, i = (int(v) for v in (sys.argv[1:] + ["4096", "4096", "14336"][len(sys.argv) - 1:])[:3])
+    torch.manual_seed(0)
+    eager = EagerMLP(d, i)
+    mods = {"eager": eager, "glukit": GatedMLP.from_linears(eager.gate_proj, eager.up_proj, eager.down_proj)}
+    x = torch.randn(m, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    dy = torch.randn(m, d, device="cuda", dtype=torch.bfloat16)
+    for name, mod in mods.items():
+        def step():
+            for p in mod.parameters():
+                p.grad = None
+            x.grad = None
+            mod(x).backward(dy)
+        for _ in range(5):
+            step()
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(5):
+                step()
+            torch.cuda.synchronize()
+        events = [e for e in prof.key_averages() if e.device_type == torch.autograd.DeviceType.CUDA]
+        events.sort(key=lambda e: -e.device_time_total)
+        total = sum(e.device_time_total for e in events) / 5 / 1000
+        print(f"== {name}: M={m} d={d} i={i}: kernel time per step {total:.3f} ms")
+        for e in events[:14]:
+            print(f"  {e.device_time_total / 5 / 1000:8.3f} ms  x{e.count // 5:<3d} {e.key[:110]}")
+
+
+if __name__ == "__main__":
+    main()
