@@ -304,10 +304,12 @@ std::tuple<at::Tensor, at::Tensor> gated_projection_preact_cuda(const at::Tensor
 
 /// torch.ops.glukit.gated_mlp_backward: (dP, H) from dY, W_down and the saved P, in one
 /// glukit kernel (glukit::gated_backward), after glukit.ops.check_gated_mlp_backward_args'
-/// rules in its order and with its messages.
-std::tuple<at::Tensor, at::Tensor> gated_mlp_backward_cuda(const at::Tensor& dy, const at::Tensor& w_down,
-                                                           const at::Tensor& p, c10::string_view activation,
-                                                           c10::string_view layout) {
+/// rules in its order and with its messages. in_place: dP is written over P (the kernel
+/// reads each tile's columns of P before it writes them), and the returned dP is p.
+std::tuple<at::Tensor, at::Tensor> gated_mlp_backward_impl(const char* op, const at::Tensor& dy,
+                                                           const at::Tensor& w_down, const at::Tensor& p,
+                                                           c10::string_view activation, c10::string_view layout,
+                                                           bool in_place) {
   check_dims("dy", dy, 2);
   check_dims("w_down", w_down, 2);
   check_dims("p", p, 2);
@@ -327,9 +329,11 @@ std::tuple<at::Tensor, at::Tensor> gated_mlp_backward_cuda(const at::Tensor& dy,
     require(i % vector_elems == 0, "i: must be a multiple of 8 (w_down's columns; got ", i, ")");
   }
   const c10::cuda::CUDAGuard guard(dy.device());
-  at::Tensor dp = at::empty({m, 2 * i}, dy.options()), h = at::empty({m, i}, dy.options());
-  if (m == 0 || i == 0) return {dp, h};
-  const at::Tensor dyc = dy.contiguous(), wc = w_down.contiguous(), pc = p.contiguous();
+  const at::Tensor pc = p.contiguous();  // p itself when contiguous
+  at::Tensor dp = in_place ? pc : at::empty({m, 2 * i}, dy.options());
+  at::Tensor h = at::empty({m, i}, dy.options());
+  if (m == 0 || i == 0) return {in_place ? p : dp, h};
+  const at::Tensor dyc = dy.contiguous(), wc = w_down.contiguous();
   const glukit_torch::GatedBackwardLaunchArgs args{d > 0 ? dyc.data_ptr() : nullptr,
                                                    d > 0 ? wc.data_ptr() : nullptr,
                                                    pc.data_ptr(),
@@ -346,8 +350,21 @@ std::tuple<at::Tensor, at::Tensor> gated_mlp_backward_cuda(const at::Tensor& dy,
                                                    interleaved};
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream(dy.device().index()).stream();
   const GatedBackwardLauncher launcher = dy.scalar_type() == at::kHalf ? act.backward_f16 : act.backward_bf16;
-  check_status("glukit.gated_mlp_backward", launcher(args, stream));
-  return {dp, h};
+  check_status(op, launcher(args, stream));
+  if (in_place && !pc.is_same(p)) p.copy_(pc);  // a non-contiguous p: written through its copy
+  return {in_place ? p : dp, h};
+}
+
+std::tuple<at::Tensor, at::Tensor> gated_mlp_backward_cuda(const at::Tensor& dy, const at::Tensor& w_down,
+                                                           const at::Tensor& p, c10::string_view activation,
+                                                           c10::string_view layout) {
+  return gated_mlp_backward_impl("glukit.gated_mlp_backward", dy, w_down, p, activation, layout, false);
+}
+
+/// torch.ops.glukit.gated_mlp_backward_: as gated_mlp_backward with dP written over p; returns H.
+at::Tensor gated_mlp_backward_inplace_cuda(const at::Tensor& dy, const at::Tensor& w_down, at::Tensor& p,
+                                           c10::string_view activation, c10::string_view layout) {
+  return std::get<1>(gated_mlp_backward_impl("glukit.gated_mlp_backward_", dy, w_down, p, activation, layout, true));
 }
 
 /// glukit._C._launch_addmm_glu: glukit's default launcher alone on the caller's tensors,
@@ -375,6 +392,7 @@ TORCH_LIBRARY_IMPL(glukit, CUDA, m) {
   m.impl("gated_projection", &gated_projection_cuda);
   m.impl("gated_projection_preact", &gated_projection_preact_cuda);
   m.impl("gated_mlp_backward", &gated_mlp_backward_cuda);
+  m.impl("gated_mlp_backward_", &gated_mlp_backward_inplace_cuda);
 }
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {

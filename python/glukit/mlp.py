@@ -9,6 +9,9 @@
   autograd keeps x and p (not h) and runs the backward as one gated_mlp_backward kernel (dp
   and h, dh never in memory) and four torch GEMMs in the operands' dtype. p is returned so
   that autograd can keep it; :class:`glukit.nn.GatedMLP` drops it.
+- ``torch.ops.glukit.gated_mlp_backward_(dy, w_down, p, *, activation, layout) -> h``:
+  gated_mlp_backward with dP written over p (the kernel reads each tile's columns of P
+  before it writes them), which gated_mlp's backward uses on its saved p.
 """
 from __future__ import annotations
 
@@ -18,7 +21,8 @@ import torch
 import torch.nn.functional as F
 
 from .ops import (ACTIVATIONS, GATE_INTERLEAVE_ROWS, VECTOR_ELEMS, _check_activation_and_layout,
-                  _check_devices_and_dtypes, _lib, check_gated_args, has_cuda_kernel, split_gate_up)
+                  _check_devices_and_dtypes, _lib, check_gated_args, check_gated_mlp_backward_args, has_cuda_kernel,
+                  split_gate_up)
 
 PREACT_SCHEMA = ("(Tensor a, Tensor w, Tensor? bias, *, str activation=\"silu\", str layout=\"stacked\") "
                  "-> (Tensor, Tensor)")
@@ -116,6 +120,28 @@ for _key in ("CPU", "CUDA"):
     _lib.impl("gated_mlp", _gated_mlp_impl, _key)
 
 
+INPLACE_SCHEMA = ("(Tensor dy, Tensor w_down, Tensor(a!) p, *, str activation=\"silu\", str layout=\"stacked\") "
+                  "-> Tensor")
+_lib.define("gated_mlp_backward_" + INPLACE_SCHEMA)
+
+
+@torch.library.register_fake("glukit::gated_mlp_backward_", lib=_lib)
+def _inplace_fake(dy, w_down, p, *, activation="silu", layout="stacked"):
+    m, i, _ = check_gated_mlp_backward_args(dy, w_down, p, activation, layout)
+    return dy.new_empty((m, i))
+
+
+def _inplace_impl(dy, w_down, p, *, activation="silu", layout="stacked"):
+    """gated_mlp_backward's (dp, h) with dp copied over p; returns h. The CPU implementation,
+    and the CUDA one where glukit._C does not register the kernel."""
+    dp, h = torch.ops.glukit.gated_mlp_backward(dy, w_down, p, activation=activation, layout=layout)
+    p.copy_(dp)
+    return h
+
+
+_lib.impl("gated_mlp_backward_", _inplace_impl, "CPU")
+
+
 def _gated_mlp_setup_context(ctx, inputs, keyword_only_inputs, output):
     x, w_gate_up, bias_gate_up, w_down, bias_down = inputs
     ctx.activation = keyword_only_inputs.get("activation", "silu")
@@ -134,14 +160,21 @@ def _gated_mlp_backward(ctx, grad_y, grad_p):
     need_x, need_w1, need_b1, need_w2, need_b2 = ctx.needs_input_grad
     if grad_y is None:
         grad_y = x.new_zeros((x.shape[0], w_down.shape[0]))
-    dp, h = torch.ops.glukit.gated_mlp_backward(grad_y, w_down, p, activation=ctx.activation, layout=ctx.layout)
-    if grad_p is not None:
+    if grad_p is None:
+        # dP over p (p is autograd's own copy: the op's output that GatedMLP drops; the
+        # in-place op bumps its version, so a second backward through this graph raises
+        # instead of reading dP as P): one m x 2i buffer fewer at the backward's peak.
+        h = torch.ops.glukit.gated_mlp_backward_(grad_y, w_down, p, activation=ctx.activation, layout=ctx.layout)
+        dp = p
+    else:
+        dp, h = torch.ops.glukit.gated_mlp_backward(grad_y, w_down, p, activation=ctx.activation, layout=ctx.layout)
         dp = dp + grad_p
+    gw2 = grad_y.t() @ h if need_w2 else None
+    del h  # before dW_gate_up's 2i x d and dx are allocated
+    gb2 = grad_y.sum(0) if need_b2 and ctx.has_bias_down else None
     gx = dp @ w_gate_up if need_x else None
     gw1 = dp.t() @ x if need_w1 else None
     gb1 = dp.sum(0) if need_b1 and ctx.has_bias_gate_up else None
-    gw2 = grad_y.t() @ h if need_w2 else None
-    gb2 = grad_y.sum(0) if need_b2 and ctx.has_bias_down else None
     return gx, gw1, gb1, gw2, gb2
 
 
@@ -150,8 +183,11 @@ torch.library.register_autograd("glukit::gated_mlp", _gated_mlp_backward, setup_
 
 
 def register_torch_cuda_fallback() -> bool:
-    """Registers the torch-ops implementation of gated_projection_preact for CUDA unless
-    glukit._C registers glukit's kernel; returns whether it did."""
+    """Registers the torch-ops implementations of gated_projection_preact and
+    gated_mlp_backward_ for CUDA unless glukit._C registers glukit's kernels; returns whether
+    it did for gated_projection_preact."""
+    if not has_cuda_kernel("gated_mlp_backward_"):
+        _lib.impl("gated_mlp_backward_", _inplace_impl, "CUDA")
     if has_cuda_kernel("gated_projection_preact"):
         return False
     _lib.impl("gated_projection_preact", _preact_impl, "CUDA")

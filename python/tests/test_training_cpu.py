@@ -928,3 +928,22 @@ def test_gated_mlp_gradient_of_p_is_added():
     (F.linear(F.silu(g) * u, w264).sum() + p64.sum()).backward()
     for got, want in ((x.grad, x64.grad), (w1.grad, w164.grad), (w2.grad, w264.grad)):
         assert ((got.double() - want).norm() / want.norm()).item() < 2e-2
+
+
+def test_gated_mlp_backward_inplace_writes_dp_over_p():
+    dy, w, p = make_mlp_backward_args(6, 24, 16, torch.bfloat16)
+    dp, h = glukit.gated_mlp_backward(dy, w, p)
+    p2 = p.clone()
+    h2 = torch.ops.glukit.gated_mlp_backward_(dy, w, p2)
+    assert torch.equal(h2, h) and torch.equal(p2, dp)
+
+
+def test_gated_mlp_second_backward_through_the_graph_raises():
+    """The backward writes dP over its saved p and bumps p's version: a second backward with
+    retain_graph=True must raise, never read dP as P."""
+    torch.manual_seed(1)
+    mlp = GatedMLP(16, 64, bias=False, dtype=torch.bfloat16)
+    y = mlp(torch.randn(4, 16).bfloat16())
+    y.float().sum().backward(retain_graph=True)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.float().sum().backward()
