@@ -2,14 +2,16 @@
 # On the GPU machine, from a build made by scripts/build_device.sh (carried as BUILD_DIR) and
 # the repository root: the training path's checks and timings in one call.
 #   1. builds the PyTorch extension in place (python/setup.py, in the background), while
-#   2. glukit_gpu_tests "[gated_backward]" runs, then memcheck and racecheck on its
+#   2. glukit_gpu_tests "[gated_backward]" runs, then the four sanitizers on its
 #      [sanitize] cases;
 #   3. glukit_bench's gated_backward rows (GLUKIT_BENCH_FILTER), alone on the GPU;
 #   4. pytest python/tests/test_training_gpu.py;
-#   5. python/bench.py --parts training (the MLP step against eager and torch.compile).
+#   5. python/bench.py --parts training (the MLP step against eager and torch.compile);
+#   6. python/probes/profile_mlp_step.py (the step's kernels, eager and glukit);
+#   7. the rest of the GPU list (GLUKIT_REST_OF_LIST=0 skips it).
 # Writes under $OUT: gpu_training.txt (with the sanitizers' summaries), ext_build.log,
 # bench_gated_backward.json, pytest_training.log, bench_training.json, bench_training.log,
-# profile_step.txt (7 files; 6. probes/profile_mlp_step.py). Each step has a
+# profile_step.txt, gpu_rest.txt (8 files). Each step has a
 # time limit so that the logs come back within one device call.
 #   scripts/device_training.sh [BUILD_DIR]      # default .carry/build
 set -uo pipefail
@@ -31,9 +33,9 @@ step "glukit_gpu_tests [gated_backward]"
 timeout 240 "$tests" "[gated_backward]" > "$OUT/gpu_training.txt" 2>&1
 grep -E "All tests passed|test cases:" "$OUT/gpu_training.txt" | tail -1
 grep -B3 -A20 "FAILED" "$OUT/gpu_training.txt" | head -60
-step "memcheck, racecheck [gated_backward][sanitize]"
+step "the four sanitizers on [gated_backward][sanitize]"
 san_pids=()
-for tool in memcheck racecheck; do
+for tool in memcheck racecheck synccheck initcheck; do
   (timeout 240 compute-sanitizer --tool $tool --error-exitcode 1 "$tests" "[gated_backward][sanitize]" 2>&1 | tail -4 |
      sed "s/^/$tool: /" >> "$OUT/gpu_training.txt") &
   san_pids+=($!)
@@ -58,4 +60,10 @@ tail -30 "$OUT/bench_training.log"
 step "probes/profile_mlp_step.py"
 (cd python && timeout 120 python3 probes/profile_mlp_step.py 4096 4096 14336 > "$OUT/profile_step.txt" 2>&1)
 cat "$OUT/profile_step.txt"
+if [ "${GLUKIT_REST_OF_LIST:-1}" = 1 ]; then
+  step "glukit_gpu_tests ~[gated_backward] (the rest of the GPU list)"
+  timeout "${GLUKIT_REST_TIMEOUT:-300}" "$tests" "~[gated_backward]" > "$OUT/gpu_rest.txt" 2>&1
+  echo "rest of the list: rc=$? $(grep -E 'All tests passed|test cases:' "$OUT/gpu_rest.txt" | tail -1)"
+  grep -B3 -A12 "FAILED" "$OUT/gpu_rest.txt" | head -40
+fi
 step "done"
