@@ -328,8 +328,9 @@ def _gated_activation(p: torch.Tensor, activation: str, layout: str) -> torch.Te
     """h = act(G) U (m x n) from p = [G, U] (m x 2n in ``layout``'s order): fp32 math, rounded
     once to p's dtype."""
     g, u = _gate_up_parts(p, layout)
+    act = ACTIVATIONS[activation](g.float())  # g's fp32 copy is freed here, before h is allocated
     h = p.new_empty(g.shape)
-    torch.mul(ACTIVATIONS[activation](g.float()), u, out=h)  # fp32 product, rounded once on store
+    torch.mul(act, u, out=h)  # fp32 product, rounded once on store
     return h.view(p.shape[0], p.shape[1] // 2)
 
 
