@@ -53,6 +53,39 @@ def main():
         print(f"== {name}: M={m} d={d} i={i}: kernel time per step {total:.3f} ms")
         for e in events[:14]:
             print(f"  {e.device_time_total / 5 / 1000:8.3f} ms  x{e.count // 5:<3d} {e.key[:110]}")
+    backward_kernel_forms(m, d, i)
+
+
+def time_ms(fn, reps=20):
+    for _ in range(3):
+        fn()
+    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
+    for a, b in ev:
+        a.record()
+        fn()
+        b.record()
+    torch.cuda.synchronize()
+    return sorted(a.elapsed_time(b) for a, b in ev)[reps // 2]
+
+
+def backward_kernel_forms(m, d, i):
+    """gated_mlp_backward (dP to a new tensor) against gated_mlp_backward_ (dP over P), and the
+    forward's gated_projection_preact against gated_projection, on the same inputs."""
+    torch.manual_seed(1)
+    bf = torch.bfloat16
+    dy = torch.randn(m, d, device="cuda", dtype=bf)
+    w = (torch.randn(d, i, device="cuda") / i ** 0.5).to(bf)
+    ps = [torch.randn(m, 2 * i, device="cuda", dtype=bf) for _ in range(2)]
+    x = torch.randn(m, d, device="cuda", dtype=bf)
+    w1 = (torch.randn(2 * i, d, device="cuda") / d ** 0.5).to(bf)
+    out = time_ms(lambda: torch.ops.glukit.gated_mlp_backward(dy, w, ps[0]))
+    inp = time_ms(lambda: torch.ops.glukit.gated_mlp_backward_(dy, w, ps[1]))
+    gemm = time_ms(lambda: dy @ w)
+    pre = time_ms(lambda: torch.ops.glukit.gated_projection_preact(x, w1, None))
+    fwd = time_ms(lambda: torch.ops.glukit.gated_projection(x, w1, None))
+    gemm2 = time_ms(lambda: x @ w1.t())
+    print(f"== kernels (median of 20, ms): gated_mlp_backward {out:.3f}, in place {inp:.3f}, dy @ w_down {gemm:.3f}; "
+          f"gated_projection_preact {pre:.3f}, gated_projection {fwd:.3f}, x @ w1.T {gemm2:.3f}")
 
 
 if __name__ == "__main__":
