@@ -14,8 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .ops import (ACTIVATIONS, LAYOUTS, addmm_glu, gated_down_projection, gated_projection, interleave_gate_up,
-                  split_gate_up)
+from .ops import ACTIVATIONS, LAYOUTS, addmm_glu, gated_projection, interleave_gate_up, split_gate_up
 
 
 class LinearGlu(nn.Module):
