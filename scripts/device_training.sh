@@ -24,6 +24,10 @@ start=$(date +%s)
 step() { echo "==> [$(( $(date +%s) - start ))s] $*"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader
 
+step "SASS of the training kernels (sass_summary.sh)"
+bash scripts/sass_summary.sh "$tests" 'GatedBackwardProblem|GatedProblem<[^>]*, true>|GatedProblemI.*Lb1E' 2>&1 | sort -u | head -12 |
+  sed -E 's/^void glukit::sm90::addmm_glu_kernel<glukit::Bound<//; s/>\(glukit::sm90::KernelParamsT.*\) / /' | cut -c1-260
+
 step "extension build (background)"
 (cd python && rm -rf build glukit/_C*.so && TORCH_CUDA_ARCH_LIST=9.0a MAX_JOBS=16 \
    timeout 300 python3 setup.py build_ext --inplace > "$OUT/ext_build.log" 2>&1; echo "rc=$?" >> "$OUT/ext_build.log") &
