@@ -36,6 +36,7 @@ from .mlp import gated_mlp, gated_projection_preact, preact_reference  # noqa: E
 _preact_kernel = not mlp.register_torch_cuda_fallback()
 
 from . import nn  # noqa: E402
+from . import parallel  # noqa: E402
 
 
 def cuda_available() -> bool:
