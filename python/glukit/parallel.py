@@ -186,8 +186,10 @@ class TensorParallelGatedMLP(nn.Module):
     def reset_parameters(self) -> None:
         """GatedMLP's initialisation, with the whole module's fan-ins: uniform in
         +-1/sqrt(in_features) for gate and up, +-1/sqrt(hidden_features) for down (nn.Linear's
-        bounds), each rank drawing its own shard from its own generator. bias_down, held by
-        every rank, is drawn on the group's first rank and broadcast from it: a collective."""
+        bounds), each rank drawing its own shard from its default generator: seed the ranks
+        differently (``torch.manual_seed(seed + rank)``) for independent shards, or build
+        from a whole module with :meth:`from_gated_mlp`. bias_down, held by every rank, is
+        drawn on the group's first rank and broadcast from it: a collective."""
         for weight, bias, fan_in in ((self.weight_gate_up, self.bias_gate_up, self.in_features),
                                      (self.weight_down, self.bias_down, self.hidden_features)):
             bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0

@@ -24,6 +24,7 @@ parameters' gradients equal to the single module's slices. The ranks' outputs, x
 gradients and bias_down's gradients are equal bit for bit.
 """
 import datetime
+import math
 import os
 import pathlib
 import re
@@ -49,12 +50,26 @@ WORLD_TIMEOUT_S = 600  # the whole world's run (spawn, every case); a hang fails
 COLLECTIVE_TIMEOUT_S = 120  # one collective's wait
 
 #: (name, d, i, layout): each rank's share i / 2 is 128 (two interleaved blocks) or 24 (ragged).
-SHAPES = [("stacked", 64, 256, "stacked"), ("stacked_ragged", 40, 48, "stacked"), ("interleaved", 64, 256, "interleaved")]
+SHAPES = [("stacked", 64, 256, "stacked"), ("stacked_ragged", 40, 48, "stacked"),
+          ("interleaved", 64, 256, "interleaved")]
 ACTIVATIONS = ["silu", "gelu_tanh"]
-CASES = [{"name": f"{name}-{activation}-{'bias' if bias else 'nobias'}", "d": d, "i": i, "layout": layout,
-          "activation": activation, "bias": bias}
-         for name, d, i, layout in SHAPES for activation in ACTIVATIONS for bias in (True, False)]
 LEAD = (3, 13)  # x is 3 x 13 x d: m = 39 rows
+
+
+def make_cases(shapes, activations, lead=LEAD, seed=1000):
+    """A case per shape, activation and bias (with and without): its name, sizes, layout, x's
+    leading dimensions and the seed of its inputs."""
+    cases = []
+    for name, d, i, layout in shapes:
+        for activation in activations:
+            for bias in (True, False):
+                cases.append({"name": f"{name}-{activation}-{'bias' if bias else 'nobias'}", "d": d, "i": i,
+                              "layout": layout, "activation": activation, "bias": bias, "lead": lead,
+                              "seed": seed + 2 * len(cases)})
+    return cases
+
+
+CASES = make_cases(SHAPES, ACTIVATIONS)
 
 PARAMETER_NAMES = ["weight_gate_up", "bias_gate_up", "weight_down", "bias_down"]
 
@@ -76,13 +91,13 @@ def distributed_missing():
 
 
 def case_inputs(case, device="cpu"):
-    """The case's x, dy and whole-module parts (x, wg, wu, bg, bu, wd, bd), on device."""
-    seed = 1000 + CASES.index(case)
-    x, wg, wu, bg, bu, wd, bd = make_mlp_parts(LEAD[0] * LEAD[1], case["d"], case["i"], DTYPE, case["bias"], seed,
-                                               device)
+    """The case's x, dy (case["lead"] x d) and whole-module parts (wg, wu, bg, bu, wd, bd), on
+    device."""
+    lead, seed = case["lead"], case["seed"]
+    x, wg, wu, bg, bu, wd, bd = make_mlp_parts(math.prod(lead), case["d"], case["i"], DTYPE, case["bias"], seed, device)
     dy = torch.randn(x.shape, generator=torch.Generator(device=device).manual_seed(seed + 1),
                      device=device).to(DTYPE)
-    return x.reshape(*LEAD, -1), dy.reshape(*LEAD, -1), (wg, wu, bg, bu, wd, bd)
+    return x.reshape(*lead, -1), dy.reshape(*lead, -1), (wg, wu, bg, bu, wd, bd)
 
 
 def linears(parts, device):
@@ -115,12 +130,12 @@ def step(module, x, dy):
 
 # ---- the world ---------------------------------------------------------------------------
 
-def spawn_world(workdir, backend, world=WORLD, timeout=WORLD_TIMEOUT_S):
+def spawn_world(workdir, backend, cases=CASES, world=WORLD, timeout=WORLD_TIMEOUT_S):
     """Runs :func:`worker` on ``world`` spawned processes; returns each rank's results (the
     dict it saved). A worker's exception fails the caller with its traceback."""
     import torch.multiprocessing as mp
 
-    ctx = mp.start_processes(worker, args=(world, str(workdir), backend), nprocs=world, join=False,
+    ctx = mp.start_processes(worker, args=(world, str(workdir), backend, cases), nprocs=world, join=False,
                              start_method="spawn")
     deadline = time.monotonic() + timeout
     while not ctx.join(timeout=5):
@@ -142,9 +157,9 @@ def _section(results, name, fn):
         results["failures"][name] = traceback.format_exc()
 
 
-def worker(rank, world, workdir, backend):
-    """One rank: joins the group (FileStore in workdir), runs every section and saves its
-    results to workdir/rank{rank}.pt."""
+def worker(rank, world, workdir, backend, cases):
+    """One rank: joins the group (FileStore in workdir; gloo on the CPU, nccl on GPU
+    ``rank``), runs every case and section and saves its results to workdir/rank{rank}.pt."""
     import torch.distributed as dist
 
     device = torch.device("cuda", rank) if backend == "nccl" else torch.device("cpu")
@@ -154,7 +169,7 @@ def worker(rank, world, workdir, backend):
                             timeout=datetime.timedelta(seconds=COLLECTIVE_TIMEOUT_S))
     results = {"failures": {}, "cases": {}}
     try:
-        for case in CASES:
+        for case in cases:
             _section(results, case["name"], lambda case=case: run_case(case, device, results))
         _section(results, "all_reduce_count", lambda: count_all_reduces(device, results))
         _section(results, "operators_gradcheck", lambda: operators_gradcheck(rank, device))
@@ -404,8 +419,12 @@ def check_case(case, ranks, device="cpu"):
         if name.endswith("gate_up"):
             want = stacked(want, layout)
         assert torch.equal(got, want), name
+    if layout == "interleaved":  # whole blocks: rank r holds the whole weight's rows [2 r i / R, 2 (r + 1) i / R)
+        rows = 2 * case["i"] // len(results)
+        for rank, r in enumerate(results):
+            assert torch.equal(r["params"][0], single.weight_gate_up.detach().cpu()[rank * rows:(rank + 1) * rows])
     r0 = results[0]
-    assert r0["y"].shape == (*LEAD, case["d"]) and r0["y"].dtype == DTYPE
+    assert r0["y"].shape == (*case["lead"], case["d"]) and r0["y"].dtype == DTYPE
     assert_within_bounds("y", r0["y"], y_s, y_w, SUMMED_RATIO)
     assert_within_bounds("x", r0["x_grad"], gx_s, gx_w, SUMMED_RATIO)
     for name, got, single_grad, want in zip(PARAMETER_NAMES, gathered(results, "grads", layout), grads_s, grads_w):
@@ -426,7 +445,7 @@ def test_matches_the_single_process_module(world, case):
 
 def test_one_all_reduce_forward_and_one_backward(world):
     assert_section_ok(world, "all_reduce_count")
-    m, d = LEAD[0] * LEAD[1], CASES[0]["d"]
+    m, d = CASES[0]["lead"][0] * CASES[0]["lead"][1], CASES[0]["d"]
     for results in world:
         assert results["all_reduces"] == [("forward", (m, d)), ("backward", (m, d))]
 
