@@ -8,7 +8,6 @@
 //                                   P, writes dP and H): the path without the fusion
 //   gated_backward_default/...      glukit::gated_backward<SwiGlu>(args), checked once
 //                                   against the unfused path (dP and H, poisoned first)
-//   gated_backward_<Policy>/...     the same with a policy beside the default's
 // Counters as gated.cu's: TFLOPS (2 M I D flops), vs_cublas, vs_unfused, and the three
 // timed in turns launch by launch on rotated input sets (turns_*).
 #include <algorithm>
@@ -192,21 +191,13 @@ void bm_bwd_baseline(benchmark::State& state, BwdShape s, bool gemm) {
   }
 }
 
-/// glukit's default, or the kernel of Policy.
+/// glukit's default.
 struct DefaultRun {
   static constexpr const char* name() { return "gated_backward_default"; }
   static glukit::Status run(const glukit::GatedBackwardArgsT<T>& a, cudaStream_t st) {
     return glukit::gated_backward<glukit::epilogue::SwiGlu>(a, st);
   }
 };
-template <class Policy>
-struct PolicyRun {
-  static std::string name() { return std::string("gated_backward_") + Policy::name(); }
-  static glukit::Status run(const glukit::GatedBackwardArgsT<T>& a, cudaStream_t st) {
-    return glukit::gated_backward<Policy>(a, st);
-  }
-};
-
 template <class Run>
 void bm_bwd_glukit(benchmark::State& state, BwdShape s) {
   for (auto _ : state) {
@@ -267,9 +258,6 @@ void register_gated_backward() {
       configure(benchmark::RegisterBenchmark(("gated_backward_cublas_gemm/" + s.key()).c_str(), bm_bwd_baseline, s, true));
       configure(benchmark::RegisterBenchmark(("gated_backward_unfused/" + s.key()).c_str(), bm_bwd_baseline, s, false));
       configure(benchmark::RegisterBenchmark(("gated_backward_default/" + s.key()).c_str(), bm_bwd_glukit<DefaultRun>, s));
-      using Pingpong = glukit::policy::GatedBackwardTmaPingpong64x128<glukit::arch::sm90a>;
-      configure(benchmark::RegisterBenchmark((PolicyRun<Pingpong>::name() + "/" + s.key()).c_str(),
-                                             bm_bwd_glukit<PolicyRun<Pingpong>>, s));
     }
 }
 

@@ -162,18 +162,6 @@ TEMPLATE_LIST_TEST_CASE("gated backward: every activation, fp16 and bf16, both P
     }
 }
 
-TEST_CASE("gated backward: the ping-pong kernel, fp16 and bf16, both P orders, ragged shapes",
-          "[gated_backward][sanitize]") {
-  using Pingpong = policy::GatedBackwardTmaPingpong64x128<arch::sm90a>;
-  const auto run = [](const auto& args) { return gated_backward<Pingpong>(args); };
-  for (GateLayout layout : {GateLayout::stacked, GateLayout::interleaved})
-    for (const BwdShape& s : ragged_shapes(layout)) {
-      check_backward<epilogue::SwiGlu, half_t>(Pingpong::name(), s, run);
-      check_backward<epilogue::SwiGlu, bfloat16_t>(Pingpong::name(), s, run);
-    }
-  check_backward<epilogue::SwiGlu, bfloat16_t>(Pingpong::name(), BwdShape{257, 200, 512}, run, true);
-}
-
 TEST_CASE("gated backward: dP written over P, k = 0 (dH = 0), m = 0 and n = 0 launch nothing",
           "[gated_backward]") {
   const auto run = [](const auto& args) { return gated_backward<epilogue::SwiGlu>(args); };

@@ -248,13 +248,4 @@ struct GatedBackwardTma128x128 : WarpSpecializedTma128x128<Arch> {
   using epilogue_op = epilogue::SwiGlu;
   static constexpr int num_buffers = 5;
 };
-/// The gated backward on ping-pong consumers: each warpgroup owns whole 64 x 128 tiles,
-/// one's epilogue under the other's wgmma; six ring stages beside two P buffers.
-template <class Arch>
-struct GatedBackwardTmaPingpong64x128 : WarpSpecializedTmaPingpong64x128<Arch> {
-  static constexpr const char* name() { return "GatedBackwardTmaPingpong64x128"; }
-  using epilogue_op = epilogue::SwiGlu;
-  static constexpr int num_buffers = 6;
-};
-
 }  // namespace glukit::policy
