@@ -62,8 +62,7 @@ struct SwiGlu {
     return math::div(x, T(1) + math::exp(-x)) * y;
   }
   /// Two outputs with one division (detail::sigmoid_pair): x0 d1 and x1 d0 over d0 d1
-  /// (3 special-function operations instead of 4: the gated epilogue is bound by them,
-  /// docs/perf-notes.md).
+  /// (3 special-function operations instead of 4: the gated epilogue is bound by them).
   template <class T>
   GLUKIT_HOST_DEVICE void pair(T x0, T y0, T x1, T y1, T& o0, T& o1) const {
     const auto p = detail::sigmoid_pair(x0, x1);

@@ -93,8 +93,8 @@ struct DefaultLauncher;
 }  // namespace detail
 
 /// out = (a @ b + bias) + (a @ b + bias) * y (the GLU gate) with the fastest kernel glukit
-/// ships for the current device, this shape, dtype and layout (the rule and its data:
-/// kernels/sm90/plan_default.hpp, docs/perf-notes.md). Validates first, like every launcher.
+/// ships for the current device, this shape, dtype and layout (the rule:
+/// kernels/sm90/plan_default.hpp). Validates first, like every launcher.
 template <Element T>
 Status addmm_glu(const AddmmGluArgsT<T>& args, stream_t stream = {}) {
 #if defined(GLUKIT_BACKEND_CUDA)

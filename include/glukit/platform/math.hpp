@@ -58,8 +58,8 @@ GLUKIT_HOST_DEVICE inline double exp(double x) {
 /// a / b (device: a times the hardware reciprocal of b, about 2 ulp, without IEEE
 /// division's range check and slow path; 0 for 2^126 < |b| < 2^128 and a / inf = 0).
 /// The epilogue's divisions are of 1 + e^-x, so only the sign of a tiny result is kept
-/// where |b| is that large. Measured: SwiGLU's IEEE division made the gated 128 x 256
-/// tile's epilogue 1,596 instructions per warp, ~25 per output (docs/perf-notes.md).
+/// where |b| is that large. IEEE division (a range check, Newton steps and a slow path)
+/// made SwiGLU's division a third of the gated epilogue's instructions.
 GLUKIT_HOST_DEVICE inline float div(float a, float b) {
 #if defined(GLUKIT_DEVICE_PASS) && defined(GLUKIT_BACKEND_CUDA)
   return __fdividef(a, b);

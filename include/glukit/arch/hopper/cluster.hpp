@@ -26,9 +26,9 @@ GLUKIT_DEVICE inline void cluster_sync() {
 /// wgmma, already waited for, are done reading a ring stage), no data flows from the
 /// arriving thread to the waiter, so it needs no fence. With release semantics at
 /// cluster scope ptxas puts a MEMBAR.ALL.GPU before each arrival, which waits for the
-/// thread's outstanding global stores: 40 % of the cluster kernel's stall samples
-/// (ncu, K = 1024, docs/perf-notes.md). The waiting producer uses the ordinary
-/// mbarrier_wait: the barrier's phase is observed whoever arrived.
+/// thread's outstanding global stores, and the cluster kernel stalls there. The waiting
+/// producer uses the ordinary mbarrier_wait: the barrier's phase is observed whoever
+/// arrived.
 GLUKIT_DEVICE inline void mbarrier_arrive_cluster(std::uint64_t* bar, std::uint32_t rank) {
   std::uint32_t remote;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_u32(bar)), "r"(rank));

@@ -95,9 +95,9 @@ struct Kernel {
         for (int kb = 0; kb < kbs; ++kb) {
           CA::template wait<Plan::Pipeline::groups_in_flight>();
           // No proxy fence here: it compiles to MEMBAR.ALL.CTA, which also waits for the
-          // younger cp.async groups still in flight and so drains the pipeline
-          // (docs/perf-notes.md, "sm90 v0 -> v1"). cp.async completion plus the CTA
-          // barrier makes the stage visible to wgmma, as CUTLASS's cp.async GMMA mainloop does.
+          // younger cp.async groups still in flight and so drains the pipeline. cp.async
+          // completion plus the CTA barrier makes the stage visible to wgmma, as CUTLASS's
+          // cp.async GMMA mainloop does.
           __syncthreads();  // stage kb landed for everyone; stage kb-1's MMAs are done
           issue_next();     // k-block kb + S - 1 into the buffer stage kb-1 used
           compute_stage(ring, kb, kbs, wg, acc, epi, stages);

@@ -4,11 +4,10 @@
 //
 // Decode (m <= 64) runs WarpSpecializedTmaPingpong64x128: a 128-row tile would spend
 // half of its wgmma on rows past m, and at M = 16 the 64-row ping-pong kernel measured
-// 30 % faster than the 128-row ones (policies_sm90a.hpp); at m <= 16 its 16-row-tile
+// faster than the 128-row ones; at m <= 16 its 16-row-tile
 // form WarpSpecializedTmaDecode16x128, whose smaller A tiles leave room for more stages
 // of the weight. (A ping-pong 128 x 128 kernel ran k <= 512 until the cooperative
-// kernel's epilogue went panel by panel and beat it there: docs/perf-notes.md, "Y in
-// parts".) Above, the candidates are
+// kernel's epilogue went panel by panel and beat it there.) Above, the candidates are
 // WarpSpecializedTma at 128 x 128, 128 x 192 (the tuned kernel) and 128 x 256 tiles. A persistent kernel's time is close to
 //   waves x (time of one tile),  waves = ceil(tiles / SMs),
 // and where the output has several rows of tiles a tile's time grows with its width
@@ -18,9 +17,7 @@
 // and picks the lowest, the 192-column kernel on ties. With one row of tiles (m <= 128,
 // decode) every tile streams its own slice of the weight, the SMs stream side by side
 // and a wider tile costs about the same, so the score is the wave count alone. Fitted to
-// the H200 sweep of 2026-12-01 (bf16, B n x k, 15 shapes): the pick's time is on average
-// within 2 % of the fastest of the three, at worst 14 % (docs/perf-notes.md, "The
-// default's rule").
+// an H200 sweep of LLM shapes (bf16, B n x k).
 #pragma once
 #include <cstdint>
 
@@ -89,11 +86,7 @@ enum class DefaultGatedKernel {
 /// DefaultRule::score over the tiles' W rows (one row of tiles: waves alone),
 /// 2 x waves(256-row tiles) <= waves(128-row tiles). On a tie the wider tiles
 /// win: each k-block of A is read once per 256 W rows, and an SM keeps 192 KiB of the
-/// weight in flight instead of 160. H200, bf16, K = 4096 / 8192, in turns with cuBLAS
-/// (docs/perf-notes.md, "Gated decode: 256-row tiles"): the faster kernel at all 9
-/// measured n, from 4096 (the 128-row tiles 15 % faster) to 28672 (the 256-row tiles
-/// 4.5 % faster in the median; slower readings there are the card's transient state,
-/// which slows every kernel streaming the weight: docs/perf-notes.md).
+/// weight in flight instead of 160.
 constexpr bool gated_decode_wide_tiles(std::int64_t m, std::int64_t n, int sms) {
   return 2 * DefaultRule::score(m, 2 * n, 256, sms) <= DefaultRule::score(m, 2 * n, 128, sms);
 }

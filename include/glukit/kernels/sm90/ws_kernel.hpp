@@ -96,7 +96,7 @@ struct WsKernel : WsProducer<P> {
       }
       // Every consumer thread arrives: with one arrival per warp (after a __syncwarp),
       // racecheck reports the other lanes' ldmatrix against the cp.async producer's next Y
-      // (V4), and the TMA kernels measured no faster (docs/perf-notes.md, "The tile boundary").
+      // (V4), and the TMA kernels measured no faster.
       mbarrier_arrive(&sh.y_empty[ys.bar(Part)]);
     };
     [&]<int... Part>(std::integer_sequence<int, Part...>) {
@@ -137,8 +137,7 @@ struct WsKernel : WsProducer<P> {
       // initialisations (bias staged with the first k-block, or not) make ptxas serialise
       // every wgmma of the kernel (C7515). Zeros where the bias comes in the epilogue (one
       // CS2R per two accumulators): measured faster than letting the tile's first wgmma
-      // overwrite them (scale-d = 0: bias-only 29.4 against 30.9 us at K = 256,
-      // docs/perf-notes.md, "The tile boundary").
+      // overwrite them (scale-d = 0).
       if constexpr (Plan::stage_y && Plan::bias_in_accumulator) {
         if (p.k_blocks > 0) mbarrier_wait(&sh.full[st.index], st.phase);
         epi_of().init_staged(acc, p.k_blocks > 0 ? sh.ring.template tile<2>(st.index) : nullptr);
