@@ -5,7 +5,7 @@
 //   one issuing thread per block, a ring of stages), and the LSU kernel walking 128 x 192
 //   tiles in glukit's grouped raster (group_size_m 8) and along N -- each at 44.2 MB and
 //   at 1 GiB, median of 40 event-timed launches over rotated buffers (past the L2).
-// Standalone (no Google Benchmark): docs/perf-notes.md, session 5, quotes its output.
+// Standalone (no Google Benchmark); its output: docs/history/results-2026-11-29/h200-2026-11-29-copy-probe.txt.
 #include <cuda_runtime.h>
 
 #include <algorithm>
