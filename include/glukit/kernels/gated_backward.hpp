@@ -7,7 +7,8 @@
 // in one kernel whose epilogue reads P and writes dP and H, so dH never reaches memory.
 // GatedBackward<Policy>::run / glukit::gated_backward<Policy>(args, stream) with the
 // policy's epilogue_op (a gated operation with `backward`), and the default
-// glukit::gated_backward<Op>(args, stream). sm90a only.
+// glukit::gated_backward<Op>(args, stream). sm90a (the warp-specialised TMA kernel) and
+// gfx942 / gfx950 (every CDNA variant; kernels/cdna/epilogue.hpp).
 #pragma once
 #include <cstdint>
 
@@ -105,8 +106,6 @@ template <class P>
 struct GatedBackward {
   static_assert(check_policy<P, GatedBackwardProblem<half_t, GateLayout::stacked>>(),
                 "GatedBackward<P>: policy check failed");
-  static_assert(arch_traits<typename detail::PolicyTypes<P>::arch>::backend == Backend::cuda,
-                "GatedBackward<P>: the gated backward has an sm90a kernel only");
   using policy = P;
   using epilogue_op = typename detail::PolicyTypes<P>::epilogue_op;
   static constexpr const char* name() { return P::name(); }
@@ -130,8 +129,8 @@ struct GatedBackward {
  private:
   template <class Pr, class T>
   static Status launch(const GatedBackwardArgsT<T>& args, stream_t stream) {
-    return detail::BackendLauncher<Bound<P, Pr>, Backend::cuda>::run(detail::gemm_view(args), stream, args.h,
-                                                                    args.ldh);
+    return detail::BackendLauncher<Bound<P, Pr>, arch_traits<typename P::arch>::backend>::run(
+        detail::gemm_view(args), stream, args.h, args.ldh);
   }
 };
 
@@ -143,6 +142,13 @@ Status gated_backward(const GatedBackwardArgsT<T>& args, stream_t stream = {}) {
   return GatedBackward<Policy>::run(args, stream);
 }
 
+namespace detail {
+/// The backend's gated-backward default for element type T and operation Op: specialised
+/// next to its kernels with `static Status run(const GatedBackwardArgsT<T>&, stream_t)`.
+template <Backend B, class T, class Op>
+struct DefaultGatedBackwardLauncher;
+}  // namespace detail
+
 #if defined(GLUKIT_BACKEND_CUDA)
 /// dP and H of the gated backward for the gated operation Op (epilogue::SwiGlu, GeGlu,
 /// ReGlu, SigmoidGlu, or a user's with `backward`) with the default kernel
@@ -152,6 +158,19 @@ template <class Op, Element T>
 Status gated_backward(const GatedBackwardArgsT<T>& args, stream_t stream = {}) {
   return GatedBackward<policy::WithEpilogue<policy::GatedBackwardTma128x128<arch::sm90a>, Op>>::run(args, stream);
 }
+#elif defined(GLUKIT_BACKEND_HIP)
+/// dP and H of the gated backward for the gated operation Op with the current device's
+/// default kernel (kernels/cdna/default_gated_backward.hpp: V4 of gfx942 or gfx950), on
+/// `stream`.
+template <class Op, Element T>
+  requires(EpilogueOpBackward<Op>)
+Status gated_backward(const GatedBackwardArgsT<T>& args, stream_t stream = {}) {
+  return detail::DefaultGatedBackwardLauncher<Backend::hip, T, Op>::run(args, stream);
+}
 #endif
 
 }  // namespace glukit
+
+#if defined(GLUKIT_BACKEND_HIP)
+#include "glukit/kernels/cdna/default_gated_backward.hpp"
+#endif

@@ -5,7 +5,9 @@
 #   isa.cdna.compile.<arch>        every variant for fp16/row-major B and bf16/col_major B,
 #                                  V4 also for bf16/row and fp16/col, and the gated
 #                                  projection (every variant for bf16/stacked and
-#                                  fp16/interleaved W, V1 and V4 for the other two),
+#                                  fp16/interleaved W, V1 and V4 for the other two), and
+#                                  the gated backward (V4 and V2, SwiGlu and GeGlu,
+#                                  bf16/stacked and fp16/interleaved P),
 #                                  through each bound policy's launcher, device code
 #                                  only, -O3 -S (test/isa/cdna/variants.hip)
 #   isa.cdna.check.<arch>          check_cdna_isa.py on that assembly (docs/cdna.md)
@@ -15,7 +17,8 @@
 #                                  with the public AddmmGlu<P>::run and the default launcher
 #   isa.cdna.header.<name>         each arch/cdna and kernels/cdna header on its own
 #   isa.cdna.lane_model            host: plan index math x hardware lane semantics
-#                                  (addmm_glu tiles and problems, whole gated projections)
+#                                  (addmm_glu tiles and problems, whole gated projections,
+#                                  whole gated backwards against the fp64 reference)
 set(_cdna_dir ${CMAKE_CURRENT_LIST_DIR})
 
 # The lane model needs only a host compiler.
@@ -81,7 +84,11 @@ set(_cdna_kernels --kernel V1RegisterStaged/fp16/row=v1 --kernel V2DirectToLds/f
              --kernel V1RegisterStaged/fp16/interleaved=v1 --kernel V2DirectToLds/fp16/interleaved=v2
              --kernel V3DeepPipelinePersistent/fp16/interleaved=v3 --kernel V4FusedEpilogue/fp16/interleaved=v4
              --kernel V1RegisterStaged/bf16/interleaved=v1 --kernel V4FusedEpilogue/bf16/interleaved=v4
-             --kernel V1RegisterStaged/fp16/stacked=v1 --kernel V4FusedEpilogue/fp16/stacked=v4)
+             --kernel V1RegisterStaged/fp16/stacked=v1 --kernel V4FusedEpilogue/fp16/stacked=v4
+             # the gated backward (GatedBackwardProblem<T, GateLayout>)
+             --kernel V4SwiGluBackward/bf16/bwd-stacked=v4-op --kernel V4SwiGluBackward/fp16/bwd-interleaved=v4-op
+             --kernel V4GeGluBackward/bf16/bwd-stacked=v4-op --kernel V4GeGluBackward/fp16/bwd-interleaved=v4-op
+             --kernel V2SwiGluBackward/bf16/bwd-stacked=v2 --kernel V2GeGluBackward/fp16/bwd-interleaved=v2)
 set(_cdna_budget_gfx942 65536)
 set(_cdna_budget_gfx950 163840)
 
@@ -118,7 +125,11 @@ foreach(arch gfx942 gfx950)
       # addmm_glu kernels (they read Y) judged as the gated projection; a gated kernel as bf16
       "noy|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4FusedEpilogue/bf16/col=v4/bf16/stacked"
       "noy-v1|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V1RegisterStaged/bf16/col=v1/bf16/interleaved"
-      "mfma-gated|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4FusedEpilogue/fp16/interleaved=v4/bf16/interleaved")
+      "mfma-gated|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4FusedEpilogue/fp16/interleaved=v4/bf16/interleaved"
+      # an addmm_glu and a gated projection kernel judged as the gated backward; a backward as row-major B
+      "dgated|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4FusedEpilogue/fp16/row=v4-op/fp16/bwd-stacked"
+      "dgated-gated|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4FusedEpilogue/bf16/stacked=v4/bf16/bwd-stacked"
+      "bread-bwd|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4SwiGluBackward/bf16/bwd-stacked=v4-op/bf16/col")
   if(arch STREQUAL "gfx942")  # gfx942 code judged as gfx950: wrong MFMA, 4-byte copies
     list(APPEND _cdna_fails "mfma|--arch,gfx950,--lds-budget,65536,--kernel,V4FusedEpilogue/fp16/row=v4"
                        "dma16|--arch,gfx950,--lds-budget,65536,--kernel,V4FusedEpilogue/fp16/row=v4")

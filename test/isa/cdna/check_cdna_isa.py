@@ -10,7 +10,9 @@ VARIANT is v1, v2, v3, v4 (V4 with the reference gate: its epilogue must hold an
 f32 fma) or v4-op (V4's structure with any epilogue operation). NAME plus the
 problem (ELEMENT fp16 or bf16, LAYOUT of B row or col; default fp16/row, the
 mangled Problem<T, Layout> of the bound policy; or LAYOUT stacked / interleaved:
-the gated projection, GatedProblem<T, GateLayout>, whose B is W, n x k) must name
+the gated projection, GatedProblem<T, GateLayout>, whose B is W, n x k; or LAYOUT
+bwd-stacked / bwd-interleaved: the gated backward, GatedBackwardProblem<T, GateLayout>,
+whose B is W_down, k x n, row-major, and whose P has that column order) must name
 exactly one kernel symbol of the file. A problem after VARIANT judges the kernel
 as that problem instead of its own (the negative tests). Checks (names as printed):
 
@@ -46,6 +48,10 @@ as that problem instead of its own (the negative tests). Checks (names as printe
                 vectors) than the same policy's addmm_glu kernel of the same element
                 in the file (B col, else row), and, V2-V4, no streaming (sc0 nt)
                 register load: Y is the only operand those policies read streaming
+  dgated        gated backward (judged bwd-stacked / bwd-interleaved): P's G and U are
+                read (8-byte register buffer loads), dP and H written with 8-byte stores
+                through at least two buffer resources (dP, H), and no 2-byte store (a
+                lane's 4-column block never crosses n, a multiple of 8)
 
 With --expect-fail CHECK the script succeeds only if CHECK fails for every
 kernel given (the negative tests that show a check can fail).
@@ -63,10 +69,16 @@ ARCHS = sorted({a for a, _ in MFMA})
 PROBLEM_ELEMENT = {"fp16": "ProblemIDF16_", "bf16": "ProblemINS_10bfloat16_tE"}
 PROBLEM_LAYOUT = {"row": "LNS_6LayoutE0E", "col": "LNS_6LayoutE1E",
                   # GatedProblem<T, GateLayout>: the element's string matches inside "GatedProblem..."
-                  "stacked": "LNS_10GateLayoutE0E", "interleaved": "LNS_10GateLayoutE1E"}
+                  "stacked": "LNS_10GateLayoutE0E", "interleaved": "LNS_10GateLayoutE1E",
+                  # GatedBackwardProblem<T, GateLayout>
+                  "bwd-stacked": "LNS_10GateLayoutE0E", "bwd-interleaved": "LNS_10GateLayoutE1E"}
 GATED = {"stacked", "interleaved"}
+BACKWARD = {"bwd-stacked", "bwd-interleaved"}
+# Before the element's "Problem...": which problem template (GatedProblem or GatedBackwardProblem).
+PROBLEM_KIND = {"stacked": "Gated", "interleaved": "Gated", "bwd-stacked": "GatedBackward",
+                "bwd-interleaved": "GatedBackward"}
 CHECKS = ["mfma", "bread", "cvt", "dma", "dma16", "setprio", "loop", "vmcnt", "fma", "scratch", "lds",
-          "calls", "m0", "noy"]
+          "calls", "m0", "noy", "dgated"]
 TR_READ = re.compile(r"^\s*ds_read_b64_tr_b16\b")
 U16_READ = re.compile(r"^\s*ds_read_u16\w*\b")
 ENC = r"(?:_e32|_e64|_sdwa|_dpp)?\b"  # encoding suffixes the assembler may print
@@ -84,6 +96,9 @@ SCRATCH = re.compile(r"^\s*scratch_\w+|^\s*buffer_\w+\s.*s\[0:3\]")
 CALL = re.compile(r"^\s*s_(?:swappc_b64|setpc_b64|call_b64)\b")
 REG_LOAD = re.compile(r"^\s*buffer_load_\w+\s")  # a register load unless it ends in lds
 STREAMING = re.compile(r"\bsc0\b.*\bnt\b")
+LOAD_B64 = re.compile(r"^\s*buffer_load_dwordx2\s")
+STORE_B64 = re.compile(r"^\s*buffer_store_dwordx2\s.*?(s\[\d+:\d+\])")
+STORE_B16 = re.compile(r"^\s*buffer_store_(?:short|b16)\w*\s")
 
 
 def register_loads(code):
@@ -270,7 +285,8 @@ def check_kernel(name, k, variant, arch, budget, element="fp16", layout="row", r
         bread_ok = n_tr == 0 and n_u16 == 0
     else:
         bread_ok = n_tr > 0 if arch == "gfx950" else n_u16 > 0
-    b_name = f"W ({layout})" if layout in GATED else f"B {layout}-major"
+    b_name = (f"W ({layout})" if layout in GATED else f"W_down row-major (P {layout[4:]})"
+              if layout in BACKWARD else f"B {layout}-major")
     res["bread"] = (bread_ok, f"{b_name}: {n_tr} ds_read_b64_tr_b16, {n_u16} ds_read_u16*")
     n_f16_cvt = sum(1 for l in code if F16_CVT.match(l))
     n_bf16_cvt = sum(1 for l in code if BF16_CVT.match(l))
@@ -365,6 +381,15 @@ def check_kernel(name, k, variant, arch, budget, element="fp16", layout="row", r
             res["noy"] = (ok, f"{len(loads)} register buffer loads ({n_ref} in {ref_name[:60]}...), "
                               f"{len(streaming)} streaming")
 
+    if layout in BACKWARD:
+        p_loads = [l for l in loads if LOAD_B64.match(l)]
+        stores = [STORE_B64.match(l) for l in code]
+        stores = [m.group(1) for m in stores if m]
+        resources = sorted(set(stores))
+        b16 = [l for l in code if STORE_B16.match(l)]
+        res["dgated"] = (bool(p_loads) and len(resources) >= 2 and not b16,
+                         f"{len(p_loads)} 8-byte register loads (G, U), {len(stores)} 8-byte stores through "
+                         f"{len(resources)} buffer resources (dP, H), {len(b16)} 2-byte stores")
     facts.update({"lds": lds, "vgpr": meta.get("vgpr_count"), "agpr": meta.get("agpr_count"),
                   "sgpr": meta.get("sgpr_count"), "sgpr_spill": meta.get("sgpr_spill_count"),
                   "mfma": n_mfma, "dma": len(dma_lines), "loads": len(loads)})
@@ -403,7 +428,7 @@ def main():
         if {element, judge_element} - set(PROBLEM_ELEMENT) or {layout, judge_layout} - set(PROBLEM_LAYOUT):
             print(f"FAIL: unknown element or layout in --kernel {spec}")
             return 1
-        problem = PROBLEM_ELEMENT[element] + PROBLEM_LAYOUT[layout]
+        problem = PROBLEM_KIND.get(layout, "") + PROBLEM_ELEMENT[element] + PROBLEM_LAYOUT[layout]
         names = [n for n in kernels if name_sub in n and problem in n]
         if len(names) != 1:
             print(f"FAIL: --kernel {sub} matches {len(names)} kernels: {names}")

@@ -4,7 +4,8 @@
 // ds_read_b64_tr_b16; the 16x16 MFMA operand and result layouts) must compute
 // the tile product exactly, for B row-major and col_major (n x k), and whole ragged
 // gated projections (W's gate/up rows stacked or interleaved, bias, pairs combined
-// per lane) through every variant. Also: LDS bank behaviour of the fragment reads
+// per lane) through every variant, and whole gated backwards (the epilogue's G/U
+// reads and dP/H stores against the fp64 reference, both orders of P). Also: LDS bank behaviour of the fragment reads
 // under a simple bank model, the wait counts, and the stage pipeline plan's
 // groups and barrier counts. No AMD GPU is needed; see docs/cdna.md.
 #define CATCH_CONFIG_MAIN
@@ -20,6 +21,7 @@
 #include "glukit/kernels/cdna/plan.hpp"
 #include "glukit/kernels/policies.hpp"
 #include "glukit/kernels/policy_check.hpp"
+#include "glukit/reference/gated_backward.hpp"
 
 namespace {
 
@@ -507,6 +509,125 @@ struct GatedProblemModel {
 
 /// Largest number of distinct dwords one bank serves in one phase of an LDS
 /// instruction; phases of banks * 4 / bytes lanes (a model, not a measurement).
+/// A whole ragged gated backward through the epilogue's plan: the tile schedule over the
+/// n output columns, each lane's accumulator blocks (acc_coord; their dH values are the
+/// GEMM's, whose lane mapping ProblemModel checks for the same row-major tiles), the
+/// G and U vectors read at the byte offsets the epilogue computes from P's tile base
+/// (GatedBackwardPlan's columns, the out-of-range offset outside m x n), the operation's
+/// `backward`, and dG, dU, H stored at their offsets. dP and H must equal
+/// reference::gated_backward exactly (both in fp64 on the same rounded inputs); a read
+/// of P's padding or past m x 2n, a store outside m x 2n / m x n or into padding, a
+/// missing or doubled output all fail.
+template <class P, class T, class Op>
+struct GatedBackwardModel {
+  using Plan = cdna::MainloopPlan<P>;
+  using Bw = cdna::GatedBackwardPlan<P>;
+  static constexpr GateLayout layout = problem_of<P>::gate_layout;
+  static constexpr std::uint32_t oob = 0xffffffffu;
+  int M, N, K, ld_dy, ldw, ldp, lddp, ldh;
+  std::vector<T> dy, w, p;
+  std::vector<double> dp, h;
+  std::vector<int> dp_written, h_written;
+  long bad = 0;
+
+  GatedBackwardModel(int m, int n, int k)
+      : M(m), N(n), K(k), ld_dy(k + 8), ldw(n + 8), ldp(2 * n + 8), lddp(2 * n + 16), ldh(n + 8),
+        dy(static_cast<std::size_t>(m) * ld_dy), w(static_cast<std::size_t>(k) * ldw),
+        p(static_cast<std::size_t>(m) * ldp), dp(static_cast<std::size_t>(m) * lddp, -1e30),
+        h(static_cast<std::size_t>(m) * ldh, -1e30), dp_written(dp.size(), 0), h_written(h.size(), 0) {
+    for (int r = 0; r < M; ++r)
+      for (int c = 0; c < K; ++c) dy[r * ld_dy + c] = from_float<T>(((r * 7 + c * 3) % 11 - 5) / 8.0f);
+    for (int r = 0; r < K; ++r)
+      for (int c = 0; c < N; ++c) w[r * ldw + c] = from_float<T>(((r * 5 + c * 13) % 9 - 4) / 4.0f);
+    for (int r = 0; r < M; ++r)
+      for (int c = 0; c < 2 * N; ++c) p[r * ldp + c] = from_float<T>(((r * 3 + c * 5) % 13 - 6) / 4.0f);
+  }
+  GatedBackwardArgsT<T> args() const {
+    GatedBackwardArgsT<T> g;
+    g.dy = dy.data(), g.w_down = w.data(), g.p = p.data();
+    g.m = M, g.n = N, g.k = K, g.ld_dy = ld_dy, g.ldw = ldw, g.ldp = ldp, g.lddp = lddp, g.ldh = ldh;
+    g.layout = layout;
+    return g;
+  }
+  double dh_at(int r, int c) const {
+    double x = 0;
+    for (int k = 0; k < K; ++k) x += double{to_float(dy[r * ld_dy + k])} * to_float(w[k * ldw + c]);
+    return x;
+  }
+  /// Element i of the 8-byte vector at byte offset `offset` from P's tile base (row m0).
+  double load(int m0, std::uint32_t offset, int i) {
+    if (offset == oob) return 0.0;
+    const std::int64_t e = std::int64_t{m0} * ldp + offset / 2 + i;
+    const std::int64_t r = e / ldp, c = e % ldp;
+    if (offset % 8 != 0 || r >= M || c >= 2 * N) {
+      ++bad;
+      return 0.0;
+    }
+    return to_float(p[static_cast<std::size_t>(e)]);
+  }
+  void store(std::vector<double>& x, std::vector<int>& written, int ld, int width, std::int64_t base,
+             std::uint32_t offset, int i, double v) {
+    if (offset == oob) return;  // dropped
+    const std::int64_t e = base + offset / 2 + i;
+    const std::int64_t r = e / ld, c = e % ld;
+    if (offset % 8 != 0 || r >= M || c >= width) {
+      ++bad;
+      return;
+    }
+    x[static_cast<std::size_t>(e)] = v;
+    ++written[static_cast<std::size_t>(e)];
+  }
+
+  void run() {
+    const TileSchedulePlan sched = make_tile_schedule(M, N, P::tile_m, Plan::out_tile_n, P::group_size_m,
+                                                      P::chiplets, P::chiplet_chunk, 0);
+    for (std::int64_t slot = 0; slot < sched.tiles(); ++slot) {
+      const TileCoord t = sched.tile(slot);
+      tile(static_cast<int>(t.m) * P::tile_m, static_cast<int>(t.n) * Plan::out_tile_n);
+    }
+    REQUIRE(bad == 0);
+    const auto ref = reference::gated_backward(args(), Op{});
+    for (int r = 0; r < M; ++r) {
+      for (int c = 0; c < lddp; ++c) {
+        const std::size_t e = static_cast<std::size_t>(r) * lddp + c;
+        REQUIRE(dp_written[e] == (c < 2 * N ? 1 : 0));
+        if (c < 2 * N) REQUIRE(dp[e] == ref.dp[static_cast<std::size_t>(r) * 2 * N + c]);
+      }
+      for (int c = 0; c < ldh; ++c) {
+        const std::size_t e = static_cast<std::size_t>(r) * ldh + c;
+        REQUIRE(h_written[e] == (c < N ? 1 : 0));
+        if (c < N) REQUIRE(h[e] == ref.h[static_cast<std::size_t>(r) * N + c]);
+      }
+    }
+  }
+
+  void tile(int m0, int n0) {
+    const Op op{};
+    for (int wv = 0; wv < P::warps; ++wv)
+      for (int l = 0; l < 64; ++l)
+        for (int mb = 0; mb < Plan::Waves::blocks_m; ++mb)
+          for (int nb = 0; nb < Plan::Waves::blocks_n; ++nb) {
+            const Coord2 c = Plan::acc_coord(mb, nb, wv, l);
+            const bool ok = Bw::block_in(m0, n0, c, M, N);
+            const int j = n0 + c.col;
+            const auto at = [&](int ld, int col) {
+              return ok ? static_cast<std::uint32_t>((c.row * ld + col) * 2) : oob;
+            };
+            const std::uint32_t g_off = at(ldp, Bw::gate_col(j, N)), u_off = at(ldp, Bw::up_col(j, N));
+            const std::uint32_t dg_off = at(lddp, Bw::gate_col(j, N)), du_off = at(lddp, Bw::up_col(j, N));
+            const std::uint32_t h_off = ok ? static_cast<std::uint32_t>((c.row * ldh + c.col) * 2) : oob;
+            for (int i = 0; i < Bw::vector; ++i) {
+              const double dh = m0 + c.row < M && j + i < N ? dh_at(m0 + c.row, j + i) : 0.0;
+              double dg = 0, du = 0, hv = 0;
+              op.backward(load(m0, g_off, i), load(m0, u_off, i), dh, dg, du, hv);
+              store(dp, dp_written, lddp, 2 * N, std::int64_t{m0} * lddp, dg_off, i, dg);
+              store(dp, dp_written, lddp, 2 * N, std::int64_t{m0} * lddp, du_off, i, du);
+              store(h, h_written, ldh, N, std::int64_t{m0} * ldh + n0, h_off, i, hv);
+            }
+          }
+  }
+};
+
 int conflict_ways(const std::vector<std::uint32_t>& address, int bytes, int banks) {
   const int phase = banks * 4 / bytes < 64 ? banks * 4 / bytes : 64;
   int worst = 1;
@@ -662,4 +783,30 @@ TEST_CASE("cdna stage pipeline plan: two groups of waves, each passing the same 
   // The lagging group (1) enters one barrier late and the leading group (0) leaves one late.
   CHECK(Pipe::barriers_before(1) == Pipe::barriers_before(0) + 1);
   CHECK(Pipe::barriers_before(0) + Pipe::barriers_after(0) == Pipe::barriers_before(1) + Pipe::barriers_after(1));
+}
+
+/// A variant with SwiGLU or GeGLU, which have `backward`, bound to the gated backward.
+template <class P, class T, GateLayout GL, class Op>
+struct BackwardOf : Bound<P, GatedBackwardProblem<T, GL>> {
+  using epilogue_op = Op;
+};
+
+TEMPLATE_TEST_CASE("cdna lane model: the gated backward's G/U reads and dP/H stores, both orders of P",
+                   "[cdna][gated_backward]", policy::V1RegisterStaged<arch::gfx942>,
+                   policy::V2DirectToLds<arch::gfx942>, policy::V4FusedEpilogue<arch::gfx942>,
+                   policy::V1RegisterStaged<arch::gfx950>, policy::V3DeepPipelinePersistent<arch::gfx950>,
+                   policy::V4FusedEpilogue<arch::gfx950>) {
+  using P = TestType;
+  SECTION("bf16, stacked, SwiGLU: two tile rows and columns, both ragged (n a multiple of 8)") {
+    using B = BackwardOf<P, bfloat16_t, GateLayout::stacked, epilogue::SwiGlu>;
+    STATIC_REQUIRE(glukit::cdna::check_policy<B>());
+    GatedBackwardModel<B, bfloat16_t, epilogue::SwiGlu> m(P::tile_m + 3, P::tile_n + 24, 24);
+    m.run();
+  }
+  SECTION("fp16, interleaved, GeGLU: n = tile_n + 64 (a ragged last tile of whole 64-column blocks)") {
+    using B = BackwardOf<P, half_t, GateLayout::interleaved, epilogue::GeGlu>;
+    STATIC_REQUIRE(glukit::cdna::check_policy<B>());
+    GatedBackwardModel<B, half_t, epilogue::GeGlu> m(P::tile_m + 3, P::tile_n + 64, 16);
+    m.run();
+  }
 }

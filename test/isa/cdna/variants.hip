@@ -10,10 +10,14 @@
 // Y): every variant for bf16 with W stacked and fp16 with W interleaved, V1 and V4
 // for the other two (element, row order) pairs, through the same launchers
 // (GatedProjection<P>::run calls them with detail::gemm_view of its arguments).
+// The gated backward (GatedBackwardProblem: B = W_down row-major, Y = P, out = dP, out2
+// = H): V4 and V2 with SwiGlu and GeGlu, bf16 with P stacked and fp16 interleaved.
 // With GLUKIT_ISA_LAUNCHER (the full-compile test), also the public entry points:
 // AddmmGlu<P>::run for V4 and the default glukit::addmm_glu(args), both types, and
-// GatedProjection<V4>::run and the default glukit::gated_projection(args).
+// GatedProjection<V4>::run and the default glukit::gated_projection(args), and
+// GatedBackward<V4 with SwiGlu>::run and the default glukit::gated_backward<SwiGlu>(args).
 #include "glukit/glukit.hpp"
+#include "glukit/kernels/gated_backward.hpp"
 #include "glukit/kernels/gated_projection.hpp"
 
 #ifndef GLUKIT_ISA_ARCH
@@ -47,10 +51,34 @@ using BoundGated = glukit::Bound<Policy, glukit::GatedProblem<T, GL>>;
 constexpr glukit::GateLayout stacked = glukit::GateLayout::stacked;
 constexpr glukit::GateLayout interleaved = glukit::GateLayout::interleaved;
 
+template <class Policy, class T, glukit::GateLayout GL>
+using BoundBackward = glukit::Bound<Policy, glukit::GatedBackwardProblem<T, GL>>;
+
 using V1 = glukit::policy::V1RegisterStaged<Arch>;
 using V2 = glukit::policy::V2DirectToLds<Arch>;
 using V3 = glukit::policy::V3DeepPipelinePersistent<Arch>;
 using V4 = glukit::policy::V4FusedEpilogue<Arch>;
+using glukit::epilogue::GeGlu;
+using glukit::epilogue::SwiGlu;
+
+/// Variants with a gated operation that has `backward`, for the gated backward; each its
+/// own name, so that the checker finds one kernel per (name, problem).
+struct V4SwiGluBackward : V4 {
+  using epilogue_op = SwiGlu;
+  static constexpr const char* name() { return "V4SwiGluBackward"; }
+};
+struct V4GeGluBackward : V4 {
+  using epilogue_op = GeGlu;
+  static constexpr const char* name() { return "V4GeGluBackward"; }
+};
+struct V2SwiGluBackward : V2 {
+  using epilogue_op = SwiGlu;
+  static constexpr const char* name() { return "V2SwiGluBackward"; }
+};
+struct V2GeGluBackward : V2 {
+  using epilogue_op = GeGlu;
+  static constexpr const char* name() { return "V2GeGluBackward"; }
+};
 }  // namespace isa
 
 using namespace isa;
@@ -86,6 +114,20 @@ template struct glukit::detail::BackendLauncher<BoundGated<V4, bfloat16_t, inter
 template struct glukit::detail::BackendLauncher<BoundGated<V1, half_t, stacked>, glukit::Backend::hip>;
 template struct glukit::detail::BackendLauncher<BoundGated<V4, half_t, stacked>, glukit::Backend::hip>;
 
+// The gated backward: bf16 with P stacked and fp16 interleaved, V4 and V2, SwiGlu and GeGlu.
+template struct glukit::detail::BackendLauncher<BoundBackward<V4SwiGluBackward, bfloat16_t, stacked>,
+                                                glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<BoundBackward<V4SwiGluBackward, half_t, interleaved>,
+                                                glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<BoundBackward<V4GeGluBackward, bfloat16_t, stacked>,
+                                                glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<BoundBackward<V4GeGluBackward, half_t, interleaved>,
+                                                glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<BoundBackward<V2SwiGluBackward, bfloat16_t, stacked>,
+                                                glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<BoundBackward<V2GeGluBackward, half_t, interleaved>,
+                                                glukit::Backend::hip>;
+
 #if defined(GLUKIT_ISA_LAUNCHER)
 // The public entry points (clang: AddmmGlu<P>::run; see docs/cdna.md on addmm_glu<P>).
 template glukit::Status glukit::AddmmGlu<V4>::run(const glukit::AddmmGluArgsT<half_t>&, glukit::stream_t);
@@ -97,4 +139,11 @@ template glukit::Status glukit::GatedProjection<V4>::run(const glukit::GatedProj
                                                          glukit::stream_t);
 template glukit::Status glukit::gated_projection(const glukit::GatedProjectionArgsT<half_t>&, glukit::stream_t);
 template glukit::Status glukit::gated_projection(const glukit::GatedProjectionArgsT<bfloat16_t>&, glukit::stream_t);
+template glukit::Status glukit::GatedBackward<V4SwiGluBackward>::run(const glukit::GatedBackwardArgsT<half_t>&,
+                                                                       glukit::stream_t);
+template glukit::Status glukit::GatedBackward<V4SwiGluBackward>::run(const glukit::GatedBackwardArgsT<bfloat16_t>&,
+                                                                       glukit::stream_t);
+template glukit::Status glukit::gated_backward<SwiGlu>(const glukit::GatedBackwardArgsT<half_t>&, glukit::stream_t);
+template glukit::Status glukit::gated_backward<SwiGlu>(const glukit::GatedBackwardArgsT<bfloat16_t>&,
+                                                       glukit::stream_t);
 #endif

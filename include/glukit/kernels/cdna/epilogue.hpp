@@ -13,6 +13,10 @@
 // the up projection's: the bias comes from W's row order, Y is never read, and a
 // lane's output block p is op(block 2p, block 2p + 1), 4 consecutive output
 // columns, stored as one 8-byte vector as above.
+// Bound to the gated backward (GatedBackwardPlan), the accumulators are dH: store
+// reads each block's G and U vectors from P (Y; after the mainloop in every variant,
+// no prefetch), applies the operation's `backward` in fp32 and writes dG and dU into
+// dP (out) at P's columns and H into out2; no block crosses N there (n % 8 == 0).
 #pragma once
 #include <cstdint>
 
@@ -36,8 +40,10 @@ class Epilogue {
       P::streaming_stores ? arch::cdna::cache_streaming : arch::cdna::cache_default;
   static constexpr bool gated = problem_of<P>::gated;
   using Gated = GatedTilePlan<P>;  ///< used only when gated
-  /// The operation's second operand is Y (addmm_glu) or the up projection (gated: no Y).
-  static constexpr bool reads_y = Op::reads_aux && !gated;
+  static constexpr bool dgated = problem_of<P>::gated_backward;
+  /// The operation's second operand is Y (addmm_glu) or the up projection (gated: no Y);
+  /// the gated backward reads its own pair (G, U) from P.
+  static constexpr bool reads_y = Op::reads_aux && !gated && !dgated;
   /// Output blocks per lane and block row: one per accumulator block, or per pair.
   static constexpr int out_bn = gated ? bn / 2 : bn;
 
@@ -90,6 +96,10 @@ class Epilogue {
   }
 
   GLUKIT_DEVICE void store(const float4_t (&acc)[bm][bn]) const {
+    if constexpr (dgated) {
+      store_backward(acc);
+      return;
+    }
     // Apply the operation to every block first, so that every path below has
     // consumed the Y registers (the compiler's wait tracking is path-insensitive:
     // a Y load left unconsumed on any path would make it drain vmcnt(0) where the
@@ -118,6 +128,56 @@ class Epilogue {
   }
 
  private:
+  using Backward = GatedBackwardPlan<P>;  ///< used only when dgated
+
+  /// g, u = the lane's G and U vectors of every block (0 outside m x n).
+  GLUKIT_DEVICE void load_gate_up(u32x2_t (&g)[bm][bn], u32x2_t (&u)[bm][bn]) const {
+    const auto pre = arch::cdna::make_buffer(p_.y + static_cast<std::int64_t>(m0_) * p_.ldy, buffer_num_records);
+    for (int mb = 0; mb < bm; ++mb)
+      for (int nb = 0; nb < bn; ++nb) {
+        const Coord2 c = Plan::acc_coord(mb, nb, wave_, lane_);
+        const bool ok = Backward::block_in(m0_, n0_, c, p_.m, p_.n);
+        const int j = n0_ + c.col;
+        const auto at = [&](int col) {
+          return ok ? static_cast<std::uint32_t>((c.row * p_.ldy + col) * element_bytes) : oob_offset;
+        };
+        g[mb][nb] = arch::cdna::buffer_load_b64<cache>(pre, at(Backward::gate_col(j, p_.n)));
+        u[mb][nb] = arch::cdna::buffer_load_b64<cache>(pre, at(Backward::up_col(j, p_.n)));
+      }
+  }
+
+  /// dG, dU into dP at P's columns and H into out2, from dH = acc and G, U read here.
+  GLUKIT_DEVICE void store_backward(const float4_t (&acc)[bm][bn]) const {
+    const auto dp = arch::cdna::make_buffer(p_.out + static_cast<std::int64_t>(m0_) * p_.ldo, buffer_num_records);
+    const auto h = arch::cdna::make_buffer(p_.out2 + (static_cast<std::int64_t>(m0_) * p_.ld_out2 + n0_),
+                                           buffer_num_records);
+    u32x2_t g_in[bm][bn], u_in[bm][bn];
+    load_gate_up(g_in, u_in);
+    const Op op{};
+    for (int mb = 0; mb < bm; ++mb)
+      for (int nb = 0; nb < bn; ++nb) {
+        const float4_t g = Packed::to_float(g_in[mb][nb]);
+        const float4_t u = Packed::to_float(u_in[mb][nb]);
+        float4_t dg, du, hv;
+        for (int i = 0; i < 4; ++i) {
+          float dgi, dui, hi;
+          op.backward(g[i], u[i], acc[mb][nb][i], dgi, dui, hi);
+          dg[i] = dgi, du[i] = dui, hv[i] = hi;
+        }
+        const Coord2 c = Plan::acc_coord(mb, nb, wave_, lane_);
+        const bool ok = Backward::block_in(m0_, n0_, c, p_.m, p_.n);
+        const int j = n0_ + c.col;
+        const auto at = [&](int col) {
+          return ok ? static_cast<std::uint32_t>((c.row * p_.ldo + col) * element_bytes) : oob_offset;
+        };
+        arch::cdna::buffer_store_b64<cache>(Packed::from_float(dg), dp, at(Backward::gate_col(j, p_.n)));
+        arch::cdna::buffer_store_b64<cache>(Packed::from_float(du), dp, at(Backward::up_col(j, p_.n)));
+        arch::cdna::buffer_store_b64<cache>(
+            Packed::from_float(hv), h,
+            ok ? static_cast<std::uint32_t>((c.row * p_.ld_out2 + c.col) * element_bytes) : oob_offset);
+      }
+  }
+
   /// Stores the packed results; Whole: no vector crosses N.
   template <bool Whole>
   GLUKIT_DEVICE void write(const u32x2_t (&out)[bm][out_bn]) const {

@@ -4,8 +4,9 @@
 // swizzle; one tile per workgroup or persistent), for the bound problem's
 // element type (fp16, bf16) and B layout (row_major, col_major), or the gated
 // projection (GatedProblem: W's gate/up rows in B, tiles of tile_n / 2 output
-// columns). The __global__ entry compiles to an empty body in device passes for
-// other chips.
+// columns), or the gated backward (GatedBackwardProblem: W_down row-major, the
+// epilogue reads P and writes dP and H). The __global__ entry compiles to an empty
+// body in device passes for other chips.
 #pragma once
 #include <cstdint>
 #include <type_traits>

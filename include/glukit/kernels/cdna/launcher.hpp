@@ -2,7 +2,8 @@
 // AddmmGlu<P>::run has validated: the plan's own rules, the device check, the tile
 // schedule, and the launch of AddmmGluKernel<P> for the bound problem (fp16 or bf16,
 // B row_major or col_major, or the gated projection: GatedProjection<P>::run passes
-// detail::gemm_view of its arguments). Not run in this repository's CI (no AMD GPU); compiled
+// detail::gemm_view of its arguments; the gated backward: GatedBackward<P>::run passes its
+// gemm_view and H as the second output). Not run in this repository's CI (no AMD GPU); compiled
 // and disassembled by test/isa.
 #pragma once
 #include "glukit/blocks/tile_scheduler.hpp"
@@ -32,13 +33,16 @@ inline TileSchedulePlan plan_schedule(const AddmmGluArgsT<T>& args, int compute_
 namespace glukit::detail {
 
 /// P: a policy bound to a problem. Called by AddmmGlu<Policy>::run (or, for a GatedProblem,
-/// GatedProjection<Policy>::run with its gemm_view) only, with arguments it has validated,
+/// GatedProjection<Policy>::run, and for a GatedBackwardProblem GatedBackward<Policy>::run,
+/// with its gemm_view and H) only, with arguments it has validated,
 /// a non-empty output and the b_layout P was bound to.
 template <class P>
 struct BackendLauncher<P, Backend::hip> {
   using T = element_of<P>;
-  static Status run(const AddmmGluArgsT<T>& args, stream_t stream) {
+  /// out2, ld_out2: the second output of a kernel that writes one (the gated backward's H).
+  static Status run(const AddmmGluArgsT<T>& args, stream_t stream, T* out2 = nullptr, std::int64_t ld_out2 = 0) {
     if (Status s = cdna::validate_for_plan<P>(args); !s) return s;
+    if (Status s = cdna::validate_out2_for_plan<P>(ld_out2); !s) return s;
     int device = 0;
     if (get_device(&device) != success) return {StatusCode::runtime_error, "hipGetDevice failed"};
     int compute_units = 0;
@@ -48,6 +52,8 @@ struct BackendLauncher<P, Backend::hip> {
     if (schedule.workers > 0x7fffffff)
       return Status::invalid("m, n: more tiles than one launch grid holds (2^31 - 1)");
     cdna::KernelParams<T> params = cdna::make_kernel_params(args, schedule);
+    params.out2 = out2;
+    params.ld_out2 = static_cast<int>(ld_out2);
     // hipLaunchKernel reports this launch's own error, not an earlier one left in
     // the thread's last-error state by the caller.
     void* kernel_args[] = {&params};

@@ -17,6 +17,7 @@
 #include "glukit/epilogue/functors.hpp"
 #include "glukit/kernels/args.hpp"
 #include "glukit/kernels/cdna/geometry.hpp"
+#include "glukit/kernels/gated_args.hpp"
 #include "glukit/kernels/policy.hpp"
 
 namespace glukit::cdna {
@@ -315,6 +316,48 @@ struct GatedTilePlan {
 };
 
 // ---------------------------------------------------------------------------
+// The gated backward's epilogue (problem_of<P>::gated_backward)
+// ---------------------------------------------------------------------------
+
+/// The gated backward's epilogue (problem_of<P>::gated_backward): the GEMM is dH (B =
+/// W_down, k x n row_major), Y is the saved pre-activations P (m x 2n, layout's column
+/// order), out is dP (P's order) and out2 is H (m x n). A lane's accumulator block holds
+/// output columns j .. j + 3 (j % 4 == 0) of one row:
+///   (mb, nb, wave, lane) -> row r, j = n0 + acc_coord(mb, nb, wave, lane).col
+///   G = P[r][gate_col(j) .. +3], U = P[r][up_col(j) .. +3]  (read, 8-byte vectors)
+///   dG -> dP[r][gate_col(j) .. +3], dU -> dP[r][up_col(j) .. +3], H -> H[r][j .. +3]
+/// The 4 columns are consecutive in P in both orders (contiguous_runs), and n % 8 == 0
+/// (validate_gated_backward_arguments), so no block crosses n: a block is wholly in
+/// range or wholly out (rows >= m, columns >= n: the out-of-range offset). Every
+/// variant reads P after the mainloop (no Y prefetch in the drain, aux_loads = 0): twice
+/// Y's registers held across V4's drain spilled on gfx950 (GeGlu, bf16: 63 VGPRs).
+template <class P>
+struct GatedBackwardPlan {
+  static_assert(problem_of<P>::gated_backward,
+                "GatedBackwardPlan: the policy must be bound to a GatedBackwardProblem");
+  static constexpr GateLayout layout = problem_of<P>::gate_layout;
+  /// Columns of one accumulator block (one 8-byte vector of P, dP or H).
+  static constexpr int vector = 4;
+  /// P's (and dP's) column of output column j's gate / up value (< 2n < 2^31).
+  GLUKIT_HOST_DEVICE static constexpr int gate_col(int j, int n) { return static_cast<int>(gate_row(j, n, layout)); }
+  GLUKIT_HOST_DEVICE static constexpr int up_col(int j, int n) { return static_cast<int>(up_row(j, n, layout)); }
+  /// Is the block at tile coordinate c of the tile at (m0, n0) inside the m x n output?
+  GLUKIT_HOST_DEVICE static constexpr bool block_in(int m0, int n0, Coord2 c, int m, int n) {
+    return m0 + c.row < m && n0 + c.col < n;
+  }
+  /// Every block's gate and up columns are 4 consecutive columns of P, for blocks of
+  /// two whole interleave periods and any n that is a multiple of 8.
+  static constexpr bool contiguous_runs() {
+    for (int n = static_cast<int>(vector_elems); n <= 4 * static_cast<int>(gate_interleave_rows);
+         n += static_cast<int>(vector_elems))
+      for (int j = 0; j + vector <= n; j += vector)
+        for (int i = 0; i < vector; ++i)
+          if (gate_col(j + i, n) != gate_col(j, n) + i || up_col(j + i, n) != up_col(j, n) + i) return false;
+    return true;
+  }
+};
+
+// ---------------------------------------------------------------------------
 // Wait counts
 // ---------------------------------------------------------------------------
 
@@ -326,7 +369,8 @@ struct GatedTilePlan {
 ///   hot           = groups_in_flight (NumBuffers - 2) x per_stage: the hot loop waits
 ///                   for k-block i + 2 right after issuing k-block i + NumBuffers
 ///   aux_loads     = Y loads issued after the last direct-to-LDS group (V4's prefetch;
-///                   none in the gated projection, which reads no Y)
+///                   none in the gated projection, which reads no Y, nor in the gated
+///                   backward, which reads P after the mainloop)
 ///   tail(r)       = wait of the drain iteration with r k-blocks left (r >= 3)
 ///   prologue(j,n) = wait for k-block j after issuing the first n k-blocks
 template <class P>
@@ -336,7 +380,8 @@ struct WaitPlan {
   static constexpr int buffers = P::num_buffers;
   static constexpr int hot = MultistagePlan<P::num_buffers>::groups_in_flight * per_stage;
   static constexpr int aux_loads =
-      (P::epilogue_style == EpilogueStyle::fused && P::epilogue_op::reads_aux && !problem_of<P>::gated)
+      (P::epilogue_style == EpilogueStyle::fused && P::epilogue_op::reads_aux && !problem_of<P>::gated &&
+       !problem_of<P>::gated_backward)
           ? Plan::Waves::blocks_m * Plan::Waves::blocks_n
           : 0;
   GLUKIT_HOST_DEVICE static constexpr int prologue(int kb, int issued) {
@@ -433,6 +478,13 @@ constexpr bool check_policy() {
       }
     }
   }
+  if constexpr (problem_of<P>::gated_backward) {
+    static_assert(EpilogueOpBackward<typename P::epilogue_op>,
+                  "epilogue_op: the gated backward needs a gated operation with `backward` (epilogue::SwiGlu, "
+                  "GeGlu, ReGlu, SigmoidGlu or a user's, epilogue/functors.hpp)");
+    static_assert(GatedBackwardPlan<P>::contiguous_runs(),
+                  "GatedBackwardPlan: a block's gate and up columns must be 4 consecutive columns of P");
+  }
   return true;
 }
 
@@ -462,6 +514,15 @@ inline Status validate_for_plan(const AddmmGluArgsT<T>& p) {
     return Status::invalid("ldy: tile_m * ldy * 2 bytes must stay below 2^31 (CDNA buffer offsets)");
   if ((std::int64_t{P::tile_m} * p.ldo + P::tile_n) * bytes >= limit)
     return Status::invalid("ldo: tile_m * ldo * 2 bytes must stay below 2^31 (CDNA buffer offsets)");
+  return Status::success();
+}
+
+/// The second output's rule (the gated backward's H, m x n, ld_out2 = ldh): a tile's
+/// per-lane offsets fit 32 bits, as out's.
+template <class P>
+inline Status validate_out2_for_plan(std::int64_t ld_out2) {
+  if ((std::int64_t{P::tile_m} * ld_out2 + P::tile_n) * element_bytes >= std::int64_t{buffer_num_records})
+    return Status::invalid("ldh: tile_m * ldh * 2 bytes must stay below 2^31 (CDNA buffer offsets)");
   return Status::success();
 }
 
