@@ -330,7 +330,7 @@ struct GatedTilePlan {
 /// (validate_gated_backward_arguments), so no block crosses n: a block is wholly in
 /// range or wholly out (rows >= m, columns >= n: the out-of-range offset). Every
 /// variant reads P after the mainloop (no Y prefetch in the drain, aux_loads = 0): twice
-/// Y's registers held across V4's drain spilled on gfx950 (GeGlu, bf16: 63 VGPRs).
+/// Y's registers held across V4's drain spill on gfx950 (docs/training.md, "CDNA").
 template <class P>
 struct GatedBackwardPlan {
   static_assert(problem_of<P>::gated_backward,
