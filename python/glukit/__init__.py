@@ -28,12 +28,14 @@ except ImportError as e:  # not built, or built against another torch
     _C = None
     _extension_error = e
 
-_mlp_backward_kernel = not ops.register_torch_cuda_fallback()
-
-from . import mlp  # noqa: E402  (after _C: its fallback registers only where _C did not)
+from . import mlp  # noqa: E402
 from .mlp import gated_mlp, gated_projection_preact, preact_reference  # noqa: E402
 
-_preact_kernel = not mlp.register_torch_cuda_fallback()
+# Where glukit._C registers no kernel for an op (not built, or built without it), torch ops
+# stand in for it on CUDA.
+_mlp_backward_kernel = not ops.register_cuda_fallback("gated_mlp_backward", ops._gated_mlp_backward_torch)
+_preact_kernel = not ops.register_cuda_fallback("gated_projection_preact", mlp._preact_impl)
+ops.register_cuda_fallback("gated_mlp_backward_", mlp._inplace_impl)
 
 from . import nn  # noqa: E402
 from . import parallel  # noqa: E402

@@ -20,9 +20,8 @@ from typing import Optional
 import torch
 import torch.nn.functional as F
 
-from .ops import (ACTIVATIONS, GATE_INTERLEAVE_ROWS, VECTOR_ELEMS, _check_activation_and_layout,
-                  _check_devices_and_dtypes, _lib, check_gated_args, check_gated_mlp_backward_args, has_cuda_kernel,
-                  split_gate_up)
+from .ops import (ACTIVATIONS, VECTOR_ELEMS, _check_activation_and_layout, _check_devices_and_dtypes, _check_dims,
+                  _check_mlp_widths, _lib, check_gated_args, check_gated_mlp_backward_args, split_gate_up)
 
 PREACT_SCHEMA = ("(Tensor a, Tensor w, Tensor? bias, *, str activation=\"silu\", str layout=\"stacked\") "
                  "-> (Tensor, Tensor)")
@@ -74,10 +73,7 @@ def check_gated_mlp_args(x: torch.Tensor, w_gate_up: torch.Tensor, bias_gate_up:
     named = [("x", x), ("w_gate_up", w_gate_up), ("w_down", w_down)]
     named += [("bias_gate_up", bias_gate_up)] if bias_gate_up is not None else []
     named += [("bias_down", bias_down)] if bias_down is not None else []
-    for name, t in named:
-        want = 1 if name.startswith("bias") else 2
-        if t.dim() != want:
-            raise ValueError(f"{name}: must be {want}-D (got {t.dim()}-D)")
+    _check_dims(named)
     _check_devices_and_dtypes(named)
     _check_activation_and_layout(activation, layout)
     m, d = x.shape
@@ -91,14 +87,7 @@ def check_gated_mlp_args(x: torch.Tensor, w_gate_up: torch.Tensor, bias_gate_up:
         raise ValueError(f"w_down: must be d x i = ({d}, {i}) (got {tuple(w_down.shape)})")
     if bias_down is not None and bias_down.shape[0] != d:
         raise ValueError(f"bias_down: must have d = {d} elements (got {bias_down.shape[0]})")
-    if layout == "interleaved" and i % GATE_INTERLEAVE_ROWS != 0:
-        raise ValueError(
-            f"n: must be a multiple of 64 for layout='interleaved' (whole blocks of gate and up rows; got {i})")
-    if m != 0 and i != 0:
-        if d % VECTOR_ELEMS != 0:
-            raise ValueError(f"d: must be a multiple of 8 (x's columns; got {d})")
-        if i % VECTOR_ELEMS != 0:
-            raise ValueError(f"i: must be a multiple of 8 (w_down's columns; got {i})")
+    _check_mlp_widths(m, i, d, layout, "x's columns")
     return m, i, d
 
 
@@ -180,18 +169,6 @@ def _gated_mlp_backward(ctx, grad_y, grad_p):
 
 torch.library.register_autograd("glukit::gated_mlp", _gated_mlp_backward, setup_context=_gated_mlp_setup_context,
                                 lib=_lib)
-
-
-def register_torch_cuda_fallback() -> bool:
-    """Registers the torch-ops implementations of gated_projection_preact and
-    gated_mlp_backward_ for CUDA unless glukit._C registers glukit's kernels; returns whether
-    it did for gated_projection_preact."""
-    if not has_cuda_kernel("gated_mlp_backward_"):
-        _lib.impl("gated_mlp_backward_", _inplace_impl, "CUDA")
-    if has_cuda_kernel("gated_projection_preact"):
-        return False
-    _lib.impl("gated_projection_preact", _preact_impl, "CUDA")
-    return True
 
 
 def gated_projection_preact(a: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor] = None, *,

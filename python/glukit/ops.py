@@ -47,15 +47,46 @@ def _check_devices_and_dtypes(named) -> None:
             raise ValueError(f"{name}: dtype {t.dtype} differs from {first}'s {lead.dtype}")
 
 
+def _check_dims(named) -> None:
+    """Each (name, tensor) 2-D, except the biases (names starting "bias"), 1-D; the first
+    failing one raises ValueError naming it."""
+    for name, t in named:
+        want = 1 if name.startswith("bias") else 2
+        if t.dim() != want:
+            raise ValueError(f"{name}: must be {want}-D (got {t.dim()}-D)")
+
+
+def _check_mlp_widths(m: int, i: int, d: int, layout: str, d_from: str) -> None:
+    """The gated MLP ops' width rules: i whole blocks of 64 for the interleaved order, and
+    (m and i not 0) d and i multiples of 8; ``d_from`` says which operand d is read from
+    ("dy's columns") in the message."""
+    if layout == "interleaved" and i % GATE_INTERLEAVE_ROWS != 0:
+        raise ValueError(
+            f"n: must be a multiple of 64 for layout='interleaved' (whole blocks of gate and up rows; got {i})")
+    if m != 0 and i != 0:
+        if d % VECTOR_ELEMS != 0:
+            raise ValueError(f"d: must be a multiple of 8 ({d_from}; got {d})")
+        if i % VECTOR_ELEMS != 0:
+            raise ValueError(f"i: must be a multiple of 8 (w_down's columns; got {i})")
+
+
+def register_cuda_fallback(op: str, impl) -> bool:
+    """Registers ``impl`` (torch ops) as glukit::op's CUDA implementation unless one is
+    registered (glukit._C's kernel); returns whether it did. glukit/__init__.py calls it
+    after importing glukit._C, so that the op runs on CUDA with an extension built without
+    its kernel (or none)."""
+    if has_cuda_kernel(op):
+        return False
+    _lib.impl(op, impl, "CUDA")
+    return True
+
+
 def check_args(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor], y: torch.Tensor,
                b_is_nk: bool) -> tuple:
     """Checks the op's argument rules; returns (m, n, k). Raises ValueError naming the
     argument. The CUDA implementation checks the same rules with the same messages."""
     named = [("a", a), ("b", b), ("y", y)] + ([("bias", bias)] if bias is not None else [])
-    for name, t in named:
-        want = 1 if name == "bias" else 2
-        if t.dim() != want:
-            raise ValueError(f"{name}: must be {want}-D (got {t.dim()}-D)")
+    _check_dims(named)
     _check_devices_and_dtypes(named)
     m, k = a.shape
     n = b.shape[0] if b_is_nk else b.shape[1]
@@ -218,10 +249,7 @@ def check_gated_args(a: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tens
     """Checks the gated op's argument rules; returns (m, n, k). Raises ValueError naming the
     argument. The CUDA implementation checks the same rules with the same messages."""
     named = [("a", a), ("w", w)] + ([("bias", bias)] if bias is not None else [])
-    for name, t in named:
-        want = 1 if name == "bias" else 2
-        if t.dim() != want:
-            raise ValueError(f"{name}: must be {want}-D (got {t.dim()}-D)")
+    _check_dims(named)
     _check_devices_and_dtypes(named)
     _check_activation_and_layout(activation, layout)
     m, k = a.shape
@@ -424,9 +452,7 @@ def check_gated_mlp_backward_args(dy: torch.Tensor, w_down: torch.Tensor, p: tor
     the argument. The CUDA implementation checks the same rules, in this order, with the same
     messages."""
     named = [("dy", dy), ("w_down", w_down), ("p", p)]
-    for name, t in named:
-        if t.dim() != 2:
-            raise ValueError(f"{name}: must be 2-D (got {t.dim()}-D)")
+    _check_dims(named)
     _check_devices_and_dtypes(named)
     _check_activation_and_layout(activation, layout)
     m, d = dy.shape
@@ -435,14 +461,7 @@ def check_gated_mlp_backward_args(dy: torch.Tensor, w_down: torch.Tensor, p: tor
         raise ValueError(f"w_down: must be d x i with d = {d} (dy's columns; got {tuple(w_down.shape)})")
     if p.shape[0] != m or p.shape[1] != 2 * i:
         raise ValueError(f"p: must be m x 2i = ({m}, {2 * i}) (got {tuple(p.shape)})")
-    if layout == "interleaved" and i % GATE_INTERLEAVE_ROWS != 0:
-        raise ValueError(
-            f"n: must be a multiple of 64 for layout='interleaved' (whole blocks of gate and up rows; got {i})")
-    if m != 0 and i != 0:
-        if d % VECTOR_ELEMS != 0:
-            raise ValueError(f"d: must be a multiple of 8 (dy's columns; got {d})")
-        if i % VECTOR_ELEMS != 0:
-            raise ValueError(f"i: must be a multiple of 8 (w_down's columns; got {i})")
+    _check_mlp_widths(m, i, d, layout, "dy's columns")
     return m, i, d
 
 
@@ -469,7 +488,7 @@ def _gated_mlp_backward_cpu(dy, w_down, p, *, activation="silu", layout="stacked
 def _gated_mlp_backward_torch(dy, w_down, p, *, activation="silu", layout="stacked"):
     """gated_mlp_backward with torch ops in the operands' dtype (dh = dy W_down by one torch
     GEMM, rounded to the dtype, then the element-wise part in fp32): the CUDA implementation
-    where glukit._C does not register glukit's kernel for it (register_torch_cuda_fallback)."""
+    where glukit._C does not register glukit's kernel for it (register_cuda_fallback)."""
     check_gated_mlp_backward_args(dy, w_down, p, activation, layout)
     return _gated_grads(dy @ w_down, p, activation, layout, want_h=True)
 
@@ -477,17 +496,6 @@ def _gated_mlp_backward_torch(dy, w_down, p, *, activation="silu", layout="stack
 def has_cuda_kernel(op: str) -> bool:
     """Whether ``glukit::op`` has a CUDA implementation registered."""
     return torch._C._dispatch_has_kernel_for_dispatch_key(f"glukit::{op}", "CUDA")
-
-
-def register_torch_cuda_fallback() -> bool:
-    """Registers the torch-ops implementation of gated_mlp_backward for CUDA unless one is
-    registered (glukit._C's kernel); returns whether it did. glukit/__init__.py calls it
-    after importing glukit._C, so that GatedMLP trains on CUDA with an extension built
-    without the kernel (or none)."""
-    if has_cuda_kernel("gated_mlp_backward"):
-        return False
-    _lib.impl("gated_mlp_backward", _gated_mlp_backward_torch, "CUDA")
-    return True
 
 
 def gated_mlp_backward(dy: torch.Tensor, w_down: torch.Tensor, p: torch.Tensor, *, activation: str = "silu",
@@ -523,10 +531,7 @@ def check_gated_down_args(p: torch.Tensor, w_down: torch.Tensor, bias_down: Opti
     naming the argument. d and i must be multiples of 8 (m and i not 0) as for
     gated_mlp_backward, so that the op's backward accepts what its forward did."""
     named = [("p", p), ("w_down", w_down)] + ([("bias_down", bias_down)] if bias_down is not None else [])
-    for name, t in named:
-        want = 1 if name == "bias_down" else 2
-        if t.dim() != want:
-            raise ValueError(f"{name}: must be {want}-D (got {t.dim()}-D)")
+    _check_dims(named)
     _check_devices_and_dtypes(named)
     _check_activation_and_layout(activation, layout)
     m, cols = p.shape
@@ -538,14 +543,7 @@ def check_gated_down_args(p: torch.Tensor, w_down: torch.Tensor, bias_down: Opti
         raise ValueError(f"w_down: must be d x i with i = {i} (half of p's columns; got {tuple(w_down.shape)})")
     if bias_down is not None and bias_down.shape[0] != d:
         raise ValueError(f"bias_down: must have d = {d} elements (w_down's rows; got {bias_down.shape[0]})")
-    if layout == "interleaved" and i % GATE_INTERLEAVE_ROWS != 0:
-        raise ValueError(
-            f"n: must be a multiple of 64 for layout='interleaved' (whole blocks of gate and up rows; got {i})")
-    if m != 0 and i != 0:
-        if d % VECTOR_ELEMS != 0:
-            raise ValueError(f"d: must be a multiple of 8 (w_down's rows; got {d})")
-        if i % VECTOR_ELEMS != 0:
-            raise ValueError(f"i: must be a multiple of 8 (w_down's columns; got {i})")
+    _check_mlp_widths(m, i, d, layout, "w_down's rows")
     return m, i, d
 
 

@@ -17,22 +17,13 @@ import torch.nn.functional as F
 import glukit
 from gated_inputs import make_mlp_backward_args
 from glukit.nn import GatedMLP, replace_gated_mlps
-from test_gpu import assert_child_ok, run_child
+from test_gpu import _need_gpu, assert_child_ok, run_child  # noqa: F401  (_need_gpu: the autouse check)
 from test_training_cpu import (ACT_MODULES, ACTIVATIONS, EAGER_ACT, UNIT_ROUNDOFF, EagerMLP, assert_gradient_close,
                                eager_grads, glukit_grads, mlp_backward_fp64, rel_l2)
 
 pytestmark = pytest.mark.gpu
 
 DTYPES = [torch.float16, torch.bfloat16]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _need_gpu():
-    if not torch.cuda.is_available():
-        pytest.fail("the gpu tests need a CUDA device (deselect them with -m 'not gpu')")
-    if not glukit.cuda_available():
-        pytest.fail(f"glukit._C did not import: {glukit.extension_error()!r} (build it: python/setup.py)")
-    assert torch.cuda.get_device_capability() == (9, 0), torch.cuda.get_device_name()
 
 
 def test_fused_backward_kernel_registered():
