@@ -43,18 +43,6 @@ struct GatedLaunchArgs {
   std::int64_t ldp;
 };
 
-/// glukit::gated_projection<Op>(args, stream), one per element type and epilogue
-/// operation (one translation unit each: launch_gated_<dtype>_<activation>.cu):
-/// silu = epilogue::SwiGlu, gelu_tanh = GeGlu, relu = ReGlu, sigmoid = SigmoidGlu.
-LaunchStatus gated_projection_f16_silu(const GatedLaunchArgs& args, cudaStream_t stream);
-LaunchStatus gated_projection_f16_gelu_tanh(const GatedLaunchArgs& args, cudaStream_t stream);
-LaunchStatus gated_projection_f16_relu(const GatedLaunchArgs& args, cudaStream_t stream);
-LaunchStatus gated_projection_f16_sigmoid(const GatedLaunchArgs& args, cudaStream_t stream);
-LaunchStatus gated_projection_bf16_silu(const GatedLaunchArgs& args, cudaStream_t stream);
-LaunchStatus gated_projection_bf16_gelu_tanh(const GatedLaunchArgs& args, cudaStream_t stream);
-LaunchStatus gated_projection_bf16_relu(const GatedLaunchArgs& args, cudaStream_t stream);
-LaunchStatus gated_projection_bf16_sigmoid(const GatedLaunchArgs& args, cudaStream_t stream);
-
 /// Operand pointers and element strides of one gated_backward call: dY m x k, W_down k x n
 /// (the down projection's nn.Linear weight), P and dP m x 2n (gate and up columns in
 /// interleaved's order), H m x n.
@@ -68,14 +56,19 @@ struct GatedBackwardLaunchArgs {
   bool interleaved;  ///< glukit::GateLayout::interleaved, else stacked
 };
 
-/// glukit::gated_backward<Op>(args, stream), beside the forward in launch_gated_<dtype>_<activation>.cu.
-LaunchStatus gated_backward_f16_silu(const GatedBackwardLaunchArgs& args, cudaStream_t stream);
-LaunchStatus gated_backward_f16_gelu_tanh(const GatedBackwardLaunchArgs& args, cudaStream_t stream);
-LaunchStatus gated_backward_f16_relu(const GatedBackwardLaunchArgs& args, cudaStream_t stream);
-LaunchStatus gated_backward_f16_sigmoid(const GatedBackwardLaunchArgs& args, cudaStream_t stream);
-LaunchStatus gated_backward_bf16_silu(const GatedBackwardLaunchArgs& args, cudaStream_t stream);
-LaunchStatus gated_backward_bf16_gelu_tanh(const GatedBackwardLaunchArgs& args, cudaStream_t stream);
-LaunchStatus gated_backward_bf16_relu(const GatedBackwardLaunchArgs& args, cudaStream_t stream);
-LaunchStatus gated_backward_bf16_sigmoid(const GatedBackwardLaunchArgs& args, cudaStream_t stream);
+/// The activations the extension holds, by glukit.ops.ACTIVATIONS' names: silu =
+/// epilogue::SwiGlu, gelu_tanh = GeGlu, relu = ReGlu, sigmoid = SigmoidGlu. Each has, per
+/// element type, glukit::gated_projection<Op> and glukit::gated_backward<Op> behind the
+/// functions below, defined in launch_gated_<dtype>_<name>.cu (one translation unit each, so
+/// that they compile in parallel); ops.cpp's table of them is built from this list too.
+#define GLUKIT_TORCH_ACTIVATIONS(X) X(silu) X(gelu_tanh) X(relu) X(sigmoid)
+
+#define GLUKIT_TORCH_DECLARE_LAUNCHERS(name)                                                       \
+  LaunchStatus gated_projection_f16_##name(const GatedLaunchArgs& args, cudaStream_t stream);       \
+  LaunchStatus gated_projection_bf16_##name(const GatedLaunchArgs& args, cudaStream_t stream);      \
+  LaunchStatus gated_backward_f16_##name(const GatedBackwardLaunchArgs& args, cudaStream_t stream); \
+  LaunchStatus gated_backward_bf16_##name(const GatedBackwardLaunchArgs& args, cudaStream_t stream);
+GLUKIT_TORCH_ACTIVATIONS(GLUKIT_TORCH_DECLARE_LAUNCHERS)
+#undef GLUKIT_TORCH_DECLARE_LAUNCHERS
 
 }  // namespace glukit_torch

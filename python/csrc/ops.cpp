@@ -204,17 +204,12 @@ struct Activation {
   GatedBackwardLauncher backward_f16, backward_bf16;
 };
 
-/// The activations the extension holds, the one list of this file (launch.h declares them).
-constexpr Activation activations[] = {
-    {"silu", &glukit_torch::gated_projection_f16_silu, &glukit_torch::gated_projection_bf16_silu,
-     &glukit_torch::gated_backward_f16_silu, &glukit_torch::gated_backward_bf16_silu},
-    {"gelu_tanh", &glukit_torch::gated_projection_f16_gelu_tanh, &glukit_torch::gated_projection_bf16_gelu_tanh,
-     &glukit_torch::gated_backward_f16_gelu_tanh, &glukit_torch::gated_backward_bf16_gelu_tanh},
-    {"relu", &glukit_torch::gated_projection_f16_relu, &glukit_torch::gated_projection_bf16_relu,
-     &glukit_torch::gated_backward_f16_relu, &glukit_torch::gated_backward_bf16_relu},
-    {"sigmoid", &glukit_torch::gated_projection_f16_sigmoid, &glukit_torch::gated_projection_bf16_sigmoid,
-     &glukit_torch::gated_backward_f16_sigmoid, &glukit_torch::gated_backward_bf16_sigmoid},
-};
+/// The activations the extension holds (launch.h's GLUKIT_TORCH_ACTIVATIONS).
+#define GLUKIT_TORCH_ACTIVATION(name)                                                            \
+  Activation{#name, &glukit_torch::gated_projection_f16_##name, &glukit_torch::gated_projection_bf16_##name, \
+             &glukit_torch::gated_backward_f16_##name, &glukit_torch::gated_backward_bf16_##name},
+constexpr Activation activations[] = {GLUKIT_TORCH_ACTIVATIONS(GLUKIT_TORCH_ACTIVATION)};
+#undef GLUKIT_TORCH_ACTIVATION
 
 /// The activation named `activation`, or a ValueError listing the names.
 const Activation& find_activation(c10::string_view activation) {
