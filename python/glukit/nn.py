@@ -37,10 +37,7 @@ class LinearGlu(nn.Module):
 
     def reset_parameters(self) -> None:
         """nn.Linear's initialisation."""
-        nn.init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
-            nn.init.uniform_(self.bias, -bound, bound)
+        _init_like_linear(self.weight, self.bias)
 
     @classmethod
     def from_linear(cls, linear: nn.Linear) -> "LinearGlu":
@@ -92,10 +89,7 @@ class GatedMLPUp(nn.Module):
     def reset_parameters(self) -> None:
         """nn.Linear's initialisation of each projection (both have fan-in in_features; the
         row order does not matter to an elementwise-independent uniform draw)."""
-        nn.init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
-            nn.init.uniform_(self.bias, -bound, bound)
+        _init_like_linear(self.weight, self.bias)
 
     @classmethod
     def from_linears(cls, gate_proj: nn.Linear, up_proj: nn.Linear, activation: str = "silu",
@@ -105,6 +99,7 @@ class GatedMLPUp(nn.Module):
         layout="interleaved" converted once to the interleaved order (interleave_gate_up);
         forward does no conversion. The new parameters do not share storage with the
         Linears: later changes to either side are not seen by the other."""
+        _check_mlp_linears(gate_proj, up_proj)
         w, b = _stacked_gate_up(gate_proj, up_proj, activation, layout)
         self = cls.__new__(cls)
         nn.Module.__init__(self)
@@ -137,6 +132,16 @@ def _check_module_args(activation: str, layout: str, hidden_features: int) -> No
             f"n: must be a multiple of 64 for layout='interleaved' (hidden_features; got {hidden_features})")
 
 
+def _init_like_linear(weight: torch.Tensor, bias: Optional[torch.Tensor]) -> None:
+    """nn.Linear's initialisation of a weight (out x in) and its bias (or None): the fan-in is
+    the weight's columns."""
+    nn.init.kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in = weight.shape[1]
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        nn.init.uniform_(bias, -bound, bound)
+
+
 def _check_linear(name: str, linear) -> None:
     """linear is an nn.Linear whose weight is out_features x in_features (not a packed or
     quantised weight)."""
@@ -147,20 +152,38 @@ def _check_linear(name: str, linear) -> None:
         raise ValueError(f"{name}: weight must be out_features x in_features = {want} (got {tuple(linear.weight.shape)})")
 
 
-def _stacked_gate_up(gate_proj: nn.Linear, up_proj: nn.Linear, activation: str, layout: str) -> tuple:
-    """One new weight parameter (2n x k) and bias parameter (2n, or None) holding gate_proj's
-    and up_proj's in ``layout``'s row order: copied once, converted once for "interleaved"."""
-    _check_linear("gate_proj", gate_proj)
-    _check_linear("up_proj", up_proj)
+def _check_mlp_linears(gate_proj, up_proj, down_proj=None) -> None:
+    """The Linears of one gated MLP: each an nn.Linear, up_proj of gate_proj's shape and bias
+    presence, and (when given) down_proj in_features = gate_proj's out_features x out_features
+    = gate_proj's in_features; every weight of gate_proj's dtype and device."""
+    named = [("gate_proj", gate_proj), ("up_proj", up_proj)]
+    named += [("down_proj", down_proj)] if down_proj is not None else []
+    for name, linear in named:
+        _check_linear(name, linear)
     if gate_proj.in_features != up_proj.in_features or gate_proj.out_features != up_proj.out_features:
         raise ValueError(
             f"up_proj: must have gate_proj's shape (in_features={gate_proj.in_features}, "
             f"out_features={gate_proj.out_features}; got {up_proj.in_features}, {up_proj.out_features})")
     if (gate_proj.bias is None) != (up_proj.bias is None):
         raise ValueError("up_proj: must have a bias exactly when gate_proj has one")
+    hidden, d = gate_proj.out_features, gate_proj.in_features
+    if down_proj is not None and (down_proj.in_features != hidden or down_proj.out_features != d):
+        raise ValueError(
+            f"down_proj: must be in_features={hidden} (gate_proj's out_features) x out_features={d} "
+            f"(gate_proj's in_features; got in_features={down_proj.in_features}, "
+            f"out_features={down_proj.out_features})")
+    gw = gate_proj.weight
+    for name, linear in named[1:]:
+        w = linear.weight
+        if w.dtype != gw.dtype or w.device != gw.device:
+            raise ValueError(f"{name}: weight on {w.device} as {w.dtype}, gate_proj's on {gw.device} as {gw.dtype}")
+
+
+def _stacked_gate_up(gate_proj: nn.Linear, up_proj: nn.Linear, activation: str, layout: str) -> tuple:
+    """One new weight parameter (2n x k) and bias parameter (2n, or None) holding gate_proj's
+    and up_proj's in ``layout``'s row order: copied once, converted once for "interleaved".
+    The Linears passed _check_mlp_linears."""
     gw, uw = gate_proj.weight, up_proj.weight
-    if gw.dtype != uw.dtype or gw.device != uw.device:
-        raise ValueError(f"up_proj: weight on {uw.device} as {uw.dtype}, gate_proj's on {gw.device} as {gw.dtype}")
     _check_module_args(activation, layout, gate_proj.out_features)
     with torch.no_grad():
         w = torch.cat([gw, uw], 0)
@@ -211,12 +234,8 @@ class GatedMLP(nn.Module):
     def reset_parameters(self) -> None:
         """nn.Linear's initialisation of each projection (fan-in in_features for gate and up,
         hidden_features for down)."""
-        for weight, bias in ((self.weight_gate_up, self.bias_gate_up), (self.weight_down, self.bias_down)):
-            nn.init.kaiming_uniform_(weight, a=math.sqrt(5))
-            if bias is not None:
-                fan_in = weight.shape[1]
-                bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-                nn.init.uniform_(bias, -bound, bound)
+        _init_like_linear(self.weight_gate_up, self.bias_gate_up)
+        _init_like_linear(self.weight_down, self.bias_down)
 
     @classmethod
     def from_linears(cls, gate_proj: nn.Linear, up_proj: nn.Linear, down_proj: nn.Linear, activation: str = "silu",
@@ -226,18 +245,10 @@ class GatedMLP(nn.Module):
         layout="interleaved" converted once to the interleaved order), down's into a new
         parameter. Nothing is shared with the Linears: later changes to either side (an
         optimizer's steps) are not seen by the other; :meth:`copy_to_linears` writes back."""
+        _check_mlp_linears(gate_proj, up_proj, down_proj)
         weight, bias = _stacked_gate_up(gate_proj, up_proj, activation, layout)
-        _check_linear("down_proj", down_proj)
         hidden, d = gate_proj.out_features, gate_proj.in_features
-        if down_proj.in_features != hidden or down_proj.out_features != d:
-            raise ValueError(
-                f"down_proj: must be in_features={hidden} (gate_proj's out_features) x out_features={d} "
-                f"(gate_proj's in_features; got in_features={down_proj.in_features}, "
-                f"out_features={down_proj.out_features})")
         dw = down_proj.weight
-        if dw.dtype != weight.dtype or dw.device != weight.device:
-            raise ValueError(
-                f"down_proj: weight on {dw.device} as {dw.dtype}, gate_proj's on {weight.device} as {weight.dtype}")
         self = cls.__new__(cls)
         nn.Module.__init__(self)
         self.in_features = d

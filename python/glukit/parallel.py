@@ -24,7 +24,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from .nn import GatedMLP, _check_linear, _check_module_args
+from .nn import GatedMLP, _check_mlp_linears, _check_module_args
 from .ops import GATE_INTERLEAVE_ROWS, VECTOR_ELEMS, interleave_gate_up, split_gate_up
 
 #: Backends whose all-reduce runs in fp32 for float16 and bfloat16 tensors: gloo builds differ
@@ -229,25 +229,9 @@ class TensorParallelGatedMLP(nn.Module):
         layout), group)`` without building the whole module: the slices are copied from the
         Linears (every rank passes the same ones). The Linears' rules and messages are
         GatedMLP.from_linears'."""
-        for name, linear in (("gate_proj", gate_proj), ("up_proj", up_proj), ("down_proj", down_proj)):
-            _check_linear(name, linear)
+        _check_mlp_linears(gate_proj, up_proj, down_proj)
         hidden, d = gate_proj.out_features, gate_proj.in_features
-        if up_proj.in_features != d or up_proj.out_features != hidden:
-            raise ValueError(f"up_proj: must have gate_proj's shape (in_features={d}, out_features={hidden}; got "
-                             f"{up_proj.in_features}, {up_proj.out_features})")
-        if (gate_proj.bias is None) != (up_proj.bias is None):
-            raise ValueError("up_proj: must have a bias exactly when gate_proj has one")
-        if down_proj.in_features != hidden or down_proj.out_features != d:
-            raise ValueError(
-                f"down_proj: must be in_features={hidden} (gate_proj's out_features) x out_features={d} "
-                f"(gate_proj's in_features; got in_features={down_proj.in_features}, "
-                f"out_features={down_proj.out_features})")
         lead = gate_proj.weight
-        for name, linear in (("up_proj", up_proj), ("down_proj", down_proj)):
-            w = linear.weight
-            if w.dtype != lead.dtype or w.device != lead.device:
-                raise ValueError(f"{name}: weight on {w.device} as {w.dtype}, gate_proj's on {lead.device} as "
-                                 f"{lead.dtype}")
         self = cls.__new__(cls)
         nn.Module.__init__(self)
         self._set_shape(d, hidden, activation, layout, group)
