@@ -14,6 +14,9 @@
 
 #include "glukit/kernels/addmm_glu.hpp"
 #include "glukit/kernels/gated_args.hpp"
+#if defined(GLUKIT_BACKEND_HIP)
+#include "glukit/kernels/cdna/device_facts.hpp"
+#endif
 
 namespace glukit {
 
@@ -142,13 +145,6 @@ Status gated_backward(const GatedBackwardArgsT<T>& args, stream_t stream = {}) {
   return GatedBackward<Policy>::run(args, stream);
 }
 
-namespace detail {
-/// The backend's gated-backward default for element type T and operation Op: specialised
-/// next to its kernels with `static Status run(const GatedBackwardArgsT<T>&, stream_t)`.
-template <Backend B, class T, class Op>
-struct DefaultGatedBackwardLauncher;
-}  // namespace detail
-
 #if defined(GLUKIT_BACKEND_CUDA)
 /// dP and H of the gated backward for the gated operation Op (epilogue::SwiGlu, GeGlu,
 /// ReGlu, SigmoidGlu, or a user's with `backward`) with the default kernel
@@ -160,17 +156,17 @@ Status gated_backward(const GatedBackwardArgsT<T>& args, stream_t stream = {}) {
 }
 #elif defined(GLUKIT_BACKEND_HIP)
 /// dP and H of the gated backward for the gated operation Op with the current device's
-/// default kernel (kernels/cdna/default_gated_backward.hpp: V4 of gfx942 or gfx950), on
-/// `stream`.
+/// chip's V4FusedEpilogue (the CDNA gated projection's default kernel), on `stream`.
 template <class Op, Element T>
   requires(EpilogueOpBackward<Op>)
 Status gated_backward(const GatedBackwardArgsT<T>& args, stream_t stream = {}) {
-  return detail::DefaultGatedBackwardLauncher<Backend::hip, T, Op>::run(args, stream);
+  if (Status s = validate_gated_backward_arguments(args); !s) return s;
+  if (args.m == 0 || args.n == 0) return Status::success();
+  return cdna::on_current_chip(
+      "device: glukit::gated_backward on HIP needs a gfx942 (MI300) or gfx950 (MI350) GPU", [&]<class Arch>(Arch) {
+        return GatedBackward<policy::WithEpilogue<policy::V4FusedEpilogue<Arch>, Op>>::run(args, stream);
+      });
 }
 #endif
 
 }  // namespace glukit
-
-#if defined(GLUKIT_BACKEND_HIP)
-#include "glukit/kernels/cdna/default_gated_backward.hpp"
-#endif

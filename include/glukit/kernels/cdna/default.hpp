@@ -18,23 +18,11 @@ namespace glukit::detail {
 template <class T>
 struct DefaultLauncher<Backend::hip, T> {
   static Status run(const AddmmGluArgsT<T>& args, stream_t stream) {
-    using Gfx942 = policy::V4FusedEpilogue<arch::gfx942>;
-    using Gfx950 = policy::V4FusedEpilogue<arch::gfx950>;
-    if (Status s = validate_arguments(args, Gfx950::epilogue_op::reads_aux); !s) return s;
+    if (Status s = validate_arguments(args, policy::V4FusedEpilogue<arch::gfx950>::epilogue_op::reads_aux); !s)
+      return s;
     if (args.m == 0 || args.n == 0) return Status::success();
-    int device = 0;
-    if (get_device(&device) != success) return {StatusCode::runtime_error, "hipGetDevice failed"};
-    cdna::DeviceFacts::Facts facts{};
-    if (Status s = cdna::DeviceFacts::query(device, &facts); !s) return s;
-    switch (facts.chip) {
-      case cdna::Chip::gfx942:
-        return AddmmGlu<Gfx942>::run(args, stream);
-      case cdna::Chip::gfx950:
-        return AddmmGlu<Gfx950>::run(args, stream);
-      default:
-        return {StatusCode::unsupported_device,
-                "device: glukit::addmm_glu on HIP needs a gfx942 (MI300) or gfx950 (MI350) GPU"};
-    }
+    return cdna::on_current_chip("device: glukit::addmm_glu on HIP needs a gfx942 (MI300) or gfx950 (MI350) GPU",
+                                 [&]<class Arch>(Arch) { return AddmmGlu<policy::V4FusedEpilogue<Arch>>::run(args, stream); });
   }
 };
 

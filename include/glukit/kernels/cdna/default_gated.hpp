@@ -24,19 +24,9 @@ struct DefaultGatedLauncher<Backend::hip, T, Op> {
   static Status run(const GatedProjectionArgsT<T>& args, stream_t stream) {
     if (Status s = validate_gated_arguments(args); !s) return s;
     if (args.m == 0 || args.n == 0) return Status::success();
-    int device = 0;
-    if (get_device(&device) != success) return {StatusCode::runtime_error, "hipGetDevice failed"};
-    cdna::DeviceFacts::Facts facts{};
-    if (Status s = cdna::DeviceFacts::query(device, &facts); !s) return s;
-    switch (facts.chip) {
-      case cdna::Chip::gfx942:
-        return GatedProjection<CdnaGatedDefaultPolicy<arch::gfx942, Op>>::run(args, stream);
-      case cdna::Chip::gfx950:
-        return GatedProjection<CdnaGatedDefaultPolicy<arch::gfx950, Op>>::run(args, stream);
-      default:
-        return {StatusCode::unsupported_device,
-                "device: glukit::gated_projection on HIP needs a gfx942 (MI300) or gfx950 (MI350) GPU"};
-    }
+    return cdna::on_current_chip(
+        "device: glukit::gated_projection on HIP needs a gfx942 (MI300) or gfx950 (MI350) GPU",
+        [&]<class Arch>(Arch) { return GatedProjection<CdnaGatedDefaultPolicy<Arch, Op>>::run(args, stream); });
   }
 };
 

@@ -1,7 +1,7 @@
 // Which CDNA chip the current device is and how many CUs it has, queried
 // once per device through the HIP runtime and cached: the launchers'
-// device check (kernels/cdna/launcher.hpp) and the default launcher's choice
-// of kernel (kernels/cdna/default.hpp). HIP translation units only.
+// device check (kernels/cdna/launcher.hpp) and the defaults' choice of kernel
+// (on_current_chip, kernels/cdna/default*.hpp). HIP translation units only.
 #pragma once
 #include <atomic>
 #include <concepts>
@@ -71,5 +71,23 @@ struct DeviceFacts {
     return std::strncmp(gcn_arch_name, chip, n) == 0 && (gcn_arch_name[n] == '\0' || gcn_arch_name[n] == ':');
   }
 };
+
+/// run(arch::gfx942{}) or run(arch::gfx950{}) by the current device's chip: the defaults'
+/// dispatch (kernels/cdna/default*.hpp); `unsupported` is the message for any other device.
+template <class Run>
+Status on_current_chip(const char* unsupported, Run&& run) {
+  int device = 0;
+  if (get_device(&device) != success) return {StatusCode::runtime_error, "hipGetDevice failed"};
+  DeviceFacts::Facts facts{};
+  if (Status s = DeviceFacts::query(device, &facts); !s) return s;
+  switch (facts.chip) {
+    case Chip::gfx942:
+      return run(arch::gfx942{});
+    case Chip::gfx950:
+      return run(arch::gfx950{});
+    default:
+      return {StatusCode::unsupported_device, unsupported};
+  }
+}
 
 }  // namespace glukit::cdna
