@@ -1,6 +1,6 @@
 // The gated-projection benchmarks of glukit_bench: <what>/bf16/nk/M/N/K with N = n (the
 // output's columns; W has 2n rows) at
-//   M in {16, 256, 2048, 8192} x (K, n) in {(4096, 14336), (8192, 28672)}
+//   M in {16, 256, 2048, 4096, 8192} x (K, n) in {(4096, 14336), (8192, 28672)}
 //   (the gate + up projections of Llama-3 8B and 70B), SwiGLU, bias of 2n,
 //   W stacked ([W_g; W_u], one nn.Linear weight used as stored):
 //   gated_cublas_gemm2n/...  cuBLAS GEMM alone of width 2n (the same FLOPs, no bias, no
@@ -11,6 +11,8 @@
 //   gated_default/...        glukit::gated_projection(args): glukit's pick for the shape
 //   gated_default_interleaved/...  the same on W and bias in the interleaved order
 //   gated_<Policy>/...       glukit::gated_projection<Policy>(args) for each GatedPolicies
+//   gated_preact_<Policy or default>/...  the same also writing the pre-activations P
+//                            (a training forward), in turns with the baselines
 // Counters as the sweep's: M N K TFLOPS (2 M 2n K flops) vs_cublas vs_unfused. Every glukit
 // benchmark checks its whole output (poisoned first) against the unfused path once.
 // gated_default also times itself, cuBLAS 2n and the unfused path (each at the algorithm
@@ -42,7 +44,7 @@ namespace {
 using T = glukit::bfloat16_t;
 using Arch = glukit::arch::sm90a;
 
-constexpr std::int64_t kGatedMs[] = {16, 256, 2048, 8192};
+constexpr std::int64_t kGatedMs[] = {16, 256, 2048, 4096, 8192};
 struct GatedKN {
   std::int64_t k, n;
 };
@@ -252,6 +254,30 @@ struct PolicyPick {
   }
 };
 
+/// The default's pick, in PreactPick.
+struct DefaultPolicy {};
+/// Policy (the default when Policy is DefaultPolicy) also writing the pre-activations P (m x 2n, one
+/// buffer for every input set: P is only written), as a training forward does
+/// (GatedProjectionArgsT::preact); its output is checked as the others', P by the GPU tests.
+template <class Policy>
+struct PreactPick {
+  static constexpr glukit::GateLayout layout = glukit::GateLayout::stacked;
+  static constexpr bool in_turns = true;
+  static std::string name() {
+    if constexpr (std::is_same_v<Policy, DefaultPolicy>) return "gated_preact_default";
+    else return std::string("gated_preact_") + Policy::name();
+  }
+  static glukit::Status run(glukit::GatedProjectionArgsT<T> a, cudaStream_t st) {
+    static DeviceBuffer<T> p;
+    const auto need = std::size_t(a.m * 2 * a.n);
+    if (p.size() < need) p = DeviceBuffer<T>(need);
+    a.preact = p.get();
+    a.ldp = 2 * a.n;
+    if constexpr (std::is_same_v<Policy, DefaultPolicy>) return glukit::gated_projection(a, st);
+    else return glukit::gated_projection<Policy>(a, st);
+  }
+};
+
 template <class Pick>
 void bm_glukit(benchmark::State& state, GatedShape s) {
   for (auto _ : state) {
@@ -299,7 +325,7 @@ void bm_glukit(benchmark::State& state, GatedShape s) {
     state.counters["host_us"] = t.host_us;
     state.counters["rel_l2"] = c.relative_l2;
     state.counters["sets"] = double(ops.sets.size());
-    if constexpr (std::is_same_v<Pick, DefaultPick>) {  // the default, also in turns with the baselines
+    if constexpr (std::is_same_v<Pick, DefaultPick> || requires { Pick::in_turns; }) {  // also in turns with the baselines
       set_turns_counters(state, in_turns_with_baselines(ops, b, Pick::run, counts, stream));
     }
   }
@@ -315,13 +341,23 @@ struct GatedPingpong64x256 : glukit::policy::GatedTmaPingpong64x128<Arch> {
 
 /// Beside the default: each kernel it picks from, and the probes, at every shape.
 using GatedPolicies = std::tuple<glukit::policy::GatedTma128x256<Arch>, glukit::policy::GatedTma128x128<Arch>,
-                                 glukit::policy::GatedTmaPingpong64x128<Arch>,
+                                 glukit::policy::GatedTmaPingpong64x128<Arch>, glukit::policy::GatedTmaPingpong128x128<Arch>,
                                  glukit::policy::GatedTmaDecode16x128<Arch>, glukit::policy::GatedTmaDecode16x256<Arch>,
                                  GatedPingpong64x256>;
 
 template <class... Ps>
 void register_policies(const GatedShape& s, std::tuple<Ps...>*) {
   (configure(benchmark::RegisterBenchmark((PolicyPick<Ps>::name() + "/" + s.key()).c_str(), bm_glukit<PolicyPick<Ps>>,
+                                          s)),
+   ...);
+}
+
+/// With the pre-activations: the default and the kernels a training forward may run.
+using PreactPolicies = std::tuple<DefaultPolicy, glukit::policy::GatedTma128x256<Arch>, glukit::policy::GatedTma128x128<Arch>,
+                                  glukit::policy::GatedTmaPingpong128x128<Arch>>;
+template <class... Ps>
+void register_preact(const GatedShape& s, std::tuple<Ps...>*) {
+  (configure(benchmark::RegisterBenchmark((PreactPick<Ps>::name() + "/" + s.key()).c_str(), bm_glukit<PreactPick<Ps>>,
                                           s)),
    ...);
 }
@@ -338,6 +374,7 @@ void register_gated() {
       configure(benchmark::RegisterBenchmark(("gated_default_interleaved/" + s.key()).c_str(),
                                              bm_glukit<InterleavedPick>, s));
       register_policies(s, static_cast<GatedPolicies*>(nullptr));
+      register_preact(s, static_cast<PreactPolicies*>(nullptr));
     }
 }
 

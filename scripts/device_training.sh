@@ -9,6 +9,8 @@
 #   5. python/bench.py --parts training (the MLP step against eager and torch.compile);
 #   6. python/probes/profile_mlp_step.py (the step's kernels, eager and glukit);
 #   7. the rest of the GPU list (GLUKIT_REST_OF_LIST=0 skips it).
+# GLUKIT_TRAINING_PARTS (default kernels,torch) picks the halves: kernels = 2, 3 (with
+# GLUKIT_GPU_FILTER, default [gated_backward]); torch = 1, 4, 5, 6; each fits one device call.
 # Writes under $OUT: gpu_training.txt (with the sanitizers' summaries), ext_build.log,
 # bench_gated_backward.json, pytest_training.log, bench_training.json, bench_training.log,
 # profile_step.txt, gpu_rest.txt (8 files). Each step has a
@@ -19,6 +21,9 @@ build=${1:-.carry/build}
 : "${OUT:?set OUT to the output directory}"
 export LD_LIBRARY_PATH="$PWD/$build/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 tests=$build/test/gpu/glukit_gpu_tests
+parts=${GLUKIT_TRAINING_PARTS:-kernels,torch}
+gpu_filter=${GLUKIT_GPU_FILTER:-[gated_backward]}
+has() { [[ ",$parts," == *",$1,"* ]]; }
 filter=${GLUKIT_BENCH_FILTER:-'^gated_backward.*/(4096|8192|16384)/14336/4096/|^gated_backward.*/4096/28672/8192/'}
 start=$(date +%s)
 step() { echo "==> [$(( $(date +%s) - start ))s] $*"; }
@@ -28,31 +33,37 @@ step "SASS of the training kernels (sass_summary.sh)"
 bash scripts/sass_summary.sh "$tests" 'GatedBackwardProblem|GatedProblem<[^>]*, true>|GatedProblemI.*Lb1E' 2>&1 | sort -u | head -12 |
   sed -E 's/^void glukit::sm90::addmm_glu_kernel<glukit::Bound<//; s/>\(glukit::sm90::KernelParamsT.*\) / /' | cut -c1-260
 
-step "extension build (background)"
-(cd python && rm -rf build glukit/_C*.so && TORCH_CUDA_ARCH_LIST=9.0a MAX_JOBS=16 \
-   timeout 300 python3 setup.py build_ext --inplace > "$OUT/ext_build.log" 2>&1; echo "rc=$?" >> "$OUT/ext_build.log") &
-build_pid=$!
+if has torch; then
+  step "extension build (background)"
+  (cd python && rm -rf build glukit/_C*.so && TORCH_CUDA_ARCH_LIST=9.0a MAX_JOBS=16 \
+     timeout 300 python3 setup.py build_ext --inplace > "$OUT/ext_build.log" 2>&1; echo "rc=$?" >> "$OUT/ext_build.log") &
+  build_pid=$!
+fi
 
-step "glukit_gpu_tests [gated_backward]"
-timeout 240 "$tests" "[gated_backward]" > "$OUT/gpu_training.txt" 2>&1
+if has kernels; then
+step "glukit_gpu_tests $gpu_filter"
+timeout 240 "$tests" "$gpu_filter" > "$OUT/gpu_training.txt" 2>&1
 grep -E "All tests passed|test cases:" "$OUT/gpu_training.txt" | tail -1
 grep -B3 -A20 "FAILED" "$OUT/gpu_training.txt" | head -60
 step "the four sanitizers on [gated_backward][sanitize]"
 san_pids=()
 for tool in memcheck racecheck synccheck initcheck; do
-  (timeout 240 compute-sanitizer --tool $tool --error-exitcode 1 "$tests" "[gated_backward][sanitize]" 2>&1 | tail -4 |
+  (timeout 240 compute-sanitizer --tool $tool --error-exitcode 1 "$tests" "${GLUKIT_SAN_FILTER:-${gpu_filter}[sanitize]}" 2>&1 | tail -4 |
      sed "s/^/$tool: /" >> "$OUT/gpu_training.txt") &
   san_pids+=($!)
 done
 wait "${san_pids[@]}"
-grep -E "^(memcheck|racecheck):" "$OUT/gpu_training.txt"
+grep -E "^(memcheck|racecheck|synccheck|initcheck):" "$OUT/gpu_training.txt"
+
+step "glukit_bench $filter"
+timeout "${GLUKIT_BENCH_TIMEOUT:-240}" "$build/benchmark/glukit_bench" --benchmark_filter="$filter" \
+  --benchmark_out="$OUT/bench_gated_backward.json" --benchmark_out_format=json 2>&1 | tee "$OUT/bench_gated_backward.txt" | cut -c1-220 | tail -60
+fi
+
+if has torch; then
 step "waiting for the extension build"
 wait $build_pid
 tail -2 "$OUT/ext_build.log"
-
-step "glukit_bench $filter"
-timeout 240 "$build/benchmark/glukit_bench" --benchmark_filter="$filter" \
-  --benchmark_out="$OUT/bench_gated_backward.json" --benchmark_out_format=json 2>&1 | cut -c1-220 | tail -24
 
 step "pytest test_training_gpu.py"
 (cd python && timeout 200 python3 -m pytest -q -x -p no:cacheprovider tests/test_training_gpu.py > "$OUT/pytest_training.log" 2>&1)
@@ -64,6 +75,7 @@ tail -30 "$OUT/bench_training.log"
 step "probes/profile_mlp_step.py"
 (cd python && timeout 120 python3 probes/profile_mlp_step.py 4096 4096 14336 > "$OUT/profile_step.txt" 2>&1)
 cat "$OUT/profile_step.txt"
+fi
 if [ "${GLUKIT_REST_OF_LIST:-1}" = 1 ]; then
   step "glukit_gpu_tests ~[gated_backward] (the rest of the GPU list)"
   timeout "${GLUKIT_REST_TIMEOUT:-300}" "$tests" "~[gated_backward]" > "$OUT/gpu_rest.txt" 2>&1

@@ -54,6 +54,7 @@ def main():
         for e in events[:14]:
             print(f"  {e.device_time_total / 5 / 1000:8.3f} ms  x{e.count // 5:<3d} {e.key[:110]}")
     backward_kernel_forms(m, d, i)
+    backward_gemm_forms(m, d, i)
 
 
 def time_ms(fn, reps=20):
@@ -86,6 +87,40 @@ def backward_kernel_forms(m, d, i):
     gemm2 = time_ms(lambda: x @ w1.t())
     print(f"== kernels (median of 20, ms): gated_mlp_backward {out:.3f}, in place {inp:.3f}, dy @ w_down {gemm:.3f}; "
           f"gated_projection_preact {pre:.3f}, gated_projection {fwd:.3f}, x @ w1.T {gemm2:.3f}")
+
+
+def backward_gemm_forms(m, d, i):
+    """The backward's GEMMs over a stacked dP = [dG, dU] (m x 2i), in turns on rotated input
+    sets (bench.time_in_turns): dx = dP W_1 as one GEMM of depth 2i against two of depth i
+    (dG W_g, then dU W_u accumulated in place: beta = 1), and dW_1 = dP^T x as one GEMM of
+    2i rows against two of i rows written into dW_1's halves."""
+    from bench import time_in_turns  # noqa: E402 (python/ is on the path)
+    torch.manual_seed(2)
+    bf = torch.bfloat16
+    sets = [((torch.randn(m, 2 * i, device="cuda") / 8).to(bf), (torch.randn(2 * i, d, device="cuda") / 64).to(bf),
+             torch.randn(m, d, device="cuda", dtype=bf)) for _ in range(3)]
+    gw = torch.empty(2 * i, d, device="cuda", dtype=bf)
+
+    def dx_one(dp, w1, x):
+        return dp @ w1
+
+    def dx_two(dp, w1, x):
+        return (dp[:, :i] @ w1[:i]).addmm_(dp[:, i:], w1[i:])
+
+    def dw_one(dp, w1, x):
+        return dp.t() @ x
+
+    def dw_two(dp, w1, x):
+        torch.mm(dp[:, :i].t(), x, out=gw[:i])
+        torch.mm(dp[:, i:].t(), x, out=gw[i:])
+        return gw
+
+    for a, b in ((dx_one, dx_two), (dw_one, dw_two)):
+        got, want = b(*sets[0]).float(), a(*sets[0]).float()
+        err = ((got - want).norm() / want.norm()).item()
+        t = time_in_turns({"one": a, "two": b}, sets, 5, 40)
+        print(f"== {a.__name__[:2]} over dP (m={m} d={d} i={i}), median ms in turns: one GEMM {t['one']:.3f}, "
+              f"two GEMMs {t['two']:.3f} (ratio {t['one'] / t['two']:.3f}; rel L2 {err:.1e})")
 
 
 if __name__ == "__main__":

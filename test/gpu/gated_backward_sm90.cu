@@ -162,6 +162,24 @@ TEMPLATE_LIST_TEST_CASE("gated backward: every activation, fp16 and bf16, both P
     }
 }
 
+TEMPLATE_LIST_TEST_CASE("gated backward: each sm90a kernel, fp16 and bf16, both P orders, ragged shapes",
+                        "[gated_backward][sanitize]", GatedOps) {
+  const auto cooperative = [](const auto& args) {
+    return gated_backward<policy::WithEpilogue<policy::GatedBackwardTma128x128<arch::sm90a>, TestType>>(args);
+  };
+  const auto pingpong = [](const auto& args) {
+    return gated_backward<policy::WithEpilogue<policy::GatedBackwardTmaPingpong128x128<arch::sm90a>, TestType>>(args);
+  };
+  for (GateLayout layout : {GateLayout::stacked, GateLayout::interleaved})
+    for (const BwdShape& s : ragged_shapes(layout)) {
+      check_backward<TestType, bfloat16_t>("cooperative 128x128", s, cooperative);
+      check_backward<TestType, half_t>("ping-pong 128x128", s, pingpong);
+      check_backward<TestType, bfloat16_t>("ping-pong 128x128", s, pingpong);
+    }
+  // Several tiles per warpgroup (each ping-pong warpgroup's two Y buffers reused), in place.
+  check_backward<TestType, bfloat16_t>("ping-pong 128x128", BwdShape{1000, 1096, 264}, pingpong, true);
+}
+
 TEST_CASE("gated backward: dP written over P, k = 0 (dH = 0), m = 0 and n = 0 launch nothing",
           "[gated_backward]") {
   const auto run = [](const auto& args) { return gated_backward<epilogue::SwiGlu>(args); };
@@ -267,6 +285,11 @@ TEST_CASE("gated projection with pre-activations: the default and each kernel th
                              [](const auto& args) { return gated_projection<policy::GatedTma128x256<arch::sm90a>>(args); });
     check_preact<half_t>("128x128", 200, st ? 200 : 192, 136, layout, true,
                          [](const auto& args) { return gated_projection<policy::GatedTma128x128<arch::sm90a>>(args); });
+    const auto pingpong = [](const auto& args) {
+      return gated_projection<policy::GatedTmaPingpong128x128<arch::sm90a>>(args);
+    };
+    check_preact<bfloat16_t>("ping-pong 128x128", 200, st ? 200 : 192, 136, layout, true, pingpong);
+    check_preact<bfloat16_t>("ping-pong 128x128", 700, st ? 1096 : 1088, 264, layout, false, pingpong);
   }
 }
 

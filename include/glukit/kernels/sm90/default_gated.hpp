@@ -19,10 +19,9 @@ struct DefaultGatedLauncher<Backend::cuda, T, Op> {
     int sms = 0;
     if (Status s = DefaultLauncher<Backend::cuda, T>::sm_count(device, &sms); !s.ok()) return s;
     using arch::sm90a;
-    sm90::DefaultGatedKernel pick = sm90::default_gated_kernel(args.m, args.n, args.k, sms);
-    const bool decode = pick == sm90::DefaultGatedKernel::gated_decode_16x128 ||
-                        pick == sm90::DefaultGatedKernel::gated_decode_16x256;
-    if (args.preact != nullptr && decode) pick = sm90::DefaultGatedKernel::gated_pingpong_64x128;  // whole 64-row tiles
+    const sm90::DefaultGatedKernel pick = args.preact != nullptr
+                                              ? sm90::default_gated_preact_kernel(args.m, args.n, args.k, sms)
+                                              : sm90::default_gated_kernel(args.m, args.n, args.k, sms);
     switch (pick) {
       case sm90::DefaultGatedKernel::gated_decode_16x128:
         return gated_projection<policy::WithEpilogue<policy::GatedTmaDecode16x128<sm90a>, Op>>(args, stream);
@@ -30,6 +29,8 @@ struct DefaultGatedLauncher<Backend::cuda, T, Op> {
         return gated_projection<policy::WithEpilogue<policy::GatedTmaDecode16x256<sm90a>, Op>>(args, stream);
       case sm90::DefaultGatedKernel::gated_pingpong_64x128:
         return gated_projection<policy::WithEpilogue<policy::GatedTmaPingpong64x128<sm90a>, Op>>(args, stream);
+      case sm90::DefaultGatedKernel::gated_pingpong_128x128:
+        return gated_projection<policy::WithEpilogue<policy::GatedTmaPingpong128x128<sm90a>, Op>>(args, stream);
       case sm90::DefaultGatedKernel::gated_128x128:
         return gated_projection<policy::WithEpilogue<policy::GatedTma128x128<sm90a>, Op>>(args, stream);
       case sm90::DefaultGatedKernel::gated_128x256:

@@ -59,6 +59,11 @@ struct MainloopPlan {
   /// Consumer warpgroups that work on one tile, and their threads: the arrivals that
   /// release a ring stage or a Y buffer.
   static constexpr int tile_warpgroups = pingpong ? 1 : consumer_warpgroups;
+  /// 64-row slices of a tile each warpgroup computes: 1, or with pingpong tile_m / 64. A
+  /// 128-row ping-pong tile keeps the cooperative tile's reuse of B while one warpgroup's
+  /// epilogue runs under the other's wgmma: the schedule of a heavy epilogue (the gated
+  /// backward's, which reads two tiles and writes three).
+  static constexpr int wg_slices = pingpong ? P::tile_m / traits::mma_m : 1;
   static constexpr int tile_consumer_threads = tile_warpgroups * traits::warpgroup_size;
   /// Optional policy member a_rows (default tile_m; 16 with pingpong, tile_m = 64 and the
   /// fused epilogue, the one value the GPU tests run): the output rows of a tile. Its A
@@ -194,7 +199,9 @@ struct MainloopPlan {
   using Buffers = std::conditional_t<bias_in_ring, MultiBufferPlan<P::num_buffers, ALayout, BLayout, BiasLayout>,
                                      MultiBufferPlan<P::num_buffers, ALayout, BLayout>>;
   static constexpr int y_offset = Buffers::bytes;  ///< Y buffer 0, after the ring, 1024-aligned
-  static constexpr int y_stride = y_tiles * YLayout::bytes + align_up(P::tile_n * 2, 1024);  ///< y_tiles Y tiles + the bias row (tile_n: gated, W's order)
+  /// y_tiles Y tiles + the bias row (tile_n: gated, W's order; none for the gated backward,
+  /// which has no bias).
+  static constexpr int y_stride = y_tiles * YLayout::bytes + (dgated ? 0 : align_up(P::tile_n * 2, 1024));
   static constexpr int y_bytes = stage_y ? y_buffers * y_stride : 0;
   /// Parts of a Y buffer with a full and an empty barrier of their own: each 64-column
   /// panel when the kernel reads Y, so the epilogue releases a panel as soon as it has
@@ -224,7 +231,7 @@ struct MainloopPlan {
   /// setmaxnreg targets of the warp-specialised kernel (sum fits 64K registers).
   static constexpr int producer_registers = 40;
   static constexpr int consumer_registers = 232;
-  static constexpr int accumulators_per_thread = P::tile_n / 2;  ///< fp32, an m64nN fragment
+  static constexpr int accumulators_per_thread = wg_slices * P::tile_n / 2;  ///< fp32, m64nN fragments
   /// Registers a consumer thread can have: the launch budget of min_blocks_per_cu blocks
   /// per SM, or after setmaxnreg the consumers' target (ptxas allocates the code after
   /// setmaxnreg.inc up to it: a 384-thread kernel reports 168 registers and holds 226
@@ -250,9 +257,11 @@ constexpr bool check_policy() {
   static_assert(Plan::pingpong || P::tile_m == Plan::consumer_warpgroups * traits::mma_m,
                 "tile_m: must equal 64 x consumer warpgroups (warps / 4, minus the producer when "
                 "warp_specialized): each consumer warpgroup owns 64 rows");
-  static_assert(!Plan::pingpong || (Plan::tma && P::tile_m == traits::mma_m),
-                "pingpong: needs copier = CopierKind::tma (warp_specialized) and tile_m = 64 (each consumer "
-                "warpgroup owns a whole tile; 128-row ping-pong tiles were removed, docs/perf-notes.md)");
+  static_assert(!Plan::pingpong || (Plan::tma && (P::tile_m == traits::mma_m || P::tile_m == 2 * traits::mma_m)),
+                "pingpong: needs copier = CopierKind::tma (warp_specialized) and tile_m = 64 or 128 (each "
+                "consumer warpgroup owns a whole tile of one or two 64-row slices)");
+  static_assert(Plan::wg_slices == 1 || Plan::stage_y,
+                "pingpong with tile_m = 128: needs the fused epilogue (the tile staged in shared memory)");
   static_assert(Plan::a_rows == P::tile_m ||
                     (Plan::a_rows == 16 && Plan::pingpong && P::tile_m == traits::mma_m &&
                      Plan::stage_y),
