@@ -341,7 +341,7 @@ struct GatedPingpong64x256 : glukit::policy::GatedTmaPingpong64x128<Arch> {
 
 /// Beside the default: each kernel it picks from, and the probes, at every shape.
 using GatedPolicies = std::tuple<glukit::policy::GatedTma128x256<Arch>, glukit::policy::GatedTma128x128<Arch>,
-                                 glukit::policy::GatedTmaPingpong64x128<Arch>, glukit::policy::GatedTmaPingpong128x128<Arch>,
+                                 glukit::policy::GatedTmaPingpong64x128<Arch>,
                                  glukit::policy::GatedTmaDecode16x128<Arch>, glukit::policy::GatedTmaDecode16x256<Arch>,
                                  GatedPingpong64x256>;
 
@@ -353,8 +353,8 @@ void register_policies(const GatedShape& s, std::tuple<Ps...>*) {
 }
 
 /// With the pre-activations: the default and the kernels a training forward may run.
-using PreactPolicies = std::tuple<DefaultPolicy, glukit::policy::GatedTma128x256<Arch>, glukit::policy::GatedTma128x128<Arch>,
-                                  glukit::policy::GatedTmaPingpong128x128<Arch>>;
+using PreactPolicies =
+    std::tuple<DefaultPolicy, glukit::policy::GatedTma128x256<Arch>, glukit::policy::GatedTma128x128<Arch>>;
 template <class... Ps>
 void register_preact(const GatedShape& s, std::tuple<Ps...>*) {
   (configure(benchmark::RegisterBenchmark((PreactPick<Ps>::name() + "/" + s.key()).c_str(), bm_glukit<PreactPick<Ps>>,

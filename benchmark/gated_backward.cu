@@ -8,7 +8,6 @@
 //                                   P, writes dP and H): the path without the fusion
 //   gated_backward_default/...      glukit::gated_backward<SwiGlu>(args), checked once
 //                                   against the unfused path (dP and H, poisoned first)
-//   gated_backward_<Policy>/...     the same with each kernel the default may run
 // Counters as gated.cu's: TFLOPS (2 M I D flops), vs_cublas, vs_unfused, and the three
 // timed in turns launch by launch on rotated input sets (turns_*).
 #include <algorithm>
@@ -199,14 +198,6 @@ struct DefaultRun {
     return glukit::gated_backward<glukit::epilogue::SwiGlu>(a, st);
   }
 };
-/// A named kernel (bm_bwd_glukit's rows gated_backward_<Policy>).
-template <class Policy>
-struct PolicyRun {
-  static std::string name() { return std::string("gated_backward_") + Policy::name(); }
-  static glukit::Status run(const glukit::GatedBackwardArgsT<T>& a, cudaStream_t st) {
-    return glukit::gated_backward<Policy>(a, st);
-  }
-};
 template <class Run>
 void bm_bwd_glukit(benchmark::State& state, BwdShape s) {
   for (auto _ : state) {
@@ -267,10 +258,7 @@ void register_gated_backward() {
       configure(benchmark::RegisterBenchmark(("gated_backward_cublas_gemm/" + s.key()).c_str(), bm_bwd_baseline, s, true));
       configure(benchmark::RegisterBenchmark(("gated_backward_unfused/" + s.key()).c_str(), bm_bwd_baseline, s, false));
       configure(benchmark::RegisterBenchmark(("gated_backward_default/" + s.key()).c_str(), bm_bwd_glukit<DefaultRun>, s));
-      using Cooperative = PolicyRun<glukit::policy::GatedBackwardTma128x128<glukit::arch::sm90a>>;
-      using Pingpong = PolicyRun<glukit::policy::GatedBackwardTmaPingpong128x128<glukit::arch::sm90a>>;
-      configure(benchmark::RegisterBenchmark((Cooperative::name() + "/" + s.key()).c_str(), bm_bwd_glukit<Cooperative>, s));
-      configure(benchmark::RegisterBenchmark((Pingpong::name() + "/" + s.key()).c_str(), bm_bwd_glukit<Pingpong>, s));
+
     }
 }
 

@@ -30,6 +30,24 @@ struct LaunchArgs {
 LaunchStatus addmm_glu_f16(const LaunchArgs& args, cudaStream_t stream);
 LaunchStatus addmm_glu_bf16(const LaunchArgs& args, cudaStream_t stream);
 
+/// Operand pointers and element strides of one addmm_glu_backward call: addmm_glu's a, b,
+/// bias and y, the upstream gradient grad (m x n) and the outputs dx, dy (m x n).
+struct BackwardLaunchArgs {
+  const void* a;
+  const void* b;
+  const void* bias;  ///< may be null
+  const void* y;
+  const void* grad;
+  void* dx;
+  void* dy;
+  std::int64_t m, n, k, lda, ldb, ldy, ld_grad, lddx, lddy;
+  bool b_is_nk;
+};
+
+/// glukit::addmm_glu_backward(args, stream) (GluGate), for fp16 / bf16 operands.
+LaunchStatus addmm_glu_backward_f16(const BackwardLaunchArgs& args, cudaStream_t stream);
+LaunchStatus addmm_glu_backward_bf16(const BackwardLaunchArgs& args, cudaStream_t stream);
+
 /// Operand pointers and element strides of one gated_projection call: A m x k, W 2n x k
 /// (an nn.Linear weight, gate and up rows in w_interleaved's order), bias 2n or null, out m x n.
 struct GatedLaunchArgs {

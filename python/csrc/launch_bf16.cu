@@ -1,6 +1,10 @@
-// glukit::addmm_glu for glukit::bfloat16_t operands (launch_impl.cuh).
+// glukit::addmm_glu and glukit::addmm_glu_backward for glukit::bfloat16_t operands (launch_impl.cuh).
 #include "launch_impl.cuh"
 
 glukit_torch::LaunchStatus glukit_torch::addmm_glu_bf16(const LaunchArgs& args, cudaStream_t stream) {
   return launch<glukit::bfloat16_t>(args, stream);
+}
+
+glukit_torch::LaunchStatus glukit_torch::addmm_glu_backward_bf16(const BackwardLaunchArgs& args, cudaStream_t stream) {
+  return launch_backward<glukit::bfloat16_t>(args, stream);
 }

@@ -1,4 +1,4 @@
-// glukit's default launcher behind the plain interface of launch.h, for element type T;
+// glukit's default launchers (addmm_glu and its backward) behind the plain interface of launch.h, for element type T;
 // launch_f16.cu and launch_bf16.cu instantiate it, one element type each, so that the
 // two compile in parallel.
 #pragma once
@@ -15,6 +15,17 @@ LaunchStatus launch(const LaunchArgs& p, cudaStream_t stream) {
                                       static_cast<T*>(p.out), p.m, p.n, p.k, p.lda, p.ldb, p.ldy, p.ldo,
                                       p.b_is_nk ? glukit::Layout::col_major : glukit::Layout::row_major};
   const glukit::Status s = glukit::addmm_glu(args, stream);
+  return {static_cast<int>(s.code()), s.message()};
+}
+
+template <class T>
+LaunchStatus launch_backward(const BackwardLaunchArgs& p, cudaStream_t stream) {
+  const glukit::AddmmGluBackwardArgsT<T> args{
+      static_cast<const T*>(p.a), static_cast<const T*>(p.b), static_cast<const T*>(p.bias),
+      static_cast<const T*>(p.y), static_cast<const T*>(p.grad), static_cast<T*>(p.dx), static_cast<T*>(p.dy),
+      p.m, p.n, p.k, p.lda, p.ldb, p.ldy, p.ld_grad, p.lddx, p.lddy,
+      p.b_is_nk ? glukit::Layout::col_major : glukit::Layout::row_major};
+  const glukit::Status s = glukit::addmm_glu_backward(args, stream);
   return {static_cast<int>(s.code()), s.message()};
 }
 

@@ -191,6 +191,48 @@ at::Tensor addmm_glu_cuda(const at::Tensor& a, const at::Tensor& b, const std::o
   return out;
 }
 
+/// torch.ops.glukit.addmm_glu_backward: (dX, dY) of out = X (1 + y), X = a B + bias, for
+/// the upstream gradient grad, from one glukit kernel (glukit::addmm_glu_backward: X
+/// recomputed, its epilogue reading grad and y). glukit.ops.check_backward_args' rules.
+std::tuple<at::Tensor, at::Tensor> addmm_glu_backward_cuda(const at::Tensor& a, const at::Tensor& b,
+                                                           const std::optional<at::Tensor>& bias,
+                                                           const at::Tensor& y, const at::Tensor& grad,
+                                                           bool b_is_nk) {
+  check_addmm_glu_args(a, b, bias, y, b_is_nk);
+  check_dims("grad", grad, 2);
+  check_devices_and_dtypes({{"a", &a}, {"grad", &grad}});
+  const int64_t m = a.size(0), k = a.size(1), n = y.size(1);
+  require(grad.size(0) == m && grad.size(1) == n, "grad: must be m x n = (", m, ", ", n, ") (got ", grad.sizes(),
+          ")");
+  const c10::cuda::CUDAGuard guard(a.device());
+  at::Tensor dx = at::empty({m, n}, a.options()), dy = at::empty({m, n}, a.options());
+  if (m == 0 || n == 0) return {dx, dy};
+  const at::Tensor ac = a.contiguous(), bc = b.contiguous(), yc = y.contiguous(), gc = grad.contiguous();
+  const at::Tensor biasc = bias.has_value() ? bias->contiguous() : at::Tensor();
+  const glukit_torch::BackwardLaunchArgs args{k > 0 ? ac.data_ptr() : nullptr,
+                                              k > 0 ? bc.data_ptr() : nullptr,
+                                              biasc.defined() ? biasc.data_ptr() : nullptr,
+                                              yc.data_ptr(),
+                                              gc.data_ptr(),
+                                              dx.data_ptr(),
+                                              dy.data_ptr(),
+                                              m,
+                                              n,
+                                              k,
+                                              k,
+                                              b_is_nk ? k : n,
+                                              n,
+                                              n,
+                                              n,
+                                              n,
+                                              b_is_nk};
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
+  check_status("glukit.addmm_glu_backward", a.scalar_type() == at::kHalf
+                                                ? glukit_torch::addmm_glu_backward_f16(args, stream)
+                                                : glukit_torch::addmm_glu_backward_bf16(args, stream));
+  return {dx, dy};
+}
+
 constexpr int64_t gate_interleave_rows = 64;  // glukit::gate_interleave_rows
 
 using GatedLauncher = glukit_torch::LaunchStatus (*)(const glukit_torch::GatedLaunchArgs&, cudaStream_t);
@@ -384,6 +426,7 @@ void launch_addmm_glu(const at::Tensor& a, const at::Tensor& b, const std::optio
 TORCH_LIBRARY_IMPL(glukit, CUDA, m) {
   // The schemas are glukit/ops.py's (torch.library.Library("glukit", "DEF")).
   m.impl("addmm_glu", &addmm_glu_cuda);
+  m.impl("addmm_glu_backward", &addmm_glu_backward_cuda);
   m.impl("gated_projection", &gated_projection_cuda);
   m.impl("gated_projection_preact", &gated_projection_preact_cuda);
   m.impl("gated_mlp_backward", &gated_mlp_backward_cuda);

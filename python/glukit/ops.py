@@ -153,23 +153,67 @@ def _setup_context(ctx, inputs, keyword_only_inputs, output):
     ctx.save_for_backward(a, b, bias if bias is not None else a.new_empty(0), y)
 
 
+BACKWARD_SCHEMA = ("(Tensor a, Tensor b, Tensor? bias, Tensor y, Tensor grad, *, bool b_is_nk=False) "
+                   "-> (Tensor, Tensor)")
+_lib.define("addmm_glu_backward" + BACKWARD_SCHEMA)
+
+
+def check_backward_args(a, b, bias, y, grad, b_is_nk: bool) -> tuple:
+    """addmm_glu_backward's rules: addmm_glu's (check_args), then grad a 2-D m x n tensor on
+    a's device with a's dtype; returns (m, n, k). The CUDA implementation checks the same."""
+    m, n, k = check_args(a, b, bias, y, b_is_nk)
+    _check_dims([("grad", grad)])
+    _check_devices_and_dtypes([("a", a), ("grad", grad)])
+    if tuple(grad.shape) != (m, n):
+        raise ValueError(f"grad: must be m x n = ({m}, {n}) (got {tuple(grad.shape)})")
+    return m, n, k
+
+
+@torch.library.register_fake("glukit::addmm_glu_backward", lib=_lib)
+def _addmm_glu_backward_fake(a, b, bias, y, grad, *, b_is_nk=False):
+    m, n, _ = check_backward_args(a, b, bias, y, grad, b_is_nk)
+    return a.new_empty((m, n)), a.new_empty((m, n))
+
+
+def _addmm_glu_backward_torch(a, b, bias, y, grad, *, b_is_nk=False):
+    """(dX, dY) = (g (1 + y), g X) with X recomputed by one torch GEMM in the dtype (tensor
+    cores, fp32 accumulation, X rounded to the dtype once), the products in fp32 rounded once
+    (torch's fp16/bf16 ``addcmul`` and ``mul``). The CPU implementation, and the CUDA one where
+    glukit._C does not register the kernel."""
+    check_backward_args(a, b, bias, y, grad, b_is_nk)
+    x = F.linear(a, b, bias) if b_is_nk else (torch.addmm(bias, a, b) if bias is not None else a @ b)
+    return torch.addcmul(grad, grad, y), grad * x
+
+
+_lib.impl("addmm_glu_backward", _addmm_glu_backward_torch, "CPU")
+
+
+def addmm_glu_backward(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor], y: torch.Tensor,
+                       grad: torch.Tensor, *, b_is_nk: bool = False) -> tuple:
+    """``torch.ops.glukit.addmm_glu_backward``: (dX, dY) = (grad (1 + y), grad X) for out =
+    addmm_glu(a, b, bias, y), X = a @ b + bias recomputed. On CUDA one glukit kernel (the GEMM
+    whose epilogue reads grad and y: X never reaches memory); dX's GEMMs (da = dX B^T, dB,
+    the bias's column sums) are the caller's."""
+    return torch.ops.glukit.addmm_glu_backward(a, b, bias, y, grad, b_is_nk=b_is_nk)
+
+
 def _backward(ctx, grad):
     """out = X (1 + y), X = a B + bias: dX = g (1 + y), dy = g X, da = dX B^T, dB = a^T dX,
-    dbias = the sum of dX's rows. In the operands' dtype: X is recomputed by one torch GEMM
-    (tensor cores, fp32 accumulation, rounded to the dtype); dX and dy are element-wise with
-    fp32 math, rounded once (torch's fp16/bf16 ``addcmul`` and ``mul`` compute in fp32); the
-    three GEMMs and the bias sum are torch's in the dtype. Only the gradients that
-    ``ctx.needs_input_grad`` asks for are computed (reference_backward: the fp32 reference)."""
+    dbias = the sum of dX's rows. When dy is asked for, dX and dy come from one
+    addmm_glu_backward (on CUDA glukit's kernel: X recomputed by the GEMM whose epilogue
+    reads g and y); otherwise dX alone, element-wise (no GEMM). Then torch's GEMMs and the
+    bias sum in the dtype. Only the gradients that ``ctx.needs_input_grad`` asks for are
+    computed (reference_backward: the fp32 reference)."""
     a, b, bias, y = ctx.saved_tensors
     need_a, need_b, need_bias, need_y = ctx.needs_input_grad
     bias = bias if ctx.has_bias else None
     ga = gb = gbias = gy = None
+    gx = None
     if need_y:
-        x = F.linear(a, b, bias) if ctx.b_is_nk else (torch.addmm(bias, a, b) if bias is not None else a @ b)
-        gy = grad * x  # a product of two fp16/bf16 values is exact in fp32: one rounding
-        del x
+        gx, gy = torch.ops.glukit.addmm_glu_backward(a, b, bias, y, grad.contiguous(), b_is_nk=ctx.b_is_nk)
     if need_a or need_b or (need_bias and bias is not None):
-        gx = torch.addcmul(grad, grad, y)  # g + g y
+        if gx is None:
+            gx = torch.addcmul(grad, grad, y)  # g + g y
         if need_a:
             ga = gx @ b if ctx.b_is_nk else gx @ b.t()
         if need_b:

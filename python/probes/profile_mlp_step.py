@@ -55,6 +55,7 @@ def main():
             print(f"  {e.device_time_total / 5 / 1000:8.3f} ms  x{e.count // 5:<3d} {e.key[:110]}")
     backward_kernel_forms(m, d, i)
     backward_gemm_forms(m, d, i)
+    addmm_backward_forms()
 
 
 def time_ms(fn, reps=20):
@@ -121,6 +122,31 @@ def backward_gemm_forms(m, d, i):
         t = time_in_turns({"one": a, "two": b}, sets, 5, 40)
         print(f"== {a.__name__[:2]} over dP (m={m} d={d} i={i}), median ms in turns: one GEMM {t['one']:.3f}, "
               f"two GEMMs {t['two']:.3f} (ratio {t['one'] / t['two']:.3f}; rel L2 {err:.1e})")
+
+
+def addmm_backward_forms():
+    """addmm_glu's backward (dX, dY) as glukit's fused kernel against the torch ops it
+    replaces (X recomputed by one GEMM, then addcmul and mul), in turns on rotated inputs,
+    at the reference shape (fp16, B k x n, M = 1024, N = 21568, K = 256 / 1024) and an LLM
+    shape (bf16, B n x k, 4096 x 14336 x 4096)."""
+    from bench import time_in_turns  # noqa: E402
+    from glukit.ops import _addmm_glu_backward_torch
+    for m, n, k, dtype, b_is_nk in ((1024, 21568, 256, torch.float16, False), (1024, 21568, 1024, torch.float16, False),
+                                   (4096, 14336, 4096, torch.bfloat16, True)):
+        torch.manual_seed(3)
+        def one():
+            b = torch.randn(*((n, k) if b_is_nk else (k, n)), device="cuda") / k ** 0.5
+            return (torch.randn(m, k, device="cuda").to(dtype), b.to(dtype), torch.randn(n, device="cuda").to(dtype),
+                    torch.randn(m, n, device="cuda").to(dtype), torch.randn(m, n, device="cuda").to(dtype))
+        sets = [one() for _ in range(3)]
+        fused = lambda a, b, c, y, g: glukit.addmm_glu_backward(a, b, c, y, g, b_is_nk=b_is_nk)  # noqa: E731
+        torch_ops = lambda a, b, c, y, g: _addmm_glu_backward_torch(a, b, c, y, g, b_is_nk=b_is_nk)  # noqa: E731
+        got, want = fused(*sets[0]), torch_ops(*sets[0])
+        errs = [((x.float() - w.float()).norm() / w.float().norm()).item() for x, w in zip(got, want)]
+        t = time_in_turns({"fused": fused, "torch": torch_ops}, sets, 5, 40)
+        print(f"== addmm_glu_backward m={m} n={n} k={k} {str(dtype)[6:]} b_is_nk={b_is_nk}, median ms in turns: "
+              f"glukit {t['fused']:.3f}, torch ops {t['torch']:.3f} (speed-up {t['torch'] / t['fused']:.3f}; "
+              f"rel L2 dX {errs[0]:.1e}, dY {errs[1]:.1e})")
 
 
 if __name__ == "__main__":

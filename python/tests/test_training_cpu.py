@@ -151,7 +151,8 @@ def test_addmm_glu_backward_against_fp64(dtype, b_is_nk, bias, shape):
 def test_addmm_glu_backward_in_the_dtype_and_only_what_is_needed(b_is_nk):
     # m x n = 48 x 40, B 24 x 40: no fp32 tensor of B's shape (no fp32 copy of the weight)
     a, b, c, y, grad = make_addmm(48, 40, 24, torch.bfloat16, b_is_nk)
-    wanted = {"a": 1, "b": 1, "bias": 0, "y": 1}  # GEMMs each gradient needs
+    # GEMMs each gradient needs: y's is the fused addmm_glu_backward (X recomputed), the rest torch's
+    wanted = {"a": 1, "b": 1, "bias": 0, "y": 1}
     for need in (("a",), ("b",), ("bias",), ("y",), ("a", "b", "bias", "y")):
         leaves = {name: t.clone().requires_grad_(name in need) for name, t in zip(("a", "b", "bias", "y"),
                                                                                    (a, b, c, y))}
@@ -160,10 +161,47 @@ def test_addmm_glu_backward_in_the_dtype_and_only_what_is_needed(b_is_nk):
             out.backward(grad)
         for name, t in leaves.items():
             assert (t.grad is not None) == (name in need), (need, name)
-        gemms = log.gemms()
-        assert len(gemms) == sum(wanted[name] for name in need), (need, [f for f, _ in gemms])
+        gemms, fused = log.gemms(), log.count("addmm_glu_backward")
+        assert fused == ("y" in need), need
+        assert len(gemms) + fused == sum(wanted[name] for name in need), (need, [f for f, _ in gemms])
         assert all(x.dtype == torch.bfloat16 for _, args in gemms for x in args if isinstance(x, torch.Tensor))
         assert tuple(b.shape) not in log.float32_outputs()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("b_is_nk", [False, True])
+def test_addmm_glu_backward_op_against_fp64(dtype, b_is_nk):
+    a, b, c, y, grad = make_addmm(37, 200, 72, dtype, b_is_nk)
+    dx, dy = glukit.addmm_glu_backward(a, b, c, y, grad, b_is_nk=b_is_nk)
+    x = (a.double() @ (b.double().t() if b_is_nk else b.double())) + c.double()
+    assert dx.dtype == dy.dtype == dtype and dx.shape == dy.shape == (37, 200)
+    assert rel_l2(dx, grad.double() * (1 + y.double())) <= 2 * UNIT_ROUNDOFF[dtype]
+    assert rel_l2(dy, grad.double() * x) <= 4 * UNIT_ROUNDOFF[dtype]
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda t: dict(t, grad=t["grad"][:, :8]), r"^grad: must be m x n = \(37, 200\)"),
+    (lambda t: dict(t, grad=t["grad"].float()), r"^grad: dtype torch.float32 differs from a's torch.bfloat16"),
+    (lambda t: dict(t, grad=t["grad"][0]), r"^grad: must be 2-D"),
+    (lambda t: dict(t, y=t["y"][:, :8]), r"^y: must be m x n"),
+])
+def test_addmm_glu_backward_op_argument_errors(mutate, message):
+    a, b, c, y, grad = make_addmm(37, 200, 72, torch.bfloat16, False)
+    t = mutate(dict(a=a, b=b, bias=c, y=y, grad=grad))
+    with pytest.raises(ValueError, match=message):
+        glukit.addmm_glu_backward(t["a"], t["b"], t["bias"], t["y"], t["grad"])
+
+
+def test_addmm_glu_backward_op_fake_and_opcheck():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        a, b, c, y, grad = make_addmm(100, 64, 24, torch.float16, True)
+        dx, dy = glukit.addmm_glu_backward(a, b, c, y, grad, b_is_nk=True)
+        assert dx.shape == dy.shape == (100, 64) and dx.dtype == torch.float16
+    for b_is_nk in (False, True):
+        args = make_addmm(24, 16, 40, torch.bfloat16, b_is_nk)
+        torch.library.opcheck(torch.ops.glukit.addmm_glu_backward.default, args, {"b_is_nk": b_is_nk})
 
 
 # ---- gated_projection's backward -----------------------------------------------------------

@@ -31,6 +31,31 @@ def test_fused_backward_kernel_registered():
         "glukit._C registers no CUDA kernel for glukit::gated_mlp_backward: the torch-ops stand-in runs")
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("b_is_nk", [False, True])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("shape", [(1, 8, 8), (37, 200, 72), (300, 1096, 520), (4096, 4096, 1024), (64, 128, 0)])
+def test_addmm_glu_backward_kernel_against_fp64(dtype, b_is_nk, bias, shape):
+    from test_training_cpu import make_addmm
+
+    m, n, k = shape
+    a, b, c, y, grad = (t.cuda() if t is not None else None for t in make_addmm(m, n, k, dtype, b_is_nk, bias, 5))
+    dx, dy = glukit.addmm_glu_backward(a, b, c, y, grad, b_is_nk=b_is_nk)
+    torch.cuda.synchronize()
+    assert dx.shape == dy.shape == (m, n) and dx.dtype == dy.dtype == dtype and dx.is_cuda
+    x = a.double() @ (b.double().t() if b_is_nk else b.double())
+    if c is not None:
+        x = x + c.double()
+    u = UNIT_ROUNDOFF[dtype]
+    assert rel_l2(dx, grad.double() * (1 + y.double())) <= u  # one rounding of an fp32 fma
+    assert rel_l2(dy, grad.double() * x) <= u  # X accumulated in fp32, the product rounded once
+
+
+def test_addmm_glu_backward_kernel_registered():
+    assert glukit._addmm_backward_kernel, (
+        "glukit._C registers no CUDA kernel for glukit::addmm_glu_backward: the torch-ops stand-in runs")
+
+
 MLP_BACKWARD_SHAPES = {
     # (m, d, i): m = 1 (decode), ragged m, d and i (i not a multiple of 64: stacked only),
     # Llama's (4096, 14336), d = 0 (dh = 0), i = 0, m = 0

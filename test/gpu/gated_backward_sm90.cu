@@ -162,28 +162,12 @@ TEMPLATE_LIST_TEST_CASE("gated backward: every activation, fp16 and bf16, both P
     }
 }
 
-TEMPLATE_LIST_TEST_CASE("gated backward: each sm90a kernel, fp16 and bf16, both P orders, ragged shapes",
-                        "[gated_backward][sanitize]", GatedOps) {
-  const auto cooperative = [](const auto& args) {
-    return gated_backward<policy::WithEpilogue<policy::GatedBackwardTma128x128<arch::sm90a>, TestType>>(args);
-  };
-  const auto pingpong = [](const auto& args) {
-    return gated_backward<policy::WithEpilogue<policy::GatedBackwardTmaPingpong128x128<arch::sm90a>, TestType>>(args);
-  };
-  for (GateLayout layout : {GateLayout::stacked, GateLayout::interleaved})
-    for (const BwdShape& s : ragged_shapes(layout)) {
-      check_backward<TestType, bfloat16_t>("cooperative 128x128", s, cooperative);
-      check_backward<TestType, half_t>("ping-pong 128x128", s, pingpong);
-      check_backward<TestType, bfloat16_t>("ping-pong 128x128", s, pingpong);
-    }
-  // Several tiles per warpgroup (each ping-pong warpgroup's two Y buffers reused), in place.
-  check_backward<TestType, bfloat16_t>("ping-pong 128x128", BwdShape{1000, 1096, 264}, pingpong, true);
-}
-
 TEST_CASE("gated backward: dP written over P, k = 0 (dH = 0), m = 0 and n = 0 launch nothing",
           "[gated_backward]") {
   const auto run = [](const auto& args) { return gated_backward<epilogue::SwiGlu>(args); };
   check_backward<epilogue::SwiGlu, bfloat16_t>("in place", BwdShape{257, 200, 4096 / 8}, run, true);
+  check_backward<epilogue::GeGlu, bfloat16_t>("in place, several tiles per block", BwdShape{1000, 1096, 264}, run,
+                                              true);
   check_backward<epilogue::SwiGlu, bfloat16_t>(
       "in place", BwdShape{130, 128, 136, 0, 0, 0, 0, 0, GateLayout::interleaved}, run, true);
   check_backward<epilogue::SwiGlu, bfloat16_t>("k = 0", BwdShape{130, 72, 0, 8}, run);
@@ -285,11 +269,8 @@ TEST_CASE("gated projection with pre-activations: the default and each kernel th
                              [](const auto& args) { return gated_projection<policy::GatedTma128x256<arch::sm90a>>(args); });
     check_preact<half_t>("128x128", 200, st ? 200 : 192, 136, layout, true,
                          [](const auto& args) { return gated_projection<policy::GatedTma128x128<arch::sm90a>>(args); });
-    const auto pingpong = [](const auto& args) {
-      return gated_projection<policy::GatedTmaPingpong128x128<arch::sm90a>>(args);
-    };
-    check_preact<bfloat16_t>("ping-pong 128x128", 200, st ? 200 : 192, 136, layout, true, pingpong);
-    check_preact<bfloat16_t>("ping-pong 128x128", 700, st ? 1096 : 1088, 264, layout, false, pingpong);
+    check_preact<bfloat16_t>("default, several tiles per block", 700, st ? 1096 : 1088, 264, layout, false,
+                             run_default);
   }
 }
 

@@ -109,7 +109,6 @@ using GatedPolicies =
                SwiGluOf<policy::V3DeepPipelinePersistent<arch::sm90a>>,
                SwiGluOf<policy::V4FusedEpilogue<arch::sm90a>>, policy::GatedTma128x256<arch::sm90a>,
                policy::GatedTma128x128<arch::sm90a>, policy::GatedTmaPingpong64x128<arch::sm90a>,
-               policy::GatedTmaPingpong128x128<arch::sm90a>,
                policy::GatedTmaDecode16x128<arch::sm90a>, policy::GatedTmaDecode16x256<arch::sm90a>>;
 
 TEMPLATE_LIST_TEST_CASE("gated projection: every sm90a kernel, fp16 and bf16, both W orders, ragged shapes",

@@ -14,7 +14,10 @@
 // two calls, which the fp64 reference and the GPU tests' bound check);
 //   template <class T> void backward(T g, T u, T dh, T& dg, T& du, T& h) const;
 // a gated operation's derivative (h = act(g) u): dg = dh u act'(g), du = dh act(g), and
-// h itself, which the backward's weight gradient needs (the gated backward epilogue).
+// h itself, which the backward's weight gradient needs (the gated backward epilogue);
+//   template <class T> void backward(T x, T y, T g, T& dx, T& dy) const;
+// an operation of X and Y's two gradients for the upstream gradient g: dx = g dop/dx,
+// dy = g dop/dy (addmm_glu's backward epilogue, kernels/addmm_glu_backward.hpp).
 // The kernels supply the rest of the epilogue protocol around it: init (bias
 // into the accumulator), prefetch (Y into registers), apply, store.
 
@@ -50,6 +53,12 @@ struct GluGate {
   template <class T>
   GLUKIT_HOST_DEVICE T operator()(T x, T y) const {
     return math::fma(x, y, x);
+  }
+  /// dx = g (1 + y) = fma(g, y, g), dy = g x.
+  template <class T>
+  GLUKIT_HOST_DEVICE void backward(T x, T y, T g, T& dx, T& dy) const {
+    dx = math::fma(g, y, g);
+    dy = g * x;
   }
 };
 
@@ -175,6 +184,15 @@ concept EpilogueOpBackward = EpilogueOp<E> && requires(const E e, float x, float
   e.backward(x, x, x, r, r, r);
   e.backward(d, d, d, rd, rd, rd);
 };
+
+/// Does E read Y and have the two-gradient form `backward(x, y, g, dx, dy)` (addmm_glu's
+/// backward, epilogue/functors.hpp)?
+template <class E>
+concept EpilogueOpAuxBackward =
+    EpilogueOp<E> && E::reads_aux && requires(const E e, float x, float& r, double d, double& rd) {
+      e.backward(x, x, x, r, r);
+      e.backward(d, d, d, rd, rd);
+    };
 
 /// Does E have the optional two-output form `pair` (epilogue/functors.hpp)?
 template <class E>

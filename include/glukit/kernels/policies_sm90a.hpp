@@ -124,9 +124,9 @@ struct WarpSpecializedTma128x256 : WarpSpecializedTma<Arch> {
 /// WarpSpecializedTma for decode (m <= 64): ping-pong consumers on 64 x 128 tiles. Each
 /// consumer warpgroup computes whole tiles in turns, so a 16-row problem pays for 64 rows
 /// of wgmma, not 128; 7 stages of 25 KiB beside two 17 KiB Y tiles (one per warpgroup).
-/// (For addmm_glu, ping-pong on 128-row tiles lost to the cooperative 128 x 192 kernel
-/// at every measured shape once its epilogue went panel by panel; the gated kernels below
-/// have heavier epilogues.)
+/// (Ping-pong on 128-row tiles, two 64-row slices per warpgroup, lost to the cooperative
+/// kernels at every measured shape, for addmm_glu and for the gated backward and the
+/// gated projection with its pre-activations, and was removed: docs/perf-notes.md.)
 template <class Arch>
 struct WarpSpecializedTmaPingpong64x128 : WarpSpecializedTma<Arch> {
   static constexpr const char* name() { return "WarpSpecializedTmaPingpong64x128"; }
@@ -195,18 +195,6 @@ struct GatedTmaDecode16x256 : GatedTmaDecode16x128<Arch> {
   static constexpr int num_buffers = 6;  ///< 6 x 34 KiB + two 5 KiB output tiles
 };
 
-/// GatedTma128x128 with ping-pong consumers: each consumer warpgroup computes whole
-/// 128 x 128 tiles (two 64-row slices) in turns, so one warpgroup's epilogue (with the
-/// pre-activations: P's 128 x 128 and the output's 128 x 64 per tile) runs under the
-/// other's wgmma. 5 x 32 KiB beside two 17 KiB output tiles (one per warpgroup).
-template <class Arch>
-struct GatedTmaPingpong128x128 : GatedTma128x128<Arch> {
-  static constexpr const char* name() { return "GatedTmaPingpong128x128"; }
-  static constexpr bool pingpong = true;
-  static constexpr int num_buffers = 5;
-  static constexpr int y_buffers = 2;
-};
-
 /// The gated backward (GatedBackward<P>): 128 x 128 tiles of dH; five ring stages beside
 /// the staged gate and up tiles of P (5 x 32 KiB + 2 x 32 KiB).
 template <class Arch>
@@ -215,15 +203,13 @@ struct GatedBackwardTma128x128 : WarpSpecializedTma128x128<Arch> {
   using epilogue_op = epilogue::SwiGlu;
   static constexpr int num_buffers = 5;
 };
-/// The gated backward with ping-pong consumers on 128 x 128 tiles: its epilogue reads
-/// two tiles and writes three per tile of dH, in series with the main loop in the
-/// cooperative kernel; here one warpgroup's epilogue runs under the other's wgmma.
-/// 3 x 32 KiB beside two staged tile pairs of P (2 x 64 KiB, one per warpgroup).
+
+
+/// addmm_glu's backward (AddmmGluBackward<P>): 128 x 128 tiles of X; five ring stages beside
+/// the staged gradient and Y tiles (5 x 32 KiB + 2 x 32 KiB + the 1 KiB bias row).
 template <class Arch>
-struct GatedBackwardTmaPingpong128x128 : GatedBackwardTma128x128<Arch> {
-  static constexpr const char* name() { return "GatedBackwardTmaPingpong128x128"; }
-  static constexpr bool pingpong = true;
-  static constexpr int num_buffers = 3;
-  static constexpr int y_buffers = 2;
+struct AddmmGluBackwardTma128x128 : WarpSpecializedTma128x128<Arch> {
+  static constexpr const char* name() { return "AddmmGluBackwardTma128x128"; }
+  static constexpr int num_buffers = 5;
 };
 }  // namespace glukit::policy

@@ -74,6 +74,8 @@ struct Problem {
   static constexpr bool gated_backward = false;
   /// A gated projection that also writes its pre-activations (GatedProblem).
   static constexpr bool store_preact = false;
+  /// addmm_glu's backward (AddmmGluBackwardProblem): the epilogue reads two tiles.
+  static constexpr bool aux_backward = false;
 };
 
 /// The gated projection's problem: B is an nn.Linear weight W (2n x k, K contiguous) whose
@@ -98,6 +100,15 @@ template <Element T, GateLayout GL>
 struct GatedBackwardProblem : Problem<T, Layout::row_major> {
   static constexpr bool gated_backward = true;
   static constexpr GateLayout gate_layout = GL;
+};
+
+/// addmm_glu's backward: X = A B + bias (B in layout LB), recomputed, whose epilogue reads
+/// the upstream gradient G (the kernel's second input) and Y, and writes the operation's
+/// `backward(x, y, g, dx, dy)`: dX (the output) and dY (a second output). Bound kernels read
+/// detail::gemm_view's arguments (kernels/addmm_glu_backward.hpp).
+template <Element T, Layout LB>
+struct AddmmGluBackwardProblem : Problem<T, LB> {
+  static constexpr bool aux_backward = true;
 };
 
 /// A policy bound to a problem: what the backend kernels are instantiated with.

@@ -29,8 +29,6 @@ struct DefaultGatedLauncher<Backend::cuda, T, Op> {
         return gated_projection<policy::WithEpilogue<policy::GatedTmaDecode16x256<sm90a>, Op>>(args, stream);
       case sm90::DefaultGatedKernel::gated_pingpong_64x128:
         return gated_projection<policy::WithEpilogue<policy::GatedTmaPingpong64x128<sm90a>, Op>>(args, stream);
-      case sm90::DefaultGatedKernel::gated_pingpong_128x128:
-        return gated_projection<policy::WithEpilogue<policy::GatedTmaPingpong128x128<sm90a>, Op>>(args, stream);
       case sm90::DefaultGatedKernel::gated_128x128:
         return gated_projection<policy::WithEpilogue<policy::GatedTma128x128<sm90a>, Op>>(args, stream);
       case sm90::DefaultGatedKernel::gated_128x256:

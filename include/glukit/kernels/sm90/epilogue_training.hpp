@@ -116,6 +116,66 @@ struct DgatedEpilogue : PanelEpilogue<P> {
   }
 };
 
+/// addmm_glu's backward epilogue: the accumulators hold X = A B (the bias added here, with
+/// part 0); the producer staged the tile's upstream gradient G and Y as two swizzled tiles
+/// (one 64-column panel of each per part). Per panel the thread reads its fragment of G and
+/// Y with ldmatrix, runs the operation's `backward(x, y, g, dx, dy)` in fp32, writes dX over
+/// G and dY over Y with stmatrix, and each warp stores its own 16 rows of both (dX into the
+/// output, dY into the second output). n is a multiple of 8 (the validation's rule).
+template <class P>
+struct XBackwardEpilogue : PanelEpilogue<P> {
+  using Base = PanelEpilogue<P>;
+  using typename Base::Op, typename Base::T, typename Base::Plan;
+  using Base::R, Base::a, Base::n0;
+  using Base::Base;
+  static_assert(Plan::xbackward, "XBackwardEpilogue: a policy bound to an AddmmGluBackwardProblem");
+
+  /// Panel Pn (columns n0 + 64 Pn ..): G and Y staged at g_tile and y_tile (Plan::YLayout);
+  /// bias_row: the tile's bias row staged beside them, or null (absent, or added already).
+  template <int Pn>
+  GLUKIT_DEVICE void finish_panel(float (&acc)[R], unsigned char* g_tile, unsigned char* y_tile,
+                                  const unsigned char* bias_row, T* dy, std::int64_t lddy, std::int64_t m0) const {
+    using namespace arch::hopper;
+    using L = typename Plan::YLayout;
+    constexpr int NB = 4;  // ldmatrix.x4 per thread and panel: 4 x 16 columns
+    const Op op{};
+    this->add_staged_bias(acc, bias_row);
+    const std::uint32_t g_row = Base::template fragment_row<L>(static_cast<std::uint32_t>(__cvta_generic_to_shared(g_tile)), m0);
+    const std::uint32_t y_row = Base::template fragment_row<L>(static_cast<std::uint32_t>(__cvta_generic_to_shared(y_tile)), m0);
+    std::uint32_t gv[NB][4], yv[NB][4];
+#pragma unroll
+    for (int b = 0; b < NB; ++b) {
+      ldmatrix_x4(Base::template fragment_address<L>(g_row, Pn * NB + b), gv[b]);
+      ldmatrix_x4(Base::template fragment_address<L>(y_row, Pn * NB + b), yv[b]);
+    }
+#pragma unroll
+    for (int b = 0; b < NB; ++b)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int j = 2 * (Pn * NB + b) + (i >> 1), k = 4 * j + 2 * (i & 1);
+        const float2 g = unpack2<T>(gv[b][i]), y = unpack2<T>(yv[b][i]);
+        float dx0, dy0, dx1, dy1;
+        op.backward(acc[k], y.x, g.x, dx0, dy0);
+        op.backward(acc[k + 1], y.y, g.y, dx1, dy1);
+        gv[b][i] = pack2<T>(dx0, dx1);
+        yv[b][i] = pack2<T>(dy0, dy1);
+      }
+#pragma unroll
+    for (int b = 0; b < NB; ++b) {
+      stmatrix_x4(Base::template fragment_address<L>(g_row, Pn * NB + b), gv[b]);
+      stmatrix_x4(Base::template fragment_address<L>(y_row, Pn * NB + b), yv[b]);
+    }
+    const std::int64_t j = n0 + 64 * Pn;  // the panel's first column
+    const std::int64_t left = a.n - j;
+    const int cols = left >= 64 ? 64 : left > 0 ? static_cast<int>(left) : 0;
+    __syncwarp();  // the warp's rows, written by its own stmatrix, stored by its own lanes
+    if (cols > 0) {
+      this->template store_panel<L, Pn>(g_tile, m0, a.out + j, a.ldo, cols);
+      this->template store_panel<L, Pn>(y_tile, m0, dy + j, lddy, cols);
+    }
+  }
+};
+
 /// The gated projection's pre-activations: the accumulators (gate and up runs of 64 W rows,
 /// Plan::Pairs' order) with the bias added, stored one run at a time through the output
 /// tile's first panel into P (m x 2n, W's row order), before finish_in_place writes the

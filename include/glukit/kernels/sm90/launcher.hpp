@@ -91,7 +91,8 @@ Params<P> make_params(const Args<P>& args, int workers) {
 /// stored n x k: boxes of 64 rows of n by 64 k, read like A), the bias as one unswizzled
 /// row. Operands a launch does not touch stay unencoded.
 template <class P>
-Status encode_tensor_maps(const Args<P>& a, TensorMaps* maps) {
+Status encode_tensor_maps(const Args<P>& a, TensorMaps* maps, const element_of<P>* in2 = nullptr,
+                          std::int64_t ld_in2 = 0) {
   using namespace arch::hopper;
   using T = element_of<P>;
   bool ok = true;
@@ -104,8 +105,10 @@ Status encode_tensor_maps(const Args<P>& a, TensorMaps* maps) {
       ok &= encode_tensor_map<T>(&maps->b, a.b, a.k, a.n, a.ldb, P::tile_k, 64, true);
   }
   if (MainloopPlan<P>::reads_y)  // the gated backward: Y is P, gate and up columns (2n)
-    ok &= encode_tensor_map<T>(&maps->y, a.y, a.m, MainloopPlan<P>::y_tiles * a.n, a.ldy, MainloopPlan<P>::a_rows, 64,
-                               true);
+    ok &= encode_tensor_map<T>(&maps->y, a.y, a.m, (MainloopPlan<P>::dgated ? 2 : 1) * a.n, a.ldy,
+                               MainloopPlan<P>::a_rows, 64, true);
+  if (MainloopPlan<P>::xbackward)  // the second input: the upstream gradient, m x n
+    ok &= encode_tensor_map<T>(&maps->y2, in2, a.m, a.n, ld_in2, MainloopPlan<P>::a_rows, 64, true);
   if (a.bias != nullptr && !MainloopPlan<P>::gated)  // gated: copied by the Y producer
     ok &= encode_tensor_map<T>(&maps->bias, a.bias, 1, a.n, (a.n + 7) / 8 * 8, 1, P::tile_n, false);
   return ok ? Status::success()
@@ -120,9 +123,10 @@ namespace glukit::detail {
 /// has validated, a non-empty output and the b_layout P was bound to.
 template <class P>
 struct BackendLauncher<P, Backend::cuda> {
-  /// out2, ld_out2: the second output of a kernel that writes one (the gated backward's H).
+  /// out2, ld_out2: the second output of a kernel that writes one (the gated backward's H,
+  /// addmm_glu's backward's dY); in2, ld_in2: its second input (addmm_glu's backward's gradient).
   static Status run(const sm90::Args<P>& args, stream_t stream, element_of<P>* out2 = nullptr,
-                    std::int64_t ld_out2 = 0) {
+                    std::int64_t ld_out2 = 0, const element_of<P>* in2 = nullptr, std::int64_t ld_in2 = 0) {
     int device = 0;
     if (get_device(&device) != success) return {StatusCode::runtime_error, "device: no current CUDA device"};
     int workers = 0;
@@ -131,6 +135,8 @@ struct BackendLauncher<P, Backend::cuda> {
     sm90::Params<P> params = sm90::make_params<P>(args, workers);
     params.out2 = out2;
     params.ld_out2 = ld_out2;
+    params.in2 = in2;
+    params.ld_in2 = ld_in2;
     constexpr std::int64_t cm = sm90::MainloopPlan<P>::cluster_m;  // blocks per worker
     const std::int64_t blocks = params.schedule.workers * cm;
     constexpr std::int64_t max_grid = (std::int64_t{1} << 31) - 1;
@@ -142,7 +148,7 @@ struct BackendLauncher<P, Backend::cuda> {
       constexpr int n_per_col = sm90::MainloopPlan<P>::gated || sm90::MainloopPlan<P>::dgated ? 2 : 1;
       if (args.m > max_coord || n_per_col * args.n > max_coord || args.k > max_coord)
         return Status::invalid("m, n, k: must be < 2^31 - 256 for the TMA policy's box coordinates");
-      if (Status s = sm90::encode_tensor_maps<P>(args, &params.maps); !s.ok()) return s;
+      if (Status s = sm90::encode_tensor_maps<P>(args, &params.maps, in2, ld_in2); !s.ok()) return s;
     }
     // cudaLaunchKernel reports this launch's own error; the thread's last-error state
     // (which may hold an earlier, unrelated failure of the caller's) is left alone.

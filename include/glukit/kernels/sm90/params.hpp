@@ -11,7 +11,7 @@ namespace glukit::sm90 {
 
 /// Tensor maps of the TMA producer (unused by the cp.async kernels).
 struct TensorMaps {
-  CUtensorMap a, b, y, bias;
+  CUtensorMap a, b, y, bias, y2;  ///< y2: a second staged input (addmm_glu's backward: the gradient)
 };
 
 /// Everything a launch passes to the kernel (by value, __grid_constant__).
@@ -23,6 +23,8 @@ struct KernelParamsT {
   int k_blocks;
   T* out2 = nullptr;          ///< a second output tile (the gated backward's H), m x n
   std::int64_t ld_out2 = 0;   ///< its row stride
+  const T* in2 = nullptr;     ///< a second input tile (addmm_glu's backward: the gradient), m x n
+  std::int64_t ld_in2 = 0;    ///< its row stride
 };
 
 /// The parameters and arguments of a bound policy's kernel (its problem's element type).

@@ -59,11 +59,6 @@ struct MainloopPlan {
   /// Consumer warpgroups that work on one tile, and their threads: the arrivals that
   /// release a ring stage or a Y buffer.
   static constexpr int tile_warpgroups = pingpong ? 1 : consumer_warpgroups;
-  /// 64-row slices of a tile each warpgroup computes: 1, or with pingpong tile_m / 64. A
-  /// 128-row ping-pong tile keeps the cooperative tile's reuse of B while one warpgroup's
-  /// epilogue runs under the other's wgmma: the schedule of a heavy epilogue (the gated
-  /// backward's, which reads two tiles and writes three).
-  static constexpr int wg_slices = pingpong ? P::tile_m / traits::mma_m : 1;
   static constexpr int tile_consumer_threads = tile_warpgroups * traits::warpgroup_size;
   /// Optional policy member a_rows (default tile_m; 16 with pingpong, tile_m = 64 and the
   /// fused epilogue, the one value the GPU tests run): the output rows of a tile. Its A
@@ -134,7 +129,11 @@ struct MainloopPlan {
   /// A gated projection that also stores its pre-activations (GatedProblem's Preact), one
   /// 64-column run at a time through the output tile's first panel, before the output.
   static constexpr bool preact = problem_of<P>::store_preact;
-  static constexpr int y_tiles = dgated ? 2 : 1;
+  /// addmm_glu's backward (AddmmGluBackwardProblem): two tiles per Y buffer, the gradient
+  /// (tile 0, the kernel's second input) and Y (tile 1); dX goes over the gradient and dY
+  /// over Y, each stored from there.
+  static constexpr bool xbackward = problem_of<P>::aux_backward;
+  static constexpr int y_tiles = dgated || xbackward ? 2 : 1;
   static constexpr GateLayout gate_layout = [] {
     if constexpr (gated || dgated) return problem_of<P>::gate_layout;
     else return GateLayout::stacked;
@@ -231,7 +230,7 @@ struct MainloopPlan {
   /// setmaxnreg targets of the warp-specialised kernel (sum fits 64K registers).
   static constexpr int producer_registers = 40;
   static constexpr int consumer_registers = 232;
-  static constexpr int accumulators_per_thread = wg_slices * P::tile_n / 2;  ///< fp32, m64nN fragments
+  static constexpr int accumulators_per_thread = P::tile_n / 2;  ///< fp32, an m64nN fragment
   /// Registers a consumer thread can have: the launch budget of min_blocks_per_cu blocks
   /// per SM, or after setmaxnreg the consumers' target (ptxas allocates the code after
   /// setmaxnreg.inc up to it: a 384-thread kernel reports 168 registers and holds 226
@@ -257,11 +256,9 @@ constexpr bool check_policy() {
   static_assert(Plan::pingpong || P::tile_m == Plan::consumer_warpgroups * traits::mma_m,
                 "tile_m: must equal 64 x consumer warpgroups (warps / 4, minus the producer when "
                 "warp_specialized): each consumer warpgroup owns 64 rows");
-  static_assert(!Plan::pingpong || (Plan::tma && (P::tile_m == traits::mma_m || P::tile_m == 2 * traits::mma_m)),
-                "pingpong: needs copier = CopierKind::tma (warp_specialized) and tile_m = 64 or 128 (each "
-                "consumer warpgroup owns a whole tile of one or two 64-row slices)");
-  static_assert(Plan::wg_slices == 1 || Plan::stage_y,
-                "pingpong with tile_m = 128: needs the fused epilogue (the tile staged in shared memory)");
+  static_assert(!Plan::pingpong || (Plan::tma && P::tile_m == traits::mma_m),
+                "pingpong: needs copier = CopierKind::tma (warp_specialized) and tile_m = 64 (each consumer "
+                "warpgroup owns a whole tile; 128-row ping-pong tiles were removed, docs/perf-notes.md)");
   static_assert(Plan::a_rows == P::tile_m ||
                     (Plan::a_rows == 16 && Plan::pingpong && P::tile_m == traits::mma_m &&
                      Plan::stage_y),
@@ -286,6 +283,11 @@ constexpr bool check_policy() {
                                    Plan::a_rows == P::tile_m && EpilogueOpBackward<typename P::epilogue_op>),
                 "epilogue_op / copier: the gated backward needs a gated operation with `backward`, the "
                 "warp-specialised TMA kernel with the fused epilogue, cluster_m = 1 and a_rows = tile_m");
+  static_assert(!Plan::xbackward || (Plan::tma && Plan::stage_y && Plan::reads_y && Plan::cluster_m == 1 &&
+                                     Plan::a_rows == P::tile_m && EpilogueOpAuxBackward<typename P::epilogue_op>),
+                "epilogue_op / copier: addmm_glu's backward needs an operation of Y with the two-gradient "
+                "`backward`, the warp-specialised TMA kernel with the fused epilogue, cluster_m = 1 and "
+                "a_rows = tile_m");
   static_assert(!Plan::preact || (Plan::gated && Plan::tma && Plan::stage_y && Plan::a_rows == P::tile_m),
                 "a_rows: a gated projection that stores its pre-activations needs the warp-specialised TMA "
                 "kernel with a_rows = tile_m");

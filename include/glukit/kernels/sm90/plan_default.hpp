@@ -78,7 +78,6 @@ enum class DefaultGatedKernel {
   gated_pingpong_64x128,  ///< policy::GatedTmaPingpong64x128 (decode; 64)
   gated_decode_16x128,    ///< policy::GatedTmaDecode16x128 (decode, m <= 16; 64)
   gated_decode_16x256,    ///< policy::GatedTmaDecode16x256 (decode, m <= 16; 128)
-  gated_pingpong_128x128, ///< policy::GatedTmaPingpong128x128 (with the pre-activations; 64)
 };
 
 /// Gated decode (m <= 16): GatedTmaDecode16x256 (tiles of 256 W rows, 128 output columns)
@@ -108,12 +107,13 @@ constexpr DefaultGatedKernel default_gated_kernel(std::int64_t m, std::int64_t n
 
 /// The kernel the sm90a gated default runs when it also writes the pre-activations
 /// (GatedProjectionArgsT::preact): whole 64-row tiles for decode (the 16-row tiles store
-/// 16 of each tile's rows), and above, ping-pong 128 x 128 tiles: a tile's epilogue then
-/// stores P (twice the output's columns) as well, and runs under the other warpgroup's
-/// main loop.
+/// 16 of each tile's rows), and above, 128 x 256 tiles: each tile's epilogue then also
+/// stores P, twice the output's columns, and the wider tiles store it with half as many
+/// tile boundaries (measured faster than 128 x 128 at every shape where the score rule
+/// picks the narrower tiles without P).
 constexpr DefaultGatedKernel default_gated_preact_kernel(std::int64_t m, std::int64_t /*n*/, std::int64_t /*k*/,
                                                          int /*sms*/) {
-  return m <= decode_rows ? DefaultGatedKernel::gated_pingpong_64x128 : DefaultGatedKernel::gated_pingpong_128x128;
+  return m <= decode_rows ? DefaultGatedKernel::gated_pingpong_64x128 : DefaultGatedKernel::gated_128x256;
 }
 
 }  // namespace glukit::sm90

@@ -47,7 +47,6 @@ struct WsKernel : WsProducer<P> {
   using Mma = MmaOf<P>;
   using Epi = Epilogue<P>;
   using Base::BN, Base::S, Base::YB, Base::CM;
-  static constexpr int SL = Plan::wg_slices;
   using Base::first_slot, Base::slot_stride, Base::tile_row, Base::y_slot, Base::bias_beside_y;
 
   /// A consumer is done reading ring stage `stage`: each warp arrives once (its first
@@ -67,10 +66,9 @@ struct WsKernel : WsProducer<P> {
   /// part by part (Plan::y_parts: each 64-column panel when the kernel reads Y): wait for
   /// the part, write its output over it, store the warp's rows of it, release it, so the
   /// producer refills the part with the next tile's Y while the later parts are stored.
-  /// tid: the thread's index among the tile's consumer threads (warpgroup w: rows 64 w..);
-  /// slice s of the accumulators (Plan::wg_slices) belongs to tile thread tid + 128 s.
+  /// tid: the thread's index among the tile's consumer threads (warpgroup w: rows 64 w..).
   GLUKIT_DEVICE static void finish_tile(const Params<P>& p, const Shared& sh, std::int64_t li, std::int64_t m0,
-                                        std::int64_t n0, int tid, float (&acc)[SL][Mma::accumulators]) {
+                                        std::int64_t n0, int tid, float (&acc)[Mma::accumulators]) {
     using namespace arch::hopper;
     const typename Base::YSlot ys = y_slot(li);
     unsigned char* y_tile = sh.y_tile(ys.buffer);
@@ -82,23 +80,23 @@ struct WsKernel : WsProducer<P> {
     const auto finish_part = [&]<int Part>() {
       [[maybe_unused]] constexpr int P0 = Part * Plan::y_part_panels, P1 = P0 + Plan::y_part_panels;
       mbarrier_wait(&sh.y_full[ys.bar(Part)], ys.phase);
-#pragma unroll
-      for (int s = 0; s < SL; ++s) {
-        const int stid = tid + 128 * s;  // slice s: rows 64 s.. of the tile
-        if constexpr (Plan::dgated) {  // P's gate and up tiles in, dP over them and H out
-          DgatedEpilogue<P>(p.args, m0, n0, stid)
-              .template finish_panel<Part>(acc[s], y_tile, y_tile + Plan::YLayout::bytes, p.out2, p.ld_out2, m0);
-        } else if (stores) {
-          const Epi e(p.args, m0, n0, stid);
-          const unsigned char* bias = Part == 0 ? bias_row : nullptr;
-          if constexpr (Plan::preact) {  // P (bias added) first, through the tile's first panel
-            PreactEpilogue<P>(p.args, m0, n0, stid).store_preact(acc[s], bias, y_tile, p.out2, p.ld_out2, m0);
-            bias = nullptr;
-          }
-          e.template finish_in_place<typename Plan::YLayout, P0, P1>(acc[s], y_tile, bias, m0);
-          __syncwarp();  // the warp's rows, written by its own stmatrix, stored by its own lanes
-          e.template store_rows_from_smem<typename Plan::YLayout, P0, P1>(y_tile, m0);
+      if constexpr (Plan::dgated) {  // P's gate and up tiles in, dP over them and H out
+        DgatedEpilogue<P>(p.args, m0, n0, tid)
+            .template finish_panel<Part>(acc, y_tile, y_tile + Plan::YLayout::bytes, p.out2, p.ld_out2, m0);
+      } else if constexpr (Plan::xbackward) {  // the gradient and Y in, dX and dY over them and out
+        XBackwardEpilogue<P>(p.args, m0, n0, tid)
+            .template finish_panel<Part>(acc, y_tile, y_tile + Plan::YLayout::bytes, Part == 0 ? bias_row : nullptr,
+                                         p.out2, p.ld_out2, m0);
+      } else if (stores) {
+        const Epi e(p.args, m0, n0, tid);
+        const unsigned char* bias = Part == 0 ? bias_row : nullptr;
+        if constexpr (Plan::preact) {  // P (bias added) first, through the tile's first panel
+          PreactEpilogue<P>(p.args, m0, n0, tid).store_preact(acc, bias, y_tile, p.out2, p.ld_out2, m0);
+          bias = nullptr;
         }
+        e.template finish_in_place<typename Plan::YLayout, P0, P1>(acc, y_tile, bias, m0);
+        __syncwarp();  // the warp's rows, written by its own stmatrix, stored by its own lanes
+        e.template store_rows_from_smem<typename Plan::YLayout, P0, P1>(y_tile, m0);
       }
       // Every consumer thread arrives: with one arrival per warp (after a __syncwarp),
       // racecheck reports the other lanes' ldmatrix against the cp.async producer's next Y
@@ -114,7 +112,7 @@ struct WsKernel : WsProducer<P> {
     using namespace arch::hopper;
     const int cwg = ctid / 128;
     // Ping-pong: this warpgroup takes every consumer_warpgroups-th tile of the block and
-    // works on it alone (all its rows, in 64-row slices from A's row 0).
+    // works on it alone (its 64 rows from A's row 0).
     constexpr int turns = Plan::pingpong ? Plan::consumer_warpgroups : 1;
     const int a_wg = Plan::pingpong ? 0 : cwg;
     const int tile_tid = Plan::pingpong ? ctid % 128 : ctid;
@@ -137,10 +135,8 @@ struct WsKernel : WsProducer<P> {
       }
       const TileCoord tc = next_tc;
       const std::int64_t m0 = tile_row(tc), n0 = tc.n * Plan::out_tile_n;  // n0: the output's column
-      // Slice s of this warpgroup's rows is 64 rows of the tile; its epilogue sees the
-      // thread as tile thread tile_tid + 128 s (rows 64 s..).
-      const auto epi_of = [&](int s) { return Epi(p.args, m0, n0, tile_tid + 128 * s); };
-      float acc[SL][Mma::accumulators];
+      const auto epi_of = [&] { return Epi(p.args, m0, n0, tile_tid); };
+      float acc[Mma::accumulators];
       // One definition of the accumulators before the tile's first wgmma: two alternative
       // initialisations (bias staged with the first k-block, or not) make ptxas serialise
       // every wgmma of the kernel (C7515). Zeros where the bias comes in the epilogue (one
@@ -148,27 +144,22 @@ struct WsKernel : WsProducer<P> {
       // overwrite them (scale-d = 0).
       if constexpr (Plan::stage_y && Plan::bias_in_accumulator) {
         if (p.k_blocks > 0) mbarrier_wait(&sh.full[st.index], st.phase);
-#pragma unroll
-        for (int s = 0; s < SL; ++s)
-          epi_of(s).init_staged(acc[s], p.k_blocks > 0 ? sh.ring.template tile<2>(st.index) : nullptr);
+        epi_of().init_staged(acc, p.k_blocks > 0 ? sh.ring.template tile<2>(st.index) : nullptr);
       } else if constexpr (Plan::stage_y) {
-#pragma unroll
-        for (int s = 0; s < SL; ++s) epi_of(s).init_staged(acc[s], nullptr);  // zeros: the bias comes later
+        epi_of().init_staged(acc, nullptr);  // zeros: the bias comes later
       }
-      Epi epi = epi_of(0);  // the register epilogue (SL = 1)
-      if constexpr (!Plan::stage_y) epi.init(acc[0]);
+      Epi epi = epi_of();  // the register epilogue
+      if constexpr (!Plan::stage_y) epi.init(acc);
       if constexpr (Plan::pingpong)
         if (li > 0) named_barrier_sync<2 * 128>(2 + cwg);
       int release = -1;
       for (int kb = 0; kb < p.k_blocks; ++kb) {
         mbarrier_wait(&sh.full[st.index], st.phase);
-#pragma unroll
-        for (int s = 0; s < SL; ++s) mma_k_block<P>(sh.ring, st.index, a_wg + s, acc[s]);
+        mma_k_block<P>(sh.ring, st.index, a_wg, acc);
         if constexpr (!Plan::stage_y)
           if (kb == p.k_blocks - 1) epi.prefetch();
-        wgmma_wait<SL>();  // the previous k-block's MMAs (one group per slice) are done with their stage
-#pragma unroll
-        for (int s = 0; s < SL; ++s) fence_accumulators(acc[s]);
+        wgmma_wait<1>();  // the previous k-block's MMAs are done with their stage
+        fence_accumulators(acc);
         if (release >= 0) release_stage(sh, release);
         release = st.index;
         ++st;
@@ -177,14 +168,13 @@ struct WsKernel : WsProducer<P> {
         if (li + 1 < block_tiles) named_barrier_arrive<2 * 128>(2 + (cwg + 1) % turns);
       next_tc = tile_at(slot + own_stride);
       wgmma_wait<0>();
-#pragma unroll
-      for (int s = 0; s < SL; ++s) fence_accumulators(acc[s]);
+      fence_accumulators(acc);
       if (release >= 0) release_stage(sh, release);
       if constexpr (Plan::stage_y) {
         finish_tile(p, sh, li, m0, n0, tile_tid, acc);
       } else {
         if (p.k_blocks == 0) epi.prefetch();
-        epi.finish(acc[0]);
+        epi.finish(acc);
       }
     }
   }

@@ -162,6 +162,15 @@ struct WsProducer : WsCommon<P> {
                                   static_cast<int>(row));
           continue;
         }
+        if constexpr (Plan::xbackward) {  // the gradient's and Y's panels of the part (and the bias)
+          const int col = static_cast<int>(tc.n * BN) + 64 * part, row = static_cast<int>(tile_row(tc));
+          mbarrier_arrive_expect_tx(full, Plan::y_part_tx_bytes + (part_bias ? Plan::bias_tx_bytes : 0));
+          if (part_bias) tma_load_2d(sh.y_bias(ys.buffer), &p.maps.bias, full, static_cast<int>(tc.n * BN), 0);
+          tma_load_2d_evict_first(sh.y_tile(ys.buffer) + part * Plan::YLayout::panel_bytes, &p.maps.y2, full, col, row);
+          tma_load_2d_evict_first(sh.y_tile(ys.buffer) + Plan::YLayout::bytes + part * Plan::YLayout::panel_bytes,
+                                  &p.maps.y, full, col, row);
+          continue;
+        }
         if (Plan::reads_y || part_bias) {
           mbarrier_arrive_expect_tx(full, (Plan::reads_y ? Plan::y_part_tx_bytes : 0) +
                                               (part_bias ? Plan::bias_tx_bytes : 0));

@@ -9,6 +9,7 @@
 using glukit::sm90::default_kernel;
 using glukit::sm90::DefaultKernel;
 using glukit::sm90::DefaultRule;
+using glukit::sm90::default_gated_preact_kernel;
 
 TEST_CASE("the rule's score is waves x (tile_n + the per-tile overhead)") {
   // M = 256, N = 14336 on 132 SMs: 2 x 112 = 224 tiles of 128 columns (2 waves),
@@ -75,11 +76,11 @@ TEST_CASE("the gated default: decode ping-pong, then the wave score over the til
   CHECK(default_gated_kernel(16, 28672, 8192, 0) == DefaultGatedKernel::gated_decode_16x256);  // no SM count: 1
   CHECK(default_gated_kernel(17, 14336, 4096, 132) == DefaultGatedKernel::gated_pingpong_64x128);
   CHECK(default_gated_kernel(64, 28672, 8192, 132) == DefaultGatedKernel::gated_pingpong_64x128);
-  // With the pre-activations: whole 64-row tiles for decode, ping-pong 128 x 128 above.
+  // With the pre-activations: whole 64-row tiles for decode, 128 x 256 above.
   CHECK(default_gated_preact_kernel(1, 14336, 4096, 132) == DefaultGatedKernel::gated_pingpong_64x128);
   CHECK(default_gated_preact_kernel(64, 14336, 4096, 132) == DefaultGatedKernel::gated_pingpong_64x128);
-  CHECK(default_gated_preact_kernel(65, 14336, 4096, 132) == DefaultGatedKernel::gated_pingpong_128x128);
-  CHECK(default_gated_preact_kernel(4096, 28672, 8192, 132) == DefaultGatedKernel::gated_pingpong_128x128);
+  CHECK(default_gated_preact_kernel(65, 14336, 4096, 132) == DefaultGatedKernel::gated_128x256);
+  CHECK(default_gated_preact_kernel(4096, 14336, 4096, 132) == DefaultGatedKernel::gated_128x256);
   // 256 x 14336: 2 x 224 = 448 tiles of 128 W rows in 4 waves (576) against 224 of 256 in
   // 2 (544); 256 x 28672: 896 in 7 (1008) against 448 in 4 (1088).
   CHECK(default_gated_kernel(256, 14336, 4096, 132) == DefaultGatedKernel::gated_128x256);
