@@ -24,10 +24,12 @@ dispatcher, checks or allocation), in the same turns: the "op / launcher" column
 The MLP training step (``--parts training``): a Llama MLP without bias in bf16, hidden d and
 intermediate i, M tokens: (d, i) = (4096, 14336) at M = 4096 and 8192, (8192, 28672) at
 M = 4096. One step is forward and backward (the gradients of x and of every weight, each
-set to None before the step, as ``zero_grad()`` does) of four variants on the same weights:
+set to None before the step, as ``zero_grad()`` does) of five variants on the same weights:
 eager PyTorch (three ``nn.Linear``, ``F.silu``, a product), torch.compile of it (default
-mode, ``dynamic=False``), ``glukit.nn.GatedMLP`` built from the same Linears (eager), and
-torch.compile of the GatedMLP. Timed in turns: each round times one step of each variant
+mode, ``dynamic=False``), ``glukit.nn.GatedMLP`` built from the same Linears (eager; its
+backward reads the pre-activations its forward saved), torch.compile of the GatedMLP, and
+``glukit.nn.GatedMLPUp`` with the down Linear ("recompute": its backward recomputes the
+pre-activations in glukit::gated_projection_backward instead of saving them). Timed in turns: each round times one step of each variant
 between two CUDA events; the median of TRAINING_ROUNDS rounds after a warm-up (the
 compiles, then at least TRAINING_WARMUP_SECONDS of steps). Memory: torch.cuda's peak
 allocation during one step of each variant (peak statistics reset just before), less what
@@ -51,7 +53,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import glukit
-from glukit.nn import GatedMLP
+from glukit.nn import GatedMLP, GatedMLPUp
 
 L2_BYTES = 50 * 2**20  # H200: 50 MiB of L2; the rotated sets together exceed it
 WARMUP_SECONDS = 0.25  # of calls before each timing
@@ -225,7 +227,7 @@ TRAINING_SHAPES = [
 TRAINING_ROUNDS = 25  # rounds of one timed step per variant; the median is reported
 TRAINING_WARMUP_STEPS = 3  # steps of each variant before timing (the first compiles)
 TRAINING_WARMUP_SECONDS = 0.5  # then steps in turns for at least this long (the clock ramps up)
-TRAINING_VARIANTS = ("eager", "compile", "glukit", "glukit_compile")
+TRAINING_VARIANTS = ("eager", "compile", "glukit", "glukit_compile", "glukit_recompute")
 
 
 class EagerMLP(nn.Module):
@@ -240,6 +242,30 @@ class EagerMLP(nn.Module):
 
     def forward(self, x):
         return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class RecomputeMLP(nn.Module):
+    """The MLP as glukit.nn.GatedMLPUp and the down Linear: the gated projection's backward
+    recomputes the pre-activations (glukit::gated_projection_backward) instead of saving them."""
+
+    def __init__(self, gate_proj, up_proj, down_proj):
+        super().__init__()
+        self.up = GatedMLPUp.from_linears(gate_proj, up_proj, "silu", "stacked")
+        self.down = nn.Linear(down_proj.in_features, down_proj.out_features, bias=False,
+                              device=down_proj.weight.device, dtype=down_proj.weight.dtype)
+        with torch.no_grad():
+            self.down.weight.copy_(down_proj.weight)
+
+    @property
+    def weight_gate_up(self):
+        return self.up.weight
+
+    @property
+    def weight_down(self):
+        return self.down.weight
+
+    def forward(self, x):
+        return self.down(self.up(x))
 
 
 def training_step(module, params, x, dy):
@@ -323,7 +349,8 @@ def bench_training(rounds=TRAINING_ROUNDS):
         eager = EagerMLP(d, i, "cuda", dtype)
         mlp = GatedMLP.from_linears(eager.gate_proj, eager.up_proj, eager.down_proj, "silu", "stacked")
         modules = {"eager": eager, "compile": torch.compile(eager, dynamic=False), "glukit": mlp,
-                   "glukit_compile": torch.compile(mlp, dynamic=False)}
+                   "glukit_compile": torch.compile(mlp, dynamic=False),
+                   "glukit_recompute": RecomputeMLP(eager.gate_proj, eager.up_proj, eager.down_proj)}
         params = {label: list(mod.parameters()) for label, mod in modules.items()}
         x = torch.randn(m, d, device="cuda", dtype=dtype).requires_grad_()
         dy = torch.randn(m, d, device="cuda", dtype=dtype)
@@ -342,10 +369,10 @@ def bench_training(rounds=TRAINING_ROUNDS):
             row[f"{label}_step_mib"] = step_bytes / 2**20
             row[f"{label}_peak_mib"] = peak_bytes / 2**20
         want = training_grads(eager, params["eager"], x, dy, False)
-        for label in ("glukit", "glukit_compile"):
+        for label in ("glukit", "glukit_compile", "glukit_recompute"):
             got = training_grads(modules[label], params[label], x, dy, True)
             row[f"{label}_rel_l2_vs_eager"] = {k: rel_l2(got[k], want[k]) for k in want}
-        for prm in list(params["eager"]) + list(params["glukit"]) + [x]:
+        for prm in [p for label in TRAINING_VARIANTS for p in params[label]] + [x]:
             prm.grad = None
         rows.append(row)
         print(f"{name}: " + ", ".join(f"{label} {ms[label]:.3f} ms ({row[f'{label}_step_mib']:.0f} MiB)"
@@ -354,16 +381,16 @@ def bench_training(rounds=TRAINING_ROUNDS):
         torch._dynamo.reset()
         torch.cuda.empty_cache()
     print()
-    print("| MLP step | M | d | i | eager ms | compile ms | glukit ms | glukit compile ms | glukit vs eager "
-          "| glukit vs compile | glukit compile vs eager | glukit compile vs compile | step MiB: eager / compile / "
-          "glukit / glukit compile |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| MLP step | M | d | i | eager ms | compile ms | glukit ms | glukit compile ms | glukit recompute ms "
+          "| glukit vs eager | glukit vs compile | glukit compile vs eager | glukit compile vs compile "
+          "| recompute vs eager | step MiB: eager / compile / glukit / glukit compile / recompute |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         mib = " / ".join(f"{r[f'{label}_step_mib']:.0f}" for label in TRAINING_VARIANTS)
         print(f"| {r['name']} | {r['m']} | {r['d']} | {r['i']} | {r['eager_ms']:.3f} | {r['compile_ms']:.3f} | "
-              f"{r['glukit_ms']:.3f} | {r['glukit_compile_ms']:.3f} | {r['glukit_vs_eager']:.2f}x | "
-              f"{r['glukit_vs_compile']:.2f}x | {r['glukit_compile_vs_eager']:.2f}x | "
-              f"{r['glukit_compile_vs_compile']:.2f}x | {mib} |")
+              f"{r['glukit_ms']:.3f} | {r['glukit_compile_ms']:.3f} | {r['glukit_recompute_ms']:.3f} | "
+              f"{r['glukit_vs_eager']:.2f}x | {r['glukit_vs_compile']:.2f}x | {r['glukit_compile_vs_eager']:.2f}x | "
+              f"{r['glukit_compile_vs_compile']:.2f}x | {r['glukit_recompute_vs_eager']:.2f}x | {mib} |")
     if rows and not rows[0]["fused_backward_kernel"]:
         print("(glukit._C registers no gated_mlp_backward kernel: the torch-ops stand-in ran)")
     return rows

@@ -78,7 +78,7 @@ fi
 if [ "${GLUKIT_RUN_EXAMPLES:-0}" = 1 ]; then
   : > "$out/examples.txt"
   for ex in glukit_example_reference_shape glukit_example_custom_epilogue glukit_example_linear_layer_bf16 \
-            glukit_example_llama_mlp_gated; do
+            glukit_example_llama_mlp_gated glukit_example_training_gated_mlp glukit_example_training_addmm_glu; do
     exe=$(find "$build" -name "$ex" -type f -perm -u+x | head -n 1)
     if [ -z "$exe" ]; then echo "device_bench.sh: $ex not built" | tee -a "$out/examples.txt"; status=1; continue; fi
     echo "== $ex" | tee -a "$out/examples.txt"

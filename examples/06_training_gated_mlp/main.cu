@@ -5,11 +5,13 @@
 //   backward: dH = dY W_down with the activation's derivative in the epilogue, which reads P
 //             and writes dP = [dG, dU] (P's column order) and h again (for dW_down = dY^T h),
 //             dH never in memory (glukit::gated_backward); dx = dP [W_g; W_u] and
-//             dW = dP^T x are plain GEMMs (not here).
-// Sampled rows of h, dP and the backward's h are checked against the fp64 host references
-// (glukit::reference::gated_projection, gated_backward), and each kernel's median time of
-// 20 launches is printed. docs/training.md describes the path; python's glukit.nn.GatedMLP
-// runs it from PyTorch.
+//             dW = dP^T x are plain GEMMs (not here);
+//   or, saving nothing in the forward: dP from x, W and the gradient dH of h in one launch
+//             that recomputes P with the forward's GEMM (glukit::gated_projection_backward).
+// Sampled rows of h, dP, the backward's h and the recomputing backward's dP are checked
+// against the fp64 host references (glukit::reference::gated_projection, gated_backward,
+// gated_projection_backward), and each kernel's median time of 20 launches is printed.
+// docs/training.md describes the path; python's glukit.nn.GatedMLP runs it from PyTorch.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -121,7 +123,18 @@ int main() {
                                              glukit::GateLayout::stacked};
   const float bwd_ms = median_ms("gated_backward", [&] { return glukit::gated_backward<glukit::epilogue::SwiGlu>(bwd); });
 
+  // The backward without saved pre-activations: dP from x, W and dH (here random: in a
+  // training step it is dY W_down from the down projection's backward), P recomputed.
+  const std::vector<bf16> dh = random_bf16(static_cast<std::size_t>(m * n), rng, 1.0f);
+  bf16* d_dh = upload(dh);
+  bf16* d_dp2 = poisoned<bf16>(static_cast<std::size_t>(m * 2 * n));
+  const glukit::GatedProjectionBackwardArgsT<bf16> rec{d_x, d_w, nullptr, d_dh, d_dp2, m, n, k, k, k, n, 2 * n,
+                                                       glukit::GateLayout::stacked};
+  const float rec_ms = median_ms("gated_projection_backward",
+                                 [&] { return glukit::gated_projection_backward<glukit::epilogue::SwiGlu>(rec); });
+
   const std::vector<bf16> h = download(d_h, static_cast<std::size_t>(m * n));
+  const std::vector<bf16> dp2 = download(d_dp2, static_cast<std::size_t>(m * 2 * n));
   const std::vector<bf16> p = download(d_p, static_cast<std::size_t>(m * 2 * n));
   const std::vector<bf16> dp = download(d_dp, static_cast<std::size_t>(m * 2 * n));
   const std::vector<bf16> h2 = download(d_h2, static_cast<std::size_t>(m * n));
@@ -138,14 +151,21 @@ int main() {
     const glukit::reference::GatedBackwardResult ref = glukit::reference::gated_backward(b1);
     worst = std::max(worst, glukit::reference::relative_l2_error(dp.data() + row * 2 * n, 2 * n, ref.dp, 1, 2 * n));
     worst = std::max(worst, glukit::reference::relative_l2_error(h2.data() + row * n, n, ref.h, 1, n));
+    const glukit::GatedProjectionBackwardArgsT<bf16> r1{x.data() + row * k, w.data(), nullptr, dh.data() + row * n,
+                                                        nullptr, 1, n, k, k, k, n, 2 * n, glukit::GateLayout::stacked};
+    worst = std::max(worst, glukit::reference::relative_l2_error(dp2.data() + row * 2 * n, 2 * n,
+                                                                 glukit::reference::gated_projection_backward(r1).dp,
+                                                                 1, 2 * n));
   }
   const double flops = 2.0 * double(m) * double(n) * double(k);
   std::printf("forward  (h and P, 2n = %lld columns): %8.1f us  %6.1f TFLOP/s\n", static_cast<long long>(2 * n),
               fwd_ms * 1e3, 2 * flops / (fwd_ms * 1e-3) * 1e-12);
   std::printf("backward (dP and h, K = %lld):          %8.1f us  %6.1f TFLOP/s\n", static_cast<long long>(k),
               bwd_ms * 1e3, flops / (bwd_ms * 1e-3) * 1e-12);
+  std::printf("backward by recompute (dP, 2n columns):  %8.1f us  %6.1f TFLOP/s\n", rec_ms * 1e3,
+              2 * flops / (rec_ms * 1e-3) * 1e-12);
   const bool ok = worst < 1e-2;
   std::printf("worst sampled row, relative L2 against fp64: %.2e  %s\n", worst, ok ? "ok" : "FAILED");
-  for (bf16* d : {d_x, d_w, d_w_down, d_dy, d_h, d_p, d_dp, d_h2}) CHECK_CUDA(cudaFree(d));
+  for (bf16* d : {d_x, d_w, d_w_down, d_dy, d_h, d_p, d_dp, d_h2, d_dh, d_dp2}) CHECK_CUDA(cudaFree(d));
   return ok ? 0 : 1;
 }

@@ -12,6 +12,8 @@
 #include "glukit/kernels/gated_args.hpp"
 #include "glukit/kernels/gated_backward.hpp"
 #include "glukit/kernels/gated_projection.hpp"
+#include "glukit/kernels/gated_projection_backward.hpp"
 #include "glukit/reference/addmm_glu.hpp"
 #include "glukit/reference/addmm_glu_backward.hpp"
 #include "glukit/reference/gated_backward.hpp"
+#include "glukit/reference/gated_projection_backward.hpp"

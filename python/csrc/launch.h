@@ -74,10 +74,22 @@ struct GatedBackwardLaunchArgs {
   bool interleaved;  ///< glukit::GateLayout::interleaved, else stacked
 };
 
+/// Operand pointers and element strides of one gated_projection_backward call: gated_projection's
+/// A, W and bias, the gradient of its output grad (m x n) and dP (m x 2n, W's row order).
+struct GatedProjectionBackwardLaunchArgs {
+  const void* a;
+  const void* w;
+  const void* bias;  ///< may be null
+  const void* grad;
+  void* dp;
+  std::int64_t m, n, k, lda, ldw, ld_grad, lddp;
+  bool w_interleaved;  ///< glukit::GateLayout::interleaved, else stacked
+};
+
 /// The activations the extension holds, by glukit.ops.ACTIVATIONS' names: silu =
 /// epilogue::SwiGlu, gelu_tanh = GeGlu, relu = ReGlu, sigmoid = SigmoidGlu. Each has, per
-/// element type, glukit::gated_projection<Op> and glukit::gated_backward<Op> behind the
-/// functions below, defined in launch_gated_<dtype>_<name>.cu (one translation unit each, so
+/// element type, glukit::gated_projection<Op>, glukit::gated_backward<Op> and
+/// glukit::gated_projection_backward<Op> behind the functions below, defined in launch_gated_<dtype>_<name>.cu (one translation unit each, so
 /// that they compile in parallel); ops.cpp's table of them is built from this list too.
 #define GLUKIT_TORCH_ACTIVATIONS(X) X(silu) X(gelu_tanh) X(relu) X(sigmoid)
 
@@ -85,7 +97,11 @@ struct GatedBackwardLaunchArgs {
   LaunchStatus gated_projection_f16_##name(const GatedLaunchArgs& args, cudaStream_t stream);       \
   LaunchStatus gated_projection_bf16_##name(const GatedLaunchArgs& args, cudaStream_t stream);      \
   LaunchStatus gated_backward_f16_##name(const GatedBackwardLaunchArgs& args, cudaStream_t stream); \
-  LaunchStatus gated_backward_bf16_##name(const GatedBackwardLaunchArgs& args, cudaStream_t stream);
+  LaunchStatus gated_backward_bf16_##name(const GatedBackwardLaunchArgs& args, cudaStream_t stream); \
+  LaunchStatus gated_projection_backward_f16_##name(const GatedProjectionBackwardLaunchArgs& args,   \
+                                                    cudaStream_t stream);                            \
+  LaunchStatus gated_projection_backward_bf16_##name(const GatedProjectionBackwardLaunchArgs& args,  \
+                                                     cudaStream_t stream);
 GLUKIT_TORCH_ACTIVATIONS(GLUKIT_TORCH_DECLARE_LAUNCHERS)
 #undef GLUKIT_TORCH_DECLARE_LAUNCHERS
 

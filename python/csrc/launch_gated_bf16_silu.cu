@@ -1,13 +1,5 @@
-// glukit::gated_projection<epilogue::SwiGlu> and glukit::gated_backward<epilogue::SwiGlu> for
-// glukit::bfloat16_t operands (launch_gated_impl.cuh).
+// The gated launchers of activation silu (glukit::epilogue::SwiGlu) for glukit::bfloat16_t operands
+// (launch_gated_impl.cuh).
 #include "launch_gated_impl.cuh"
 
-glukit_torch::LaunchStatus glukit_torch::gated_projection_bf16_silu(const GatedLaunchArgs& args,
-                                                              cudaStream_t stream) {
-  return launch_gated<glukit::bfloat16_t, glukit::epilogue::SwiGlu>(args, stream);
-}
-
-glukit_torch::LaunchStatus glukit_torch::gated_backward_bf16_silu(const GatedBackwardLaunchArgs& args,
-                                                            cudaStream_t stream) {
-  return launch_gated_backward<glukit::bfloat16_t, glukit::epilogue::SwiGlu>(args, stream);
-}
+GLUKIT_TORCH_DEFINE_GATED(bf16, glukit::bfloat16_t, silu, glukit::epilogue::SwiGlu)

@@ -1,13 +1,5 @@
-// glukit::gated_projection<epilogue::GeGlu> and glukit::gated_backward<epilogue::GeGlu> for
-// glukit::half_t operands (launch_gated_impl.cuh).
+// The gated launchers of activation gelu_tanh (glukit::epilogue::GeGlu) for glukit::half_t operands
+// (launch_gated_impl.cuh).
 #include "launch_gated_impl.cuh"
 
-glukit_torch::LaunchStatus glukit_torch::gated_projection_f16_gelu_tanh(const GatedLaunchArgs& args,
-                                                              cudaStream_t stream) {
-  return launch_gated<glukit::half_t, glukit::epilogue::GeGlu>(args, stream);
-}
-
-glukit_torch::LaunchStatus glukit_torch::gated_backward_f16_gelu_tanh(const GatedBackwardLaunchArgs& args,
-                                                            cudaStream_t stream) {
-  return launch_gated_backward<glukit::half_t, glukit::epilogue::GeGlu>(args, stream);
-}
+GLUKIT_TORCH_DEFINE_GATED(f16, glukit::half_t, gelu_tanh, glukit::epilogue::GeGlu)

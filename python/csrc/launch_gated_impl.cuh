@@ -1,11 +1,13 @@
-// glukit's default gated launchers (the projection and its backward) behind the plain
-// interface of launch.h, for element type T and epilogue operation Op; each
-// launch_gated_<dtype>_<activation>.cu instantiates one pair, so that the eight compile in
-// parallel (each holds the default's kernels for both row orders).
+// glukit's default gated launchers (the projection, the gated backward and the projection's
+// backward) behind the plain interface of launch.h, for element type T and epilogue
+// operation Op; each launch_gated_<dtype>_<activation>.cu defines one activation's three
+// with GLUKIT_TORCH_DEFINE_GATED, so that the eight compile in parallel (each holds the
+// default's kernels for both row orders).
 #pragma once
 #include <glukit/glukit.hpp>
 #include <glukit/kernels/gated_backward.hpp>
 #include <glukit/kernels/gated_projection.hpp>
+#include <glukit/kernels/gated_projection_backward.hpp>
 
 #include "launch.h"
 
@@ -42,4 +44,34 @@ LaunchStatus launch_gated_backward(const GatedBackwardLaunchArgs& p, cudaStream_
   return {static_cast<int>(s.code()), s.message()};
 }
 
+template <class T, class Op>
+LaunchStatus launch_gated_projection_backward(const GatedProjectionBackwardLaunchArgs& p, cudaStream_t stream) {
+  glukit::GatedProjectionBackwardArgsT<T> args;
+  args.a = static_cast<const T*>(p.a);
+  args.w = static_cast<const T*>(p.w);
+  args.bias = static_cast<const T*>(p.bias);
+  args.grad = static_cast<const T*>(p.grad);
+  args.dp = static_cast<T*>(p.dp);
+  args.m = p.m, args.n = p.n, args.k = p.k;
+  args.lda = p.lda, args.ldw = p.ldw, args.ld_grad = p.ld_grad, args.lddp = p.lddp;
+  args.w_layout = p.w_interleaved ? glukit::GateLayout::interleaved : glukit::GateLayout::stacked;
+  const glukit::Status s = glukit::gated_projection_backward<Op>(args, stream);
+  return {static_cast<int>(s.code()), s.message()};
+}
+
 }  // namespace glukit_torch
+
+/// launch.h's three launchers of activation `name` for element type T (tag f16 / bf16).
+#define GLUKIT_TORCH_DEFINE_GATED(tag, T, name, Op)                                                          \
+  glukit_torch::LaunchStatus glukit_torch::gated_projection_##tag##_##name(const GatedLaunchArgs& args,       \
+                                                                           cudaStream_t stream) {             \
+    return launch_gated<T, Op>(args, stream);                                                                 \
+  }                                                                                                           \
+  glukit_torch::LaunchStatus glukit_torch::gated_backward_##tag##_##name(const GatedBackwardLaunchArgs& args, \
+                                                                         cudaStream_t stream) {               \
+    return launch_gated_backward<T, Op>(args, stream);                                                        \
+  }                                                                                                           \
+  glukit_torch::LaunchStatus glukit_torch::gated_projection_backward_##tag##_##name(                          \
+      const GatedProjectionBackwardLaunchArgs& args, cudaStream_t stream) {                                   \
+    return launch_gated_projection_backward<T, Op>(args, stream);                                             \
+  }

@@ -1,5 +1,6 @@
-// The CUDA implementations of torch.ops.glukit.addmm_glu, gated_projection,
-// gated_projection_preact and gated_mlp_backward (schemas, fake and CPU implementations: glukit/ops.py).
+// The CUDA implementations of torch.ops.glukit.addmm_glu, addmm_glu_backward,
+// gated_projection, gated_projection_preact, gated_projection_backward and
+// gated_mlp_backward (schemas, fake and CPU implementations: glukit/ops.py).
 // Each checks the op's argument rules in glukit.ops.check_args' (check_gated_args') order
 // and with its messages (ValueError) — every operand's device first, so that a CPU tensor
 // never reaches a kernel —, makes non-contiguous inputs contiguous (one copy each), and
@@ -238,18 +239,23 @@ constexpr int64_t gate_interleave_rows = 64;  // glukit::gate_interleave_rows
 using GatedLauncher = glukit_torch::LaunchStatus (*)(const glukit_torch::GatedLaunchArgs&, cudaStream_t);
 using GatedBackwardLauncher = glukit_torch::LaunchStatus (*)(const glukit_torch::GatedBackwardLaunchArgs&,
                                                              cudaStream_t);
+using ProjectionBackwardLauncher = glukit_torch::LaunchStatus (*)(
+    const glukit_torch::GatedProjectionBackwardLaunchArgs&, cudaStream_t);
 
 /// One activation of glukit.ops.ACTIVATIONS: its launchers for fp16 and bf16 operands.
 struct Activation {
   const char* name;
   GatedLauncher forward_f16, forward_bf16;
   GatedBackwardLauncher backward_f16, backward_bf16;
+  ProjectionBackwardLauncher projection_backward_f16, projection_backward_bf16;
 };
 
 /// The activations the extension holds (launch.h's GLUKIT_TORCH_ACTIVATIONS).
 #define GLUKIT_TORCH_ACTIVATION(name)                                                            \
   Activation{#name, &glukit_torch::gated_projection_f16_##name, &glukit_torch::gated_projection_bf16_##name, \
-             &glukit_torch::gated_backward_f16_##name, &glukit_torch::gated_backward_bf16_##name},
+             &glukit_torch::gated_backward_f16_##name, &glukit_torch::gated_backward_bf16_##name,              \
+             &glukit_torch::gated_projection_backward_f16_##name,                                                   \
+             &glukit_torch::gated_projection_backward_bf16_##name},
 constexpr Activation activations[] = {GLUKIT_TORCH_ACTIVATIONS(GLUKIT_TORCH_ACTIVATION)};
 #undef GLUKIT_TORCH_ACTIVATION
 
@@ -337,6 +343,69 @@ std::tuple<at::Tensor, at::Tensor> gated_projection_preact_cuda(const at::Tensor
                                                                 c10::string_view activation,
                                                                 c10::string_view layout) {
   return gated_projection_impl("glukit.gated_projection_preact", a, w, bias, activation, layout, true);
+}
+
+/// torch.ops.glukit.gated_projection_backward: dP (m x 2n, w's row order) from a, w, bias and
+/// the output's gradient, in one glukit kernel (glukit::gated_projection_backward), after
+/// glukit.ops.check_gated_projection_backward_args' rules in its order and with its messages.
+at::Tensor gated_projection_backward_cuda(const at::Tensor& a, const at::Tensor& w,
+                                          const std::optional<at::Tensor>& bias, const at::Tensor& grad,
+                                          c10::string_view activation, c10::string_view layout) {
+  check_dims("a", a, 2);
+  check_dims("w", w, 2);
+  if (bias.has_value()) {
+    check_dims("bias", *bias, 1);
+  }
+  check_devices_and_dtypes({{"a", &a}, {"w", &w}, {"bias", bias.has_value() ? &*bias : nullptr}});
+  const Activation& act = find_activation(activation);
+  const bool interleaved = layout == "interleaved";
+  require(interleaved || layout == "stacked", "layout: must be 'stacked' or 'interleaved' (got '", layout,
+          "')");
+  const int64_t m = a.size(0), k = a.size(1);
+  const int64_t rows = w.size(0);
+  require(rows % 2 == 0, "w: must have 2n rows, gate and up (got ", rows, ", odd)");
+  const int64_t n = rows / 2;
+  require(w.size(1) == k, "w: must be 2n x k with k = ", k, " (an nn.Linear weight; got ", w.sizes(), ")");
+  if (bias.has_value()) {
+    require(bias->size(0) == rows, "bias: must have 2n = ", rows, " elements, in w's row order (got ",
+            bias->size(0), ")");
+  }
+  require(!interleaved || n % gate_interleave_rows == 0,
+          "n: must be a multiple of 64 for layout='interleaved' (whole blocks of gate and up rows; got ", n,
+          ")");
+  if (m != 0 && n != 0) {
+    require(k % vector_elems == 0, "k: must be a multiple of 8 (a's columns; got ", k, ")");
+  }
+  check_dims("grad", grad, 2);
+  check_devices_and_dtypes({{"a", &a}, {"grad", &grad}});
+  require(grad.size(0) == m && grad.size(1) == n, "grad: must be m x n = (", m, ", ", n, ") (got ", grad.sizes(),
+          ")");
+  if (m != 0 && n != 0) {
+    require(n % vector_elems == 0, "n: must be a multiple of 8 (w's rows / 2; got ", n, ")");
+  }
+  const c10::cuda::CUDAGuard guard(a.device());
+  at::Tensor dp = at::empty({m, 2 * n}, a.options());
+  if (m == 0 || n == 0) return dp;
+  const at::Tensor ac = a.contiguous(), wc = w.contiguous(), gc = grad.contiguous();
+  const at::Tensor biasc = bias.has_value() ? bias->contiguous() : at::Tensor();
+  const glukit_torch::GatedProjectionBackwardLaunchArgs args{k > 0 ? ac.data_ptr() : nullptr,
+                                                             k > 0 ? wc.data_ptr() : nullptr,
+                                                             biasc.defined() ? biasc.data_ptr() : nullptr,
+                                                             gc.data_ptr(),
+                                                             dp.data_ptr(),
+                                                             m,
+                                                             n,
+                                                             k,
+                                                             k,
+                                                             k,
+                                                             n,
+                                                             2 * n,
+                                                             interleaved};
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
+  const ProjectionBackwardLauncher launcher =
+      a.scalar_type() == at::kHalf ? act.projection_backward_f16 : act.projection_backward_bf16;
+  check_status("glukit.gated_projection_backward", launcher(args, stream));
+  return dp;
 }
 
 /// torch.ops.glukit.gated_mlp_backward: (dP, H) from dY, W_down and the saved P, in one
@@ -429,6 +498,7 @@ TORCH_LIBRARY_IMPL(glukit, CUDA, m) {
   m.impl("addmm_glu_backward", &addmm_glu_backward_cuda);
   m.impl("gated_projection", &gated_projection_cuda);
   m.impl("gated_projection_preact", &gated_projection_preact_cuda);
+  m.impl("gated_projection_backward", &gated_projection_backward_cuda);
   m.impl("gated_mlp_backward", &gated_mlp_backward_cuda);
   m.impl("gated_mlp_backward_", &gated_mlp_backward_inplace_cuda);
 }

@@ -18,8 +18,8 @@ from __future__ import annotations
 from . import ops
 from .ops import (addmm_glu, addmm_glu_backward, check_args, check_backward_args, check_gated_args, check_gated_down_args, check_gated_mlp_backward_args,
                   gated_down_projection, gated_down_reference, gated_mlp_backward, gated_mlp_backward_reference,
-                  gated_projection, gated_reference, gated_reference_backward, interleave_gate_up, reference,
-                  reference_backward)
+                  gated_projection, gated_projection_backward, check_gated_projection_backward_args,
+                  gated_reference, gated_reference_backward, interleave_gate_up, reference, reference_backward)
 
 _extension_error = None
 try:
@@ -37,6 +37,8 @@ _mlp_backward_kernel = not ops.register_cuda_fallback("gated_mlp_backward", ops.
 _preact_kernel = not ops.register_cuda_fallback("gated_projection_preact", mlp._preact_impl)
 ops.register_cuda_fallback("gated_mlp_backward_", mlp._inplace_impl)
 _addmm_backward_kernel = not ops.register_cuda_fallback("addmm_glu_backward", ops._addmm_glu_backward_torch)
+_projection_backward_kernel = not ops.register_cuda_fallback("gated_projection_backward",
+                                                             ops._gated_projection_backward_torch)
 
 from . import nn  # noqa: E402
 from . import parallel  # noqa: E402
@@ -59,6 +61,7 @@ def extension_error():
 
 
 __all__ = ["addmm_glu", "addmm_glu_backward", "check_backward_args", "check_args", "reference", "reference_backward", "gated_projection", "check_gated_args",
+           "gated_projection_backward", "check_gated_projection_backward_args",
            "gated_reference", "gated_reference_backward", "interleave_gate_up", "gated_down_projection",
            "check_gated_down_args", "gated_down_reference", "gated_mlp_backward", "check_gated_mlp_backward_args",
            "gated_mlp_backward_reference", "gated_mlp", "gated_projection_preact", "preact_reference", "ops", "mlp",

@@ -430,6 +430,55 @@ def _gated_grads(dh: torch.Tensor, p: torch.Tensor, activation: str, layout: str
     return dp, h
 
 
+#: The gated projection's backward by recomputation: a, w, bias as gated_projection's, grad
+#: (m x n) the gradient of its output; returns dp (m x 2n, w's row order).
+GATED_PROJECTION_BACKWARD_SCHEMA = ("(Tensor a, Tensor w, Tensor? bias, Tensor grad, *, str activation=\"silu\", "
+                                    "str layout=\"stacked\") -> Tensor")
+_lib.define("gated_projection_backward" + GATED_PROJECTION_BACKWARD_SCHEMA)
+
+
+def check_gated_projection_backward_args(a, w, bias, grad, activation: str, layout: str) -> tuple:
+    """gated_projection_backward's rules: gated_projection's (check_gated_args), then grad a 2-D
+    m x n tensor on a's device with a's dtype, and n a multiple of 8; returns (m, n, k). The
+    CUDA implementation checks the same."""
+    m, n, k = check_gated_args(a, w, bias, activation, layout)
+    _check_dims([("grad", grad)])
+    _check_devices_and_dtypes([("a", a), ("grad", grad)])
+    if tuple(grad.shape) != (m, n):
+        raise ValueError(f"grad: must be m x n = ({m}, {n}) (got {tuple(grad.shape)})")
+    if m != 0 and n != 0 and n % VECTOR_ELEMS != 0:
+        raise ValueError(f"n: must be a multiple of 8 (w's rows / 2; got {n})")
+    return m, n, k
+
+
+@torch.library.register_fake("glukit::gated_projection_backward", lib=_lib)
+def _gated_projection_backward_fake(a, w, bias, grad, *, activation="silu", layout="stacked"):
+    m, n, _ = check_gated_projection_backward_args(a, w, bias, grad, activation, layout)
+    return a.new_empty((m, 2 * n))
+
+
+def _gated_projection_backward_torch(a, w, bias, grad, *, activation="silu", layout="stacked"):
+    """dp = [grad U act'(G), grad act(G)] with [G, U] = a w^T + bias recomputed by one torch GEMM
+    in the dtype (tensor cores, fp32 accumulation, rounded to the dtype once), the element-wise
+    part in fp32 rounded once. The CPU implementation, and the CUDA one where glukit._C does
+    not register the kernel."""
+    check_gated_projection_backward_args(a, w, bias, grad, activation, layout)
+    return _gated_grads(grad, F.linear(a, w, bias), activation, layout)[0]
+
+
+_lib.impl("gated_projection_backward", _gated_projection_backward_torch, "CPU")
+
+
+def gated_projection_backward(a: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor], grad: torch.Tensor, *,
+                              activation: str = "silu", layout: str = "stacked") -> torch.Tensor:
+    """``torch.ops.glukit.gated_projection_backward``: dp = [grad * U * act'(G), grad * act(G)]
+    (m x 2n, w's row order) for out = gated_projection(a, w, bias), [G, U] = a @ w.T + bias
+    recomputed. On CUDA one glukit kernel (the gated projection's GEMM whose epilogue reads
+    grad: the pre-activations never reach memory); dp's GEMMs (da = dp @ w, dw = dp.T @ a, the
+    bias's column sums) are the caller's. n a multiple of 8."""
+    return torch.ops.glukit.gated_projection_backward(a, w, bias, grad, activation=activation, layout=layout)
+
+
 def _gated_setup_context(ctx, inputs, keyword_only_inputs, output):
     a, w, bias = inputs
     ctx.activation = keyword_only_inputs.get("activation", "silu")
@@ -441,8 +490,8 @@ def _gated_setup_context(ctx, inputs, keyword_only_inputs, output):
 def _gated_backward(ctx, grad):
     """out = act(G) U, [G, U] = a W^T + bias in W's row order: dG = g U act'(G), dU = g act(G),
     dX = [dG, dU] in W's row order, da = dX W, dW = dX^T a, dbias = the sum of dX's rows. In
-    the operands' dtype: G and U are recomputed by one torch GEMM of 2n columns (tensor cores,
-    fp32 accumulation, rounded to the dtype), dX element-wise with fp32 math rounded once,
+    the operands' dtype: dX from gated_projection_backward (G and U recomputed; on CUDA one
+    glukit kernel, else one torch GEMM of 2n columns and fp32 element-wise math rounded once),
     then torch's GEMMs in the dtype. Only the gradients that ``ctx.needs_input_grad`` asks for
     are computed (gated_reference_backward: the fp32 reference)."""
     a, w, bias = ctx.saved_tensors
@@ -450,9 +499,12 @@ def _gated_backward(ctx, grad):
     need_bias = need_bias and ctx.has_bias
     if not (need_a or need_w or need_bias):
         return None, None, None
-    x = F.linear(a, w, bias if ctx.has_bias else None)
-    dx, _ = _gated_grads(grad, x, ctx.activation, ctx.layout)
-    del x
+    b = bias if ctx.has_bias else None
+    if w.shape[0] % (2 * VECTOR_ELEMS) == 0:  # n a multiple of 8: the fused recompute
+        dx = torch.ops.glukit.gated_projection_backward(a, w, b, grad.contiguous(), activation=ctx.activation,
+                                                        layout=ctx.layout)
+    else:
+        dx = _gated_grads(grad, F.linear(a, w, b), ctx.activation, ctx.layout)[0]
     ga = dx @ w if need_a else None
     gw = dx.t() @ a if need_w else None
     gbias = dx.sum(0) if need_bias else None

@@ -250,7 +250,8 @@ def test_gated_projection_backward_against_fp64(dtype, activation, bias, layout,
 
 
 def test_gated_projection_backward_in_the_dtype_and_only_what_is_needed():
-    # m x 2n = 40 x 128, w 128 x 24: no fp32 tensor of w's shape; one recomputing GEMM
+    # m x 2n = 40 x 128, w 128 x 24: no fp32 tensor of w's shape; the recompute is the fused
+    # gated_projection_backward (one op), the rest torch's GEMMs
     a, wg, wu, bg, bu = make_gated_parts(40, 64, 24, torch.bfloat16, True)
     w, b = join(wg, wu, bg, bu, "interleaved")
     grad = torch.randn(40, 64).bfloat16()
@@ -264,9 +265,58 @@ def test_gated_projection_backward_in_the_dtype_and_only_what_is_needed():
         for name, t in leaves.items():
             assert (t.grad is not None) == (name in need), (need, name)
         gemms = log.gemms()
-        assert len(gemms) == 1 + sum(gemms_of[name] for name in need), (need, [f for f, _ in gemms])
+        assert log.count("gated_projection_backward") == 1, need
+        assert len(gemms) == sum(gemms_of[name] for name in need), (need, [f for f, _ in gemms])
         assert all(x.dtype == torch.bfloat16 for _, args in gemms for x in args if isinstance(x, torch.Tensor))
         assert tuple(w.shape) not in log.float32_outputs()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_gated_projection_backward_op_against_fp64(dtype, layout):
+    a, wg, wu, bg, bu = make_gated_parts(37, 64, 72, dtype, True, seed=6)
+    w, b = join(wg, wu, bg, bu, layout)
+    grad = torch.randn(37, 64, generator=torch.Generator().manual_seed(7)).to(dtype)
+    for activation in ACTIVATIONS:
+        dp = glukit.gated_projection_backward(a, w, b, grad, activation=activation, layout=layout)
+        assert dp.dtype == dtype and dp.shape == (37, 128)
+        leaves = [t.double() for t in (wg, wu)]
+        pre = [F.linear(a.double(), wt, bt.double()).requires_grad_() for wt, bt in zip(leaves, (bg, bu))]
+        (EAGER_ACT[activation](pre[0]) * pre[1]).backward(grad.double())
+        want = glukit.ops._merge_gate_up(pre[0].grad, pre[1].grad, layout)
+        assert rel_l2(dp, want) <= 4 * UNIT_ROUNDOFF[dtype], activation
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda t: dict(t, grad=t["grad"][:, :8]), r"^grad: must be m x n = \(37, 64\)"),
+    (lambda t: dict(t, grad=t["grad"].float()), r"^grad: dtype torch.float32 differs from a's torch.bfloat16"),
+    (lambda t: dict(t, grad=t["grad"][0]), r"^grad: must be 2-D"),
+    (lambda t: dict(t, w=t["w"][:127]), r"^w: must have 2n rows"),
+    (lambda t: dict(t, w=t["w"][:124], bias=t["bias"][:124], grad=t["grad"][:, :62]), r"^n: must be a multiple of 8"),
+])
+def test_gated_projection_backward_op_argument_errors(mutate, message):
+    a, wg, wu, bg, bu = make_gated_parts(37, 64, 72, torch.bfloat16, True)
+    w, b = join(wg, wu, bg, bu, "stacked")
+    t = mutate(dict(a=a, w=w, bias=b, grad=torch.randn(37, 64).bfloat16()))
+    with pytest.raises(ValueError, match=message):
+        glukit.gated_projection_backward(t["a"], t["w"], t["bias"], t["grad"])
+
+
+def test_gated_projection_backward_op_fake_and_opcheck():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        a, wg, wu, bg, bu = make_gated_parts(100, 64, 24, torch.float16, True)
+        w, b = join(wg, wu, bg, bu, "interleaved")
+        dp = glukit.gated_projection_backward(a, w, b, torch.empty(100, 64, dtype=torch.float16),
+                                              layout="interleaved")
+        assert dp.shape == (100, 128) and dp.dtype == torch.float16
+    for layout in LAYOUTS:
+        a, wg, wu, bg, bu = make_gated_parts(24, 64, 40, torch.bfloat16, True)
+        w, b = join(wg, wu, bg, bu, layout)
+        args = (a, w, b, torch.randn(24, 64).bfloat16())
+        torch.library.opcheck(torch.ops.glukit.gated_projection_backward.default, args,
+                              {"activation": "gelu_tanh", "layout": layout})
 
 
 def test_gated_reference_backward_is_the_fp32_formula():

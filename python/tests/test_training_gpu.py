@@ -1,5 +1,6 @@
 """GPU tests of glukit's training path (marker gpu; CI deselects them with -m "not gpu"): on
-an sm_90a GPU with the extension built (glukit._C), gated_mlp_backward's CUDA kernel
+an sm_90a GPU with the extension built (glukit._C), the kernels of addmm_glu_backward and
+gated_projection_backward against fp64 math, gated_mlp_backward's CUDA kernel
 against fp64 math (bf16 and fp16, both layouts, every activation, ragged m and i, empty
 sizes, non-contiguous dy) and its argument errors (test_training_cpu.py's lists, on CUDA
 tensors, in a child process); glukit.nn.GatedMLP's training step against eager PyTorch's
@@ -20,6 +21,7 @@ from glukit.nn import GatedMLP, replace_gated_mlps
 from test_gpu import _need_gpu, assert_child_ok, run_child  # noqa: F401  (_need_gpu: the autouse check)
 from test_training_cpu import (ACT_MODULES, ACTIVATIONS, EAGER_ACT, UNIT_ROUNDOFF, EagerMLP, assert_gradient_close,
                                eager_grads, glukit_grads, mlp_backward_fp64, rel_l2)
+from glukit.ops import split_gate_up
 
 pytestmark = pytest.mark.gpu
 
@@ -54,6 +56,46 @@ def test_addmm_glu_backward_kernel_against_fp64(dtype, b_is_nk, bias, shape):
 def test_addmm_glu_backward_kernel_registered():
     assert glukit._addmm_backward_kernel, (
         "glukit._C registers no CUDA kernel for glukit::addmm_glu_backward: the torch-ops stand-in runs")
+
+
+PROJECTION_BACKWARD_SHAPES = {
+    # (m, n, k): m = 1 (decode), ragged m, n and k (n not a multiple of 64: stacked only),
+    # Llama's (4096, 14336), k = 0 (P = bias), m = 0
+    "stacked": [(1, 8, 8), (37, 200, 72), (300, 1096, 520), (2048, 14336, 4096), (64, 128, 0), (0, 64, 64)],
+    "interleaved": [(1, 64, 64), (257, 320, 264), (2048, 14336, 4096), (0, 64, 64)],
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("layout, shape", [(lay, s) for lay, shapes in PROJECTION_BACKWARD_SHAPES.items()
+                                           for s in shapes])
+def test_gated_projection_backward_kernel_against_fp64(dtype, activation, bias, layout, shape):
+    from gated_inputs import join, make_gated_parts
+
+    m, n, k = shape
+    a, wg, wu, bg, bu = make_gated_parts(m, n, k, dtype, bias, seed=12, device="cuda")
+    w, b = join(wg, wu, bg, bu, layout)
+    grad = torch.randn(m, n, device="cuda", generator=torch.Generator("cuda").manual_seed(13)).to(dtype)
+    dp = glukit.gated_projection_backward(a, w, b, grad, activation=activation, layout=layout)
+    torch.cuda.synchronize()
+    assert dp.shape == (m, 2 * n) and dp.dtype == dtype and dp.is_cuda and dp.is_contiguous()
+    if m == 0:
+        return
+    pre = F.linear(a.double(), w.double(), b.double() if b is not None else None).requires_grad_()
+    g, u = split_gate_up(pre, layout)
+    (want,) = torch.autograd.grad(EAGER_ACT[activation](g) * u, pre, grad.double())
+    ref = glukit.ops._gated_grads(grad, F.linear(a, w, b), activation, layout)[0]  # torch ops in the dtype
+    ours, theirs = rel_l2(dp, want), rel_l2(ref, want)
+    # P accumulated in fp32 and never rounded to the dtype: at most one rounding (u), and no
+    # worse than the torch path, which rounds P to the dtype first
+    assert ours <= UNIT_ROUNDOFF[dtype] and ours <= theirs + UNIT_ROUNDOFF[dtype] / 8, (ours, theirs)
+
+
+def test_gated_projection_backward_kernel_registered():
+    assert glukit._projection_backward_kernel, (
+        "glukit._C registers no CUDA kernel for glukit::gated_projection_backward: the torch-ops stand-in runs")
 
 
 MLP_BACKWARD_SHAPES = {

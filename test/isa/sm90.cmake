@@ -74,6 +74,21 @@ foreach(base IN LISTS _glukit_sm90_gated)
   endforeach()
 endforeach()
 
+# The training kernels, fp16 and bf16 (VARIANT Backward_<launcher>[_bf16]): the gated
+# backward, addmm_glu's backward and the gated projection's backward, each with its policy.
+set(_glukit_sm90_backward
+    "gated_backward|GatedBackwardArgsT|glukit::policy::GatedBackwardTma128x128<glukit::arch::sm90a>"
+    "addmm_glu_backward|AddmmGluBackwardArgsT|glukit::policy::AddmmGluBackwardTma128x128<glukit::arch::sm90a>"
+    "gated_projection_backward|GatedProjectionBackwardArgsT|glukit::policy::GatedTma128x256<glukit::arch::sm90a>")
+foreach(entry IN LISTS _glukit_sm90_backward)
+  string(REPLACE "|" ";" parts "${entry}")
+  list(GET parts 0 launcher)
+  list(GET parts 1 args_type)
+  list(GET parts 2 policy)
+  glukit_sm90_ptx_check(Backward_${launcher} ${launcher} ${args_type} "${policy}" glukit::half_t)
+  glukit_sm90_ptx_check(Backward_${launcher}_bf16 ${launcher} ${args_type} "${policy}" glukit::bfloat16_t)
+endforeach()
+
 # The launcher's sm_90a check (kernels/sm90/plan_image.hpp) reads the kernel's static
 # shared memory back from the runtime: ptxas must report the marker's size for every
 # kernel entry compiled for sm_90 (the default launcher, both element types) and never

@@ -76,6 +76,9 @@ struct Problem {
   static constexpr bool store_preact = false;
   /// addmm_glu's backward (AddmmGluBackwardProblem): the epilogue reads two tiles.
   static constexpr bool aux_backward = false;
+  /// The gated projection's backward (GatedProjectionBackwardProblem): the pre-activations
+  /// recomputed, the epilogue reads the output's gradient.
+  static constexpr bool projection_backward = false;
 };
 
 /// The gated projection's problem: B is an nn.Linear weight W (2n x k, K contiguous) whose
@@ -89,6 +92,16 @@ struct GatedProblem : Problem<T, Layout::col_major> {
   static constexpr bool gated = true;
   static constexpr GateLayout gate_layout = GL;
   static constexpr bool store_preact = Preact;
+};
+
+/// The gated projection's backward by recomputation: the GEMM is the gated projection's
+/// (P = A W^T + bias, gate/up pairs in GL's order, in the accumulators), and the epilogue
+/// reads the gradient dO of out = act(G) U (m x n, the Y operand), applies the operation's
+/// `backward` and writes dP = [dG, dU] in W's row order (the output, m x 2n). Bound kernels
+/// read detail::gemm_view's arguments (kernels/gated_projection_backward.hpp).
+template <Element T, GateLayout GL>
+struct GatedProjectionBackwardProblem : GatedProblem<T, GL> {
+  static constexpr bool projection_backward = true;
 };
 
 /// The gated backward's problem: dH = dY W_down (B k x n, N contiguous), whose epilogue

@@ -1,6 +1,8 @@
-// The training epilogues of the warp-specialised sm90a kernel, both built on the store of
+// The training epilogues of the warp-specialised sm90a kernel, all built on the store of
 // one 64-column panel of a staged tile to any destination (PanelEpilogue):
-// PreactEpilogue stores a gated projection's pre-activations beside its output (at the end).
+// PreactEpilogue stores a gated projection's pre-activations beside its output (at the end);
+// XBackwardEpilogue and ProjectionBackwardEpilogue are addmm_glu's and the gated projection's
+// backwards by recomputation (their comments below).
 // DgatedEpilogue, the gated backward's epilogue: the accumulators
 // hold dH (a tile of dY W_down); the producer staged the saved pre-activations of the
 // tile's output columns as two swizzled tiles, G and U (one 64-column panel of each per
@@ -173,6 +175,63 @@ struct XBackwardEpilogue : PanelEpilogue<P> {
       this->template store_panel<L, Pn>(g_tile, m0, a.out + j, a.ldo, cols);
       this->template store_panel<L, Pn>(y_tile, m0, dy + j, lddy, cols);
     }
+  }
+};
+
+/// The gated projection's backward epilogue: the accumulators hold P = A W^T (gate and up
+/// runs of 64 W rows, Plan::Pairs' order; the bias added here, with part 0); the producer
+/// staged the gradient dO of the tile's output columns. Per output panel the thread reads
+/// its fragment of dO with ldmatrix, runs the operation's `backward(g, u, do, dg, du, h)`
+/// in fp32 on its gate/up accumulator pairs, writes dG over dO with stmatrix and each warp
+/// stores its rows into dP's gate columns, then dU the same way into the up columns.
+template <class P>
+struct ProjectionBackwardEpilogue : PanelEpilogue<P> {
+  using Base = PanelEpilogue<P>;
+  using typename Base::Op, typename Base::T, typename Base::Plan;
+  using Base::R, Base::a, Base::n0;
+  using Base::Base;
+  static_assert(Plan::projection_backward, "ProjectionBackwardEpilogue: a policy bound to a "
+                                           "GatedProjectionBackwardProblem");
+
+  /// Output panel Pn (columns n0 + 64 Pn ..): dO staged at d_tile (Plan::YLayout);
+  /// bias_row: the tile's bias (W's order) staged beside it, or null.
+  template <int Pn>
+  GLUKIT_DEVICE void finish_panel(float (&acc)[R], unsigned char* d_tile, const unsigned char* bias_row,
+                                  std::int64_t m0) const {
+    using namespace arch::hopper;
+    using L = typename Plan::YLayout;
+    constexpr int NB = 4;  // ldmatrix.x4 per thread and panel: 4 x 16 columns
+    const Op op{};
+    this->add_staged_bias(acc, bias_row);
+    const std::uint32_t d_row = Base::template fragment_row<L>(static_cast<std::uint32_t>(__cvta_generic_to_shared(d_tile)), m0);
+    std::uint32_t dv[NB][4], uv[NB][4];
+#pragma unroll
+    for (int b = 0; b < NB; ++b) ldmatrix_x4(Base::template fragment_address<L>(d_row, Pn * NB + b), dv[b]);
+#pragma unroll
+    for (int b = 0; b < NB; ++b)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        // output group jo = 8 Pn + 2 b + i / 2: its gate run's group 16 Pn + jo % 8, up 8 after
+        const int k = 4 * (16 * Pn + 2 * b + (i >> 1)) + 2 * (i & 1), ku = k + 4 * 8;
+        const float2 d = unpack2<T>(dv[b][i]);
+        float dg0, du0, h0, dg1, du1, h1;
+        op.backward(acc[k], acc[ku], d.x, dg0, du0, h0);
+        op.backward(acc[k + 1], acc[ku + 1], d.y, dg1, du1, h1);
+        dv[b][i] = pack2<T>(dg0, dg1);
+        uv[b][i] = pack2<T>(du0, du1);
+      }
+#pragma unroll
+    for (int b = 0; b < NB; ++b) stmatrix_x4(Base::template fragment_address<L>(d_row, Pn * NB + b), dv[b]);
+    const std::int64_t j = n0 + 64 * Pn;  // the panel's first output column
+    const std::int64_t left = a.n - j;
+    const int cols = left >= 64 ? 64 : left > 0 ? static_cast<int>(left) : 0;
+    __syncwarp();  // the warp's rows, written by its own stmatrix, stored by its own lanes
+    if (cols > 0) this->template store_panel<L, Pn>(d_tile, m0, a.out + gate_row(j, a.n, Plan::gate_layout), a.ldo, cols);
+    __syncwarp();  // dG stored before dU overwrites it
+#pragma unroll
+    for (int b = 0; b < NB; ++b) stmatrix_x4(Base::template fragment_address<L>(d_row, Pn * NB + b), uv[b]);
+    __syncwarp();
+    if (cols > 0) this->template store_panel<L, Pn>(d_tile, m0, a.out + up_row(j, a.n, Plan::gate_layout), a.ldo, cols);
   }
 };
 

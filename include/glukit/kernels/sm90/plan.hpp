@@ -120,8 +120,12 @@ struct MainloopPlan {
   static constexpr bool gated = problem_of<P>::gated;
   using Pairs = GatePairs<64>;
   static constexpr int out_tile_n = gated ? P::tile_n / 2 : P::tile_n;  ///< output columns per tile
+  /// The gated projection's backward (GatedProjectionBackwardProblem): a gated tile whose
+  /// Y is the output's gradient dO; the epilogue writes dG over dO's panel and stores it,
+  /// then dU the same way.
+  static constexpr bool projection_backward = problem_of<P>::projection_backward;
   /// Does the kernel read Y? (The epilogue's second operand is the up projection when gated.)
-  static constexpr bool reads_y = P::epilogue_op::reads_aux && !gated;
+  static constexpr bool reads_y = (P::epilogue_op::reads_aux && !gated) || projection_backward;
   /// The gated backward (GatedBackwardProblem): Y is the saved pre-activations P, two
   /// tiles per buffer (the gate's and the up projection's columns of the tile's outputs),
   /// and the epilogue writes two outputs (dP over P's two tiles, then H).
@@ -286,6 +290,12 @@ constexpr bool check_policy() {
   static_assert(!Plan::xbackward || (Plan::tma && Plan::stage_y && Plan::reads_y && Plan::cluster_m == 1 &&
                                      Plan::a_rows == P::tile_m && EpilogueOpAuxBackward<typename P::epilogue_op>),
                 "epilogue_op / copier: addmm_glu's backward needs an operation of Y with the two-gradient "
+                "`backward`, the warp-specialised TMA kernel with the fused epilogue, cluster_m = 1 and "
+                "a_rows = tile_m");
+  static_assert(!Plan::projection_backward ||
+                    (Plan::tma && Plan::stage_y && Plan::cluster_m == 1 && Plan::a_rows == P::tile_m &&
+                     EpilogueOpBackward<typename P::epilogue_op>),
+                "epilogue_op / copier: the gated projection's backward needs a gated operation with "
                 "`backward`, the warp-specialised TMA kernel with the fused epilogue, cluster_m = 1 and "
                 "a_rows = tile_m");
   static_assert(!Plan::preact || (Plan::gated && Plan::tma && Plan::stage_y && Plan::a_rows == P::tile_m),

@@ -87,6 +87,9 @@ struct WsKernel : WsProducer<P> {
         XBackwardEpilogue<P>(p.args, m0, n0, tid)
             .template finish_panel<Part>(acc, y_tile, y_tile + Plan::YLayout::bytes, Part == 0 ? bias_row : nullptr,
                                          p.out2, p.ld_out2, m0);
+      } else if constexpr (Plan::projection_backward) {  // dO in, dG and dU over it and out
+        ProjectionBackwardEpilogue<P>(p.args, m0, n0, tid)
+            .template finish_panel<Part>(acc, y_tile, Part == 0 ? bias_row : nullptr, m0);
       } else if (stores) {
         const Epi e(p.args, m0, n0, tid);
         const unsigned char* bias = Part == 0 ? bias_row : nullptr;

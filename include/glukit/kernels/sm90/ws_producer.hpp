@@ -147,9 +147,20 @@ struct WsProducer : WsCommon<P> {
         std::uint64_t* full = &sh.y_full[ys.bar(part)];
         mbarrier_wait(&sh.y_empty[ys.bar(part)], ys.phase ^ 1u);
         const bool part_bias = part == 0 && with_bias;
-        if constexpr (Plan::gated) {  // no Y; the bias by plain copies, released by the arrival
+        if constexpr (Plan::gated) {  // the bias by plain copies, released by the arrival
           if (part_bias) copy_gated_bias_row(p, sh.y_bias(ys.buffer), tc.n * Plan::out_tile_n);
-          mbarrier_arrive(full);
+          if constexpr (Plan::projection_backward) {  // the part's panels of the output's gradient
+            mbarrier_arrive_expect_tx(full, Plan::y_part_tx_bytes);
+#pragma unroll
+            for (int i = 0; i < Plan::y_part_panels; ++i) {
+              const int pn = part * Plan::y_part_panels + i;
+              tma_load_2d_evict_first(sh.y_tile(ys.buffer) + pn * Plan::YLayout::panel_bytes, &p.maps.y, full,
+                                      static_cast<int>(tc.n * Plan::out_tile_n) + pn * 64,
+                                      static_cast<int>(tile_row(tc)));
+            }
+          } else {
+            mbarrier_arrive(full);  // no Y
+          }
           continue;
         }
         if constexpr (Plan::dgated) {  // P's gate and up panels of the part's output columns, no bias
