@@ -88,9 +88,16 @@ def test_gated_projection_backward_kernel_against_fp64(dtype, activation, bias, 
     (want,) = torch.autograd.grad(EAGER_ACT[activation](g) * u, pre, grad.double())
     ref = glukit.ops._gated_grads(grad, F.linear(a, w, b), activation, layout)[0]  # torch ops in the dtype
     ours, theirs = rel_l2(dp, want), rel_l2(ref, want)
+    u = UNIT_ROUNDOFF[dtype]
     # P accumulated in fp32 and never rounded to the dtype: at most one rounding (u), and no
-    # worse than the torch path, which rounds P to the dtype first
-    assert ours <= UNIT_ROUNDOFF[dtype] and ours <= theirs + UNIT_ROUNDOFF[dtype] / 8, (ours, theirs)
+    # worse than the torch path, which rounds P to the dtype first. relu's derivative jumps at
+    # 0: a pre-activation within fp32 accumulation error of 0 can take the other branch than
+    # in fp64 (|dG| = |dO U| off), in the torch path as here (other elements, as many), so
+    # there the bound is 1.25 times the torch path's error where that is larger.
+    if activation == "relu":
+        assert ours <= max(u, 1.25 * theirs), (ours, theirs)
+    else:
+        assert ours <= u and ours <= theirs + u / 8, (ours, theirs)
 
 
 def test_gated_projection_backward_kernel_registered():

@@ -8,12 +8,16 @@
 // AddmmGluBackward<Policy>::run / glukit::addmm_glu_backward<Policy>(args, stream) with the
 // policy's epilogue_op (an operation that reads Y and has the two-gradient `backward`,
 // epilogue/functors.hpp), and the default glukit::addmm_glu_backward<Op>(args, stream).
-// sm90a only (the warp-specialised TMA kernel).
+// sm90a (the warp-specialised TMA kernel) and gfx942 / gfx950 (every CDNA variant;
+// kernels/cdna/epilogue.hpp).
 #pragma once
 #include <cstdint>
 #include <string_view>
 
 #include "glukit/kernels/addmm_glu.hpp"
+#if defined(GLUKIT_BACKEND_HIP)
+#include "glukit/kernels/cdna/device_facts.hpp"
+#endif
 
 namespace glukit {
 
@@ -91,8 +95,6 @@ template <class P>
 struct AddmmGluBackward {
   static_assert(check_policy<P, AddmmGluBackwardProblem<half_t, Layout::row_major>>(),
                 "AddmmGluBackward<P>: policy check failed");
-  static_assert(std::is_same_v<typename detail::PolicyTypes<P>::arch, arch::sm90a>,
-                "AddmmGluBackward<P>: an sm90a policy (the CDNA backend has no kernel for addmm_glu's backward)");
   using policy = P;
   using epilogue_op = typename detail::PolicyTypes<P>::epilogue_op;
   static constexpr const char* name() { return P::name(); }
@@ -136,6 +138,20 @@ template <class Op = epilogue::GluGate, Element T>
 Status addmm_glu_backward(const AddmmGluBackwardArgsT<T>& args, stream_t stream = {}) {
   return AddmmGluBackward<policy::WithEpilogue<policy::AddmmGluBackwardTma128x128<arch::sm90a>, Op>>::run(args,
                                                                                                         stream);
+}
+#elif defined(GLUKIT_BACKEND_HIP)
+/// dX and dY of addmm_glu's backward for the operation Op (GluGate unless named) with the
+/// current device's chip's V4FusedEpilogue (addmm_glu's default kernel on CDNA), on `stream`.
+template <class Op = epilogue::GluGate, Element T>
+  requires(EpilogueOpAuxBackward<Op>)
+Status addmm_glu_backward(const AddmmGluBackwardArgsT<T>& args, stream_t stream = {}) {
+  if (Status s = validate_addmm_glu_backward_arguments(args); !s) return s;
+  if (args.m == 0 || args.n == 0) return Status::success();
+  return cdna::on_current_chip(
+      "device: glukit::addmm_glu_backward on HIP needs a gfx942 (MI300) or gfx950 (MI350) GPU",
+      [&]<class Arch>(Arch) {
+        return AddmmGluBackward<policy::WithEpilogue<policy::V4FusedEpilogue<Arch>, Op>>::run(args, stream);
+      });
 }
 #endif
 

@@ -12,9 +12,12 @@ problem (ELEMENT fp16 or bf16, LAYOUT of B row or col; default fp16/row, the
 mangled Problem<T, Layout> of the bound policy; or LAYOUT stacked / interleaved:
 the gated projection, GatedProblem<T, GateLayout>, whose B is W, n x k; or LAYOUT
 bwd-stacked / bwd-interleaved: the gated backward, GatedBackwardProblem<T, GateLayout>,
-whose B is W_down, k x n, row-major, and whose P has that column order) must name
-exactly one kernel symbol of the file. A problem after VARIANT judges the kernel
-as that problem instead of its own (the negative tests). Checks (names as printed):
+whose B is W_down, k x n, row-major, and whose P has that column order; or LAYOUT
+xbwd-row / xbwd-col: addmm_glu's backward, AddmmGluBackwardProblem<T, Layout>) must
+name exactly one kernel symbol of the file; where it names one per chip (a default's
+dispatch instantiates both chips' kernels), the one naming --arch. A problem after
+VARIANT judges the kernel as that problem instead of its own (the negative tests).
+Checks (names as printed):
 
   mfma          the chip's MFMA for the element type is present and no other MFMA is
                 (gfx942: v_mfma_f32_16x16x16_f16 / v_mfma_f32_16x16x16_bf16,
@@ -36,7 +39,9 @@ as that problem instead of its own (the negative tests). Checks (names as printe
   vmcnt         V3/V4: that loop waits with vmcnt(N) for some N > 0 and never with
                 vmcnt(0); V2: it waits on vmcnt (a full drain is allowed)
   fma           v4: an f32 fma (v_fma_f32 / v_pk_fma_f32 / v_fmac_f32, not a
-                division helper with a literal) between the loop and the last store
+                division helper with a literal) between the loop and the last store,
+                or in a basic block that holds a store (an epilogue without branches,
+                which the compiler may lay out before the loop: addmm_glu's backward)
   scratch       private segment 0 (metadata and .amdhsa directive), no scratch
                 instructions, no VGPR spills
   lds           group segment <= --lds-budget
@@ -52,6 +57,12 @@ as that problem instead of its own (the negative tests). Checks (names as printe
                 read (8-byte register buffer loads), dP and H written with 8-byte stores
                 through at least two buffer resources (dP, H), and no 2-byte store (a
                 lane's 4-column block never crosses n, a multiple of 8)
+  xbackward     addmm_glu's backward (judged xbwd-row / xbwd-col): the gradient and Y are
+                read with 8-byte register buffer loads through at least two buffer
+                resources; dX and dY written with 8-byte stores, as many through one
+                buffer resource as through another and none through a third (one dX and
+                one dY vector per block; the gated backward writes two dP vectors per H
+                vector); no 2-byte store (n is a multiple of 8)
 
 With --expect-fail CHECK the script succeeds only if CHECK fails for every
 kernel given (the negative tests that show a check can fail).
@@ -65,20 +76,38 @@ MFMA = {("gfx942", "fp16"): "v_mfma_f32_16x16x16_f16", ("gfx942", "bf16"): "v_mf
 # Other spellings of the same instruction an assembler may print.
 MFMA_ALIASES = {"v_mfma_f32_16x16x16_bf16": {"v_mfma_f32_16x16x16bf16_1k"}}
 ARCHS = sorted({a for a, _ in MFMA})
-# The mangled Problem<T, Layout> of a bound policy: element, then layout.
-PROBLEM_ELEMENT = {"fp16": "ProblemIDF16_", "bf16": "ProblemINS_10bfloat16_tE"}
-PROBLEM_LAYOUT = {"row": "LNS_6LayoutE0E", "col": "LNS_6LayoutE1E",
-                  # GatedProblem<T, GateLayout>: the element's string matches inside "GatedProblem..."
-                  "stacked": "LNS_10GateLayoutE0E", "interleaved": "LNS_10GateLayoutE1E",
-                  # GatedBackwardProblem<T, GateLayout>
-                  "bwd-stacked": "LNS_10GateLayoutE0E", "bwd-interleaved": "LNS_10GateLayoutE1E"}
+# The mangled problem of a bound policy: its template's name (with the length prefix, so that
+# Problem does not match inside GatedProblem), the element, then the layout argument.
+PROBLEM_ELEMENT = {"fp16": "IDF16_", "bf16": "INS_10bfloat16_tE"}
+# LAYOUT -> (problem template, its mangled layout argument)
+PROBLEMS = {"row": ("Problem", "LNS_6LayoutE0E"), "col": ("Problem", "LNS_6LayoutE1E"),
+            "stacked": ("GatedProblem", "LNS_10GateLayoutE0E"),
+            "interleaved": ("GatedProblem", "LNS_10GateLayoutE1E"),
+            "bwd-stacked": ("GatedBackwardProblem", "LNS_10GateLayoutE0E"),
+            "bwd-interleaved": ("GatedBackwardProblem", "LNS_10GateLayoutE1E"),
+            "xbwd-row": ("AddmmGluBackwardProblem", "LNS_6LayoutE0E"),
+            "xbwd-col": ("AddmmGluBackwardProblem", "LNS_6LayoutE1E")}
 GATED = {"stacked", "interleaved"}
 BACKWARD = {"bwd-stacked", "bwd-interleaved"}
-# Before the element's "Problem...": which problem template (GatedProblem or GatedBackwardProblem).
-PROBLEM_KIND = {"stacked": "Gated", "interleaved": "Gated", "bwd-stacked": "GatedBackward",
-                "bwd-interleaved": "GatedBackward"}
+XBACKWARD = {"xbwd-row", "xbwd-col"}
+# B read like A (8-byte reads): col_major B, the gated projection's W, addmm_glu's backward's col_major B.
+K_MAJOR_B = {"col", "xbwd-col"} | GATED
 CHECKS = ["mfma", "bread", "cvt", "dma", "dma16", "setprio", "loop", "vmcnt", "fma", "scratch", "lds",
-          "calls", "m0", "noy", "dgated"]
+          "calls", "m0", "noy", "dgated", "xbackward"]
+
+
+def problem_symbol(element, layout):
+    template, argument = PROBLEMS[layout]
+    return f"{len(template)}{template}{PROBLEM_ELEMENT[element]}{argument}"
+
+
+def kernels_named(kernels, name_sub, element, layout, arch):
+    """The kernel symbols of policy name_sub bound to the problem; of several, those of arch."""
+    problem = problem_symbol(element, layout)
+    names = [n for n in kernels if name_sub in n and problem in n]
+    if len(names) > 1:
+        names = [n for n in names if f"6{arch}E" in n]
+    return names
 TR_READ = re.compile(r"^\s*ds_read_b64_tr_b16\b")
 U16_READ = re.compile(r"^\s*ds_read_u16\w*\b")
 ENC = r"(?:_e32|_e64|_sdwa|_dpp)?\b"  # encoding suffixes the assembler may print
@@ -98,6 +127,7 @@ REG_LOAD = re.compile(r"^\s*buffer_load_\w+\s")  # a register load unless it end
 STREAMING = re.compile(r"\bsc0\b.*\bnt\b")
 LOAD_B64 = re.compile(r"^\s*buffer_load_dwordx2\s")
 STORE_B64 = re.compile(r"^\s*buffer_store_dwordx2\s.*?(s\[\d+:\d+\])")
+LOAD_RSRC = re.compile(r"(s\[\d+:\d+\])")
 STORE_B16 = re.compile(r"^\s*buffer_store_(?:short|b16)\w*\s")
 
 
@@ -281,12 +311,12 @@ def check_kernel(name, k, variant, arch, budget, element="fp16", layout="row", r
                    f"{n_mfma} x {mfma}" + (f"; other MFMAs: {other_mfma}" if other_mfma else ""))
     n_tr = sum(1 for l in code if TR_READ.match(l))
     n_u16 = sum(1 for l in code if U16_READ.match(l))
-    if layout == "col" or layout in GATED:
+    if layout in K_MAJOR_B:
         bread_ok = n_tr == 0 and n_u16 == 0
     else:
         bread_ok = n_tr > 0 if arch == "gfx950" else n_u16 > 0
     b_name = (f"W ({layout})" if layout in GATED else f"W_down row-major (P {layout[4:]})"
-              if layout in BACKWARD else f"B {layout}-major")
+              if layout in BACKWARD else f"B {layout[5:]}-major" if layout in XBACKWARD else f"B {layout}-major")
     res["bread"] = (bread_ok, f"{b_name}: {n_tr} ds_read_b64_tr_b16, {n_u16} ds_read_u16*")
     n_f16_cvt = sum(1 for l in code if F16_CVT.match(l))
     n_bf16_cvt = sum(1 for l in code if BF16_CVT.match(l))
@@ -341,8 +371,12 @@ def check_kernel(name, k, variant, arch, budget, element="fp16", layout="row", r
         last_loop_end = max((e for (_, _, e) in inner), default=0)
         stores = [i for i, l in enumerate(code) if STORE.match(l)]
         last_store = max(stores, default=len(code) - 1)
-        fmas = [l.strip() for l in code[last_loop_end:last_store + 1]
-                if FMA.match(l) and not re.search(r"0x[0-9a-fA-F]+", l)]
+        blocks, _ = basic_blocks(code)
+        store_blocks = [(b, e) for (b, e) in blocks if any(STORE.match(l) for l in code[b:e + 1])]
+        after_loop = range(last_loop_end, last_store + 1)
+        fmas = [code[i].strip() for i in range(len(code))
+                if FMA.match(code[i]) and not re.search(r"0x[0-9a-fA-F]+", code[i])
+                and (i in after_loop or any(b <= i <= e for (b, e) in store_blocks))]
         res["fma"] = (bool(fmas), f"{len(fmas)} f32 fma in the epilogue"
                       + (f" (e.g. {fmas[0]})" if fmas else ""))
 
@@ -390,6 +424,17 @@ def check_kernel(name, k, variant, arch, budget, element="fp16", layout="row", r
         res["dgated"] = (bool(p_loads) and len(resources) >= 2 and not b16,
                          f"{len(p_loads)} 8-byte register loads (G, U), {len(stores)} 8-byte stores through "
                          f"{len(resources)} buffer resources (dP, H), {len(b16)} 2-byte stores")
+    if layout in XBACKWARD:
+        loads64 = [m.group(1) for m in (LOAD_B64.match(l) and LOAD_RSRC.search(l) for l in loads) if m]
+        load_resources = sorted(set(loads64))
+        stores = [m.group(1) for m in (STORE_B64.match(l) for l in code) if m]
+        per_resource = sorted((stores.count(r) for r in set(stores)), reverse=True)
+        b16 = [l for l in code if STORE_B16.match(l)]
+        ok = (len(load_resources) >= 2 and len(per_resource) == 2 and per_resource[0] == per_resource[1]
+              and not b16)
+        res["xbackward"] = (ok, f"{len(loads64)} 8-byte register loads (G, Y, bias) through {len(load_resources)} "
+                                f"buffer resources, 8-byte stores {per_resource} per buffer resource (dX, dY), "
+                                f"{len(b16)} 2-byte stores")
     facts.update({"lds": lds, "vgpr": meta.get("vgpr_count"), "agpr": meta.get("agpr_count"),
                   "sgpr": meta.get("sgpr_count"), "sgpr_spill": meta.get("sgpr_spill_count"),
                   "mfma": n_mfma, "dma": len(dma_lines), "loads": len(loads)})
@@ -425,11 +470,10 @@ def main():
                 or len(as_problem) not in (0, 2):
             print(f"FAIL: bad --kernel {spec}")
             return 1
-        if {element, judge_element} - set(PROBLEM_ELEMENT) or {layout, judge_layout} - set(PROBLEM_LAYOUT):
+        if {element, judge_element} - set(PROBLEM_ELEMENT) or {layout, judge_layout} - set(PROBLEMS):
             print(f"FAIL: unknown element or layout in --kernel {spec}")
             return 1
-        problem = PROBLEM_KIND.get(layout, "") + PROBLEM_ELEMENT[element] + PROBLEM_LAYOUT[layout]
-        names = [n for n in kernels if name_sub in n and problem in n]
+        names = kernels_named(kernels, name_sub, element, layout, args.arch)
         if len(names) != 1:
             print(f"FAIL: --kernel {sub} matches {len(names)} kernels: {names}")
             return 1
@@ -437,8 +481,7 @@ def main():
         reference = None
         if judge_layout in GATED:  # the same policy's addmm_glu kernel (reads Y), B col_major if present
             for ref_layout in ("col", "row"):
-                ref_problem = PROBLEM_ELEMENT[element] + PROBLEM_LAYOUT[ref_layout]
-                refs = [n for n in kernels if name_sub in n and ref_problem in n]
+                refs = kernels_named(kernels, name_sub, element, ref_layout, args.arch)
                 if len(refs) == 1:
                     reference = (refs[0], kernels[refs[0]])
                     break

@@ -5,7 +5,8 @@
 // the tile product exactly, for B row-major and col_major (n x k), and whole ragged
 // gated projections (W's gate/up rows stacked or interleaved, bias, pairs combined
 // per lane) through every variant, and whole gated backwards (the epilogue's G/U
-// reads and dP/H stores against the fp64 reference, both orders of P). Also: LDS bank behaviour of the fragment reads
+// reads and dP/H stores against the fp64 reference, both orders of P) and addmm_glu
+// backwards (the gradient/Y reads and dX/dY stores, also in place). Also: LDS bank behaviour of the fragment reads
 // under a simple bank model, the wait counts, and the stage pipeline plan's
 // groups and barrier counts. No AMD GPU is needed; see docs/cdna.md.
 #define CATCH_CONFIG_MAIN
@@ -21,6 +22,7 @@
 #include "glukit/kernels/cdna/plan.hpp"
 #include "glukit/kernels/policies.hpp"
 #include "glukit/kernels/policy_check.hpp"
+#include "glukit/reference/addmm_glu_backward.hpp"
 #include "glukit/reference/gated_backward.hpp"
 
 namespace {
@@ -507,6 +509,147 @@ struct GatedProblemModel {
   }
 };
 
+/// A whole ragged addmm_glu backward through the epilogue's plan: the tile schedule over the
+/// n columns, each lane's accumulator blocks (acc_coord; X = A B + bias, whose lane mapping
+/// ProblemModel checks for both layouts of B), the gradient and Y vectors read at the byte
+/// offsets the epilogue computes from their tile bases (AddmmGluBackwardPlan; the
+/// out-of-range offset outside m x n), the operation's `backward`, and dX and dY stored at
+/// their offsets, each lane reading all its blocks of a tile before writing any. dX and dY
+/// must equal reference::addmm_glu_backward exactly (both in fp64 on the same rounded
+/// inputs); a read of padding or past m x n, a store outside m x n or into padding, a
+/// missing or doubled output, and, in place (dX over the gradient, dY over Y), a read of
+/// an element already overwritten all fail.
+template <class P, class T, class Op>
+struct AddmmGluBackwardModel {
+  using Plan = cdna::MainloopPlan<P>;
+  using Xb = cdna::AddmmGluBackwardPlan<P>;
+  static constexpr Layout b_layout = problem_of<P>::b_layout;
+  int M, N, K, lda, ldb, ld_grad, ldy, lddx, lddy;
+  bool in_place, with_bias;
+  std::vector<T> a, b, bias, grad, y, dx_mem, dy_mem;  // dx_mem, dy_mem: the pointers validation sees
+  std::vector<double> dx, dy;                           // what the stores write, at dX's and dY's indices
+  std::vector<int> dx_written, dy_written;
+  long bad = 0;
+
+  AddmmGluBackwardModel(int m, int n, int k, bool bias_, bool in_place_)
+      : M(m), N(n), K(k), lda(k + 8), ldb(b_layout == Layout::row_major ? n + 8 : k + 16), ld_grad(n + 8),
+        ldy(n + 16), lddx(in_place_ ? ld_grad : n + 24), lddy(in_place_ ? ldy : n + 8), in_place(in_place_),
+        with_bias(bias_), a(static_cast<std::size_t>(m) * lda),
+        b(static_cast<std::size_t>(b_layout == Layout::row_major ? k : n) * ldb), bias(static_cast<std::size_t>(n)),
+        grad(static_cast<std::size_t>(m) * ld_grad), y(static_cast<std::size_t>(m) * ldy),
+        dx_mem(static_cast<std::size_t>(m) * lddx), dy_mem(static_cast<std::size_t>(m) * lddy),
+        dx(dx_mem.size(), -1e30), dy(dy_mem.size(), -1e30), dx_written(dx.size(), 0), dy_written(dy.size(), 0) {
+    for (int r = 0; r < M; ++r)
+      for (int c = 0; c < K; ++c) a[r * lda + c] = from_float<T>(((r * 7 + c * 3) % 11 - 5) / 8.0f);
+    for (int kk = 0; kk < K; ++kk)
+      for (int j = 0; j < N; ++j) b[b_index(kk, j)] = from_float<T>(((kk * 5 + j * 13) % 9 - 4) / 4.0f);
+    for (int j = 0; j < N; ++j) bias[j] = from_float<T>(((j * 3) % 7 - 3) / 2.0f);
+    for (int r = 0; r < M; ++r)
+      for (int c = 0; c < N; ++c) {
+        y[r * ldy + c] = from_float<T>(((r * 3 + c * 5) % 13 - 6) / 4.0f);
+        grad[r * ld_grad + c] = from_float<T>(((r * 5 + c * 7) % 9 - 4) / 8.0f);
+      }
+  }
+  std::size_t b_index(int kk, int j) const {
+    return static_cast<std::size_t>(b_layout == Layout::row_major ? kk * ldb + j : j * ldb + kk);
+  }
+  AddmmGluBackwardArgsT<T> args() {
+    AddmmGluBackwardArgsT<T> g;
+    g.a = a.data(), g.b = b.data(), g.bias = with_bias ? bias.data() : nullptr, g.y = y.data(), g.grad = grad.data();
+    g.dx = in_place ? grad.data() : dx_mem.data(), g.dy = in_place ? y.data() : dy_mem.data();
+    g.m = M, g.n = N, g.k = K, g.lda = lda, g.ldb = ldb, g.ldy = ldy, g.ld_grad = ld_grad;
+    g.lddx = lddx, g.lddy = lddy, g.b_layout = b_layout;
+    return g;
+  }
+  double x_at(int r, int j) const {
+    double x = with_bias ? double{to_float(bias[j])} : 0.0;
+    for (int kk = 0; kk < K; ++kk) x += double{to_float(a[r * lda + kk])} * to_float(b[b_index(kk, j)]);
+    return x;
+  }
+  /// Element i of the 8-byte vector at byte offset `offset` from the tile base (m0, n0) of an
+  /// m x n operand with stride ld; `overwritten`: the output written over it in place, or null.
+  double load(const std::vector<T>& v, int ld, const std::vector<int>* overwritten, int m0, int n0,
+              std::uint32_t offset, int i) {
+    if (offset == cdna::oob_offset) return 0.0;
+    const std::int64_t e = std::int64_t{m0} * ld + n0 + offset / 2 + i;
+    const std::int64_t r = e / ld, c = e % ld;
+    if (offset % 8 != 0 || r >= M || c >= N || (overwritten && (*overwritten)[static_cast<std::size_t>(e)])) {
+      ++bad;
+      return 0.0;
+    }
+    return to_float(v[static_cast<std::size_t>(e)]);
+  }
+  void store(std::vector<double>& x, std::vector<int>& written, int ld, int m0, int n0, std::uint32_t offset, int i,
+             double v) {
+    if (offset == cdna::oob_offset) return;  // dropped
+    const std::int64_t e = std::int64_t{m0} * ld + n0 + offset / 2 + i;
+    const std::int64_t r = e / ld, c = e % ld;
+    if (offset % 8 != 0 || r >= M || c >= N) {
+      ++bad;
+      return;
+    }
+    x[static_cast<std::size_t>(e)] = v;
+    ++written[static_cast<std::size_t>(e)];
+  }
+
+  void run() {
+    REQUIRE(validate_addmm_glu_backward_arguments(args()).ok());
+    const auto ref = reference::addmm_glu_backward(args(), Op{});  // before any store
+    const TileSchedulePlan sched = make_tile_schedule(M, N, P::tile_m, Plan::out_tile_n, P::group_size_m,
+                                                      P::chiplets, P::chiplet_chunk, 0);
+    for (std::int64_t slot = 0; slot < sched.tiles(); ++slot) {
+      const TileCoord t = sched.tile(slot);
+      tile(static_cast<int>(t.m) * P::tile_m, static_cast<int>(t.n) * Plan::out_tile_n);
+    }
+    REQUIRE(bad == 0);
+    for (int r = 0; r < M; ++r) {
+      for (int c = 0; c < lddx; ++c) {
+        const std::size_t e = static_cast<std::size_t>(r) * lddx + c;
+        REQUIRE(dx_written[e] == (c < N ? 1 : 0));
+        if (c < N) REQUIRE(dx[e] == ref.dx[static_cast<std::size_t>(r) * N + c]);
+      }
+      for (int c = 0; c < lddy; ++c) {
+        const std::size_t e = static_cast<std::size_t>(r) * lddy + c;
+        REQUIRE(dy_written[e] == (c < N ? 1 : 0));
+        if (c < N) REQUIRE(dy[e] == ref.dy[static_cast<std::size_t>(r) * N + c]);
+      }
+    }
+  }
+
+  void tile(int m0, int n0) {
+    constexpr int bm = Plan::Waves::blocks_m, bn = Plan::Waves::blocks_n, vec = Xb::vector;
+    const Op op{};
+    const std::vector<int>* over_grad = in_place ? &dx_written : nullptr;
+    const std::vector<int>* over_y = in_place ? &dy_written : nullptr;
+    for (int wv = 0; wv < P::warps; ++wv)
+      for (int l = 0; l < 64; ++l) {
+        double g[bm][bn][vec], yv[bm][bn][vec];
+        for (int mb = 0; mb < bm; ++mb)
+          for (int nb = 0; nb < bn; ++nb) {
+            const Coord2 c = Plan::acc_coord(mb, nb, wv, l);
+            const bool ok = Xb::block_in(m0, n0, c, M, N);
+            for (int i = 0; i < vec; ++i) {
+              g[mb][nb][i] = load(grad, ld_grad, over_grad, m0, n0, Xb::offset(ok, c, ld_grad), i);
+              yv[mb][nb][i] = load(y, ldy, over_y, m0, n0, Xb::offset(ok, c, ldy), i);
+            }
+          }
+        for (int mb = 0; mb < bm; ++mb)
+          for (int nb = 0; nb < bn; ++nb) {
+            const Coord2 c = Plan::acc_coord(mb, nb, wv, l);
+            const bool ok = Xb::block_in(m0, n0, c, M, N);
+            for (int i = 0; i < vec; ++i) {
+              const int r = m0 + c.row, j = n0 + c.col + i;
+              const double x = r < M && j < N ? x_at(r, j) : 0.0;
+              double dxv = 0, dyv = 0;
+              op.backward(x, yv[mb][nb][i], g[mb][nb][i], dxv, dyv);
+              store(dx, dx_written, lddx, m0, n0, Xb::offset(ok, c, lddx), i, dxv);
+              store(dy, dy_written, lddy, m0, n0, Xb::offset(ok, c, lddy), i, dyv);
+            }
+          }
+      }
+  }
+};
+
 /// Largest number of distinct dwords one bank serves in one phase of an LDS
 /// instruction; phases of banks * 4 / bytes lanes (a model, not a measurement).
 /// A whole ragged gated backward through the epilogue's plan: the tile schedule over the
@@ -807,6 +950,30 @@ TEMPLATE_TEST_CASE("cdna lane model: the gated backward's G/U reads and dP/H sto
     using B = BackwardOf<P, half_t, GateLayout::interleaved, epilogue::GeGlu>;
     STATIC_REQUIRE(glukit::cdna::check_policy<B>());
     GatedBackwardModel<B, half_t, epilogue::GeGlu> m(P::tile_m + 3, P::tile_n + 64, 16);
+    m.run();
+  }
+}
+
+/// A variant bound to addmm_glu's backward (its epilogue_op: GluGate).
+template <class P, class T, Layout L>
+using AuxBackwardOf = Bound<P, AddmmGluBackwardProblem<T, L>>;
+
+TEMPLATE_TEST_CASE("cdna lane model: addmm_glu's backward's gradient/Y reads and dX/dY stores, both layouts of B",
+                   "[cdna][addmm_glu_backward]", policy::V1RegisterStaged<arch::gfx942>,
+                   policy::V2DirectToLds<arch::gfx942>, policy::V4FusedEpilogue<arch::gfx942>,
+                   policy::V1RegisterStaged<arch::gfx950>, policy::V3DeepPipelinePersistent<arch::gfx950>,
+                   policy::V4FusedEpilogue<arch::gfx950>) {
+  using P = TestType;
+  SECTION("fp16, B col_major, bias: two tile rows and columns, both ragged (n a multiple of 8)") {
+    using B = AuxBackwardOf<P, half_t, Layout::col_major>;
+    STATIC_REQUIRE(glukit::cdna::check_policy<B>());
+    AddmmGluBackwardModel<B, half_t, epilogue::GluGate> m(P::tile_m + 3, P::tile_n + 24, 24, true, false);
+    m.run();
+  }
+  SECTION("bf16, B row-major, no bias, in place (dX over the gradient, dY over Y)") {
+    using B = AuxBackwardOf<P, bfloat16_t, Layout::row_major>;
+    STATIC_REQUIRE(glukit::cdna::check_policy<B>());
+    AddmmGluBackwardModel<B, bfloat16_t, epilogue::GluGate> m(2 * P::tile_m + 5, P::tile_n + 40, 16, false, true);
     m.run();
   }
 }

@@ -12,11 +12,17 @@
 // (GatedProjection<P>::run calls them with detail::gemm_view of its arguments).
 // The gated backward (GatedBackwardProblem: B = W_down row-major, Y = P, out = dP, out2
 // = H): V4 and V2 with SwiGlu and GeGlu, bf16 with P stacked and fp16 interleaved.
+// addmm_glu's backward (AddmmGluBackwardProblem: in2 = the gradient, out = dX, out2 = dY):
+// V4 and V2 with GluGate for fp16 with B col_major and bf16 with B row-major, and the
+// default glukit::addmm_glu_backward<GluGate>(args) for fp16 (its V4 kernels for both B
+// layouts, and the other chip's, empty).
 // With GLUKIT_ISA_LAUNCHER (the full-compile test), also the public entry points:
 // AddmmGlu<P>::run for V4 and the default glukit::addmm_glu(args), both types, and
 // GatedProjection<V4>::run and the default glukit::gated_projection(args), and
-// GatedBackward<V4 with SwiGlu>::run and the default glukit::gated_backward<SwiGlu>(args).
+// GatedBackward<V4 with SwiGlu>::run and the default glukit::gated_backward<SwiGlu>(args),
+// and AddmmGluBackward<V4>::run and the default addmm_glu_backward<GluGate>(args) for bf16.
 #include "glukit/glukit.hpp"
+#include "glukit/kernels/addmm_glu_backward.hpp"
 #include "glukit/kernels/gated_backward.hpp"
 #include "glukit/kernels/gated_projection.hpp"
 
@@ -79,6 +85,17 @@ struct V2GeGluBackward : V2 {
   using epilogue_op = GeGlu;
   static constexpr const char* name() { return "V2GeGluBackward"; }
 };
+
+template <class Policy, class T, Layout L>
+using BoundAuxBackward = glukit::Bound<Policy, glukit::AddmmGluBackwardProblem<T, L>>;
+/// V4 and V2 (GluGate) for addmm_glu's backward, named apart from the default's
+/// WithEpilogue<V4FusedEpilogue, GluGate> kernels of the same problems.
+struct V4GluBackward : V4 {
+  static constexpr const char* name() { return "V4GluBackward"; }
+};
+struct V2GluBackward : V2 {
+  static constexpr const char* name() { return "V2GluBackward"; }
+};
 }  // namespace isa
 
 using namespace isa;
@@ -128,6 +145,19 @@ template struct glukit::detail::BackendLauncher<BoundBackward<V2SwiGluBackward, 
 template struct glukit::detail::BackendLauncher<BoundBackward<V2GeGluBackward, half_t, interleaved>,
                                                 glukit::Backend::hip>;
 
+// addmm_glu's backward: V4 and V2, fp16 with B col_major and bf16 with B row-major.
+template struct glukit::detail::BackendLauncher<BoundAuxBackward<V4GluBackward, half_t, Layout::col_major>,
+                                                glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<BoundAuxBackward<V4GluBackward, bfloat16_t, Layout::row_major>,
+                                                glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<BoundAuxBackward<V2GluBackward, half_t, Layout::col_major>,
+                                                glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<BoundAuxBackward<V2GluBackward, bfloat16_t, Layout::row_major>,
+                                                glukit::Backend::hip>;
+// ... and its default for fp16 (the chip's V4 with GluGate, both layouts of B).
+template glukit::Status glukit::addmm_glu_backward<glukit::epilogue::GluGate>(
+    const glukit::AddmmGluBackwardArgsT<half_t>&, glukit::stream_t);
+
 #if defined(GLUKIT_ISA_LAUNCHER)
 // The public entry points (clang: AddmmGlu<P>::run; see docs/cdna.md on addmm_glu<P>).
 template glukit::Status glukit::AddmmGlu<V4>::run(const glukit::AddmmGluArgsT<half_t>&, glukit::stream_t);
@@ -146,4 +176,10 @@ template glukit::Status glukit::GatedBackward<V4SwiGluBackward>::run(const gluki
 template glukit::Status glukit::gated_backward<SwiGlu>(const glukit::GatedBackwardArgsT<half_t>&, glukit::stream_t);
 template glukit::Status glukit::gated_backward<SwiGlu>(const glukit::GatedBackwardArgsT<bfloat16_t>&,
                                                        glukit::stream_t);
+template glukit::Status glukit::AddmmGluBackward<V4>::run(const glukit::AddmmGluBackwardArgsT<half_t>&,
+                                                          glukit::stream_t);
+template glukit::Status glukit::AddmmGluBackward<V4>::run(const glukit::AddmmGluBackwardArgsT<bfloat16_t>&,
+                                                          glukit::stream_t);
+template glukit::Status glukit::addmm_glu_backward<glukit::epilogue::GluGate>(
+    const glukit::AddmmGluBackwardArgsT<bfloat16_t>&, glukit::stream_t);
 #endif

@@ -17,6 +17,10 @@
 // reads each block's G and U vectors from P (Y; after the mainloop in every variant,
 // no prefetch), applies the operation's `backward` in fp32 and writes dG and dU into
 // dP (out) at P's columns and H into out2; no block crosses N there (n % 8 == 0).
+// Bound to addmm_glu's backward (AddmmGluBackwardPlan), the accumulators are X = A B +
+// bias (bias as above): store reads each block's gradient (in2) and Y vectors (after the
+// mainloop), applies the operation's `backward(x, y, g, dx, dy)` in fp32 and writes dX
+// into out and dY into out2, each block after its own two reads (dX may be G, dY may be Y).
 #pragma once
 #include <cstdint>
 
@@ -41,9 +45,10 @@ class Epilogue {
   static constexpr bool gated = problem_of<P>::gated;
   using Gated = GatedTilePlan<P>;  ///< used only when gated
   static constexpr bool dgated = problem_of<P>::gated_backward;
+  static constexpr bool xbackward = problem_of<P>::aux_backward;
   /// The operation's second operand is Y (addmm_glu) or the up projection (gated: no Y);
-  /// the gated backward reads its own pair (G, U) from P.
-  static constexpr bool reads_y = Op::reads_aux && !gated && !dgated;
+  /// the backwards read their own pairs, (G, U) from P or (G, Y), after the mainloop.
+  static constexpr bool reads_y = Op::reads_aux && !gated && !dgated && !xbackward;
   /// Output blocks per lane and block row: one per accumulator block, or per pair.
   static constexpr int out_bn = gated ? bn / 2 : bn;
 
@@ -98,6 +103,9 @@ class Epilogue {
   GLUKIT_DEVICE void store(const float4_t (&acc)[bm][bn]) const {
     if constexpr (dgated) {
       store_backward(acc);
+      return;
+    } else if constexpr (xbackward) {
+      store_aux_backward(acc);
       return;
     }
     // Apply the operation to every block first, so that every path below has
@@ -175,6 +183,44 @@ class Epilogue {
         arch::cdna::buffer_store_b64<cache>(
             Packed::from_float(hv), h,
             ok ? static_cast<std::uint32_t>((c.row * p_.ld_out2 + c.col) * element_bytes) : oob_offset);
+      }
+  }
+
+  using AuxBackward = AddmmGluBackwardPlan<P>;  ///< used only when xbackward
+
+  /// dX into out and dY into out2, from X = acc and the gradient (in2) and Y read here.
+  GLUKIT_DEVICE void store_aux_backward(const float4_t (&acc)[bm][bn]) const {
+    const auto tile = [&](const T* base, int ld) {
+      return arch::cdna::make_buffer(base + (static_cast<std::int64_t>(m0_) * ld + n0_), buffer_num_records);
+    };
+    const auto grad = tile(p_.in2, p_.ld_in2), y = tile(p_.y, p_.ldy);
+    const auto dx = tile(p_.out, p_.ldo), dy = tile(p_.out2, p_.ld_out2);
+    // Each block is read and written by this lane only, and every read is issued before the
+    // first write (a wave's vector memory operations complete in issue order): dX may be G
+    // and dY may be Y.
+    u32x2_t g_in[bm][bn], y_in[bm][bn];
+    for (int mb = 0; mb < bm; ++mb)
+      for (int nb = 0; nb < bn; ++nb) {
+        const Coord2 c = Plan::acc_coord(mb, nb, wave_, lane_);
+        const bool ok = AuxBackward::block_in(m0_, n0_, c, p_.m, p_.n);
+        g_in[mb][nb] = arch::cdna::buffer_load_b64<cache>(grad, AuxBackward::offset(ok, c, p_.ld_in2));
+        y_in[mb][nb] = arch::cdna::buffer_load_b64<cache>(y, AuxBackward::offset(ok, c, p_.ldy));
+      }
+    const Op op{};
+    for (int mb = 0; mb < bm; ++mb)
+      for (int nb = 0; nb < bn; ++nb) {
+        const float4_t g = Packed::to_float(g_in[mb][nb]);
+        const float4_t yv = Packed::to_float(y_in[mb][nb]);
+        float4_t dxv, dyv;
+        for (int i = 0; i < 4; ++i) {
+          float dxi, dyi;
+          op.backward(acc[mb][nb][i], yv[i], g[i], dxi, dyi);
+          dxv[i] = dxi, dyv[i] = dyi;
+        }
+        const Coord2 c = Plan::acc_coord(mb, nb, wave_, lane_);
+        const bool ok = AuxBackward::block_in(m0_, n0_, c, p_.m, p_.n);
+        arch::cdna::buffer_store_b64<cache>(Packed::from_float(dxv), dx, AuxBackward::offset(ok, c, p_.ldo));
+        arch::cdna::buffer_store_b64<cache>(Packed::from_float(dyv), dy, AuxBackward::offset(ok, c, p_.ld_out2));
       }
   }
 

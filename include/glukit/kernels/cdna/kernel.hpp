@@ -5,8 +5,9 @@
 // element type (fp16, bf16) and B layout (row_major, col_major), or the gated
 // projection (GatedProblem: W's gate/up rows in B, tiles of tile_n / 2 output
 // columns), or the gated backward (GatedBackwardProblem: W_down row-major, the
-// epilogue reads P and writes dP and H). The __global__ entry compiles to an empty
-// body in device passes for other chips.
+// epilogue reads P and writes dP and H), or addmm_glu's backward
+// (AddmmGluBackwardProblem: the epilogue reads the gradient and Y and writes dX and
+// dY). The __global__ entry compiles to an empty body in device passes for other chips.
 #pragma once
 #include <cstdint>
 #include <type_traits>

@@ -3,8 +3,9 @@
 // schedule, and the launch of AddmmGluKernel<P> for the bound problem (fp16 or bf16,
 // B row_major or col_major, or the gated projection: GatedProjection<P>::run passes
 // detail::gemm_view of its arguments; the gated backward: GatedBackward<P>::run passes its
-// gemm_view and H as the second output). Not run in this repository's CI (no AMD GPU); compiled
-// and disassembled by test/isa.
+// gemm_view and H as the second output; addmm_glu's backward: AddmmGluBackward<P>::run passes
+// its gemm_view, dY as the second output and the gradient as the second input). Not run in
+// this repository's CI (no AMD GPU); compiled and disassembled by test/isa.
 #pragma once
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/addmm_glu.hpp"
@@ -33,16 +34,20 @@ inline TileSchedulePlan plan_schedule(const AddmmGluArgsT<T>& args, int compute_
 namespace glukit::detail {
 
 /// P: a policy bound to a problem. Called by AddmmGlu<Policy>::run (or, for a GatedProblem,
-/// GatedProjection<Policy>::run, and for a GatedBackwardProblem GatedBackward<Policy>::run,
-/// with its gemm_view and H) only, with arguments it has validated,
-/// a non-empty output and the b_layout P was bound to.
+/// GatedProjection<Policy>::run, for a GatedBackwardProblem GatedBackward<Policy>::run, with
+/// its gemm_view and H, and for an AddmmGluBackwardProblem AddmmGluBackward<Policy>::run, with
+/// its gemm_view, dY and the gradient) only, with arguments it has validated, a non-empty
+/// output and the b_layout P was bound to.
 template <class P>
 struct BackendLauncher<P, Backend::hip> {
   using T = element_of<P>;
-  /// out2, ld_out2: the second output of a kernel that writes one (the gated backward's H).
-  static Status run(const AddmmGluArgsT<T>& args, stream_t stream, T* out2 = nullptr, std::int64_t ld_out2 = 0) {
+  /// out2, ld_out2: the second output of a kernel that writes one (the gated backward's H,
+  /// addmm_glu's backward's dY); in2, ld_in2: its second input (addmm_glu's backward's gradient).
+  static Status run(const AddmmGluArgsT<T>& args, stream_t stream, T* out2 = nullptr, std::int64_t ld_out2 = 0,
+                    const T* in2 = nullptr, std::int64_t ld_in2 = 0) {
     if (Status s = cdna::validate_for_plan<P>(args); !s) return s;
     if (Status s = cdna::validate_out2_for_plan<P>(ld_out2); !s) return s;
+    if (Status s = cdna::validate_in2_for_plan<P>(ld_in2); !s) return s;
     int device = 0;
     if (get_device(&device) != success) return {StatusCode::runtime_error, "hipGetDevice failed"};
     int compute_units = 0;
@@ -54,6 +59,8 @@ struct BackendLauncher<P, Backend::hip> {
     cdna::KernelParams<T> params = cdna::make_kernel_params(args, schedule);
     params.out2 = out2;
     params.ld_out2 = static_cast<int>(ld_out2);
+    params.in2 = in2;
+    params.ld_in2 = static_cast<int>(ld_in2);
     // hipLaunchKernel reports this launch's own error, not an earlier one left in
     // the thread's last-error state by the caller.
     void* kernel_args[] = {&params};

@@ -2,8 +2,8 @@
 // narrowed to the 32-bit sizes validate_arguments guarantees) and the tile
 // schedule the launcher planned, so host and device walk the same tile order.
 // B's layout is not a field: it is the bound policy's problem (a template
-// parameter of the kernel). out2 / ld_out2: the gated backward's H, set by the
-// launcher.
+// parameter of the kernel). out2 / ld_out2: the gated backward's H or addmm_glu's
+// backward's dY; in2 / ld_in2: addmm_glu's backward's gradient; both set by the launcher.
 #pragma once
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/args.hpp"
@@ -22,8 +22,10 @@ struct KernelParams {
   int m, n, k;
   int lda, ldb, ldy, ldo;
   TileSchedulePlan schedule;
-  T* out2;      ///< the second output (the gated backward's H, m x n), else null
-  int ld_out2;  ///< its row stride (elements)
+  T* out2;        ///< the second output (the gated backward's H, addmm_glu's backward's dY; m x n), else null
+  int ld_out2;    ///< its row stride (elements)
+  const T* in2;   ///< the second input (addmm_glu's backward's gradient, m x n), else null
+  int ld_in2;     ///< its row stride (elements)
 };
 
 template <class T>
@@ -41,6 +43,8 @@ inline KernelParams<T> make_kernel_params(const AddmmGluArgsT<T>& a, const TileS
           static_cast<int>(a.ldy),
           static_cast<int>(a.ldo),
           schedule,
+          nullptr,
+          0,
           nullptr,
           0};
 }

@@ -358,6 +358,38 @@ struct GatedBackwardPlan {
 };
 
 // ---------------------------------------------------------------------------
+// addmm_glu's backward's epilogue (problem_of<P>::aux_backward)
+// ---------------------------------------------------------------------------
+
+/// addmm_glu's backward's epilogue: the GEMM is X = A B + bias (either layout of B); the
+/// second input is the gradient G (in2), Y the forward's Y, out is dX and out2 is dY (all
+/// m x n). A lane's accumulator block holds columns j .. j + 3 (j % 4 == 0) of one row:
+///   (mb, nb, wave, lane) -> row r, j = n0 + acc_coord(mb, nb, wave, lane).col
+///   G[r][j .. +3], Y[r][j .. +3]  (read, 8-byte vectors)  ->  dX[r][j .. +3], dY[r][j .. +3]
+/// n % 8 == 0 (validate_addmm_glu_backward_arguments), so a block is wholly in range or
+/// wholly out (rows >= m, columns >= n: the out-of-range offset). G and Y are read after the
+/// mainloop in every variant (no prefetch in the drain, aux_loads = 0), as the gated
+/// backward's G and U: prefetched, two tiles' registers would be held across V4's drain. A
+/// lane reads all its blocks' vectors before it writes any, so dX may be G and dY may be Y.
+template <class P>
+struct AddmmGluBackwardPlan {
+  static_assert(problem_of<P>::aux_backward,
+                "AddmmGluBackwardPlan: the policy must be bound to an AddmmGluBackwardProblem");
+  /// Columns of one accumulator block (one 8-byte vector of G, Y, dX or dY).
+  static constexpr int vector = 4;
+  static_assert(vector_elems % vector == 0, "AddmmGluBackwardPlan: a block must not cross n (n % 8 == 0)");
+  /// Is the block at tile coordinate c of the tile at (m0, n0) inside the m x n output?
+  GLUKIT_HOST_DEVICE static constexpr bool block_in(int m0, int n0, Coord2 c, int m, int n) {
+    return m0 + c.row < m && n0 + c.col < n;
+  }
+  /// Byte offset of the block at tile coordinate c from an m x n operand's tile base
+  /// (row m0, column n0; row stride ld), or the out-of-range offset.
+  GLUKIT_HOST_DEVICE static constexpr std::uint32_t offset(bool in, Coord2 c, int ld) {
+    return in ? static_cast<std::uint32_t>((c.row * ld + c.col) * element_bytes) : oob_offset;
+  }
+};
+
+// ---------------------------------------------------------------------------
 // Wait counts
 // ---------------------------------------------------------------------------
 
@@ -369,8 +401,8 @@ struct GatedBackwardPlan {
 ///   hot           = groups_in_flight (NumBuffers - 2) x per_stage: the hot loop waits
 ///                   for k-block i + 2 right after issuing k-block i + NumBuffers
 ///   aux_loads     = Y loads issued after the last direct-to-LDS group (V4's prefetch;
-///                   none in the gated projection, which reads no Y, nor in the gated
-///                   backward, which reads P after the mainloop)
+///                   none in the gated projection, which reads no Y, nor in the backwards,
+///                   which read P, or G and Y, after the mainloop)
 ///   tail(r)       = wait of the drain iteration with r k-blocks left (r >= 3)
 ///   prologue(j,n) = wait for k-block j after issuing the first n k-blocks
 template <class P>
@@ -381,7 +413,7 @@ struct WaitPlan {
   static constexpr int hot = MultistagePlan<P::num_buffers>::groups_in_flight * per_stage;
   static constexpr int aux_loads =
       (P::epilogue_style == EpilogueStyle::fused && P::epilogue_op::reads_aux && !problem_of<P>::gated &&
-       !problem_of<P>::gated_backward)
+       !problem_of<P>::gated_backward && !problem_of<P>::aux_backward)
           ? Plan::Waves::blocks_m * Plan::Waves::blocks_n
           : 0;
   GLUKIT_HOST_DEVICE static constexpr int prologue(int kb, int issued) {
@@ -485,6 +517,11 @@ constexpr bool check_policy() {
     static_assert(GatedBackwardPlan<P>::contiguous_runs(),
                   "GatedBackwardPlan: a block's gate and up columns must be 4 consecutive columns of P");
   }
+  if constexpr (problem_of<P>::aux_backward) {
+    static_assert(EpilogueOpAuxBackward<typename P::epilogue_op>,
+                  "epilogue_op: addmm_glu's backward needs an operation of Y with the two-gradient "
+                  "`backward(x, y, g, dx, dy)` (epilogue::GluGate or a user's, epilogue/functors.hpp)");
+  }
   return true;
 }
 
@@ -513,17 +550,33 @@ inline Status validate_for_plan(const AddmmGluArgsT<T>& p) {
   if ((std::int64_t{P::tile_m} * p.ldy + P::tile_n) * bytes >= limit)
     return Status::invalid("ldy: tile_m * ldy * 2 bytes must stay below 2^31 (CDNA buffer offsets)");
   if ((std::int64_t{P::tile_m} * p.ldo + P::tile_n) * bytes >= limit)
-    return Status::invalid("ldo: tile_m * ldo * 2 bytes must stay below 2^31 (CDNA buffer offsets)");
+    return Status::invalid(problem_of<P>::aux_backward
+                               ? "lddx: tile_m * lddx * 2 bytes must stay below 2^31 (CDNA buffer offsets)"
+                               : "ldo: tile_m * ldo * 2 bytes must stay below 2^31 (CDNA buffer offsets)");
   return Status::success();
 }
 
-/// The second output's rule (the gated backward's H, m x n, ld_out2 = ldh): a tile's
-/// per-lane offsets fit 32 bits, as out's.
+/// A second m x n operand's stride: a tile's per-lane offsets fit 32 bits, as out's.
+template <class P>
+constexpr bool second_operand_fits(std::int64_t ld) {
+  return (std::int64_t{P::tile_m} * ld + P::tile_n) * element_bytes < std::int64_t{buffer_num_records};
+}
+
+/// The second output's rule (the gated backward's H, ld_out2 = ldh; addmm_glu's backward's
+/// dY, ld_out2 = lddy).
 template <class P>
 inline Status validate_out2_for_plan(std::int64_t ld_out2) {
-  if ((std::int64_t{P::tile_m} * ld_out2 + P::tile_n) * element_bytes >= std::int64_t{buffer_num_records})
-    return Status::invalid("ldh: tile_m * ldh * 2 bytes must stay below 2^31 (CDNA buffer offsets)");
-  return Status::success();
+  if (second_operand_fits<P>(ld_out2)) return Status::success();
+  return Status::invalid(problem_of<P>::aux_backward
+                             ? "lddy: tile_m * lddy * 2 bytes must stay below 2^31 (CDNA buffer offsets)"
+                             : "ldh: tile_m * ldh * 2 bytes must stay below 2^31 (CDNA buffer offsets)");
+}
+
+/// The second input's rule (addmm_glu's backward's gradient, ld_in2 = ld_grad).
+template <class P>
+inline Status validate_in2_for_plan(std::int64_t ld_in2) {
+  if (second_operand_fits<P>(ld_in2)) return Status::success();
+  return Status::invalid("ld_grad: tile_m * ld_grad * 2 bytes must stay below 2^31 (CDNA buffer offsets)");
 }
 
 }  // namespace glukit::cdna
