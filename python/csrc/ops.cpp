@@ -267,13 +267,15 @@ const Activation& find_activation(c10::string_view activation) {
   return activations[0];  // unreachable: require raised
 }
 
-/// The gated projection on glukit's default kernel: out (m x n), and with `preact` also the
-/// pre-activations P (m x 2n, w's row order) from the same launch (an undefined tensor
-/// otherwise). glukit.ops.check_gated_args' rules in its order and with its messages.
-std::tuple<at::Tensor, at::Tensor> gated_projection_impl(const char* op, const at::Tensor& a, const at::Tensor& w,
-                                                         const std::optional<at::Tensor>& bias,
-                                                         c10::string_view activation, c10::string_view layout,
-                                                         bool preact) {
+/// A gated op's operands after glukit.ops.check_gated_args' rules (in its order, with its
+/// messages): the activation, the row order and m, n, k.
+struct GatedOperands {
+  const Activation* act;
+  bool interleaved;
+  int64_t m, n, k;
+};
+GatedOperands check_gated_operands(const at::Tensor& a, const at::Tensor& w, const std::optional<at::Tensor>& bias,
+                                   c10::string_view activation, c10::string_view layout) {
   check_dims("a", a, 2);
   check_dims("w", w, 2);
   if (bias.has_value()) {
@@ -281,7 +283,6 @@ std::tuple<at::Tensor, at::Tensor> gated_projection_impl(const char* op, const a
   }
   check_devices_and_dtypes({{"a", &a}, {"w", &w}, {"bias", bias.has_value() ? &*bias : nullptr}});
   const Activation& act = find_activation(activation);
-  const GatedLauncher launcher = a.scalar_type() == at::kHalf ? act.forward_f16 : act.forward_bf16;
   const bool interleaved = layout == "interleaved";
   require(interleaved || layout == "stacked", "layout: must be 'stacked' or 'interleaved' (got '", layout,
           "')");
@@ -299,6 +300,20 @@ std::tuple<at::Tensor, at::Tensor> gated_projection_impl(const char* op, const a
           ")");
   if (m != 0 && n != 0) {
     require(k % vector_elems == 0, "k: must be a multiple of 8 (a's columns; got ", k, ")");
+  }
+  return {&act, interleaved, m, n, k};
+}
+
+/// The gated projection on glukit's default kernel: out (m x n), and with `preact` also the
+/// pre-activations P (m x 2n, w's row order) from the same launch (an undefined tensor
+/// otherwise). glukit.ops.check_gated_args' rules in its order and with its messages.
+std::tuple<at::Tensor, at::Tensor> gated_projection_impl(const char* op, const at::Tensor& a, const at::Tensor& w,
+                                                         const std::optional<at::Tensor>& bias,
+                                                         c10::string_view activation, c10::string_view layout,
+                                                         bool preact) {
+  const auto [act, interleaved, m, n, k] = check_gated_operands(a, w, bias, activation, layout);
+  const GatedLauncher launcher = a.scalar_type() == at::kHalf ? act->forward_f16 : act->forward_bf16;
+  if (m != 0 && n != 0) {
     require(!preact || n % vector_elems == 0,
             "n: must be a multiple of 8 to write the pre-activations (w's rows / 2; got ", n, ")");
   }
@@ -351,31 +366,7 @@ std::tuple<at::Tensor, at::Tensor> gated_projection_preact_cuda(const at::Tensor
 at::Tensor gated_projection_backward_cuda(const at::Tensor& a, const at::Tensor& w,
                                           const std::optional<at::Tensor>& bias, const at::Tensor& grad,
                                           c10::string_view activation, c10::string_view layout) {
-  check_dims("a", a, 2);
-  check_dims("w", w, 2);
-  if (bias.has_value()) {
-    check_dims("bias", *bias, 1);
-  }
-  check_devices_and_dtypes({{"a", &a}, {"w", &w}, {"bias", bias.has_value() ? &*bias : nullptr}});
-  const Activation& act = find_activation(activation);
-  const bool interleaved = layout == "interleaved";
-  require(interleaved || layout == "stacked", "layout: must be 'stacked' or 'interleaved' (got '", layout,
-          "')");
-  const int64_t m = a.size(0), k = a.size(1);
-  const int64_t rows = w.size(0);
-  require(rows % 2 == 0, "w: must have 2n rows, gate and up (got ", rows, ", odd)");
-  const int64_t n = rows / 2;
-  require(w.size(1) == k, "w: must be 2n x k with k = ", k, " (an nn.Linear weight; got ", w.sizes(), ")");
-  if (bias.has_value()) {
-    require(bias->size(0) == rows, "bias: must have 2n = ", rows, " elements, in w's row order (got ",
-            bias->size(0), ")");
-  }
-  require(!interleaved || n % gate_interleave_rows == 0,
-          "n: must be a multiple of 64 for layout='interleaved' (whole blocks of gate and up rows; got ", n,
-          ")");
-  if (m != 0 && n != 0) {
-    require(k % vector_elems == 0, "k: must be a multiple of 8 (a's columns; got ", k, ")");
-  }
+  const auto [act, interleaved, m, n, k] = check_gated_operands(a, w, bias, activation, layout);
   check_dims("grad", grad, 2);
   check_devices_and_dtypes({{"a", &a}, {"grad", &grad}});
   require(grad.size(0) == m && grad.size(1) == n, "grad: must be m x n = (", m, ", ", n, ") (got ", grad.sizes(),
@@ -403,7 +394,7 @@ at::Tensor gated_projection_backward_cuda(const at::Tensor& a, const at::Tensor&
                                                              interleaved};
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
   const ProjectionBackwardLauncher launcher =
-      a.scalar_type() == at::kHalf ? act.projection_backward_f16 : act.projection_backward_bf16;
+      a.scalar_type() == at::kHalf ? act->projection_backward_f16 : act->projection_backward_bf16;
   check_status("glukit.gated_projection_backward", launcher(args, stream));
   return dp;
 }

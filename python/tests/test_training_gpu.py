@@ -166,8 +166,8 @@ def test_torch_ops_stand_in_on_cuda():
 
 
 # Every argument rule of test_training_cpu.py's MLP_BACKWARD_ARGUMENT_ERRORS and
-# DOWN_ARGUMENT_ERRORS on CUDA tensors, and CPU operands beside CUDA ones: ValueError with the
-# CPU implementation's message. In a child process, as test_gpu.py's: a crash fails this
+# DOWN_ARGUMENT_ERRORS on CUDA tensors, grad's rules of the recomputing backwards, and CPU
+# operands beside CUDA ones: ValueError with the CPU implementation's message. In a child process, as test_gpu.py's: a crash fails this
 # test with its signal instead of ending the run.
 def test_cuda_argument_errors_raise_the_cpu_messages():
     child = run_child(f"""
@@ -188,6 +188,22 @@ def test_cuda_argument_errors_raise_the_cpu_messages():
              "p: on cpu, dy on cuda:0 (all operands must be on one device)"),
             ("dy cpu", lambda: torch.ops.glukit.gated_mlp_backward(dy.cpu(), w, p),
              "w_down: on cuda:0, dy on cpu (all operands must be on one device)"),
+        ]
+        # the recomputing backwards: grad's rules, in the CPU implementation's order and words
+        from gated_inputs import make_gated_parts
+        ga, wg, wu, bg, bu = make_gated_parts(32, 64, 24, torch.bfloat16, True, device="cuda")
+        w1, b1 = torch.cat([wg, wu]), torch.cat([bg, bu])
+        g1 = torch.randn(32, 64, device="cuda").bfloat16()
+        pb = torch.ops.glukit.gated_projection_backward
+        cases += [
+            ("projection grad cpu", lambda: pb(ga, w1, b1, g1.cpu()),
+             "grad: on cpu, a on cuda:0 (all operands must be on one device)"),
+            ("projection grad dtype", lambda: pb(ga, w1, b1, g1.half()),
+             "grad: dtype torch.float16 differs from a's torch.bfloat16"),
+            ("projection grad shape", lambda: pb(ga, w1, b1, g1[:, :8]), "grad: must be m x n = (32, 64)"),
+            ("projection n % 8", lambda: pb(ga, w1[:124], b1[:124], g1[:, :62]), "n: must be a multiple of 8"),
+            ("addmm grad cpu", lambda: torch.ops.glukit.addmm_glu_backward(ga, w1[:64].t(), bg, g1, g1.cpu()),
+             "grad: on cpu, a on cuda:0 (all operands must be on one device)"),
         ]
         wrong = []
         for name, call, want in cases:
@@ -210,7 +226,7 @@ def test_cuda_argument_errors_raise_the_cpu_messages():
         print("ok")
     """)
     assert_child_ok(child)
-    assert "32 raised" in child.stdout, child.stdout
+    assert "37 raised" in child.stdout, child.stdout
 
 
 def cuda_mlp(d, i, dtype, bias, activation, seed=12):
