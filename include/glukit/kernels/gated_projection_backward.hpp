@@ -11,14 +11,17 @@
 // saved instead.
 // GatedProjectionBackward<Policy>::run / glukit::gated_projection_backward<Policy>(args,
 // stream) with the policy's epilogue_op (a gated operation with `backward`), and the
-// default glukit::gated_projection_backward<Op>(args, stream). sm90a only (the
-// warp-specialised TMA kernel).
+// default glukit::gated_projection_backward<Op>(args, stream). sm90a (the
+// warp-specialised TMA kernel) and gfx942 / gfx950 (every CDNA variant, on the gated
+// projection's tiles; kernels/cdna/epilogue.hpp).
 #pragma once
 #include <cstdint>
 #include <string_view>
-#include <type_traits>
 
 #include "glukit/kernels/gated_projection.hpp"
+#if defined(GLUKIT_BACKEND_HIP)
+#include "glukit/kernels/cdna/device_facts.hpp"
+#endif
 
 namespace glukit {
 
@@ -89,9 +92,6 @@ template <class P>
 struct GatedProjectionBackward {
   static_assert(check_policy<P, GatedProjectionBackwardProblem<half_t, GateLayout::stacked>>(),
                 "GatedProjectionBackward<P>: policy check failed");
-  static_assert(std::is_same_v<typename detail::PolicyTypes<P>::arch, arch::sm90a>,
-                "GatedProjectionBackward<P>: an sm90a policy (the CDNA backend has no kernel for the gated "
-                "projection's backward by recomputation; glukit::gated_backward has one)");
   using policy = P;
   using epilogue_op = typename detail::PolicyTypes<P>::epilogue_op;
   static constexpr const char* name() { return P::name(); }
@@ -135,6 +135,20 @@ template <class Op, Element T>
   requires(EpilogueOpBackward<Op>)
 Status gated_projection_backward(const GatedProjectionBackwardArgsT<T>& args, stream_t stream = {}) {
   return GatedProjectionBackward<policy::WithEpilogue<policy::GatedTma128x256<arch::sm90a>, Op>>::run(args, stream);
+}
+#elif defined(GLUKIT_BACKEND_HIP)
+/// dP of the gated projection's backward for the gated operation Op with the current
+/// device's chip's V4FusedEpilogue (the CDNA gated projection's default kernel), on `stream`.
+template <class Op, Element T>
+  requires(EpilogueOpBackward<Op>)
+Status gated_projection_backward(const GatedProjectionBackwardArgsT<T>& args, stream_t stream = {}) {
+  if (Status s = validate_gated_projection_backward_arguments(args); !s) return s;
+  if (args.m == 0 || args.n == 0) return Status::success();
+  return cdna::on_current_chip(
+      "device: glukit::gated_projection_backward on HIP needs a gfx942 (MI300) or gfx950 (MI350) GPU",
+      [&]<class Arch>(Arch) {
+        return GatedProjectionBackward<policy::WithEpilogue<policy::V4FusedEpilogue<Arch>, Op>>::run(args, stream);
+      });
 }
 #endif
 

@@ -5,7 +5,7 @@
 // measured here -- no AMD GPU is reachable; the kernels are compiled and their
 // disassembly checked (docs/cdna.md, test/isa/cdna).
 #pragma once
-#include "glukit/kernels/policies.hpp"
+#include "glukit/kernels/policy_variants.hpp"
 
 namespace glukit::policy {
 

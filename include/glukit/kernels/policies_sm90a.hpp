@@ -3,7 +3,7 @@
 #pragma once
 #include <cstdint>
 
-#include "glukit/kernels/policies.hpp"
+#include "glukit/kernels/policy_variants.hpp"
 
 namespace glukit::policy {
 

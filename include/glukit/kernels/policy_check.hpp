@@ -6,7 +6,7 @@
 
 #include "glukit/kernels/cdna/plan.hpp"
 #include "glukit/kernels/policy.hpp"
-#include "glukit/kernels/sm90/plan.hpp"
+#include "glukit/kernels/sm90/plan_check.hpp"
 
 namespace glukit {
 

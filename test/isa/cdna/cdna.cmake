@@ -9,7 +9,10 @@
 #                                  the gated backward (V4 and V2, SwiGlu and GeGlu,
 #                                  bf16/stacked and fp16/interleaved P), addmm_glu's
 #                                  backward (V4 and V2, fp16/col and bf16/row B, and the
-#                                  default addmm_glu_backward<GluGate> for fp16),
+#                                  default addmm_glu_backward<GluGate> for fp16), the gated
+#                                  projection's backward (V4 and V2, SwiGlu and GeGlu,
+#                                  bf16/stacked and fp16/interleaved W, and the default
+#                                  gated_projection_backward<SwiGlu> for bf16),
 #                                  through each bound policy's launcher, device code
 #                                  only, -O3 -S (test/isa/cdna/variants.hip)
 #   isa.cdna.check.<arch>          check_cdna_isa.py on that assembly (docs/cdna.md)
@@ -20,8 +23,8 @@
 #   isa.cdna.header.<name>         each arch/cdna and kernels/cdna header on its own
 #   isa.cdna.lane_model            host: plan index math x hardware lane semantics
 #                                  (addmm_glu tiles and problems, whole gated projections,
-#                                  whole gated and addmm_glu backwards against the fp64
-#                                  references)
+#                                  whole gated, addmm_glu and gated projection backwards
+#                                  against the fp64 references)
 set(_cdna_dir ${CMAKE_CURRENT_LIST_DIR})
 
 # The lane model needs only a host compiler.
@@ -96,7 +99,13 @@ set(_cdna_kernels --kernel V1RegisterStaged/fp16/row=v1 --kernel V2DirectToLds/f
              --kernel V4GluBackward/fp16/xbwd-col=v4 --kernel V4GluBackward/bf16/xbwd-row=v4
              --kernel V2GluBackward/fp16/xbwd-col=v2 --kernel V2GluBackward/bf16/xbwd-row=v2
              # the default addmm_glu_backward<GluGate> (WithEpilogue<V4FusedEpilogue<chip>, GluGate>)
-             --kernel WithEpilogue/fp16/xbwd-col=v4 --kernel WithEpilogue/fp16/xbwd-row=v4)
+             --kernel WithEpilogue/fp16/xbwd-col=v4 --kernel WithEpilogue/fp16/xbwd-row=v4
+             # the gated projection's backward (GatedProjectionBackwardProblem<T, GateLayout>)
+             --kernel V4SwiGluBackward/bf16/pbwd-stacked=v4-op --kernel V4SwiGluBackward/fp16/pbwd-interleaved=v4-op
+             --kernel V4GeGluBackward/bf16/pbwd-stacked=v4-op --kernel V4GeGluBackward/fp16/pbwd-interleaved=v4-op
+             --kernel V2SwiGluBackward/bf16/pbwd-stacked=v2 --kernel V2GeGluBackward/fp16/pbwd-interleaved=v2
+             # the default gated_projection_backward<SwiGlu> (WithEpilogue<V4FusedEpilogue<chip>, SwiGlu>)
+             --kernel WithEpilogue/bf16/pbwd-stacked=v4-op --kernel WithEpilogue/bf16/pbwd-interleaved=v4-op)
 set(_cdna_budget_gfx942 65536)
 set(_cdna_budget_gfx950 163840)
 
@@ -141,7 +150,13 @@ foreach(arch gfx942 gfx950)
       # an addmm_glu kernel and a gated backward judged as addmm_glu's backward; its bf16/row as col_major B
       "xbackward|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4FusedEpilogue/fp16/row=v4/fp16/xbwd-row"
       "xbackward-dgated|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4SwiGluBackward/bf16/bwd-stacked=v4-op/bf16/xbwd-row"
-      "bread-xbwd|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4GluBackward/bf16/xbwd-row=v4/bf16/xbwd-col")
+      "bread-xbwd|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4GluBackward/bf16/xbwd-row=v4/bf16/xbwd-col"
+      # the gated projection, the gated backward and addmm_glu's backward judged as the gated
+      # projection's backward; it as the gated backward (one store stream, no H)
+      "pbackward|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4FusedEpilogue/bf16/stacked=v4/bf16/pbwd-stacked"
+      "pbackward-dgated|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4SwiGluBackward/bf16/bwd-stacked=v4-op/bf16/pbwd-stacked"
+      "pbackward-xbwd|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4GluBackward/fp16/xbwd-col=v4/fp16/pbwd-stacked"
+      "dgated-pbwd|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4SwiGluBackward/bf16/pbwd-stacked=v4-op/bf16/bwd-stacked")
   if(arch STREQUAL "gfx942")  # gfx942 code judged as gfx950: wrong MFMA, 4-byte copies
     list(APPEND _cdna_fails "mfma|--arch,gfx950,--lds-budget,65536,--kernel,V4FusedEpilogue/fp16/row=v4"
                        "dma16|--arch,gfx950,--lds-budget,65536,--kernel,V4FusedEpilogue/fp16/row=v4")

@@ -13,7 +13,9 @@ mangled Problem<T, Layout> of the bound policy; or LAYOUT stacked / interleaved:
 the gated projection, GatedProblem<T, GateLayout>, whose B is W, n x k; or LAYOUT
 bwd-stacked / bwd-interleaved: the gated backward, GatedBackwardProblem<T, GateLayout>,
 whose B is W_down, k x n, row-major, and whose P has that column order; or LAYOUT
-xbwd-row / xbwd-col: addmm_glu's backward, AddmmGluBackwardProblem<T, Layout>) must
+xbwd-row / xbwd-col: addmm_glu's backward, AddmmGluBackwardProblem<T, Layout>; or LAYOUT
+pbwd-stacked / pbwd-interleaved: the gated projection's backward,
+GatedProjectionBackwardProblem<T, GateLayout>, whose B is W as the gated projection's) must
 name exactly one kernel symbol of the file; where it names one per chip (a default's
 dispatch instantiates both chips' kernels), the one naming --arch. A problem after
 VARIANT judges the kernel as that problem instead of its own (the negative tests).
@@ -63,6 +65,12 @@ Checks (names as printed):
                 buffer resource as through another and none through a third (one dX and
                 one dY vector per block; the gated backward writes two dP vectors per H
                 vector); no 2-byte store (n is a multiple of 8)
+  pbackward     the gated projection's backward (judged pbwd-stacked / pbwd-interleaved):
+                every store is 8-byte (no 2-byte store: n is a multiple of 8), and each
+                basic block that holds stores holds exactly two per 8-byte register load
+                (dG and dU per dO vector: the epilogue has no branch); the gated projection
+                (its stores in a branch of their own, 2-byte ones on the ragged edge), the
+                gated backward (3 stores per 2 loads) and addmm_glu's backward (1 per 1) fail
 
 With --expect-fail CHECK the script succeeds only if CHECK fails for every
 kernel given (the negative tests that show a check can fail).
@@ -86,14 +94,19 @@ PROBLEMS = {"row": ("Problem", "LNS_6LayoutE0E"), "col": ("Problem", "LNS_6Layou
             "bwd-stacked": ("GatedBackwardProblem", "LNS_10GateLayoutE0E"),
             "bwd-interleaved": ("GatedBackwardProblem", "LNS_10GateLayoutE1E"),
             "xbwd-row": ("AddmmGluBackwardProblem", "LNS_6LayoutE0E"),
-            "xbwd-col": ("AddmmGluBackwardProblem", "LNS_6LayoutE1E")}
+            "xbwd-col": ("AddmmGluBackwardProblem", "LNS_6LayoutE1E"),
+            "pbwd-stacked": ("GatedProjectionBackwardProblem", "LNS_10GateLayoutE0E"),
+            "pbwd-interleaved": ("GatedProjectionBackwardProblem", "LNS_10GateLayoutE1E")}
 GATED = {"stacked", "interleaved"}
 BACKWARD = {"bwd-stacked", "bwd-interleaved"}
 XBACKWARD = {"xbwd-row", "xbwd-col"}
-# B read like A (8-byte reads): col_major B, the gated projection's W, addmm_glu's backward's col_major B.
-K_MAJOR_B = {"col", "xbwd-col"} | GATED
+PBACKWARD = {"pbwd-stacked", "pbwd-interleaved"}
+# B read like A (8-byte reads): col_major B, the gated projection's W (also in its backward),
+# addmm_glu's backward's col_major B.
+K_MAJOR_B = {"col", "xbwd-col"} | GATED | PBACKWARD
 CHECKS = ["mfma", "bread", "cvt", "dma", "dma16", "setprio", "loop", "vmcnt", "fma", "scratch", "lds",
-          "calls", "m0", "noy", "dgated", "xbackward"]
+          "calls", "m0", "noy", "dgated", "xbackward",
+          "pbackward"]
 
 
 def problem_symbol(element, layout):
@@ -315,7 +328,7 @@ def check_kernel(name, k, variant, arch, budget, element="fp16", layout="row", r
         bread_ok = n_tr == 0 and n_u16 == 0
     else:
         bread_ok = n_tr > 0 if arch == "gfx950" else n_u16 > 0
-    b_name = (f"W ({layout})" if layout in GATED else f"W_down row-major (P {layout[4:]})"
+    b_name = (f"W ({layout})" if layout in GATED else f"W ({layout[5:]})" if layout in PBACKWARD else f"W_down row-major (P {layout[4:]})"
               if layout in BACKWARD else f"B {layout[5:]}-major" if layout in XBACKWARD else f"B {layout}-major")
     res["bread"] = (bread_ok, f"{b_name}: {n_tr} ds_read_b64_tr_b16, {n_u16} ds_read_u16*")
     n_f16_cvt = sum(1 for l in code if F16_CVT.match(l))
@@ -435,6 +448,21 @@ def check_kernel(name, k, variant, arch, budget, element="fp16", layout="row", r
         res["xbackward"] = (ok, f"{len(loads64)} 8-byte register loads (G, Y, bias) through {len(load_resources)} "
                                 f"buffer resources, 8-byte stores {per_resource} per buffer resource (dX, dY), "
                                 f"{len(b16)} 2-byte stores")
+    if layout in PBACKWARD:
+        blocks, _ = basic_blocks(code)
+        per_block = []  # (stores, 8-byte stores, 8-byte register loads) of each block that stores
+        for (b, e) in blocks:
+            lines = code[b:e + 1]
+            n_store = sum(1 for l in lines if STORE.match(l))
+            if n_store:
+                n_b64 = sum(1 for l in lines if STORE_B64.match(l))
+                n_load = sum(1 for l in register_loads(lines) if LOAD_B64.match(l))
+                per_block.append((n_store, n_b64, n_load))
+        b16 = [l for l in code if STORE_B16.match(l)]
+        ok = (bool(per_block) and not b16
+              and all(n == n64 and n64 == 2 * nl and nl > 0 for (n, n64, nl) in per_block))
+        res["pbackward"] = (ok, "stores / 8-byte stores / 8-byte register loads per storing block "
+                                f"{[list(x) for x in per_block]} (dG, dU per dO vector), {len(b16)} 2-byte stores")
     facts.update({"lds": lds, "vgpr": meta.get("vgpr_count"), "agpr": meta.get("agpr_count"),
                   "sgpr": meta.get("sgpr_count"), "sgpr_spill": meta.get("sgpr_spill_count"),
                   "mfma": n_mfma, "dma": len(dma_lines), "loads": len(loads)})

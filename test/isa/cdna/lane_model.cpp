@@ -5,10 +5,12 @@
 // the tile product exactly, for B row-major and col_major (n x k), and whole ragged
 // gated projections (W's gate/up rows stacked or interleaved, bias, pairs combined
 // per lane) through every variant, and whole gated backwards (the epilogue's G/U
-// reads and dP/H stores against the fp64 reference, both orders of P) and addmm_glu
-// backwards (the gradient/Y reads and dX/dY stores, also in place). Also: LDS bank behaviour of the fragment reads
-// under a simple bank model, the wait counts, and the stage pipeline plan's
-// groups and barrier counts. No AMD GPU is needed; see docs/cdna.md.
+// reads and dP/H stores against the fp64 reference, both orders of P), addmm_glu
+// backwards (the gradient/Y reads and dX/dY stores, also in place) and gated projection
+// backwards (the gated mainloop, then dO reads and dP stores, against the fp64 reference).
+// Also: LDS bank behaviour of the fragment reads under a simple bank model, the wait
+// counts, and the stage pipeline plan's groups and barrier counts. No AMD GPU is needed;
+// see docs/cdna.md.
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
@@ -24,6 +26,7 @@
 #include "glukit/kernels/policy_check.hpp"
 #include "glukit/reference/addmm_glu_backward.hpp"
 #include "glukit/reference/gated_backward.hpp"
+#include "glukit/reference/gated_projection_backward.hpp"
 
 namespace {
 
@@ -343,6 +346,13 @@ struct ProblemModel {
   }
 };
 
+/// The gated projection model's values: a large, distinct bias per W row.
+struct GatedValues {
+  static std::int64_t a(int r, int c) { return (r * 7 + c * 3) % 11 - 5; }
+  static std::int64_t w(int r, int c) { return (c * 5 + r * 13) % 9 - 4; }
+  static std::int64_t bias(int r) { return 1000 * (r % 7) - 3000 + r; }
+};
+
 /// A whole ragged gated projection through the same plans: W (2N x K, gate/up rows in
 /// the problem's order, padding poisoned) and its bias, the tile schedule over the N
 /// output columns (tiles of out_tile_n), W's rows copied as the copiers address them
@@ -351,8 +361,9 @@ struct ProblemModel {
 /// that is not a multiple of 4 element by element), and the lane's pairs. Every stored
 /// output's gate and up must equal A W_g^T + b_g and A W_u^T + b_u exactly; a read of
 /// a row >= 2N, of bias >= 2N, of padding, a store outside M x N, a missing or doubled
-/// output all fail.
-template <class P>
+/// output all fail. Values: the integer A, W and bias (the gated projection's backward
+/// uses small ones that scale exactly into fp16 and bf16).
+template <class P, class Values = GatedValues>
 struct GatedProblemModel {
   using Plan = cdna::MainloopPlan<P>;
   using Gated = cdna::GatedTilePlan<P>;
@@ -362,19 +373,20 @@ struct GatedProblemModel {
   static constexpr GateLayout layout = problem_of<P>::gate_layout;
   static constexpr std::int64_t poison = std::int64_t{1} << 40;
   int M, N, K, lda, ldw;
+  bool with_bias;
   std::vector<std::int64_t> A, W, bias;
   std::vector<int> written;
   long bad = 0;
 
-  GatedProblemModel(int m, int n, int k)
-      : M(m), N(n), K(k), lda((k + 7) / 8 * 8 + 8), ldw((k + 7) / 8 * 8 + 8),
+  GatedProblemModel(int m, int n, int k, bool bias_ = true)
+      : M(m), N(n), K(k), lda((k + 7) / 8 * 8 + 8), ldw((k + 7) / 8 * 8 + 8), with_bias(bias_),
         A(static_cast<std::size_t>(m) * lda), W(static_cast<std::size_t>(2 * n) * ldw),
         bias(static_cast<std::size_t>(2 * n)), written(static_cast<std::size_t>(m) * n, 0) {
     for (int r = 0; r < M; ++r)
-      for (int c = 0; c < lda; ++c) A[r * lda + c] = c < K ? (r * 7 + c * 3) % 11 - 5 : poison;
+      for (int c = 0; c < lda; ++c) A[r * lda + c] = c < K ? Values::a(r, c) : poison;
     for (int r = 0; r < 2 * N; ++r) {
-      for (int c = 0; c < ldw; ++c) W[r * ldw + c] = c < K ? (c * 5 + r * 13) % 9 - 4 : poison;
-      bias[r] = 1000 * (r % 7) - 3000 + r;
+      for (int c = 0; c < ldw; ++c) W[r * ldw + c] = c < K ? Values::w(r, c) : poison;
+      bias[r] = Values::bias(r);
     }
   }
   std::int64_t w_at(std::int64_t row, int c) {
@@ -386,7 +398,7 @@ struct GatedProblemModel {
     return bias[static_cast<std::size_t>(i)];
   }
   std::int64_t ref(int r, std::int64_t w_row) {
-    std::int64_t x = bias_at(w_row);
+    std::int64_t x = with_bias ? bias_at(w_row) : 0;
     for (int k = 0; k < K; ++k) x += A[r * lda + k] * w_at(w_row, k);
     return x;
   }
@@ -412,14 +424,44 @@ struct GatedProblemModel {
     return Gated::half_base(n0, up, N) + Gated::row_in_half(n0, t, N);
   }
 
+  /// Index of element i of accumulator block (mb, nb) of lane l of wave w in accumulate's result.
+  static std::size_t acc_index(int w, int l, int mb, int nb, int i) {
+    constexpr int bm = Plan::Waves::blocks_m, bn = Plan::Waves::blocks_n;
+    return (((static_cast<std::size_t>(w) * 64 + l) * bm + mb) * bn + nb) * 4 + i;
+  }
+
   void tile(int m0, int n0) {
+    std::vector<std::int64_t> acc = accumulate(m0, n0);
+    const auto at = [&](int w, int l, int mb, int nb, int i) { return acc[acc_index(w, l, mb, nb, i)]; };
+    // The epilogue: output block p of a lane is op(block 2p, block 2p + 1); here both halves are checked.
+    for (int w = 0; w < P::warps; ++w)
+      for (int l = 0; l < 64; ++l)
+        for (int mb = 0; mb < Plan::Waves::blocks_m; ++mb)
+          for (int p = 0; p < Gated::out_blocks; ++p) {
+            const Coord2 c = Gated::out_coord(mb, p, w, l);
+            if (m0 + c.row >= M) continue;  // out-of-range offset: store dropped
+            const bool whole = n0 + Plan::out_tile_n <= N || Plan::out_vector_whole(n0, c.col, N);
+            for (int i = 0; i < 4; ++i) {
+              const int row = m0 + c.row, col = n0 + c.col + i;
+              if (!whole && col >= N) continue;
+              REQUIRE(col < N);
+              ++written[static_cast<std::size_t>(row) * N + col];
+              if (at(w, l, mb, Gated::gate_block(p), i) != ref(row, gate_row(col, N, layout))) ++bad;
+              if (at(w, l, mb, Gated::up_block(p), i) != ref(row, up_row(col, N, layout))) ++bad;
+            }
+          }
+  }
+
+  /// The tile's accumulators after the mainloop (acc_index): the bias, then A W^T over
+  /// the copied rows.
+  std::vector<std::int64_t> accumulate(int m0, int n0) {
     const int waves = P::warps, bm = Plan::Waves::blocks_m, bn = Plan::Waves::blocks_n;
     std::vector<std::int64_t> acc(static_cast<std::size_t>(waves) * 64 * bm * bn * 4, 0);
     const auto at = [&](int w, int l, int mb, int nb, int i) -> std::int64_t& {
-      return acc[(((static_cast<std::size_t>(w) * 64 + l) * bm + mb) * bn + nb) * 4 + i];
+      return acc[acc_index(w, l, mb, nb, i)];
     };
     // Accumulators start at the bias (V4; V1-V3 add the same values after the loop).
-    const bool up_vectors = layout == GateLayout::interleaved || N % 4 == 0;
+    const bool up_vectors = layout == GateLayout::interleaved || problem_of<P>::projection_backward || N % 4 == 0;
     for (int w = 0; w < waves; ++w)
       for (int l = 0; l < 64; ++l)
         for (int nb = 0; nb < bn; ++nb) {
@@ -429,7 +471,7 @@ struct GatedProblemModel {
           const std::int64_t base = Gated::half_base(n0, up, N) + Gated::row_in_half(n0, t, N);
           for (int i = 0; i < 4; ++i) {
             const bool in = (up && !up_vectors) ? Gated::row_valid(n0, t + i, N) : Gated::row_valid(n0, t, N);
-            const std::int64_t b = in ? bias_at(base + i) : 0;
+            const std::int64_t b = in && with_bias ? bias_at(base + i) : 0;
             for (int mb = 0; mb < bm; ++mb) at(w, l, mb, nb, i) = b;
           }
         }
@@ -489,23 +531,7 @@ struct GatedProblemModel {
                   at(w, l, mb, nb, i) += d;
                 }
     }
-    // The epilogue: output block p of a lane is op(block 2p, block 2p + 1); here both halves are checked.
-    for (int w = 0; w < waves; ++w)
-      for (int l = 0; l < 64; ++l)
-        for (int mb = 0; mb < bm; ++mb)
-          for (int p = 0; p < Gated::out_blocks; ++p) {
-            const Coord2 c = Gated::out_coord(mb, p, w, l);
-            if (m0 + c.row >= M) continue;  // out-of-range offset: store dropped
-            const bool whole = n0 + Plan::out_tile_n <= N || Plan::out_vector_whole(n0, c.col, N);
-            for (int i = 0; i < 4; ++i) {
-              const int row = m0 + c.row, col = n0 + c.col + i;
-              if (!whole && col >= N) continue;
-              REQUIRE(col < N);
-              ++written[static_cast<std::size_t>(row) * N + col];
-              if (at(w, l, mb, Gated::gate_block(p), i) != ref(row, gate_row(col, N, layout))) ++bad;
-              if (at(w, l, mb, Gated::up_block(p), i) != ref(row, up_row(col, N, layout))) ++bad;
-            }
-          }
+    return acc;
   }
 };
 
@@ -771,6 +797,133 @@ struct GatedBackwardModel {
   }
 };
 
+/// Values of the gated projection's backward model: a / 8, w / 4 and bias / 32 are exact in
+/// fp16 and bf16, so P = acc / 32 exactly, whatever the order of the sums.
+struct SmallGatedValues {
+  static std::int64_t a(int r, int c) { return (r * 7 + c * 3) % 11 - 5; }
+  static std::int64_t w(int r, int c) { return (c * 5 + r * 13) % 9 - 4; }
+  static std::int64_t bias(int r) { return (r * 5) % 23 - 11; }
+};
+
+/// A whole ragged gated projection's backward: the gated projection's mainloop as
+/// GatedProblemModel runs it (the copiers' W rows, the MFMA model, the bias) on values exact
+/// in T, then the epilogue through ProjectionBackwardPlan: each lane reads its dO vectors at
+/// their byte offsets from dO's tile base (all before any store), applies the operation's
+/// `backward` to its gate/up accumulator pairs and stores dG and dU at their offsets from
+/// dP's row m0. dP must equal reference::gated_projection_backward exactly (both in fp64 on
+/// the same rounded inputs); a read of dO's padding or past m x n, a store outside m x 2n
+/// or into padding, a missing or doubled element of dP all fail.
+template <class P, class T, class Op>
+struct ProjectionBackwardModel {
+  using Plan = cdna::MainloopPlan<P>;
+  using Gated = cdna::GatedTilePlan<P>;
+  using Pb = cdna::ProjectionBackwardPlan<P>;
+  static constexpr double a_scale = 1.0 / 8, w_scale = 1.0 / 4, p_scale = a_scale * w_scale;
+  GatedProblemModel<P, SmallGatedValues> gemm;
+  int M, N, K, ld_grad, lddp;
+  std::vector<T> a, w, bias, grad, dp_mem;  // dp_mem: the pointer validation sees
+  std::vector<double> dp;                   // what the stores write, at dP's indices
+  std::vector<int> dp_written;
+  long bad = 0;
+
+  ProjectionBackwardModel(int m, int n, int k, bool with_bias)
+      : gemm(m, n, k, with_bias), M(m), N(n), K(k), ld_grad(n + 8), lddp(2 * n + 16), a(gemm.A.size()),
+        w(gemm.W.size()), bias(gemm.bias.size()), grad(static_cast<std::size_t>(m) * ld_grad),
+        dp_mem(static_cast<std::size_t>(m) * lddp), dp(dp_mem.size(), -1e30), dp_written(dp.size(), 0) {
+    // The padding of A and W (poison in gemm) is never read by the reference; the mainloop
+    // model reads gemm's own arrays and fails on it.
+    for (std::size_t i = 0; i < a.size(); ++i)
+      a[i] = from_float<T>(static_cast<int>(i % gemm.lda) < K ? static_cast<float>(gemm.A[i] * a_scale) : 0.f);
+    for (std::size_t i = 0; i < w.size(); ++i)
+      w[i] = from_float<T>(static_cast<int>(i % gemm.ldw) < K ? static_cast<float>(gemm.W[i] * w_scale) : 0.f);
+    for (std::size_t i = 0; i < bias.size(); ++i) bias[i] = from_float<T>(static_cast<float>(gemm.bias[i] * p_scale));
+    for (int r = 0; r < M; ++r)
+      for (int c = 0; c < N; ++c) grad[r * ld_grad + c] = from_float<T>(((r * 5 + c * 7) % 9 - 4) / 8.0f);
+  }
+  GatedProjectionBackwardArgsT<T> args() const {
+    GatedProjectionBackwardArgsT<T> g;
+    g.a = a.data(), g.w = w.data(), g.bias = gemm.with_bias ? bias.data() : nullptr, g.grad = grad.data();
+    g.dp = const_cast<T*>(dp_mem.data());
+    g.m = M, g.n = N, g.k = K, g.lda = gemm.lda, g.ldw = gemm.ldw, g.ld_grad = ld_grad, g.lddp = lddp;
+    g.w_layout = problem_of<P>::gate_layout;
+    return g;
+  }
+  /// Element i of the 8-byte dO vector at byte offset `offset` from dO's tile base (m0, n0).
+  double load(int m0, int n0, std::uint32_t offset, int i) {
+    if (offset == cdna::oob_offset) return 0.0;
+    const std::int64_t e = std::int64_t{m0} * ld_grad + n0 + offset / 2 + i;
+    const std::int64_t r = e / ld_grad, c = e % ld_grad;
+    if (offset % 8 != 0 || r >= M || c >= N) {
+      ++bad;
+      return 0.0;
+    }
+    return to_float(grad[static_cast<std::size_t>(e)]);
+  }
+  /// Element i of the 8-byte dP vector at byte offset `offset` from dP's row m0.
+  void store(int m0, std::uint32_t offset, int i, double v) {
+    if (offset == cdna::oob_offset) return;  // dropped
+    const std::int64_t e = std::int64_t{m0} * lddp + offset / 2 + i;
+    const std::int64_t r = e / lddp, c = e % lddp;
+    if (offset % 8 != 0 || r >= M || c >= 2 * N) {
+      ++bad;
+      return;
+    }
+    dp[static_cast<std::size_t>(e)] = v;
+    ++dp_written[static_cast<std::size_t>(e)];
+  }
+
+  void run() {
+    REQUIRE(validate_gated_projection_backward_arguments(args()).ok());
+    const TileSchedulePlan sched = make_tile_schedule(M, N, P::tile_m, Plan::out_tile_n, P::group_size_m,
+                                                      P::chiplets, P::chiplet_chunk, 0);
+    std::set<std::pair<std::int64_t, std::int64_t>> tiles;
+    for (std::int64_t slot = 0; slot < sched.tiles(); ++slot) {
+      const TileCoord t = sched.tile(slot);
+      REQUIRE(tiles.insert({t.m, t.n}).second);
+      tile(static_cast<int>(t.m) * P::tile_m, static_cast<int>(t.n) * Plan::out_tile_n);
+    }
+    REQUIRE(gemm.bad == 0);
+    REQUIRE(bad == 0);
+    const auto ref = reference::gated_projection_backward(args(), Op{});
+    for (int r = 0; r < M; ++r)
+      for (int c = 0; c < lddp; ++c) {
+        const std::size_t e = static_cast<std::size_t>(r) * lddp + c;
+        REQUIRE(dp_written[e] == (c < 2 * N ? 1 : 0));
+        if (c < 2 * N) REQUIRE(dp[e] == ref.dp[static_cast<std::size_t>(r) * 2 * N + c]);
+      }
+  }
+
+  void tile(int m0, int n0) {
+    constexpr int bm = Plan::Waves::blocks_m, ob = Gated::out_blocks, vec = Pb::vector;
+    const std::vector<std::int64_t> acc = gemm.accumulate(m0, n0);
+    const Op op{};
+    for (int wv = 0; wv < P::warps; ++wv)
+      for (int l = 0; l < 64; ++l) {
+        double d[bm][ob][vec];
+        for (int mb = 0; mb < bm; ++mb)
+          for (int q = 0; q < ob; ++q) {
+            const Coord2 c = Gated::out_coord(mb, q, wv, l);
+            const std::uint32_t offset = Pb::grad_offset(Pb::block_in(m0, n0, c, M, N), c, ld_grad);
+            for (int i = 0; i < vec; ++i) d[mb][q][i] = load(m0, n0, offset, i);
+          }
+        for (int mb = 0; mb < bm; ++mb)
+          for (int q = 0; q < ob; ++q) {
+            const Coord2 c = Gated::out_coord(mb, q, wv, l);
+            const bool ok = Pb::block_in(m0, n0, c, M, N);
+            const int j = n0 + c.col;
+            for (int i = 0; i < vec; ++i) {
+              const double g = static_cast<double>(acc[gemm.acc_index(wv, l, mb, Gated::gate_block(q), i)]) * p_scale;
+              const double u = static_cast<double>(acc[gemm.acc_index(wv, l, mb, Gated::up_block(q), i)]) * p_scale;
+              double dg = 0, du = 0, h = 0;
+              op.backward(g, u, d[mb][q][i], dg, du, h);
+              store(m0, Pb::dp_offset(ok, c.row, Pb::gate_col(j, N), lddp), i, dg);
+              store(m0, Pb::dp_offset(ok, c.row, Pb::up_col(j, N), lddp), i, du);
+            }
+          }
+      }
+  }
+};
+
 int conflict_ways(const std::vector<std::uint32_t>& address, int bytes, int banks) {
   const int phase = banks * 4 / bytes < 64 ? banks * 4 / bytes : 64;
   int worst = 1;
@@ -974,6 +1127,46 @@ TEMPLATE_TEST_CASE("cdna lane model: addmm_glu's backward's gradient/Y reads and
     using B = AuxBackwardOf<P, bfloat16_t, Layout::row_major>;
     STATIC_REQUIRE(glukit::cdna::check_policy<B>());
     AddmmGluBackwardModel<B, bfloat16_t, epilogue::GluGate> m(2 * P::tile_m + 5, P::tile_n + 40, 16, false, true);
+    m.run();
+  }
+}
+
+/// A variant with SwiGLU or GeGLU bound to the gated projection's backward.
+template <class P, class T, GateLayout GL, class Op>
+struct ProjectionBackwardOf : Bound<P, GatedProjectionBackwardProblem<T, GL>> {
+  using epilogue_op = Op;
+};
+
+TEMPLATE_TEST_CASE("cdna lane model: the gated projection's backward (mainloop, dO reads, dP stores), both row "
+                   "orders of W",
+                   "[cdna][gated_projection_backward]", policy::V1RegisterStaged<arch::gfx942>,
+                   policy::V2DirectToLds<arch::gfx942>, policy::V4FusedEpilogue<arch::gfx942>,
+                   policy::V1RegisterStaged<arch::gfx950>, policy::V3DeepPipelinePersistent<arch::gfx950>,
+                   policy::V4FusedEpilogue<arch::gfx950>, Gfx950Narrow) {
+  using P = TestType;
+  constexpr int out_n = P::tile_n / 2;
+  SECTION("bf16, stacked, SwiGLU, bias: two tile rows and columns, both ragged (n a multiple of 8)") {
+    using B = ProjectionBackwardOf<P, bfloat16_t, GateLayout::stacked, epilogue::SwiGlu>;
+    STATIC_REQUIRE(glukit::cdna::check_policy<B>());
+    ProjectionBackwardModel<B, bfloat16_t, epilogue::SwiGlu> m(P::tile_m + 3, out_n + 24, P::tile_k + 8, true);
+    m.run();
+  }
+  SECTION("fp16, interleaved, GeGLU, no bias: n = 3 blocks of 64 (ragged where tiles are 128 or 32 columns)") {
+    using B = ProjectionBackwardOf<P, half_t, GateLayout::interleaved, epilogue::GeGlu>;
+    STATIC_REQUIRE(glukit::cdna::check_policy<B>());
+    ProjectionBackwardModel<B, half_t, epilogue::GeGlu> m(2 * P::tile_m + 5, 3 * gate_interleave_rows, 16, false);
+    m.run();
+  }
+  SECTION("fp16, stacked, SwiGLU, no bias: n = 8, one narrow tile column") {
+    using B = ProjectionBackwardOf<P, half_t, GateLayout::stacked, epilogue::SwiGlu>;
+    STATIC_REQUIRE(glukit::cdna::check_policy<B>());
+    ProjectionBackwardModel<B, half_t, epilogue::SwiGlu> m(P::tile_m - 5, 8, P::tile_k + 8, false);
+    m.run();
+  }
+  SECTION("bf16, interleaved, GeGLU, bias") {
+    using B = ProjectionBackwardOf<P, bfloat16_t, GateLayout::interleaved, epilogue::GeGlu>;
+    STATIC_REQUIRE(glukit::cdna::check_policy<B>());
+    ProjectionBackwardModel<B, bfloat16_t, epilogue::GeGlu> m(P::tile_m + 3, 2 * gate_interleave_rows, 24, true);
     m.run();
   }
 }

@@ -16,15 +16,20 @@
 // V4 and V2 with GluGate for fp16 with B col_major and bf16 with B row-major, and the
 // default glukit::addmm_glu_backward<GluGate>(args) for fp16 (its V4 kernels for both B
 // layouts, and the other chip's, empty).
+// The gated projection's backward (GatedProjectionBackwardProblem: the gated projection's
+// tiles, Y = dO, out = dP): V4 and V2 with SwiGlu and GeGlu, bf16 with W stacked and fp16
+// interleaved, and the default glukit::gated_projection_backward<SwiGlu>(args) for bf16.
 // With GLUKIT_ISA_LAUNCHER (the full-compile test), also the public entry points:
 // AddmmGlu<P>::run for V4 and the default glukit::addmm_glu(args), both types, and
 // GatedProjection<V4>::run and the default glukit::gated_projection(args), and
 // GatedBackward<V4 with SwiGlu>::run and the default glukit::gated_backward<SwiGlu>(args),
-// and AddmmGluBackward<V4>::run and the default addmm_glu_backward<GluGate>(args) for bf16.
+// and AddmmGluBackward<V4>::run and the default addmm_glu_backward<GluGate>(args) for bf16,
+// and GatedProjectionBackward<V4 with SwiGlu>::run and its default <SwiGlu>(args) for fp16.
 #include "glukit/glukit.hpp"
 #include "glukit/kernels/addmm_glu_backward.hpp"
 #include "glukit/kernels/gated_backward.hpp"
 #include "glukit/kernels/gated_projection.hpp"
+#include "glukit/kernels/gated_projection_backward.hpp"
 
 #ifndef GLUKIT_ISA_ARCH
 #error "GLUKIT_ISA_ARCH: define to gfx942 or gfx950"
@@ -85,6 +90,10 @@ struct V2GeGluBackward : V2 {
   using epilogue_op = GeGlu;
   static constexpr const char* name() { return "V2GeGluBackward"; }
 };
+
+/// The same four, bound to the gated projection's backward (their own problem names them apart).
+template <class Policy, class T, glukit::GateLayout GL>
+using BoundProjectionBackward = glukit::Bound<Policy, glukit::GatedProjectionBackwardProblem<T, GL>>;
 
 template <class Policy, class T, Layout L>
 using BoundAuxBackward = glukit::Bound<Policy, glukit::AddmmGluBackwardProblem<T, L>>;
@@ -158,6 +167,23 @@ template struct glukit::detail::BackendLauncher<BoundAuxBackward<V2GluBackward, 
 template glukit::Status glukit::addmm_glu_backward<glukit::epilogue::GluGate>(
     const glukit::AddmmGluBackwardArgsT<half_t>&, glukit::stream_t);
 
+// The gated projection's backward: bf16 with W stacked and fp16 interleaved, V4 and V2, SwiGlu and GeGlu.
+template struct glukit::detail::BackendLauncher<BoundProjectionBackward<V4SwiGluBackward, bfloat16_t, stacked>,
+                                                glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<BoundProjectionBackward<V4SwiGluBackward, half_t, interleaved>,
+                                                glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<BoundProjectionBackward<V4GeGluBackward, bfloat16_t, stacked>,
+                                                glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<BoundProjectionBackward<V4GeGluBackward, half_t, interleaved>,
+                                                glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<BoundProjectionBackward<V2SwiGluBackward, bfloat16_t, stacked>,
+                                                glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<BoundProjectionBackward<V2GeGluBackward, half_t, interleaved>,
+                                                glukit::Backend::hip>;
+// ... and its default for bf16 (the chip's V4 with SwiGlu, both row orders of W).
+template glukit::Status glukit::gated_projection_backward<SwiGlu>(
+    const glukit::GatedProjectionBackwardArgsT<bfloat16_t>&, glukit::stream_t);
+
 #if defined(GLUKIT_ISA_LAUNCHER)
 // The public entry points (clang: AddmmGlu<P>::run; see docs/cdna.md on addmm_glu<P>).
 template glukit::Status glukit::AddmmGlu<V4>::run(const glukit::AddmmGluArgsT<half_t>&, glukit::stream_t);
@@ -182,4 +208,8 @@ template glukit::Status glukit::AddmmGluBackward<V4>::run(const glukit::AddmmGlu
                                                           glukit::stream_t);
 template glukit::Status glukit::addmm_glu_backward<glukit::epilogue::GluGate>(
     const glukit::AddmmGluBackwardArgsT<bfloat16_t>&, glukit::stream_t);
+template glukit::Status glukit::GatedProjectionBackward<V4SwiGluBackward>::run(
+    const glukit::GatedProjectionBackwardArgsT<half_t>&, glukit::stream_t);
+template glukit::Status glukit::gated_projection_backward<SwiGlu>(
+    const glukit::GatedProjectionBackwardArgsT<half_t>&, glukit::stream_t);
 #endif

@@ -3,9 +3,10 @@
 // the arguments' element type and B layout; other devices get
 // unsupported_device. Included by kernels/addmm_glu.hpp in HIP translation units.
 #pragma once
-#include "glukit/kernels/addmm_glu.hpp"
+#include "glukit/kernels/addmm_glu_kernel.hpp"
 #include "glukit/kernels/args.hpp"
 #include "glukit/kernels/cdna/device_facts.hpp"
+#include "glukit/kernels/cdna/launcher.hpp"
 #include "glukit/kernels/policies.hpp"
 #include "glukit/platform/runtime.hpp"
 

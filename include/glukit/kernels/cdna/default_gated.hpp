@@ -6,8 +6,9 @@
 #pragma once
 #include "glukit/epilogue/functors.hpp"
 #include "glukit/kernels/cdna/device_facts.hpp"
+#include "glukit/kernels/cdna/launcher.hpp"
 #include "glukit/kernels/gated_args.hpp"
-#include "glukit/kernels/gated_projection.hpp"
+#include "glukit/kernels/gated_projection_kernel.hpp"
 #include "glukit/kernels/policies.hpp"
 #include "glukit/platform/runtime.hpp"
 

@@ -21,6 +21,10 @@
 // bias (bias as above): store reads each block's gradient (in2) and Y vectors (after the
 // mainloop), applies the operation's `backward(x, y, g, dx, dy)` in fp32 and writes dX
 // into out and dY into out2, each block after its own two reads (dX may be G, dY may be Y).
+// Bound to the gated projection's backward (ProjectionBackwardPlan), the mainloop, bias
+// and accumulators are the gated projection's: store reads each output block's dO vector
+// (Y; after the mainloop), applies the operation's `backward` in fp32 to the lane's gate/up
+// pair and writes dG and dU into dP (out) at W's gate and up rows' columns.
 #pragma once
 #include <cstdint>
 
@@ -46,6 +50,7 @@ class Epilogue {
   using Gated = GatedTilePlan<P>;  ///< used only when gated
   static constexpr bool dgated = problem_of<P>::gated_backward;
   static constexpr bool xbackward = problem_of<P>::aux_backward;
+  static constexpr bool pbackward = problem_of<P>::projection_backward;
   /// The operation's second operand is Y (addmm_glu) or the up projection (gated: no Y);
   /// the backwards read their own pairs, (G, U) from P or (G, Y), after the mainloop.
   static constexpr bool reads_y = Op::reads_aux && !gated && !dgated && !xbackward;
@@ -101,7 +106,10 @@ class Epilogue {
   }
 
   GLUKIT_DEVICE void store(const float4_t (&acc)[bm][bn]) const {
-    if constexpr (dgated) {
+    if constexpr (pbackward) {
+      store_projection_backward(acc);
+      return;
+    } else if constexpr (dgated) {
       store_backward(acc);
       return;
     } else if constexpr (xbackward) {
@@ -224,6 +232,42 @@ class Epilogue {
       }
   }
 
+  using ProjectionBackward = ProjectionBackwardPlan<P>;  ///< used only when pbackward
+
+  /// dG and dU into dP at W's row order, from P = acc (gate/up pairs) and dO read here.
+  GLUKIT_DEVICE void store_projection_backward(const float4_t (&acc)[bm][bn]) const {
+    using Pb = ProjectionBackward;
+    const auto grad = arch::cdna::make_buffer(p_.y + (static_cast<std::int64_t>(m0_) * p_.ldy + n0_),
+                                              buffer_num_records);
+    const auto dp = arch::cdna::make_buffer(p_.out + static_cast<std::int64_t>(m0_) * p_.ldo, buffer_num_records);
+    // Every dO vector is issued before the first store, so the loads overlap one another.
+    u32x2_t d_in[bm][out_bn];
+    for (int mb = 0; mb < bm; ++mb)
+      for (int q = 0; q < out_bn; ++q) {
+        const Coord2 c = Gated::out_coord(mb, q, wave_, lane_);
+        d_in[mb][q] = arch::cdna::buffer_load_b64<cache>(
+            grad, Pb::grad_offset(Pb::block_in(m0_, n0_, c, p_.m, p_.n), c, p_.ldy));
+      }
+    const Op op{};
+    for (int mb = 0; mb < bm; ++mb)
+      for (int q = 0; q < out_bn; ++q) {
+        const float4_t d = Packed::to_float(d_in[mb][q]);
+        float4_t dg, du;
+        for (int i = 0; i < 4; ++i) {
+          float dgi, dui, hi;
+          op.backward(acc[mb][Gated::gate_block(q)][i], acc[mb][Gated::up_block(q)][i], d[i], dgi, dui, hi);
+          dg[i] = dgi, du[i] = dui;
+        }
+        const Coord2 c = Gated::out_coord(mb, q, wave_, lane_);
+        const bool ok = Pb::block_in(m0_, n0_, c, p_.m, p_.n);
+        const int j = n0_ + c.col;
+        arch::cdna::buffer_store_b64<cache>(Packed::from_float(dg), dp,
+                                            Pb::dp_offset(ok, c.row, Pb::gate_col(j, p_.n), p_.ldo));
+        arch::cdna::buffer_store_b64<cache>(Packed::from_float(du), dp,
+                                            Pb::dp_offset(ok, c.row, Pb::up_col(j, p_.n), p_.ldo));
+      }
+  }
+
   /// Stores the packed results; Whole: no vector crosses N.
   template <bool Whole>
   GLUKIT_DEVICE void write(const u32x2_t (&out)[bm][out_bn]) const {
@@ -272,7 +316,8 @@ class Epilogue {
   GLUKIT_DEVICE void load_gated_bias(float4_t (&bias)[bn]) const {
     const auto gate = arch::cdna::make_buffer(p_.bias + Gated::half_base(n0_, false, p_.n), buffer_num_records);
     const auto up = arch::cdna::make_buffer(p_.bias + Gated::half_base(n0_, true, p_.n), buffer_num_records);
-    const bool up_vectors = Gated::layout == GateLayout::interleaved || p_.n % 4 == 0;
+    // The gated projection's backward has n % 8 == 0: vectors, decided at compile time.
+    const bool up_vectors = Gated::layout == GateLayout::interleaved || pbackward || p_.n % 4 == 0;
     const auto vector_at = [&](const __amdgpu_buffer_rsrc_t& half, int nb) {
       const int t = Plan::acc_coord(0, nb, wave_, lane_).col;
       const auto offset = static_cast<std::uint32_t>(Gated::row_in_half(n0_, t, p_.n) * element_bytes);

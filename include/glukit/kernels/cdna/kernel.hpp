@@ -7,7 +7,9 @@
 // columns), or the gated backward (GatedBackwardProblem: W_down row-major, the
 // epilogue reads P and writes dP and H), or addmm_glu's backward
 // (AddmmGluBackwardProblem: the epilogue reads the gradient and Y and writes dX and
-// dY). The __global__ entry compiles to an empty body in device passes for other chips.
+// dY), or the gated projection's backward (GatedProjectionBackwardProblem: the gated
+// projection's tiles, the epilogue reads dO and writes dP). The __global__ entry
+// compiles to an empty body in device passes for other chips.
 #pragma once
 #include <cstdint>
 #include <type_traits>

@@ -4,11 +4,13 @@
 // B row_major or col_major, or the gated projection: GatedProjection<P>::run passes
 // detail::gemm_view of its arguments; the gated backward: GatedBackward<P>::run passes its
 // gemm_view and H as the second output; addmm_glu's backward: AddmmGluBackward<P>::run passes
-// its gemm_view, dY as the second output and the gradient as the second input). Not run in
-// this repository's CI (no AMD GPU); compiled and disassembled by test/isa.
+// its gemm_view, dY as the second output and the gradient as the second input; the gated
+// projection's backward: GatedProjectionBackward<P>::run passes its gemm_view, dO as Y and
+// dP as the output). Not run in this repository's CI (no AMD GPU); compiled and
+// disassembled by test/isa.
 #pragma once
 #include "glukit/blocks/tile_scheduler.hpp"
-#include "glukit/kernels/addmm_glu.hpp"
+#include "glukit/kernels/addmm_glu_kernel.hpp"
 #include "glukit/kernels/args.hpp"
 #include "glukit/kernels/cdna/device_facts.hpp"
 #include "glukit/kernels/cdna/kernel.hpp"
@@ -36,8 +38,9 @@ namespace glukit::detail {
 /// P: a policy bound to a problem. Called by AddmmGlu<Policy>::run (or, for a GatedProblem,
 /// GatedProjection<Policy>::run, for a GatedBackwardProblem GatedBackward<Policy>::run, with
 /// its gemm_view and H, and for an AddmmGluBackwardProblem AddmmGluBackward<Policy>::run, with
-/// its gemm_view, dY and the gradient) only, with arguments it has validated, a non-empty
-/// output and the b_layout P was bound to.
+/// its gemm_view, dY and the gradient, and for a GatedProjectionBackwardProblem
+/// GatedProjectionBackward<Policy>::run, with its gemm_view) only, with arguments it has
+/// validated, a non-empty output and the b_layout P was bound to.
 template <class P>
 struct BackendLauncher<P, Backend::hip> {
   using T = element_of<P>;

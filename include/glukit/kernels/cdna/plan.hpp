@@ -319,6 +319,19 @@ struct GatedTilePlan {
 // The gated backward's epilogue (problem_of<P>::gated_backward)
 // ---------------------------------------------------------------------------
 
+/// Do output columns j .. j + Vector - 1 (j % Vector == 0) have Vector consecutive gate
+/// columns and Vector consecutive up columns in P's order GL? For every n that is a
+/// multiple of 8 (the backwards' rule) up to 4 x 64 (past that the maps repeat).
+template <GateLayout GL, int Vector>
+constexpr bool gate_up_runs_contiguous() {
+  for (std::int64_t n = vector_elems; n <= 4 * gate_interleave_rows; n += vector_elems)
+    for (std::int64_t j = 0; j + Vector <= n; j += Vector)
+      for (int i = 0; i < Vector; ++i)
+        if (gate_row(j + i, n, GL) != gate_row(j, n, GL) + i || up_row(j + i, n, GL) != up_row(j, n, GL) + i)
+          return false;
+  return true;
+}
+
 /// The gated backward's epilogue (problem_of<P>::gated_backward): the GEMM is dH (B =
 /// W_down, k x n row_major), Y is the saved pre-activations P (m x 2n, layout's column
 /// order), out is dP (P's order) and out2 is H (m x n). A lane's accumulator block holds
@@ -345,16 +358,50 @@ struct GatedBackwardPlan {
   GLUKIT_HOST_DEVICE static constexpr bool block_in(int m0, int n0, Coord2 c, int m, int n) {
     return m0 + c.row < m && n0 + c.col < n;
   }
-  /// Every block's gate and up columns are 4 consecutive columns of P, for blocks of
-  /// two whole interleave periods and any n that is a multiple of 8.
-  static constexpr bool contiguous_runs() {
-    for (int n = static_cast<int>(vector_elems); n <= 4 * static_cast<int>(gate_interleave_rows);
-         n += static_cast<int>(vector_elems))
-      for (int j = 0; j + vector <= n; j += vector)
-        for (int i = 0; i < vector; ++i)
-          if (gate_col(j + i, n) != gate_col(j, n) + i || up_col(j + i, n) != up_col(j, n) + i) return false;
-    return true;
+  /// Every block's gate and up columns are 4 consecutive columns of P.
+  static constexpr bool contiguous_runs() { return gate_up_runs_contiguous<layout, vector>(); }
+};
+
+// ---------------------------------------------------------------------------
+// The gated projection's backward's epilogue (problem_of<P>::projection_backward)
+// ---------------------------------------------------------------------------
+
+/// The gated projection's backward by recomputation: the mainloop, the bias and the
+/// accumulators are the gated projection's (GatedTilePlan: a lane's blocks 2p and 2p + 1
+/// hold G and U of the same 4 output columns), Y is the output's gradient dO (m x n) and
+/// out is dP (m x 2n, W's row order). A lane's output block (mb, p):
+///   (mb, p, wave, lane) -> row r = m0 + c.row, j = n0 + c.col, c = out_coord(mb, p, wave, lane)
+///   dO[r][j .. +3]  (read, an 8-byte vector, from dO's tile base (m0, n0))
+///   dG -> dP[r][gate_col(j) .. +3], dU -> dP[r][up_col(j) .. +3]  (from dP's row m0)
+/// n % 8 == 0 (validate_gated_projection_backward_arguments), so a block is wholly inside
+/// m x n or wholly out (the out-of-range offset). dO is read after the mainloop in every
+/// variant (aux_loads = 0), as the other backwards read their tiles.
+template <class P>
+struct ProjectionBackwardPlan {
+  static_assert(problem_of<P>::projection_backward,
+                "ProjectionBackwardPlan: the policy must be bound to a GatedProjectionBackwardProblem");
+  static constexpr GateLayout layout = problem_of<P>::gate_layout;
+  /// Columns of one output block (one 8-byte vector of dO, dG or dU).
+  static constexpr int vector = 4;
+  static_assert(vector_elems % vector == 0, "ProjectionBackwardPlan: a block must not cross n (n % 8 == 0)");
+  /// dP's column of output column j's gate / up value (< 2n < 2^31).
+  GLUKIT_HOST_DEVICE static constexpr int gate_col(int j, int n) { return static_cast<int>(gate_row(j, n, layout)); }
+  GLUKIT_HOST_DEVICE static constexpr int up_col(int j, int n) { return static_cast<int>(up_row(j, n, layout)); }
+  /// Is the output block at tile coordinate c (out_coord) of the tile at (m0, n0) inside m x n?
+  GLUKIT_HOST_DEVICE static constexpr bool block_in(int m0, int n0, Coord2 c, int m, int n) {
+    return m0 + c.row < m && n0 + c.col < n;
   }
+  /// Byte offset of dO's block at c from dO's tile base (row m0, column n0), or out of range.
+  GLUKIT_HOST_DEVICE static constexpr std::uint32_t grad_offset(bool in, Coord2 c, int ld_grad) {
+    return in ? static_cast<std::uint32_t>((c.row * ld_grad + c.col) * element_bytes) : oob_offset;
+  }
+  /// Byte offset of dP's block at tile row `row`, column `col` (gate_col or up_col) from
+  /// dP's row m0, or out of range.
+  GLUKIT_HOST_DEVICE static constexpr std::uint32_t dp_offset(bool in, int row, int col, int lddp) {
+    return in ? static_cast<std::uint32_t>((row * lddp + col) * element_bytes) : oob_offset;
+  }
+  /// Every block's gate and up columns are 4 consecutive columns of dP.
+  static constexpr bool contiguous_runs() { return gate_up_runs_contiguous<layout, vector>(); }
 };
 
 // ---------------------------------------------------------------------------
@@ -402,7 +449,7 @@ struct AddmmGluBackwardPlan {
 ///                   for k-block i + 2 right after issuing k-block i + NumBuffers
 ///   aux_loads     = Y loads issued after the last direct-to-LDS group (V4's prefetch;
 ///                   none in the gated projection, which reads no Y, nor in the backwards,
-///                   which read P, or G and Y, after the mainloop)
+///                   which read P, G and Y, or dO after the mainloop)
 ///   tail(r)       = wait of the drain iteration with r k-blocks left (r >= 3)
 ///   prologue(j,n) = wait for k-block j after issuing the first n k-blocks
 template <class P>
@@ -517,6 +564,13 @@ constexpr bool check_policy() {
     static_assert(GatedBackwardPlan<P>::contiguous_runs(),
                   "GatedBackwardPlan: a block's gate and up columns must be 4 consecutive columns of P");
   }
+  if constexpr (problem_of<P>::projection_backward) {
+    static_assert(EpilogueOpBackward<typename P::epilogue_op>,
+                  "epilogue_op: the gated projection's backward needs a gated operation with `backward` "
+                  "(epilogue::SwiGlu, GeGlu, ReGlu, SigmoidGlu or a user's, epilogue/functors.hpp)");
+    static_assert(ProjectionBackwardPlan<P>::contiguous_runs(),
+                  "ProjectionBackwardPlan: a block's gate and up columns must be 4 consecutive columns of dP");
+  }
   if constexpr (problem_of<P>::aux_backward) {
     static_assert(EpilogueOpAuxBackward<typename P::epilogue_op>,
                   "epilogue_op: addmm_glu's backward needs an operation of Y with the two-gradient "
@@ -547,12 +601,20 @@ inline Status validate_for_plan(const AddmmGluArgsT<T>& p) {
   } else if (p.k > 0 && (std::int64_t{P::tile_k} * p.ldb + P::tile_n) * bytes >= limit) {
     return Status::invalid("ldb: tile_k * ldb * 2 bytes must stay below 2^31 (CDNA buffer offsets)");
   }
+  // The gated projection's backward: Y is the gradient, out is dP (whose per-lane offsets,
+  // from row m0, stay below tile_m * lddp: every dP column is < 2n <= lddp).
+  constexpr bool pbackward = problem_of<P>::projection_backward;
   if ((std::int64_t{P::tile_m} * p.ldy + P::tile_n) * bytes >= limit)
-    return Status::invalid("ldy: tile_m * ldy * 2 bytes must stay below 2^31 (CDNA buffer offsets)");
-  if ((std::int64_t{P::tile_m} * p.ldo + P::tile_n) * bytes >= limit)
-    return Status::invalid(problem_of<P>::aux_backward
-                               ? "lddx: tile_m * lddx * 2 bytes must stay below 2^31 (CDNA buffer offsets)"
-                               : "ldo: tile_m * ldo * 2 bytes must stay below 2^31 (CDNA buffer offsets)");
+    return Status::invalid(pbackward
+                               ? "ld_grad: tile_m * ld_grad * 2 bytes must stay below 2^31 (CDNA buffer offsets)"
+                               : "ldy: tile_m * ldy * 2 bytes must stay below 2^31 (CDNA buffer offsets)");
+  if ((std::int64_t{P::tile_m} * p.ldo + P::tile_n) * bytes >= limit) {
+    if constexpr (problem_of<P>::aux_backward)
+      return Status::invalid("lddx: tile_m * lddx * 2 bytes must stay below 2^31 (CDNA buffer offsets)");
+    if constexpr (pbackward)
+      return Status::invalid("lddp: tile_m * lddp * 2 bytes must stay below 2^31 (CDNA buffer offsets)");
+    return Status::invalid("ldo: tile_m * ldo * 2 bytes must stay below 2^31 (CDNA buffer offsets)");
+  }
   return Status::success();
 }
 

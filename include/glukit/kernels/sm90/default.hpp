@@ -4,8 +4,9 @@
 #pragma once
 #include <atomic>
 
-#include "glukit/kernels/addmm_glu.hpp"
+#include "glukit/kernels/addmm_glu_kernel.hpp"
 #include "glukit/kernels/policies.hpp"
+#include "glukit/kernels/sm90/launcher.hpp"
 #include "glukit/kernels/sm90/plan_default.hpp"
 #include "glukit/platform/runtime.hpp"
 

@@ -2,7 +2,7 @@
 // operation Op (SwiGLU unless named) with the GatedTma kernel that
 // sm90::default_gated_kernel (plan_default.hpp) picks for the shape.
 #pragma once
-#include "glukit/kernels/gated_projection.hpp"
+#include "glukit/kernels/gated_projection_kernel.hpp"
 #include "glukit/kernels/policies.hpp"
 #include "glukit/kernels/sm90/default.hpp"
 #include "glukit/kernels/sm90/plan_default.hpp"

@@ -1,12 +1,13 @@
 // The __global__ entry point of every sm90a policy: the multistage kernel
-// (kernel.hpp) or the warp-specialised one (ws_kernel.hpp), chosen by the plan;
-// compiled for any architecture other than sm_90a, a marked stub (plan_image.hpp).
+// (multistage/kernel.hpp) or the warp-specialised one (warp_specialized/kernel.hpp), chosen
+// by the plan; compiled for any architecture other than sm_90a, a marked stub
+// (plan_image.hpp).
 #pragma once
-#include "glukit/kernels/sm90/kernel.hpp"
+#include "glukit/kernels/sm90/multistage/kernel.hpp"
 #include "glukit/kernels/sm90/params.hpp"
 #include "glukit/kernels/sm90/plan.hpp"
 #include "glukit/kernels/sm90/plan_image.hpp"
-#include "glukit/kernels/sm90/ws_kernel.hpp"
+#include "glukit/kernels/sm90/warp_specialized/kernel.hpp"
 
 namespace glukit::sm90 {
 

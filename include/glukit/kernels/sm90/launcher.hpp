@@ -6,7 +6,7 @@
 #include <atomic>
 
 #include "glukit/blocks/tile_scheduler.hpp"
-#include "glukit/kernels/addmm_glu.hpp"
+#include "glukit/kernels/addmm_glu_kernel.hpp"
 #include "glukit/kernels/sm90/entry.hpp"
 #include "glukit/platform/runtime.hpp"
 

@@ -11,6 +11,7 @@
 
 #include "glukit/kernels/policies.hpp"
 #include "glukit/kernels/sm90/plan.hpp"
+#include "glukit/kernels/sm90/plan_check.hpp"
 #include "isa/sm90_policies.hpp"
 
 namespace {

@@ -1,9 +1,10 @@
-// The shared view of the warp-specialised sm90a kernel (ws_producer.hpp,
-// ws_kernel.hpp): its shared-memory barriers and buffers, a block's walk over the
+// The shared view of the warp-specialised sm90a kernel (producer.hpp and kernel.hpp
+// beside it): its shared-memory barriers and buffers, a block's walk over the
 // tile schedule, and the Y buffer of each tile it walks.
 #pragma once
 #include <cstdint>
 
+#include "glukit/blocks/mbarrier_ring.hpp"
 #include "glukit/blocks/pipeline.hpp"
 #include "glukit/blocks/smem_multi_buffer.hpp"
 #include "glukit/blocks/tile_scheduler.hpp"
@@ -27,10 +28,12 @@ struct WsCommon {
   struct Shared {
     Ring ring;
     unsigned char* base;       ///< the ring's base; the Y buffers follow at the plan's offsets
-    std::uint64_t* full;       ///< [S]: the stage has landed (ring_copy_threads arrivals; TMA: 1 + bytes)
-    std::uint64_t* empty;      ///< [S]: the stage may be overwritten (Plan::empty_arrivals)
-    std::uint64_t* y_full;     ///< [YB x YP]: the part's Y has landed (y_copy_threads arrivals; TMA: 1 + bytes)
-    std::uint64_t* y_empty;    ///< [YB x YP]: the part may be refilled (tile_consumer_threads arrivals)
+    /// [S] ring stages: full when landed (ring_copy_threads arrivals; TMA: 1 + bytes), empty
+    /// when they may be overwritten (Plan::empty_arrivals).
+    MbarrierRing stages;
+    /// [YB x YP] parts of the Y buffers: full when the part's Y has landed (y_copy_threads
+    /// arrivals; TMA: 1 + bytes), empty when it may be refilled (tile_consumer_threads).
+    MbarrierRing y_parts;
     /// Y buffer b (Plan::YLayout), when Plan::stage_y.
     GLUKIT_DEVICE unsigned char* y_tile(int b) const { return base + Plan::y_tile_offset(b); }
     /// The tile's bias row beside Y, when bias_beside_y().
@@ -46,7 +49,7 @@ struct WsCommon {
   GLUKIT_DEVICE static std::int64_t tile_row(const TileCoord& tc) { return Plan::block_row(tc, blockIdx.x); }
 
   /// The Y buffer and its barrier parity for the li-th tile a block walks; the barriers of
-  /// its part `part` are y_full / y_empty[bar(part)].
+  /// its part `part` are slot bar(part) of Shared::y_parts.
   struct YSlot {
     int buffer;
     std::uint32_t phase;

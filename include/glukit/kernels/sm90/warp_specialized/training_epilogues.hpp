@@ -16,14 +16,14 @@
 
 #include "glukit/arch/hopper/memory.hpp"
 #include "glukit/kernels/gated_args.hpp"
-#include "glukit/kernels/sm90/epilogue.hpp"
+#include "glukit/kernels/sm90/warp_specialized/staged_epilogue.hpp"
 
 namespace glukit::sm90 {
 
 /// The epilogue with a store of one 64-column panel of a staged tile to any destination.
 template <class P>
-struct PanelEpilogue : Epilogue<P> {
-  using Base = Epilogue<P>;
+struct PanelEpilogue : StagedEpilogue<P> {
+  using Base = StagedEpilogue<P>;
   using typename Base::Op, typename Base::T, typename Base::Plan;
   using Base::R, Base::ON, Base::a, Base::row0, Base::n0, Base::lane, Base::interior;
   using Base::Base;

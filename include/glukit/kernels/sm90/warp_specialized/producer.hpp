@@ -1,6 +1,6 @@
 // The producer warpgroup of the warp-specialised sm90a kernel: the ring of A and
 // B stages (cp.async or TMA) and the Y tiles (and bias rows) one tile ahead. Each runs
-// on its own threads and meets the consumers (ws_kernel.hpp) only at the mbarriers of
+// on its own threads and meets the consumers (warp_specialized/kernel.hpp) only at the mbarriers of
 // WsCommon::Shared.
 #pragma once
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include "glukit/arch/hopper/hopper.hpp"
 #include "glukit/blocks/tile_copier.hpp"
 #include "glukit/kernels/args.hpp"
-#include "glukit/kernels/sm90/ws_common.hpp"
+#include "glukit/kernels/sm90/warp_specialized/common.hpp"
 
 namespace glukit::sm90 {
 
@@ -55,7 +55,7 @@ struct WsProducer : WsCommon<P> {
       const int a_rows = tile_extent(args.m, m0, BM);
       const int b_cols = tile_extent(args.n, n0, BN);
       for (int kb = 0; kb < p.k_blocks; ++kb) {
-        arch::hopper::mbarrier_wait(&sh.empty[st.index], st.phase ^ 1u);
+        sh.stages.acquire(st.index, st.phase);
         const int k_left = static_cast<int>(args.k - std::int64_t{kb} * BK);
         ca.issue(sh.ring.template tile<0>(st.index), a_rows, k_left);
         const auto bv = Plan::b_valid(b_cols, k_left);
@@ -68,7 +68,7 @@ struct WsProducer : WsCommon<P> {
         CA::commit();
         if (landed_pending >= 0) {  // the newest stage stays in flight, the one before has landed
           CA::template wait<1>();
-          arch::hopper::mbarrier_arrive(&sh.full[landed_pending]);
+          sh.stages.commit(landed_pending);
         }
         landed_pending = st.index;
         ++st;
@@ -76,7 +76,7 @@ struct WsProducer : WsCommon<P> {
     }
     if (landed_pending >= 0) {
       CA::template wait<0>();
-      arch::hopper::mbarrier_arrive(&sh.full[landed_pending]);
+      sh.stages.commit(landed_pending);
     }
   }
 
@@ -104,14 +104,14 @@ struct WsProducer : WsCommon<P> {
       const TileCoord tc = p.schedule.tile(slot);
       const int m0 = static_cast<int>(tile_row(tc)), n0 = static_cast<int>(tc.n * Plan::out_tile_n);
       for (int kb = 0; kb < p.k_blocks; ++kb) {
-        mbarrier_wait(&sh.empty[st.index], st.phase ^ 1u);  // in a cluster: every block released it
+        sh.stages.acquire(st.index, st.phase);  // in a cluster: every block released it
         const bool with_bias = kb == 0 && Plan::bias_in_ring && args.bias != nullptr;
-        mbarrier_arrive_expect_tx(&sh.full[st.index], Plan::stage_tx_bytes + (with_bias ? Plan::bias_tx_bytes : 0));
+        sh.stages.commit_tx(st.index, Plan::stage_tx_bytes + (with_bias ? Plan::bias_tx_bytes : 0));
         const int k0 = kb * BK;
 #pragma unroll
         for (int pn = 0; pn < Plan::ALayout::panels; ++pn)
           tma_load_2d(sh.ring.template tile<0>(st.index) + pn * Plan::ALayout::panel_bytes, &p.maps.a,
-                      &sh.full[st.index], k0 + pn * 64, m0);
+                      sh.stages.full_barrier(st.index), k0 + pn * 64, m0);
 #pragma unroll
         for (int i = 0; i < Plan::b_boxes; ++i) {
           unsigned char* dst = sh.ring.template tile<1>(st.index) + Plan::b_box_offset(i);
@@ -119,13 +119,15 @@ struct WsProducer : WsCommon<P> {
           if constexpr (CM > 1) {
             // The cluster's blocks share B: block r loads the boxes i % CM == r into all of them.
             if (i % CM == static_cast<int>(blockIdx.x % CM))
-              tma_load_2d_multicast(dst, &p.maps.b, &sh.full[st.index], c.inner, c.outer, (1u << CM) - 1u);
+              tma_load_2d_multicast(dst, &p.maps.b, sh.stages.full_barrier(st.index), c.inner, c.outer,
+                                    (1u << CM) - 1u);
           } else {
-            tma_load_2d(dst, &p.maps.b, &sh.full[st.index], c.inner, c.outer);
+            tma_load_2d(dst, &p.maps.b, sh.stages.full_barrier(st.index), c.inner, c.outer);
           }
         }
         if constexpr (Plan::bias_in_ring)
-          if (with_bias) tma_load_2d(sh.ring.template tile<2>(st.index), &p.maps.bias, &sh.full[st.index], n0, 0);
+          if (with_bias)
+            tma_load_2d(sh.ring.template tile<2>(st.index), &p.maps.bias, sh.stages.full_barrier(st.index), n0, 0);
         ++st;
       }
     }
@@ -144,13 +146,14 @@ struct WsProducer : WsCommon<P> {
       const bool with_bias = bias_beside_y(p);
 #pragma unroll
       for (int part = 0; part < Base::YP; ++part) {
-        std::uint64_t* full = &sh.y_full[ys.bar(part)];
-        mbarrier_wait(&sh.y_empty[ys.bar(part)], ys.phase ^ 1u);
+        const int bar = ys.bar(part);
+        std::uint64_t* full = sh.y_parts.full_barrier(bar);
+        sh.y_parts.acquire(bar, ys.phase);
         const bool part_bias = part == 0 && with_bias;
         if constexpr (Plan::gated) {  // the bias by plain copies, released by the arrival
           if (part_bias) copy_gated_bias_row(p, sh.y_bias(ys.buffer), tc.n * Plan::out_tile_n);
           if constexpr (Plan::projection_backward) {  // the part's panels of the output's gradient
-            mbarrier_arrive_expect_tx(full, Plan::y_part_tx_bytes);
+            sh.y_parts.commit_tx(bar, Plan::y_part_tx_bytes);
 #pragma unroll
             for (int i = 0; i < Plan::y_part_panels; ++i) {
               const int pn = part * Plan::y_part_panels + i;
@@ -159,13 +162,13 @@ struct WsProducer : WsCommon<P> {
                                       static_cast<int>(tile_row(tc)));
             }
           } else {
-            mbarrier_arrive(full);  // no Y
+            sh.y_parts.commit(bar);  // no Y
           }
           continue;
         }
         if constexpr (Plan::dgated) {  // P's gate and up panels of the part's output columns, no bias
           const std::int64_t j = tc.n * BN + 64 * part, row = tile_row(tc);
-          mbarrier_arrive_expect_tx(full, Plan::y_part_tx_bytes);
+          sh.y_parts.commit_tx(bar, Plan::y_part_tx_bytes);
           tma_load_2d_evict_first(sh.y_tile(ys.buffer) + part * Plan::YLayout::panel_bytes, &p.maps.y, full,
                                   static_cast<int>(gate_row(j, p.args.n, Plan::gate_layout)), static_cast<int>(row));
           tma_load_2d_evict_first(sh.y_tile(ys.buffer) + Plan::YLayout::bytes + part * Plan::YLayout::panel_bytes,
@@ -175,7 +178,7 @@ struct WsProducer : WsCommon<P> {
         }
         if constexpr (Plan::xbackward) {  // the gradient's and Y's panels of the part (and the bias)
           const int col = static_cast<int>(tc.n * BN) + 64 * part, row = static_cast<int>(tile_row(tc));
-          mbarrier_arrive_expect_tx(full, Plan::y_part_tx_bytes + (part_bias ? Plan::bias_tx_bytes : 0));
+          sh.y_parts.commit_tx(bar, Plan::y_part_tx_bytes + (part_bias ? Plan::bias_tx_bytes : 0));
           if (part_bias) tma_load_2d(sh.y_bias(ys.buffer), &p.maps.bias, full, static_cast<int>(tc.n * BN), 0);
           tma_load_2d_evict_first(sh.y_tile(ys.buffer) + part * Plan::YLayout::panel_bytes, &p.maps.y2, full, col, row);
           tma_load_2d_evict_first(sh.y_tile(ys.buffer) + Plan::YLayout::bytes + part * Plan::YLayout::panel_bytes,
@@ -183,7 +186,7 @@ struct WsProducer : WsCommon<P> {
           continue;
         }
         if (Plan::reads_y || part_bias) {
-          mbarrier_arrive_expect_tx(full, (Plan::reads_y ? Plan::y_part_tx_bytes : 0) +
+          sh.y_parts.commit_tx(bar, (Plan::reads_y ? Plan::y_part_tx_bytes : 0) +
                                               (part_bias ? Plan::bias_tx_bytes : 0));
           if (part_bias) tma_load_2d(sh.y_bias(ys.buffer), &p.maps.bias, full, static_cast<int>(tc.n * BN), 0);
         }
@@ -195,7 +198,7 @@ struct WsProducer : WsCommon<P> {
                                     static_cast<int>(tc.n * BN) + pn * 64, static_cast<int>(tile_row(tc)));
           }
         }
-        if (!Plan::reads_y && !part_bias) mbarrier_arrive(full);
+        if (!Plan::reads_y && !part_bias) sh.y_parts.commit(bar);
       }
     }
   }
@@ -212,7 +215,7 @@ struct WsProducer : WsCommon<P> {
       const std::int64_t m0 = tile_row(tc), n0 = tc.n * BN;
       const int cols = tile_extent(args.n, n0, BN);
       const typename Base::YSlot ys = y_slot(li);
-      for (int part = 0; part < Base::YP; ++part) arch::hopper::mbarrier_wait(&sh.y_empty[ys.bar(part)], ys.phase ^ 1u);
+      for (int part = 0; part < Base::YP; ++part) sh.y_parts.acquire(ys.bar(part), ys.phase);
       if constexpr (Plan::reads_y) {
         const CY cy(args.y + m0 * args.ldy + n0, args.ldy, ytid);
         cy.issue(sh.y_tile(ys.buffer), tile_extent(args.m, m0, BM), cols);
@@ -220,7 +223,7 @@ struct WsProducer : WsCommon<P> {
       if (bias_beside_y(p)) copy_bias_row(sh.y_bias(ys.buffer), args.bias + n0, cols, ytid, Plan::y_copy_threads);
       CY::commit();
       CY::template wait<0>();
-      for (int part = 0; part < Base::YP; ++part) arch::hopper::mbarrier_arrive(&sh.y_full[ys.bar(part)]);
+      for (int part = 0; part < Base::YP; ++part) sh.y_parts.commit(ys.bar(part));
     }
   }
 };

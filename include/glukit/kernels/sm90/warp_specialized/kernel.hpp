@@ -31,9 +31,10 @@
 #include "glukit/arch/hopper/hopper.hpp"
 #include "glukit/kernels/args.hpp"
 #include "glukit/kernels/sm90/epilogue.hpp"
-#include "glukit/kernels/sm90/epilogue_training.hpp"
+#include "glukit/kernels/sm90/warp_specialized/staged_epilogue.hpp"
+#include "glukit/kernels/sm90/warp_specialized/training_epilogues.hpp"
 #include "glukit/kernels/sm90/mainloop.hpp"
-#include "glukit/kernels/sm90/ws_producer.hpp"
+#include "glukit/kernels/sm90/warp_specialized/producer.hpp"
 
 namespace glukit::sm90 {
 
@@ -46,6 +47,7 @@ struct WsKernel : WsProducer<P> {
   using typename Base::State;
   using Mma = MmaOf<P>;
   using Epi = Epilogue<P>;
+  using StagedEpi = StagedEpilogue<P>;
   using Base::BN, Base::S, Base::YB, Base::CM;
   using Base::first_slot, Base::slot_stride, Base::tile_row, Base::y_slot, Base::bias_beside_y;
 
@@ -56,9 +58,9 @@ struct WsKernel : WsProducer<P> {
     __syncwarp();
     if (threadIdx.x % 32 != 0) return;
     if constexpr (CM > 1) {
-      for (int r = 0; r < CM; ++r) arch::hopper::mbarrier_arrive_cluster(&sh.empty[stage], r);
+      sh.stages.template release_cluster<CM>(stage);
     } else {
-      arch::hopper::mbarrier_arrive(&sh.empty[stage]);
+      sh.stages.release(stage);
     }
   }
 
@@ -79,7 +81,7 @@ struct WsKernel : WsProducer<P> {
     const bool stores = Plan::a_rows == P::tile_m || (tid % 128) / 32 * 16 < Plan::a_rows;
     const auto finish_part = [&]<int Part>() {
       [[maybe_unused]] constexpr int P0 = Part * Plan::y_part_panels, P1 = P0 + Plan::y_part_panels;
-      mbarrier_wait(&sh.y_full[ys.bar(Part)], ys.phase);
+      sh.y_parts.wait(ys.bar(Part), ys.phase);
       if constexpr (Plan::dgated) {  // P's gate and up tiles in, dP over them and H out
         DgatedEpilogue<P>(p.args, m0, n0, tid)
             .template finish_panel<Part>(acc, y_tile, y_tile + Plan::YLayout::bytes, p.out2, p.ld_out2, m0);
@@ -91,7 +93,7 @@ struct WsKernel : WsProducer<P> {
         ProjectionBackwardEpilogue<P>(p.args, m0, n0, tid)
             .template finish_panel<Part>(acc, y_tile, Part == 0 ? bias_row : nullptr, m0);
       } else if (stores) {
-        const Epi e(p.args, m0, n0, tid);
+        const StagedEpi e(p.args, m0, n0, tid);
         const unsigned char* bias = Part == 0 ? bias_row : nullptr;
         if constexpr (Plan::preact) {  // P (bias added) first, through the tile's first panel
           PreactEpilogue<P>(p.args, m0, n0, tid).store_preact(acc, bias, y_tile, p.out2, p.ld_out2, m0);
@@ -104,7 +106,7 @@ struct WsKernel : WsProducer<P> {
       // Every consumer thread arrives: with one arrival per warp (after a __syncwarp),
       // racecheck reports the other lanes' ldmatrix against the cp.async producer's next Y
       // (V4), and the TMA kernels measured no faster.
-      mbarrier_arrive(&sh.y_empty[ys.bar(Part)]);
+      sh.y_parts.release(ys.bar(Part));
     };
     [&]<int... Part>(std::integer_sequence<int, Part...>) {
       (finish_part.template operator()<Part>(), ...);
@@ -146,10 +148,11 @@ struct WsKernel : WsProducer<P> {
       // CS2R per two accumulators): measured faster than letting the tile's first wgmma
       // overwrite them (scale-d = 0).
       if constexpr (Plan::stage_y && Plan::bias_in_accumulator) {
-        if (p.k_blocks > 0) mbarrier_wait(&sh.full[st.index], st.phase);
-        epi_of().init_staged(acc, p.k_blocks > 0 ? sh.ring.template tile<2>(st.index) : nullptr);
+        if (p.k_blocks > 0) sh.stages.wait(st.index, st.phase);
+        const unsigned char* bias_row = p.k_blocks > 0 ? sh.ring.template tile<2>(st.index) : nullptr;
+        StagedEpi(p.args, m0, n0, tile_tid).init_staged(acc, bias_row);
       } else if constexpr (Plan::stage_y) {
-        epi_of().init_staged(acc, nullptr);  // zeros: the bias comes later
+        StagedEpi(p.args, m0, n0, tile_tid).init_staged(acc, nullptr);  // zeros: the bias comes later
       }
       Epi epi = epi_of();  // the register epilogue
       if constexpr (!Plan::stage_y) epi.init(acc);
@@ -157,7 +160,7 @@ struct WsKernel : WsProducer<P> {
         if (li > 0) named_barrier_sync<2 * 128>(2 + cwg);
       int release = -1;
       for (int kb = 0; kb < p.k_blocks; ++kb) {
-        mbarrier_wait(&sh.full[st.index], st.phase);
+        sh.stages.wait(st.index, st.phase);
         mma_k_block<P>(sh.ring, st.index, a_wg, acc);
         if constexpr (!Plan::stage_y)
           if (kb == p.k_blocks - 1) epi.prefetch();
@@ -186,7 +189,7 @@ struct WsKernel : WsProducer<P> {
     extern __shared__ unsigned char smem_raw[];
     const Ring ring = Ring::from_raw(smem_raw);
     auto* bar = reinterpret_cast<std::uint64_t*>(ring.base + Plan::Buffers::bytes + Plan::y_bytes);
-    const Shared sh{ring, ring.base, bar, bar + S, bar + 2 * S, bar + 2 * S + YB * Base::YP};
+    const Shared sh{ring, ring.base, {bar, bar + S}, {bar + 2 * S, bar + 2 * S + YB * Base::YP}};
     const int tid = static_cast<int>(threadIdx.x);
     if constexpr (Plan::tma) {
       if (tid == 0 && p.k_blocks > 0) {  // k = 0 encodes no A/B maps
@@ -195,14 +198,8 @@ struct WsKernel : WsProducer<P> {
       }
     }
     if (tid == 0) {
-      for (int s = 0; s < S; ++s) {
-        arch::hopper::mbarrier_init(&sh.full[s], Plan::tma ? 1 : Plan::ring_copy_threads);
-        arch::hopper::mbarrier_init(&sh.empty[s], Plan::empty_arrivals);
-      }
-      for (int b = 0; b < YB * Base::YP; ++b) {
-        arch::hopper::mbarrier_init(&sh.y_full[b], Plan::tma ? 1 : Plan::y_copy_threads);
-        arch::hopper::mbarrier_init(&sh.y_empty[b], Plan::tile_consumer_threads);
-      }
+      sh.stages.init(S, Plan::tma ? 1 : Plan::ring_copy_threads, Plan::empty_arrivals);
+      sh.y_parts.init(YB * Base::YP, Plan::tma ? 1 : Plan::y_copy_threads, Plan::tile_consumer_threads);
       arch::hopper::fence_mbarrier_init();
     }
     // The barriers are initialised before any block of the cluster arrives on them or

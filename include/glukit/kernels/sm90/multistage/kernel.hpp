@@ -12,7 +12,7 @@
 #include "glukit/blocks/tile_copier.hpp"
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/args.hpp"
-#include "glukit/kernels/sm90/b_tile.hpp"
+#include "glukit/kernels/sm90/multistage/b_tile.hpp"
 #include "glukit/kernels/sm90/epilogue.hpp"
 #include "glukit/kernels/sm90/mainloop.hpp"
 #include "glukit/kernels/sm90/params.hpp"

@@ -1,4 +1,4 @@
-// The B tile's copies of the multistage sm90a kernel (kernel.hpp): one copier over the
+// The B tile's copies of the multistage sm90a kernel (multistage/kernel.hpp): one copier over the
 // whole tile of B, or, for a gated projection, one per run of 64 W rows (each run is
 // contiguous in W, the runs of a tile are not: MainloopPlan::gated_run_row), each
 // landing at its rows of the same swizzled B tile.

@@ -1,0 +1,152 @@
+// The warp-specialised sm90a kernel's epilogue over a tile staged in shared memory by the
+// producer (Y, or nothing for the bias-only and gated kernels): finish_in_place reads Y
+// with ldmatrix and writes the result back over it with stmatrix; the warp then stores
+// its own rows with row-contiguous stores (store_rows_from_smem). The accumulator
+// fragment, the operation and the global stores are Epilogue's (epilogue.hpp).
+#pragma once
+#include <cstdint>
+
+#include "glukit/arch/hopper/memory.hpp"
+#include "glukit/kernels/sm90/epilogue.hpp"
+
+namespace glukit::sm90 {
+
+template <class P>
+struct StagedEpilogue : Epilogue<P> {
+  using Base = Epilogue<P>;
+  using typename Base::Op, typename Base::T;
+  using Base::R, Base::J, Base::ON, Base::fused, Base::gated, Base::reads_y;
+  using Base::a, Base::row0, Base::n0, Base::q, Base::lane, Base::interior;
+  using Base::set_bias_pair, Base::add_bias_pair, Base::gated_pair, Base::store_row_chunk;
+  using Base::Base;
+
+  /// init, warp-specialised: the bias row staged in shared memory with the first k-block
+  /// (columns past n arrive as zeros).
+  GLUKIT_DEVICE void init_staged(float (&acc)[R], const unsigned char* bias_row) const {
+#pragma unroll
+    for (int i = 0; i < R; ++i) acc[i] = 0.f;
+    if (!fused || a.bias == nullptr || bias_row == nullptr) return;
+#pragma unroll
+    for (int j = 0; j < J; ++j)
+      set_bias_pair(acc, j, *reinterpret_cast<const std::uint32_t*>(bias_row + 2 * (8 * j + 2 * q)));
+  }
+
+  /// Adds the tile's bias row staged in shared memory (columns past n hold zeros)
+  /// to the accumulators; nothing when bias_row is null.
+  GLUKIT_DEVICE void add_staged_bias(float (&acc)[R], const unsigned char* bias_row) const {
+    if (bias_row == nullptr) return;
+    const auto bias_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(bias_row));
+#pragma unroll
+    for (int j = 0; j < J; ++j) add_bias_pair(acc, j, arch::hopper::ld_shared_32(bias_s + 2 * (8 * j + 2 * q)));
+  }
+
+  /// This lane's row address in a Layout tile at tile_s (rows from m0) for its ldmatrix /
+  /// stmatrix rows: matrix i = lane / 8 covers row half i & 1 and 8-column group
+  /// 2 jj + (i >> 1) of the fragment; fragment_address gives block jj's address from it.
+  template <class Layout>
+  GLUKIT_DEVICE std::uint32_t fragment_row(std::uint32_t tile_s, std::int64_t m0) const {
+    const int mrow = static_cast<int>(row0 - m0) - lane / 4 + lane % 8 + 8 * ((lane >> 3) & 1);
+    return (tile_s + Layout::row_key(mrow)) ^ Layout::chunk_key(8 * (lane >> 4));
+  }
+  /// The address of x4 block jj from fragment_row (Layout::offset in parts: an XOR and an
+  /// immediate, jj being a constant).
+  template <class Layout>
+  GLUKIT_DEVICE static std::uint32_t fragment_address(std::uint32_t row, int jj) {
+    return (row ^ Layout::chunk_key(16 * jj)) + Layout::panel_key(16 * jj);
+  }
+
+  /// apply in place, warp-specialised, 64-column panels [P0, P1) of the tile: Y is read
+  /// from the swizzled shared tile the producer loaded during the main loop with ldmatrix
+  /// (four 8x8 blocks = two 8-column groups x both row halves of the fragment per
+  /// instruction; a panel's 4 ldmatrix.x4 are issued together), and the result is written
+  /// back over it with stmatrix, for store_rows_from_smem. With Y the range is one panel
+  /// (a part of Plan::y_parts, waited for by the caller); without, Y reads as zeros.
+  /// bias_row: null when the bias is already in the accumulators (or absent, or added
+  /// with an earlier panel range).
+  template <class YLayout, int P0 = 0, int P1 = ON / 64>
+  GLUKIT_DEVICE void finish_in_place(float (&acc)[R], unsigned char* y_tile, const unsigned char* bias_row,
+                                     std::int64_t m0) const {
+    using namespace arch::hopper;
+    static_assert(J % 8 == 0, "tile_n: the in-place epilogue works on 64-column batches");
+    static_assert(0 <= P0 && P0 < P1 && P1 <= ON / 64, "panels: a range of the output tile's 64-column panels");
+    constexpr int NB = 4;  // ldmatrix.x4 per thread and panel
+    const Op op{};
+    add_staged_bias(acc, bias_row);
+    const std::uint32_t row = fragment_row<YLayout>(static_cast<std::uint32_t>(__cvta_generic_to_shared(y_tile)), m0);
+    const auto addr = [&](int jj) { return fragment_address<YLayout>(row, jj); };
+    if constexpr (gated) {
+      // No Y: each stmatrix.x4 writes output groups 2 jj, 2 jj + 1 of both row halves.
+#pragma unroll
+      for (int jj = NB * P0; jj < NB * P1; ++jj) {
+        std::uint32_t o[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) o[i] = gated_pair(acc, 2 * jj + (i >> 1), i & 1);
+        stmatrix_x4(addr(jj), o);
+      }
+    } else {
+#pragma unroll
+      for (int pn = P0; pn < P1; ++pn) {
+        std::uint32_t v[NB][4] = {};
+        if constexpr (reads_y) {
+#pragma unroll
+          for (int b = 0; b < NB; ++b) ldmatrix_x4(addr(pn * NB + b), v[b]);
+        }
+#pragma unroll
+        for (int b = 0; b < NB; ++b) {
+          const int jj = pn * NB + b;
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            const int j = 2 * jj + (i >> 1), h = i & 1, k = 4 * j + 2 * h;
+            const float2 yv = unpack2<T>(v[b][i]);
+            v[b][i] = pack2<T>(op(acc[k], yv.x), op(acc[k + 1], yv.y));
+          }
+          stmatrix_x4(addr(jj), v[b]);
+        }
+      }
+    }
+  }
+
+  /// copy-out, after finish_in_place wrote the output over this warp's 16 rows of the Y
+  /// tile and a __syncwarp: the warp stores those rows from shared memory with
+  /// row-contiguous 16-byte stores. Lane 8 rq + c takes chunk c of each 64-column panel
+  /// in rows rq + 4 t (t = 0..3), so one store instruction writes four whole 128-byte
+  /// lines, and every address is one of two row addresses (shared) or one base pointer
+  /// (global) plus an offset fixed at compile time, apart from the global row stride.
+  /// Rows past m and columns past n are not written; a chunk cut by n is stored element
+  /// by element.
+  /// Panels [P0, P1) of the tile only, when P0, P1 are given.
+  template <class YLayout, int P0 = 0, int P1 = ON / 64>
+  GLUKIT_DEVICE void store_rows_from_smem(const unsigned char* tile, std::int64_t m0) const {
+    static_assert(ON % 64 == 0 && YLayout::cols == ON, "tile: the copy-out works on whole 64-column panels");
+    static_assert(0 <= P0 && P0 < P1 && P1 <= ON / 64, "panels: a range of the output tile's 64-column panels");
+    constexpr int panels = P1 - P0;
+    const int rq = lane / 8, c = lane % 8;
+    const int r0 = static_cast<int>(row0 - m0) - lane / 4 + rq;  // the warp's first row + rq
+    const auto t_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(tile));
+    // Rows r0 + 8 u share row r0's swizzle (row_key adds 1024 u), rows r0 + 4 + 8 u row r0 + 4's.
+    const std::uint32_t row_s[2] = {(t_s + YLayout::row_key(r0)) ^ YLayout::chunk_key(8 * c),
+                                    (t_s + YLayout::row_key(r0 + 4)) ^ YLayout::chunk_key(8 * c)};
+    uint4 v[4][panels];
+#pragma unroll
+    for (int t = 0; t < 4; ++t)
+#pragma unroll
+      for (int pn = 0; pn < panels; ++pn)
+        v[t][pn] = arch::hopper::ld_shared_128(row_s[t % 2] + (t / 2) * 8 * YLayout::row_bytes +
+                                               YLayout::panel_key(64 * (P0 + pn)));
+    const std::int64_t row = m0 + r0, col = n0 + 8 * c;
+    if (interior) {  // the whole tile inside the output: no bounds to test per store
+      T* out = a.out + row * a.ldo + col;
+#pragma unroll
+      for (int t = 0; t < 4; ++t)
+#pragma unroll
+        for (int pn = 0; pn < panels; ++pn) store_row_chunk(out + 4 * t * a.ldo + 64 * (P0 + pn), v[t][pn]);
+      return;
+    }
+#pragma unroll
+    for (int t = 0; t < 4; ++t)
+#pragma unroll
+      for (int pn = 0; pn < panels; ++pn) store_row_chunk(a, row + 4 * t, col + 64 * (P0 + pn), v[t][pn], false);
+  }
+};
+
+}  // namespace glukit::sm90
