@@ -85,9 +85,6 @@ struct VariantTuning<Variant::warp_specialized_tma, arch::sm90a> {
   static constexpr int group_size_m_for_k(std::int64_t k) { return k <= 512 ? 2 : 8; }
   static constexpr int chiplet_chunk = 1;
   static constexpr int min_blocks_per_cu = 1;
-  /// Not read by the warp-specialised kernel: its producer / consumer warpgroup
-  /// split is its stage pipeline.
-  static constexpr bool stage_pipeline = true;
   /// The bias row travels with Y and is added in the epilogue: initialising the
   /// accumulators from shared memory makes ptxas serialise every wgmma (C7515;
   /// SASS: WARPGROUP.DEPBAR after each HGMMA).

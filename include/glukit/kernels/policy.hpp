@@ -48,7 +48,6 @@ concept PolicyMembers = requires {
   { P::copier } -> std::convertible_to<CopierKind>;
   { P::schedule } -> std::convertible_to<Schedule>;
   { P::epilogue_style } -> std::convertible_to<EpilogueStyle>;
-  { P::stage_pipeline } -> std::convertible_to<bool>;
   { P::streaming_stores } -> std::convertible_to<bool>;
 };
 }  // namespace detail
@@ -148,6 +147,16 @@ template <class P>
 using problem_of = typename detail::ProblemOf<P>::type;
 template <class P>
 using element_of = typename problem_of<P>::element;
+
+/// Optional member `stage_pipeline` (default false): the multistage kernels' consumer
+/// groups take ordered turns at the compute stage (blocks/stage_pipeline.hpp). The
+/// warp-specialised kernel has no such member: its producer / consumer split is its
+/// pipeline.
+template <class P>
+constexpr bool stage_pipeline() {
+  if constexpr (requires { P::stage_pipeline; }) return P::stage_pipeline;
+  else return false;
+}
 
 /// Optional member `warp_specialized` (default false): on sm90a, a producer
 /// warpgroup fills the ring and signals consumer warpgroups through mbarriers.

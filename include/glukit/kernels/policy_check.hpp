@@ -18,8 +18,8 @@ constexpr bool check_policy() {
   static_assert(detail::PolicyMembers<P>,
                 "AddmmGlu<P>: P is not a glukit policy: it needs arch, epilogue_op, name(), tile_m, "
                 "tile_n, tile_k, num_buffers, warps, group_size_m, chiplet_chunk, "
-                "min_blocks_per_cu, copier, schedule, epilogue_style, stage_pipeline, "
-                "streaming_stores (derive from a glukit::policy variant)");
+                "min_blocks_per_cu, copier, schedule, epilogue_style, streaming_stores (derive from a "
+                "glukit::policy variant)");
   if constexpr (detail::PolicyMembers<P>) {
     // An unknown arch tag stops here with arch_traits' own message.
     static_assert(ArchTag<typename P::arch>, "arch: not a glukit arch tag");

@@ -27,7 +27,7 @@ struct MembersOnly {  // every member by hand, no inheritance
   static constexpr glukit::CopierKind copier = glukit::CopierKind::register_staged;
   static constexpr glukit::Schedule schedule = glukit::Schedule::one_tile_per_workgroup;
   static constexpr glukit::EpilogueStyle epilogue_style = glukit::EpilogueStyle::after_mainloop;
-  static constexpr bool stage_pipeline = false, streaming_stores = false;
+  static constexpr bool streaming_stores = false;  // stage_pipeline is optional (default false)
 };
 struct MissingTileK {
   using arch = glukit::arch::gfx942;
@@ -60,4 +60,16 @@ TEST_CASE("Policy concept") {
   STATIC_REQUIRE_FALSE(glukit::Policy<WrongScheduleType>);
   STATIC_REQUIRE_FALSE(glukit::Policy<WithBadEpilogue>);
   STATIC_REQUIRE_FALSE(glukit::Policy<int>);
+}
+
+template <class P>
+concept NamesStagePipeline = requires { P::stage_pipeline; };
+
+TEST_CASE("stage_pipeline is an optional member: the multistage variants name it, the others read false") {
+  STATIC_REQUIRE(!glukit::stage_pipeline<MembersOnly>());
+  STATIC_REQUIRE(glukit::stage_pipeline<glukit::policy::V2DirectToLds<glukit::arch::sm90a>>());
+  STATIC_REQUIRE(!glukit::stage_pipeline<glukit::policy::V1RegisterStaged<glukit::arch::sm90a>>());
+  STATIC_REQUIRE(glukit::stage_pipeline<glukit::policy::V3DeepPipelinePersistent<glukit::arch::gfx950>>());
+  STATIC_REQUIRE(!glukit::stage_pipeline<glukit::policy::WarpSpecializedTma<glukit::arch::sm90a>>());
+  STATIC_REQUIRE(!NamesStagePipeline<glukit::policy::WarpSpecializedTma<glukit::arch::sm90a>>);
 }

@@ -45,7 +45,7 @@ struct AddmmGluKernel {
                                       PipelinedMainloop<P>>;
   using Epi = Epilogue<P>;
   static_assert(TileCopier<Copier>, "AddmmGluKernel: the copier lacks name() or begin_tile(m0, n0)");
-  static_assert(P::copier != CopierKind::register_staged || !P::stage_pipeline,
+  static_assert(P::copier != CopierKind::register_staged || !stage_pipeline<P>(),
                 "stage_pipeline: the CDNA stage pipeline needs the async direct-to-LDS copier");
   static_assert(P::epilogue_style == EpilogueStyle::after_mainloop ||
                     P::copier == CopierKind::async_direct,

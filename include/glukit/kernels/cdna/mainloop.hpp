@@ -159,7 +159,7 @@ class PipelinedMainloop {
       before_drain();
       return;
     }
-    const StagePipeline pipe(P::stage_pipeline &&
+    const StagePipeline pipe(stage_pipeline<P>() &&
                              StagePipelinePlan<P::warps>::group_of(wave) == 1);
     const auto stage_at = [&](int index) { return lds + Buffers::stage_offset(index); };
 

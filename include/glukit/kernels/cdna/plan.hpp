@@ -538,7 +538,7 @@ constexpr bool check_policy() {
     static_assert(WaitPlan<P>::max_count <= 63,
                   "num_buffers / tile sizes: a vmcnt wait count exceeds 63 (gfx9 limit)");
   }
-  if constexpr (P::stage_pipeline) {
+  if constexpr (stage_pipeline<P>()) {
     static_assert(P::warps % 2 == 0, "warps: the stage pipeline needs two equal wave groups");
   }
   static_assert(P::copier != CopierKind::tma, "copier: TMA exists only on Hopper");

@@ -78,7 +78,7 @@ constexpr bool check_policy() {
                 "tma_store / out_via_smem / split_epilogue / overlap_epilogue / y_in_registers: removed "
                 "(slower at every measured shape; docs/perf-notes.md, \"Pruned modes\"): the in-place "
                 "epilogue is the warp-specialised kernel's only one");
-  static_assert(Plan::specialized || !P::stage_pipeline || Plan::consumer_warpgroups == 2,
+  static_assert(Plan::specialized || !stage_pipeline<P>() || Plan::consumer_warpgroups == 2,
                 "stage_pipeline: the ordered turns are defined for exactly 2 consumer warpgroups "
                 "(warps = 8)");
   static_assert(Plan::smem_bytes * P::min_blocks_per_cu <= traits::smem_bytes_per_sm &&

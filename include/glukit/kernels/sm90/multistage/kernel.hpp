@@ -45,11 +45,11 @@ struct Kernel {
   template <class Stages>
   GLUKIT_DEVICE static void compute_stage(const Ring& ring, int kb, int kbs, int wg,
                                           float (&acc)[Mma::accumulators], Epi& epi, const Stages& stages) {
-    if constexpr (P::stage_pipeline) stages.enter_compute(kb);
+    if constexpr (stage_pipeline<P>()) stages.enter_compute(kb);
     mma_k_block<P>(ring, kb % S, wg, acc);
     if (kb == kbs - 1) epi.prefetch(0, 1);
     arch::hopper::wgmma_wait<0>();
-    if constexpr (P::stage_pipeline) stages.leave_compute(kb, kbs);
+    if constexpr (stage_pipeline<P>()) stages.leave_compute(kb, kbs);
   }
 
   GLUKIT_DEVICE static void run(const Params<P>& p) {
