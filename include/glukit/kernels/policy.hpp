@@ -153,7 +153,7 @@ using element_of = typename problem_of<P>::element;
 /// warp-specialised kernel has no such member: its producer / consumer split is its
 /// pipeline.
 template <class P>
-constexpr bool stage_pipeline() {
+GLUKIT_HOST_DEVICE constexpr bool stage_pipeline() {
   if constexpr (requires { P::stage_pipeline; }) return P::stage_pipeline;
   else return false;
 }
