@@ -27,6 +27,32 @@ struct PanelEpilogue : StagedEpilogue<P> {
   using typename Base::Op, typename Base::T, typename Base::Plan;
   using Base::R, Base::ON, Base::a, Base::row0, Base::n0, Base::lane, Base::interior;
   using Base::Base;
+  static constexpr int NB = 4;  ///< ldmatrix / stmatrix .x4 per thread and 64-column panel
+
+  /// This lane's ldmatrix / stmatrix row address in a Layout tile at `tile` (rows from m0).
+  template <class Layout>
+  GLUKIT_DEVICE std::uint32_t panel_row(const unsigned char* tile, std::int64_t m0) const {
+    return Base::template fragment_row<Layout>(static_cast<std::uint32_t>(__cvta_generic_to_shared(tile)), m0);
+  }
+  /// The thread's fragment of panel Pn of the tile at `row` (panel_row): 4 ldmatrix.x4.
+  template <class Layout, int Pn>
+  GLUKIT_DEVICE static void load_panel(std::uint32_t row, std::uint32_t (&v)[NB][4]) {
+#pragma unroll
+    for (int b = 0; b < NB; ++b)
+      arch::hopper::ldmatrix_x4(Base::template fragment_address<Layout>(row, Pn * NB + b), v[b]);
+  }
+  /// The thread's fragment written over panel Pn of the tile at `row`: 4 stmatrix.x4.
+  template <class Layout, int Pn>
+  GLUKIT_DEVICE static void write_panel(std::uint32_t row, std::uint32_t (&v)[NB][4]) {
+#pragma unroll
+    for (int b = 0; b < NB; ++b)
+      arch::hopper::stmatrix_x4(Base::template fragment_address<Layout>(row, Pn * NB + b), v[b]);
+  }
+  /// Output columns of the panel at output column j that lie inside n (0..64).
+  GLUKIT_DEVICE int panel_cols(std::int64_t j) const {
+    const std::int64_t left = a.n - j;
+    return left >= 64 ? 64 : left > 0 ? static_cast<int>(left) : 0;
+  }
 
   /// The warp's 16 rows of panel Pn of a Layout tile at `tile` stored to dst (the panel's
   /// first output column in row 0), row stride ld, `cols` of its 64 columns valid (a
@@ -74,10 +100,10 @@ struct DgatedEpilogue : PanelEpilogue<P> {
                                   std::int64_t ldh, std::int64_t m0) const {
     using namespace arch::hopper;
     using L = typename Plan::YLayout;
-    constexpr int NB = 4;  // ldmatrix.x4 per thread and panel: 4 x 16 columns
+    constexpr int NB = Base::NB;
     const Op op{};
-    const std::uint32_t g_row = Base::template fragment_row<L>(static_cast<std::uint32_t>(__cvta_generic_to_shared(g_tile)), m0);
-    const std::uint32_t u_row = Base::template fragment_row<L>(static_cast<std::uint32_t>(__cvta_generic_to_shared(u_tile)), m0);
+    const std::uint32_t g_row = this->template panel_row<L>(g_tile, m0);
+    const std::uint32_t u_row = this->template panel_row<L>(u_tile, m0);
     std::uint32_t gv[NB][4], uv[NB][4], hv[NB][4];
 #pragma unroll
     for (int b = 0; b < NB; ++b) {
@@ -103,16 +129,14 @@ struct DgatedEpilogue : PanelEpilogue<P> {
       stmatrix_x4(Base::template fragment_address<L>(u_row, Pn * NB + b), uv[b]);
     }
     const std::int64_t j = n0 + 64 * Pn;  // the panel's first output column
-    const std::int64_t left = a.n - j;
-    const int cols = left >= 64 ? 64 : left > 0 ? static_cast<int>(left) : 0;
+    const int cols = this->panel_cols(j);
     __syncwarp();  // the warp's rows, written by its own stmatrix, stored by its own lanes
     if (cols > 0) {
       this->template store_panel<L, Pn>(g_tile, m0, a.out + gate_row(j, a.n, Plan::gate_layout), a.ldo, cols);
       this->template store_panel<L, Pn>(u_tile, m0, a.out + up_row(j, a.n, Plan::gate_layout), a.ldo, cols);
     }
     __syncwarp();  // dG stored before H overwrites it
-#pragma unroll
-    for (int b = 0; b < NB; ++b) stmatrix_x4(Base::template fragment_address<L>(g_row, Pn * NB + b), hv[b]);
+    Base::template write_panel<L, Pn>(g_row, hv);
     __syncwarp();
     if (cols > 0) this->template store_panel<L, Pn>(g_tile, m0, h + j, ldh, cols);
   }
@@ -139,11 +163,11 @@ struct XBackwardEpilogue : PanelEpilogue<P> {
                                   const unsigned char* bias_row, T* dy, std::int64_t lddy, std::int64_t m0) const {
     using namespace arch::hopper;
     using L = typename Plan::YLayout;
-    constexpr int NB = 4;  // ldmatrix.x4 per thread and panel: 4 x 16 columns
+    constexpr int NB = Base::NB;
     const Op op{};
     this->add_staged_bias(acc, bias_row);
-    const std::uint32_t g_row = Base::template fragment_row<L>(static_cast<std::uint32_t>(__cvta_generic_to_shared(g_tile)), m0);
-    const std::uint32_t y_row = Base::template fragment_row<L>(static_cast<std::uint32_t>(__cvta_generic_to_shared(y_tile)), m0);
+    const std::uint32_t g_row = this->template panel_row<L>(g_tile, m0);
+    const std::uint32_t y_row = this->template panel_row<L>(y_tile, m0);
     std::uint32_t gv[NB][4], yv[NB][4];
 #pragma unroll
     for (int b = 0; b < NB; ++b) {
@@ -168,8 +192,7 @@ struct XBackwardEpilogue : PanelEpilogue<P> {
       stmatrix_x4(Base::template fragment_address<L>(y_row, Pn * NB + b), yv[b]);
     }
     const std::int64_t j = n0 + 64 * Pn;  // the panel's first column
-    const std::int64_t left = a.n - j;
-    const int cols = left >= 64 ? 64 : left > 0 ? static_cast<int>(left) : 0;
+    const int cols = this->panel_cols(j);
     __syncwarp();  // the warp's rows, written by its own stmatrix, stored by its own lanes
     if (cols > 0) {
       this->template store_panel<L, Pn>(g_tile, m0, a.out + j, a.ldo, cols);
@@ -200,13 +223,12 @@ struct ProjectionBackwardEpilogue : PanelEpilogue<P> {
                                   std::int64_t m0) const {
     using namespace arch::hopper;
     using L = typename Plan::YLayout;
-    constexpr int NB = 4;  // ldmatrix.x4 per thread and panel: 4 x 16 columns
+    constexpr int NB = Base::NB;
     const Op op{};
     this->add_staged_bias(acc, bias_row);
-    const std::uint32_t d_row = Base::template fragment_row<L>(static_cast<std::uint32_t>(__cvta_generic_to_shared(d_tile)), m0);
+    const std::uint32_t d_row = this->template panel_row<L>(d_tile, m0);
     std::uint32_t dv[NB][4], uv[NB][4];
-#pragma unroll
-    for (int b = 0; b < NB; ++b) ldmatrix_x4(Base::template fragment_address<L>(d_row, Pn * NB + b), dv[b]);
+    Base::template load_panel<L, Pn>(d_row, dv);
 #pragma unroll
     for (int b = 0; b < NB; ++b)
 #pragma unroll
@@ -220,16 +242,13 @@ struct ProjectionBackwardEpilogue : PanelEpilogue<P> {
         dv[b][i] = pack2<T>(dg0, dg1);
         uv[b][i] = pack2<T>(du0, du1);
       }
-#pragma unroll
-    for (int b = 0; b < NB; ++b) stmatrix_x4(Base::template fragment_address<L>(d_row, Pn * NB + b), dv[b]);
+    Base::template write_panel<L, Pn>(d_row, dv);
     const std::int64_t j = n0 + 64 * Pn;  // the panel's first output column
-    const std::int64_t left = a.n - j;
-    const int cols = left >= 64 ? 64 : left > 0 ? static_cast<int>(left) : 0;
+    const int cols = this->panel_cols(j);
     __syncwarp();  // the warp's rows, written by its own stmatrix, stored by its own lanes
     if (cols > 0) this->template store_panel<L, Pn>(d_tile, m0, a.out + gate_row(j, a.n, Plan::gate_layout), a.ldo, cols);
     __syncwarp();  // dG stored before dU overwrites it
-#pragma unroll
-    for (int b = 0; b < NB; ++b) stmatrix_x4(Base::template fragment_address<L>(d_row, Pn * NB + b), uv[b]);
+    Base::template write_panel<L, Pn>(d_row, uv);
     __syncwarp();
     if (cols > 0) this->template store_panel<L, Pn>(d_tile, m0, a.out + up_row(j, a.n, Plan::gate_layout), a.ldo, cols);
   }
@@ -252,7 +271,7 @@ struct PreactEpilogue : PanelEpilogue<P> {
     using namespace arch::hopper;
     using L = typename Plan::YLayout;
     this->add_staged_bias(acc, bias_row);
-    const std::uint32_t row = Base::template fragment_row<L>(static_cast<std::uint32_t>(__cvta_generic_to_shared(tile)), m0);
+    const std::uint32_t row = this->template panel_row<L>(tile, m0);
 #pragma unroll
     for (int r = 0; r < P::tile_n / 64; ++r) {
 #pragma unroll
