@@ -78,10 +78,7 @@ Reference reference_dp(const GatedProjectionBackwardArgsT<T>& g, Op op) {
   ref.value = std::move(r.dp);
   ref.magnitude.assign(ref.value.size(), 0.0), ref.sensitivity.assign(ref.value.size(), 0.0);
   ref.absolute.assign(ref.value.size(), 0.0);
-  AddmmGluArgsT<T> pv;
-  pv.a = g.a, pv.b = g.w, pv.bias = g.bias, pv.m = g.m, pv.n = 2 * g.n, pv.k = g.k;
-  pv.lda = g.lda, pv.ldb = g.ldw, pv.b_layout = Layout::col_major;
-  const std::vector<double> p = reference::addmm(pv);
+  const std::vector<double>& p = r.p;
   const auto grads = [&](double gv, double uv, double d, double& dg, double& du) {
     double h = 0;
     op.backward(gv, uv, d, dg, du, h);
