@@ -1,11 +1,14 @@
 // The C interface between the PyTorch binding (ops.cpp, compiled by the host C++
 // compiler with PyTorch's headers) and glukit's launchers (launch_f16.cu,
-// launch_bf16.cu, launch_gated_*.cu, compiled by nvcc for sm_90a with glukit's headers
-// only). Plain types only, so neither side sees the other's headers.
+// launch_bf16.cu and the launch_gated_*.cu setup.py generates, compiled by nvcc for sm_90a
+// with glukit's headers only). Plain types only, so neither side sees the other's headers;
+// the one glukit header both include, glukit/epilogue/activations.hpp, is the preprocessor
+// list of the gated activations.
 #pragma once
 #include <cstdint>
 
 #include <cuda_runtime_api.h>
+#include <glukit/epilogue/activations.hpp>
 
 namespace glukit_torch {
 
@@ -86,14 +89,14 @@ struct GatedProjectionBackwardLaunchArgs {
   bool w_interleaved;  ///< glukit::GateLayout::interleaved, else stacked
 };
 
-/// The activations the extension holds, by glukit.ops.ACTIVATIONS' names: silu =
-/// epilogue::SwiGlu, gelu_tanh = GeGlu, relu = ReGlu, sigmoid = SigmoidGlu. Each has, per
-/// element type, glukit::gated_projection<Op>, glukit::gated_backward<Op> and
-/// glukit::gated_projection_backward<Op> behind the functions below, defined in launch_gated_<dtype>_<name>.cu (one translation unit each, so
-/// that they compile in parallel); ops.cpp's table of them is built from this list too.
-#define GLUKIT_TORCH_ACTIVATIONS(X) X(silu) X(gelu_tanh) X(relu) X(sigmoid)
-
-#define GLUKIT_TORCH_DECLARE_LAUNCHERS(name)                                                       \
+/// The activations the extension holds: glukit's GLUKIT_GATED_ACTIVATIONS
+/// (glukit/epilogue/activations.hpp), X(Op, name) with Op the epilogue operation and name
+/// glukit.ops.ACTIVATIONS' key. Each has, per element type, glukit::gated_projection<Op>,
+/// glukit::gated_backward<Op> and glukit::gated_projection_backward<Op> behind the
+/// functions below, defined in launch_gated_<dtype>_<name>.cu, which setup.py generates from
+/// that list (one translation unit each, so that they compile in parallel); ops.cpp's table
+/// of them is built from the list too.
+#define GLUKIT_TORCH_DECLARE_LAUNCHERS(Op, name)                                                   \
   LaunchStatus gated_projection_f16_##name(const GatedLaunchArgs& args, cudaStream_t stream);       \
   LaunchStatus gated_projection_bf16_##name(const GatedLaunchArgs& args, cudaStream_t stream);      \
   LaunchStatus gated_backward_f16_##name(const GatedBackwardLaunchArgs& args, cudaStream_t stream); \
@@ -102,7 +105,7 @@ struct GatedProjectionBackwardLaunchArgs {
                                                     cudaStream_t stream);                            \
   LaunchStatus gated_projection_backward_bf16_##name(const GatedProjectionBackwardLaunchArgs& args,  \
                                                      cudaStream_t stream);
-GLUKIT_TORCH_ACTIVATIONS(GLUKIT_TORCH_DECLARE_LAUNCHERS)
+GLUKIT_GATED_ACTIVATIONS(GLUKIT_TORCH_DECLARE_LAUNCHERS)
 #undef GLUKIT_TORCH_DECLARE_LAUNCHERS
 
 }  // namespace glukit_torch

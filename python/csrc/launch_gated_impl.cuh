@@ -1,8 +1,9 @@
 // glukit's default gated launchers (the projection, the gated backward and the projection's
 // backward) behind the plain interface of launch.h, for element type T and epilogue
-// operation Op; each launch_gated_<dtype>_<activation>.cu defines one activation's three
-// with GLUKIT_TORCH_DEFINE_GATED, so that the eight compile in parallel (each holds the
-// default's kernels for both row orders).
+// operation Op; each launch_gated_<dtype>_<activation>.cu (setup.py generates one per element
+// type and line of glukit/epilogue/activations.hpp) defines one activation's three with
+// GLUKIT_TORCH_DEFINE_GATED, so that they compile in parallel (each holds the default's
+// kernels for both row orders).
 #pragma once
 #include <glukit/glukit.hpp>
 #include <glukit/kernels/gated_backward.hpp>

@@ -250,20 +250,23 @@ struct Activation {
   ProjectionBackwardLauncher projection_backward_f16, projection_backward_bf16;
 };
 
-/// The activations the extension holds (launch.h's GLUKIT_TORCH_ACTIVATIONS).
-#define GLUKIT_TORCH_ACTIVATION(name)                                                            \
+/// The activations the extension holds (glukit/epilogue/activations.hpp, through launch.h).
+#define GLUKIT_TORCH_ACTIVATION(Op, name)                                                                    \
   Activation{#name, &glukit_torch::gated_projection_f16_##name, &glukit_torch::gated_projection_bf16_##name, \
              &glukit_torch::gated_backward_f16_##name, &glukit_torch::gated_backward_bf16_##name,              \
-             &glukit_torch::gated_projection_backward_f16_##name,                                                   \
+             &glukit_torch::gated_projection_backward_f16_##name,                                              \
              &glukit_torch::gated_projection_backward_bf16_##name},
-constexpr Activation activations[] = {GLUKIT_TORCH_ACTIVATIONS(GLUKIT_TORCH_ACTIVATION)};
+constexpr Activation activations[] = {GLUKIT_GATED_ACTIVATIONS(GLUKIT_TORCH_ACTIVATION)};
 #undef GLUKIT_TORCH_ACTIVATION
 
-/// The activation named `activation`, or a ValueError listing the names.
+/// The activation named `activation`, or a ValueError listing the names (as
+/// glukit.ops.check_activation: "activation: must be one of 'silu', 'gelu_tanh', ... (got 'x')").
 const Activation& find_activation(c10::string_view activation) {
   for (const Activation& a : activations)
     if (activation == a.name) return a;
-  require(false, "activation: must be one of 'silu', 'gelu_tanh', 'relu', 'sigmoid' (got '", activation, "')");
+  std::string names;
+  for (const Activation& a : activations) names += (names.empty() ? "'" : ", '") + std::string(a.name) + "'";
+  require(false, "activation: must be one of ", names, " (got '", activation, "')");
   return activations[0];  // unreachable: require raised
 }
 

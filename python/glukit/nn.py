@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .ops import ACTIVATIONS, LAYOUTS, addmm_glu, gated_projection, interleave_gate_up, split_gate_up
+from .ops import LAYOUTS, addmm_glu, check_activation, gated_projection, interleave_gate_up, split_gate_up
 
 
 class LinearGlu(nn.Module):
@@ -68,8 +68,8 @@ class GatedMLPUp(nn.Module):
     ``weight`` is one ``2 * hidden_features x in_features`` parameter holding W_g and W_u in
     ``layout``'s row order ("stacked": [W_g; W_u]; "interleaved": blocks of 64 gate rows then
     64 up rows, hidden_features a multiple of 64), ``bias`` the 2 * hidden_features biases in
-    the same order, or None. ``activation``: "silu", "gelu_tanh", "relu" or "sigmoid"
-    (glukit.ops.ACTIVATIONS). ``x`` is ``(..., in_features)``, float16 or bfloat16;
+    the same order, or None. ``activation``: a key of glukit.ops.ACTIVATIONS ("silu",
+    "gelu_tanh", ...). ``x`` is ``(..., in_features)``, float16 or bfloat16;
     in_features a multiple of 8. Build it from an existing pair with :meth:`from_linears`.
     """
 
@@ -123,8 +123,7 @@ class GatedMLPUp(nn.Module):
 
 
 def _check_module_args(activation: str, layout: str, hidden_features: int) -> None:
-    if activation not in ACTIVATIONS:
-        raise ValueError(f"activation: must be one of 'silu', 'gelu_tanh', 'relu', 'sigmoid' (got {activation!r})")
+    check_activation(activation)
     if layout not in LAYOUTS:
         raise ValueError(f"layout: must be 'stacked' or 'interleaved' (got {layout!r})")
     if layout == "interleaved" and hidden_features % 64 != 0:
@@ -205,7 +204,7 @@ class GatedMLP(nn.Module):
     "interleaved": blocks of 64 gate rows then 64 up rows, hidden_features a multiple of 64),
     ``bias_gate_up`` (2 * hidden_features, the same order, or None), ``weight_down``
     (in_features x hidden_features, an ``nn.Linear`` weight) and ``bias_down``
-    (in_features, or None). ``activation``: "silu", "gelu_tanh", "relu" or "sigmoid".
+    (in_features, or None). ``activation``: a key of glukit.ops.ACTIVATIONS.
 
     forward: ``torch.ops.glukit.gated_mlp`` (glukit.mlp): h = act(G) U and the
     pre-activations p = [G, U] from one glukit kernel, then the down projection (torch's

@@ -14,7 +14,7 @@ cores); the fp32 formulas they are tested against are ``*reference*`` functions 
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Callable, NamedTuple, Optional
 
 import torch
 import torch.nn.functional as F
@@ -251,39 +251,68 @@ GATE_INTERLEAVE_ROWS = 64
 LAYOUTS = ("stacked", "interleaved")
 
 
-def _gelu_tanh(g: torch.Tensor) -> torch.Tensor:
-    return F.gelu(g, approximate="tanh")
-
-
-#: activation name -> act, with out = act(gate) * up; the C++ epilogue operations
-#: (glukit/epilogue/functors.hpp): silu = SwiGlu, gelu_tanh = GeGlu (GELU's tanh
-#: approximation), relu = ReGlu, sigmoid = SigmoidGlu (the original GLU).
-ACTIVATIONS = {"silu": F.silu, "gelu_tanh": _gelu_tanh, "relu": F.relu, "sigmoid": torch.sigmoid}
-
 _GELU_C = math.sqrt(2.0 / math.pi)
 _GELU_A = 0.044715
 
 
-def _activation_grad(name: str, g: torch.Tensor) -> torch.Tensor:
-    """d act(g) / dg, elementwise (fp32)."""
-    if name == "silu":
-        s = torch.sigmoid(g)
-        return s * (1 + g * (1 - s))
-    if name == "gelu_tanh":
-        t = torch.tanh(_GELU_C * (g + _GELU_A * g * g * g))
-        return 0.5 * (1 + t) + 0.5 * g * (1 - t * t) * _GELU_C * (1 + 3 * _GELU_A * g * g)
-    if name == "relu":
-        return (g > 0).to(g.dtype)
-    s = torch.sigmoid(g)  # sigmoid
+def _gelu_tanh(g: torch.Tensor) -> torch.Tensor:
+    return F.gelu(g, approximate="tanh")
+
+
+def _silu_grad(g: torch.Tensor) -> torch.Tensor:
+    s = torch.sigmoid(g)
+    return s * (1 + g * (1 - s))
+
+
+def _gelu_tanh_grad(g: torch.Tensor) -> torch.Tensor:
+    t = torch.tanh(_GELU_C * (g + _GELU_A * g * g * g))
+    return 0.5 * (1 + t) + 0.5 * g * (1 - t * t) * _GELU_C * (1 + 3 * _GELU_A * g * g)
+
+
+def _sigmoid_grad(g: torch.Tensor) -> torch.Tensor:
+    s = torch.sigmoid(g)
     return s * (1 - s)
+
+
+class GatedActivation(NamedTuple):
+    """One gated activation, out = act(gate) * up: its C++ epilogue operation and its torch
+    formulas (elementwise; the CPU references and the autograd formulas' torch paths)."""
+    op: str  #: the epilogue operation's struct in glukit/epilogue/functors.hpp
+    act: Callable[[torch.Tensor], torch.Tensor]  #: act(g)
+    grad: Callable[[torch.Tensor], torch.Tensor]  #: d act(g) / dg
+
+
+#: The gated activations by name, in the order of glukit's list GLUKIT_GATED_ACTIVATIONS
+#: (include/glukit/epilogue/activations.hpp, a line X(Op, name) each, from which the
+#: extension's launchers are generated; test/host/epilogue/activations.cpp checks that this
+#: table names the same, with the same Op, in the same order): silu = SwiGLU, gelu_tanh =
+#: GeGLU (GELU's tanh approximation), relu = ReGLU, sigmoid = the original GLU.
+GATED_ACTIVATIONS = {
+    "silu": GatedActivation("SwiGlu", F.silu, _silu_grad),
+    "gelu_tanh": GatedActivation("GeGlu", _gelu_tanh, _gelu_tanh_grad),
+    "relu": GatedActivation("ReGlu", F.relu, lambda g: (g > 0).to(g.dtype)),
+    "sigmoid": GatedActivation("SigmoidGlu", torch.sigmoid, _sigmoid_grad),
+}
+
+#: activation name -> act, with out = act(gate) * up (GATED_ACTIVATIONS' formulas).
+ACTIVATIONS = {name: a.act for name, a in GATED_ACTIVATIONS.items()}
+
+#: The names as the error messages list them: "'silu', 'gelu_tanh', ...".
+ACTIVATION_CHOICES = ", ".join(repr(name) for name in GATED_ACTIVATIONS)
+
+
+def check_activation(activation: str) -> None:
+    """Raises ValueError unless ``activation`` is a key of ACTIVATIONS (the CUDA
+    implementation raises the same message)."""
+    if activation not in GATED_ACTIVATIONS:
+        raise ValueError(f"activation: must be one of {ACTIVATION_CHOICES} (got {activation!r})")
 
 
 _lib.define("gated_projection" + GATED_SCHEMA)
 
 
 def _check_activation_and_layout(activation: str, layout: str) -> None:
-    if activation not in ACTIVATIONS:
-        raise ValueError(f"activation: must be one of 'silu', 'gelu_tanh', 'relu', 'sigmoid' (got {activation!r})")
+    check_activation(activation)
     if layout not in LAYOUTS:
         raise ValueError(f"layout: must be 'stacked' or 'interleaved' (got {layout!r})")
 
@@ -379,7 +408,7 @@ def gated_reference_backward(a: torch.Tensor, w: torch.Tensor, bias: Optional[to
     x = F.linear(a.float(), w.float(), bias.float() if bias is not None else None)
     g, u = split_gate_up(x, layout)
     gf = grad.float()
-    dx = _merge_gate_up(gf * u * _activation_grad(activation, g), gf * ACTIVATIONS[activation](g), layout)
+    dx = _merge_gate_up(gf * u * GATED_ACTIVATIONS[activation].grad(g), gf * ACTIVATIONS[activation](g), layout)
     ga = (dx @ w.float()).to(a.dtype)
     gw = (dx.t() @ a.float()).to(w.dtype)
     gbias = dx.sum(0).to(bias.dtype) if bias is not None else None
@@ -426,7 +455,7 @@ def _gated_grads(dh: torch.Tensor, p: torch.Tensor, activation: str, layout: str
         torch.mul(act, u, out=h)
         h = h.view(p.shape[0], p.shape[1] // 2)
     del act
-    torch.mul(_activation_grad(activation, g).mul_(d), u, out=dg_part)
+    torch.mul(GATED_ACTIVATIONS[activation].grad(g).mul_(d), u, out=dg_part)
     return dp, h
 
 
@@ -522,8 +551,8 @@ def gated_projection(a: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tens
     a: m x k; w: 2n x k, an ``nn.Linear`` weight holding W_g and W_u in ``layout``'s row order
     ("stacked": [W_g; W_u]; "interleaved": blocks of 64 gate rows then 64 up rows, see
     :func:`interleave_gate_up`; n a multiple of 64); bias: 2n in the same order, or None; all
-    float16 or all bfloat16, on one device; k a multiple of 8. activation: "silu" (SwiGLU),
-    "gelu_tanh" (GeGLU, GELU's tanh approximation), "relu" (ReGLU) or "sigmoid" (GLU).
+    float16 or all bfloat16, on one device; k a multiple of 8. activation: a key of
+    :data:`ACTIVATIONS` ("silu": SwiGLU, "gelu_tanh": GeGLU, ...; :data:`GATED_ACTIVATIONS`).
     CUDA: glukit's sm_90a kernel on the current stream (contiguous inputs are read in place,
     any other is copied once with ``.contiguous()``; n not a multiple of 8: the kernel writes
     a padded buffer, copied once into the result); CPU: the fp32 reference.

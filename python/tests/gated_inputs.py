@@ -1,9 +1,30 @@
-"""Inputs of the gated ops' tests (test_cpu.py, test_gpu.py, test_training_*.py): random
-activations and separate gate / up (/ down) weights and biases, the op's w and bias joined
-from them, and gated_mlp_backward's arguments."""
+"""Inputs of the gated ops' tests (test_cpu.py, test_gpu.py, test_training_*.py): the gated
+activations with an eager formula of each, random activations and separate gate / up
+(/ down) weights and biases, the op's w and bias joined from them, and gated_mlp_backward's
+arguments."""
 import torch
+import torch.nn.functional as F
 
 import glukit
+
+#: The gated activations the tests run: glukit.ops' names, in the order of glukit's list
+#: (include/glukit/epilogue/activations.hpp; test/host/epilogue/activations.cpp and
+#: test_cpu.test_activations_are_glukits_list check the two agree).
+ACTIVATIONS = list(glukit.ops.ACTIVATIONS)
+
+#: The eager formula of each activation, written here apart from glukit.ops' table
+#: (torch.nn.functional where it has one); test_cpu checks that every activation has one.
+EAGER_ACT = {
+    "silu": F.silu,
+    "gelu_tanh": lambda g: F.gelu(g, approximate="tanh"),
+    "relu": F.relu,
+    "sigmoid": torch.sigmoid,
+}
+
+
+def unknown_activation(name):
+    """The ValueError message of an activation name not in the list."""
+    return "activation: must be one of " + ", ".join(f"'{a}'" for a in ACTIVATIONS) + f" (got '{name}')"
 
 
 def make_gated_parts(m, n, k, dtype=torch.float16, bias=True, seed=0, device="cpu"):

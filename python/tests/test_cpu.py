@@ -3,13 +3,16 @@ registration (addmm_glu, gated_projection), their fake implementations' shapes a
 the argument rules, the CPU references against the formulas, autograd, glukit.nn.LinearGlu
 and glukit.nn.GatedMLPUp, and torch.compile with fullgraph=True through the CPU
 implementations."""
+import importlib.util
+import pathlib
+
 import pytest
 import torch
 import torch.nn.functional as F
 
 import glukit
 from glukit.nn import GatedMLPUp, LinearGlu
-from gated_inputs import join, make_gated_parts
+from gated_inputs import ACTIVATIONS, EAGER_ACT, join, make_gated_parts, unknown_activation
 
 DTYPES = [torch.float16, torch.bfloat16]
 
@@ -229,16 +232,7 @@ def test_mixed_devices_raise_before_dispatch():
 
 # ---- gated_projection -----------------------------------------------------------------
 
-ACTIVATIONS = ["silu", "gelu_tanh", "relu", "sigmoid"]
 LAYOUTS = ["stacked", "interleaved"]
-
-#: The eager formula of each activation, from torch.nn.functional.
-EAGER_ACT = {
-    "silu": F.silu,
-    "gelu_tanh": lambda g: F.gelu(g, approximate="tanh"),
-    "relu": F.relu,
-    "sigmoid": torch.sigmoid,
-}
 
 
 def make_gated(m, n, k, dtype=torch.float16, bias=True, layout="stacked", seed=0):
@@ -260,8 +254,24 @@ def test_gated_registered():
         'str layout="stacked") -> Tensor')
     assert torch._C._dispatch_has_kernel_for_dispatch_key(op.default.name(), "CPU")
     assert torch._C._dispatch_has_kernel_for_dispatch_key(op.default.name(), "Meta")
-    assert sorted(glukit.ops.ACTIVATIONS) == sorted(ACTIVATIONS)
     assert glukit.ops.LAYOUTS == tuple(LAYOUTS)
+
+
+def test_activations_are_glukits_list():
+    """glukit.ops' table names the activations of glukit's list, GLUKIT_GATED_ACTIVATIONS
+    (X(Op, name) lines, read as setup.py reads them to generate the launchers), with the same
+    epilogue operations and in the same order; and each has an eager formula here. The header
+    is beside python/ in a checkout (CI's python.cpu copies python/ alone: there
+    test/host/epilogue/activations.cpp checks the same from the C++ side)."""
+    assert sorted(EAGER_ACT) == sorted(ACTIVATIONS)
+    here = pathlib.Path(__file__).resolve().parent.parent
+    header = here.parent / "include" / "glukit" / "epilogue" / "activations.hpp"
+    if not header.exists():
+        pytest.skip(f"{header} not found (python/ copied alone)")
+    spec = importlib.util.spec_from_file_location("glukit_setup", here / "setup.py")
+    setup = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(setup)  # defines the generator; setup() runs only as __main__
+    assert setup.gated_activations(header) == [(a.op, name) for name, a in glukit.ops.GATED_ACTIVATIONS.items()]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -346,7 +356,7 @@ GATED_ARGUMENT_ERRORS = [
     (lambda a, w, b: (a, w.bfloat16(), b), {}, "w: dtype torch.bfloat16 differs from a's torch.float16"),
     (lambda a, w, b: (a, w, b.bfloat16()), {}, "bias: dtype torch.bfloat16 differs"),
     (lambda a, w, b: (a, w, b), {"activation": "swish"},
-     "activation: must be one of 'silu', 'gelu_tanh', 'relu', 'sigmoid' (got 'swish')"),
+     unknown_activation("swish")),
     (lambda a, w, b: (a, w, b), {"layout": "blocked"},
      "layout: must be 'stacked' or 'interleaved' (got 'blocked')"),
     (lambda a, w, b: (a, w[:47], b[:47]), {}, "w: must have 2n rows, gate and up (got 47, odd)"),

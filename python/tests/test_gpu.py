@@ -16,7 +16,7 @@ import torch.nn.functional as F
 
 import glukit
 import gated_inputs
-from gated_inputs import join
+from gated_inputs import ACTIVATIONS, EAGER_ACT, join
 from glukit.nn import GatedMLPUp, LinearGlu
 
 pytestmark = pytest.mark.gpu
@@ -232,13 +232,6 @@ def test_linear_glu_matches_linear():
 
 # ---- gated_projection -----------------------------------------------------------------
 
-ACTIVATIONS = ["silu", "gelu_tanh", "relu", "sigmoid"]
-EAGER_ACT = {
-    "silu": F.silu,
-    "gelu_tanh": lambda g: F.gelu(g, approximate="tanh"),
-    "relu": F.relu,
-    "sigmoid": torch.sigmoid,
-}
 
 
 def make_gated_parts(m, n, k, dtype, bias=True, seed=0):

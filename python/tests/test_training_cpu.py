@@ -24,19 +24,13 @@ import torch
 import torch.nn.functional as F
 
 import glukit
-from gated_inputs import join, make_gated_parts, make_mlp_backward_args, make_mlp_parts
+from gated_inputs import (ACTIVATIONS, EAGER_ACT, join, make_gated_parts, make_mlp_backward_args, make_mlp_parts,
+                          unknown_activation)
 from glukit.nn import GatedMLP, GatedMLPUp, activation_name, replace_gated_mlps
 from glukit.ops import split_gate_up
 
 DTYPES = [torch.float16, torch.bfloat16]
-ACTIVATIONS = ["silu", "gelu_tanh", "relu", "sigmoid"]
 LAYOUTS = ["stacked", "interleaved"]
-EAGER_ACT = {
-    "silu": F.silu,
-    "gelu_tanh": lambda g: F.gelu(g, approximate="tanh"),
-    "relu": F.relu,
-    "sigmoid": torch.sigmoid,
-}
 
 #: The unit roundoff of each dtype: one rounding's relative error.
 UNIT_ROUNDOFF = {torch.bfloat16: 2**-8, torch.float16: 2**-11}
@@ -400,7 +394,7 @@ def _mlp_backward_errors():
         (lambda dy, w, p: (dy, w.bfloat16(), p), {}, "w_down: dtype torch.bfloat16 differs from dy's torch.float16"),
         (lambda dy, w, p: (dy, w, p.float()), {}, "p: dtype torch.float32 differs from dy's torch.float16"),
         (lambda dy, w, p: (dy, w, p), {"activation": "swish"},
-         "activation: must be one of 'silu', 'gelu_tanh', 'relu', 'sigmoid' (got 'swish')"),
+         unknown_activation("swish")),
         (lambda dy, w, p: (dy, w, p), {"layout": "blocked"},
          "layout: must be 'stacked' or 'interleaved' (got 'blocked')"),
         (lambda dy, w, p: (dy, w[:16], p), {}, "w_down: must be d x i with d = 24 (dy's columns; got (16, 16))"),
@@ -563,7 +557,7 @@ def _down_errors():
         (lambda p, w, b: (p, w.bfloat16(), b), {}, "w_down: dtype torch.bfloat16 differs from p's torch.float16"),
         (lambda p, w, b: (p, w, b.bfloat16()), {}, "bias_down: dtype torch.bfloat16 differs from p's torch.float16"),
         (lambda p, w, b: (p, w, b), {"activation": "gelu"},
-         "activation: must be one of 'silu', 'gelu_tanh', 'relu', 'sigmoid' (got 'gelu')"),
+         unknown_activation("gelu")),
         (lambda p, w, b: (p, w, b), {"layout": "blocked"}, "layout: must be 'stacked' or 'interleaved' (got 'blocked')"),
         (lambda p, w, b: (p[:, :31], w, b), {}, "p: must have 2i columns, gate and up (got 31, odd)"),
         (lambda p, w, b: (p, w[:, :8], b), {}, "w_down: must be d x i with i = 16 (half of p's columns; got (24, 8))"),
@@ -619,6 +613,8 @@ class EagerMLP(torch.nn.Module):
         return self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x))
 
 
+#: The torch modules of the activations that have one (Hugging Face's act_fn, which
+#: glukit.nn.activation_name maps to glukit's names).
 ACT_MODULES = {
     "silu": torch.nn.SiLU(),
     "gelu_tanh": torch.nn.GELU(approximate="tanh"),
@@ -627,9 +623,24 @@ ACT_MODULES = {
 }
 
 
+class Elementwise(torch.nn.Module):
+    """An act_fn of an activation torch has no module of: its eager formula."""
+
+    def __init__(self, activation):
+        super().__init__()
+        self.activation = activation
+
+    def forward(self, x):
+        return EAGER_ACT[self.activation](x)
+
+
+def act_module(activation):
+    return ACT_MODULES[activation] if activation in ACT_MODULES else Elementwise(activation)
+
+
 def eager_mlp(d, i, dtype, bias, activation, seed=8):
     x, wg, wu, bg, bu, wd, bd = make_mlp_parts(5, d, i, dtype, bias, seed)
-    mod = EagerMLP(d, i, bias, ACT_MODULES[activation], dtype)
+    mod = EagerMLP(d, i, bias, act_module(activation), dtype)
     with torch.no_grad():
         for linear, w, b in ((mod.gate_proj, wg, bg), (mod.up_proj, wu, bu), (mod.down_proj, wd, bd)):
             linear.weight.copy_(w)
@@ -775,7 +786,7 @@ def test_activation_names():
             activation_name(bad)
 
 
-@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("activation", list(ACT_MODULES))
 def test_gated_mlp_from_hf(activation):
     mod = eager_mlp(16, 64, torch.bfloat16, False, activation).eval()
     mlp = GatedMLP.from_hf(mod, layout="interleaved")

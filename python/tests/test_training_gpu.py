@@ -19,7 +19,7 @@ import glukit
 from gated_inputs import make_mlp_backward_args
 from glukit.nn import GatedMLP, replace_gated_mlps
 from test_gpu import _need_gpu, assert_child_ok, run_child  # noqa: F401  (_need_gpu: the autouse check)
-from test_training_cpu import (ACT_MODULES, ACTIVATIONS, EAGER_ACT, UNIT_ROUNDOFF, EagerMLP, assert_gradient_close,
+from test_training_cpu import (ACTIVATIONS, EAGER_ACT, UNIT_ROUNDOFF, EagerMLP, act_module, assert_gradient_close,
                                eager_grads, glukit_grads, mlp_backward_fp64, rel_l2)
 from glukit.ops import split_gate_up
 
@@ -231,7 +231,7 @@ def test_cuda_argument_errors_raise_the_cpu_messages():
 
 def cuda_mlp(d, i, dtype, bias, activation, seed=12):
     torch.manual_seed(seed)
-    mod = EagerMLP(d, i, bias, ACT_MODULES[activation], dtype, device="cuda")
+    mod = EagerMLP(d, i, bias, act_module(activation), dtype, device="cuda")
     return mod
 
 

@@ -26,9 +26,9 @@
 //           products to its largest exponent before adding (Fasi, Higham, Mikaitis,
 //           Pranesh, "Numerical behavior of NVIDIA tensor cores", 2021). K + 2 counts
 //           the K products, the bias and one spare.
-//   g     = GluGate x (1 + y): 1 + |y|; SwiGLU silu(x) y: 1.2 |y| (sup |silu'| = 1.0998);
-//           GeGLU: 1.2 |y| (sup |gelu'| = 1.129); BiasOnly: 1. y is exact, so only
-//           X's error passes through op.
+//   g     = GluGate x (1 + y): 1 + |y|; BiasOnly: 1; a gated activation act(x) y:
+//           Op::slope_bound(x) |y| (epilogue/functors.hpp; SwiGLU 1.2 |y|, sup |silu'| =
+//           1.0998). y is exact, so only X's error passes through op.
 //   floor = half the smallest subnormal of T (fp16 2^-25; bf16 2^-134).
 //
 // What it catches: one rounding of the output costs at most u_T |r|, so a wrong
@@ -78,13 +78,13 @@ inline constexpr double fp32_unit_roundoff = 0x1p-24;
 /// c_acc of the file comment: fp32 summation, truncating adds, grouped alignment.
 inline constexpr double accumulation_factor = 4.0;
 
-/// g: a bound of |d op(x, y) / d x| over all x, for the operations of epilogue/functors.hpp.
+/// g: a bound of |d op(x', y) / d x'| for x' near x, for the operations of epilogue/functors.hpp
+/// (a gated activation's own slope_bound).
 template <class Op>
-double epilogue_sensitivity(double y) {
+double epilogue_sensitivity(double x, double y) {
   if constexpr (std::same_as<Op, epilogue::GluGate>) return 1.0 + std::fabs(y);
-  else if constexpr (std::same_as<Op, epilogue::SwiGlu> || std::same_as<Op, epilogue::GeGlu>)
-    return 1.2 * std::fabs(y);
   else if constexpr (std::same_as<Op, epilogue::BiasOnly>) return 1.0;
+  else if constexpr (GatedActivationOp<Op>) return Op::slope_bound(x) * std::fabs(y);
   else static_assert(dependent_false<Op>, "epilogue_sensitivity: add a bound of |d op / d x| for this op");
 }
 
@@ -122,7 +122,7 @@ void reference_rows(const AddmmGluArgsT<T>& p, Op op, std::int64_t r0, std::int6
       const double y = Op::reads_aux ? double(to_float(p.y[(r0 + i) * p.ldy + j])) : 0.0;
       ref.value[at] = op(t.x[local], y);
       ref.magnitude[at] = t.magnitude[local];
-      ref.sensitivity[at] = epilogue_sensitivity<Op>(y);
+      ref.sensitivity[at] = epilogue_sensitivity<Op>(t.x[local], y);
     }
 }
 
@@ -148,19 +148,18 @@ Reference reference_of(const AddmmGluArgsT<T>& p, Op op = {}, unsigned max_worke
 }
 
 /// Gated projection: bounds of |d op(g, u) / d g| and |d op(g, u) / d u| near (g, u) for
-/// the operations a gated kernel runs (20 % over the suprema of the derivatives of silu,
-/// gelu, relu, sigmoid where they scale u).
+/// the operations a gated kernel runs: a gated activation's own bounds, |u| slope_bound(g)
+/// and value_bound(g) (epilogue/functors.hpp).
 struct GatedSensitivity {
   double dg, du;
 };
 template <class Op>
 GatedSensitivity gated_sensitivity(double g, double u) {
   const double ag = std::fabs(g), au = std::fabs(u);
-  if constexpr (std::same_as<Op, epilogue::SwiGlu> || std::same_as<Op, epilogue::GeGlu>) return {1.2 * au, 1.2 * ag};
-  else if constexpr (std::same_as<Op, epilogue::ReGlu>) return {au, ag};
-  else if constexpr (std::same_as<Op, epilogue::SigmoidGlu>) return {0.3 * au, 1.0};
+  if constexpr (GatedActivationOp<Op>) return {Op::slope_bound(g) * au, Op::value_bound(g)};
   else if constexpr (std::same_as<Op, epilogue::GluGate>) return {1.0 + au, ag};
-  else static_assert(dependent_false<Op>, "gated_sensitivity: add bounds of op's derivatives for this op");
+  else static_assert(dependent_false<Op>, "gated_sensitivity: give the operation slope_bound and value_bound "
+                                          "(epilogue/functors.hpp)");
 }
 
 /// The fp64 reference of a gated projection (host pointers in p): per element op(G, U),

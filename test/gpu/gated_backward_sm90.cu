@@ -150,7 +150,7 @@ std::vector<BwdShape> ragged_shapes(GateLayout layout) {
           {300, 192, 520, 0, 0, 0, 0, 0, layout}};
 }
 
-using GatedOps = std::tuple<epilogue::SwiGlu, epilogue::GeGlu, epilogue::ReGlu, epilogue::SigmoidGlu>;
+using GatedOps = epilogue::GatedActivations;  // glukit/epilogue/activations.hpp's list
 
 TEMPLATE_LIST_TEST_CASE("gated backward: every activation, fp16 and bf16, both P orders, ragged shapes",
                         "[gated_backward][sanitize]", GatedOps) {

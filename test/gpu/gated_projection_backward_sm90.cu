@@ -136,7 +136,7 @@ std::vector<PbShape> ragged_shapes(GateLayout layout, bool bias) {
           {300, 192, 520, 0, 0, 0, 0, layout, bias}};
 }
 
-using GatedOps = std::tuple<epilogue::SwiGlu, epilogue::GeGlu, epilogue::ReGlu, epilogue::SigmoidGlu>;
+using GatedOps = epilogue::GatedActivations;  // glukit/epilogue/activations.hpp's list
 
 TEMPLATE_LIST_TEST_CASE("gated projection backward: every activation, fp16 and bf16, both W orders, bias or not",
                         "[gated_projection_backward][sanitize]", GatedOps) {

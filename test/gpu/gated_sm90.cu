@@ -117,7 +117,7 @@ TEMPLATE_LIST_TEST_CASE("gated projection: every sm90a kernel, fp16 and bf16, bo
   check_policy_gated<TestType, bfloat16_t>();
 }
 
-using GatedOps = std::tuple<epilogue::SwiGlu, epilogue::GeGlu, epilogue::ReGlu, epilogue::SigmoidGlu>;
+using GatedOps = epilogue::GatedActivations;  // glukit/epilogue/activations.hpp's list
 
 TEMPLATE_LIST_TEST_CASE("gated projection: the default with every activation, both W orders, both dtypes",
                         "[gated]", GatedOps) {

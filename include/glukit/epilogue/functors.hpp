@@ -17,13 +17,23 @@
 // h itself, which the backward's weight gradient needs (the gated backward epilogue);
 //   template <class T> void backward(T x, T y, T g, T& dx, T& dy) const;
 // an operation of X and Y's two gradients for the upstream gradient g: dx = g dop/dx,
-// dy = g dop/dy (addmm_glu's backward epilogue, kernels/addmm_glu_backward.hpp).
+// dy = g dop/dy (addmm_glu's backward epilogue, kernels/addmm_glu_backward.hpp);
+//   static constexpr double slope_bound(double g);   // >= |act'(x)|, |x - g| <= 1/16
+//   static constexpr double value_bound(double g);   // >= |act(g)|
+// a gated activation's bounds for accuracy checks (test/common/output_check.hpp): the
+// slope over the fp32 accumulation error a GEMM's g may carry (below 1/16 at the tests'
+// shapes), the value at g.
+// The gated activations glukit ships are listed once in epilogue/activations.hpp
+// (GLUKIT_GATED_ACTIVATIONS); GatedActivations below is that list as a type list.
 // The kernels supply the rest of the epilogue protocol around it: init (bias
 // into the accumulator), prefetch (Y into registers), apply, store.
 
 #pragma once
 #include <concepts>
+#include <tuple>
+#include <utility>
 
+#include "glukit/epilogue/activations.hpp"
 #include "glukit/platform/config.hpp"
 #include "glukit/platform/math.hpp"
 
@@ -44,6 +54,8 @@ GLUKIT_HOST_DEVICE SigmoidPair<T> sigmoid_pair(T x0, T x1) {
   const T d0 = math::min(T(1) + math::exp(-x0), cap), d1 = math::min(T(1) + math::exp(-x1), cap);
   return {d0, d1, math::div(T(1), d0 * d1)};
 }
+/// |g|, constexpr (std::fabs is not before C++23).
+constexpr double magnitude(double g) { return g < 0 ? -g : g; }
 }  // namespace detail
 
 /// The reference gate: out = X + X * Y, one fused multiply-add.
@@ -87,6 +99,9 @@ struct SwiGlu {
     du = dh * a;
     dg = dh * u * math::fma(a, T(1) - s, s);
   }
+  /// 20 % over sup |silu'| = 1.0998 and over |silu(g)| <= |g|.
+  static constexpr double slope_bound(double) { return 1.2; }
+  static constexpr double value_bound(double g) { return 1.2 * detail::magnitude(g); }
 };
 
 /// GeGLU (tanh approximation of GELU): out = gelu(X) * Y.
@@ -110,6 +125,9 @@ struct GeGlu {
     du = dh * act;
     dg = dh * u * d;
   }
+  /// 20 % over sup |gelu'| = 1.129 and over |gelu(g)| <= |g|.
+  static constexpr double slope_bound(double) { return 1.2; }
+  static constexpr double value_bound(double g) { return 1.2 * detail::magnitude(g); }
 };
 
 /// ReGLU: out = relu(X) * Y.
@@ -128,6 +146,9 @@ struct ReGlu {
     du = on ? dh * g : T(0);
     dg = on ? dh * u : T(0);
   }
+  /// |relu'| <= 1, |relu(g)| <= |g|.
+  static constexpr double slope_bound(double) { return 1.0; }
+  static constexpr double value_bound(double g) { return detail::magnitude(g); }
 };
 
 /// The original GLU: out = sigmoid(X) * Y = Y / (1 + e^-X).
@@ -153,6 +174,9 @@ struct SigmoidGlu {
     du = dh * s;
     dg = dh * u * (s - s * s);
   }
+  /// 20 % over sup |sigmoid'| = 1/4; |sigmoid| <= 1.
+  static constexpr double slope_bound(double) { return 0.3; }
+  static constexpr double value_bound(double) { return 1.0; }
 };
 
 /// Plain addmm: out = X; Y is not read (y may be null).
@@ -164,6 +188,13 @@ struct BiasOnly {
     return x;
   }
 };
+
+/// The gated activations of epilogue/activations.hpp as a type list, in its order (the
+/// tests' TEMPLATE_LIST_TEST_CASEs run over it).
+#define GLUKIT_DETAIL_TUPLE_OF(Op, name) , std::declval<std::tuple<Op>>()
+using GatedActivations = decltype(std::tuple_cat(std::declval<std::tuple<>>()
+                                                     GLUKIT_GATED_ACTIVATIONS(GLUKIT_DETAIL_TUPLE_OF)));
+#undef GLUKIT_DETAIL_TUPLE_OF
 
 }  // namespace glukit::epilogue
 
@@ -193,6 +224,14 @@ concept EpilogueOpAuxBackward =
       e.backward(x, x, x, r, r);
       e.backward(d, d, d, rd, rd);
     };
+
+/// Is E a gated activation as epilogue/activations.hpp lists them: a gated operation with
+/// `backward` and the accuracy bounds slope_bound and value_bound (epilogue/functors.hpp)?
+template <class E>
+concept GatedActivationOp = EpilogueOpBackward<E> && requires(double g) {
+  { E::slope_bound(g) } -> std::convertible_to<double>;
+  { E::value_bound(g) } -> std::convertible_to<double>;
+};
 
 /// Does E have the optional two-output form `pair` (epilogue/functors.hpp)?
 template <class E>

@@ -249,11 +249,33 @@ void check_backward_against_differences() {
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("gated operations: backward is the derivative of the operation, float and double", "[functors]",
-                   ep::SwiGlu, ep::GeGlu, ep::ReGlu, ep::SigmoidGlu) {
-  STATIC_REQUIRE(glukit::EpilogueOpBackward<TestType>);
+TEMPLATE_LIST_TEST_CASE("gated operations: backward is the derivative of the operation, float and double",
+                        "[functors]", ep::GatedActivations) {
+  STATIC_REQUIRE(glukit::GatedActivationOp<TestType>);
   check_backward_against_differences<TestType, double>();
   check_backward_against_differences<TestType, float>();
+}
+
+TEMPLATE_LIST_TEST_CASE("gated operations: slope_bound and value_bound bound |act'| within 1/16 and |act|",
+                        "[functors]", ep::GatedActivations) {
+  const TestType op{};
+  constexpr double window = 1.0 / 16;
+  const auto act_and_slope = [&](double x, double& act, double& slope) {
+    double dg = 0, du = 0;
+    op.backward(x, 1.0, 1.0, dg, du, act);  // u = dh = 1: dg = act'(x), h = act(x)
+    slope = dg;
+  };
+  for (double g = -40.0; g <= 40.0; g += 1.0 / 128) {
+    double act = 0, slope = 0;
+    act_and_slope(g, act, slope);
+    INFO(TestType::name() << " at g = " << g);
+    REQUIRE(std::fabs(act) <= TestType::value_bound(g));
+    for (double x = g - window; x <= g + window; x += window / 8) {
+      act_and_slope(x, act, slope);
+      INFO("x = " << x << ": act' = " << slope << ", bound " << TestType::slope_bound(g));
+      REQUIRE(std::fabs(slope) <= TestType::slope_bound(g));
+    }
+  }
 }
 
 TEST_CASE("gated operations: backward stays finite far out (sigmoid's exp overflows to inf)", "[functors]") {

@@ -1,0 +1,19 @@
+// The gated activations glukit ships, listed once. Each line X(Op, name) pairs a gated
+// epilogue operation of epilogue/functors.hpp (operator(), backward and the accuracy bounds
+// slope_bound / value_bound) with its name in the PyTorch layer (glukit.ops.ACTIVATIONS).
+// Derived from it: epilogue::GatedActivations (functors.hpp; the GPU tests' operation list),
+// the extension's launchers (python/setup.py generates one translation unit per element type
+// and line; python/csrc/launch.h declares them and ops.cpp looks them up by name), and the
+// check that glukit.ops names the same activations in the same order
+// (test/host/epilogue/activations.cpp). Adding an activation is its struct and one line here,
+// plus its torch formulas in glukit.ops' table.
+//
+// Preprocessor only: the extension's host side (ops.cpp), compiled with PyTorch's C++
+// standard and without glukit's C++20 headers, includes it too.
+#pragma once
+
+#define GLUKIT_GATED_ACTIVATIONS(X) \
+  X(SwiGlu, silu)                   \
+  X(GeGlu, gelu_tanh)               \
+  X(ReGlu, relu)                    \
+  X(SigmoidGlu, sigmoid)

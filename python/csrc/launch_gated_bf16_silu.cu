@@ -1,5 +1,0 @@
-// The gated launchers of activation silu (glukit::epilogue::SwiGlu) for glukit::bfloat16_t operands
-// (launch_gated_impl.cuh).
-#include "launch_gated_impl.cuh"
-
-GLUKIT_TORCH_DEFINE_GATED(bf16, glukit::bfloat16_t, silu, glukit::epilogue::SwiGlu)

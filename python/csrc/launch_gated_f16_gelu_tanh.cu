@@ -1,5 +1,0 @@
-// The gated launchers of activation gelu_tanh (glukit::epilogue::GeGlu) for glukit::half_t operands
-// (launch_gated_impl.cuh).
-#include "launch_gated_impl.cuh"
-
-GLUKIT_TORCH_DEFINE_GATED(f16, glukit::half_t, gelu_tanh, glukit::epilogue::GeGlu)
