@@ -286,12 +286,14 @@ class GatedActivation(NamedTuple):
 #: (include/glukit/epilogue/activations.hpp, a line X(Op, name) each, from which the
 #: extension's launchers are generated; test/host/epilogue/activations.cpp checks that this
 #: table names the same, with the same Op, in the same order): silu = SwiGLU, gelu_tanh =
-#: GeGLU (GELU's tanh approximation), relu = ReGLU, sigmoid = the original GLU.
+#: GeGLU (GELU's tanh approximation), relu = ReGLU, sigmoid = the original GLU, relu2 =
+#: squared ReLU (Primer's) as the gate.
 GATED_ACTIVATIONS = {
     "silu": GatedActivation("SwiGlu", F.silu, _silu_grad),
     "gelu_tanh": GatedActivation("GeGlu", _gelu_tanh, _gelu_tanh_grad),
     "relu": GatedActivation("ReGlu", F.relu, lambda g: (g > 0).to(g.dtype)),
     "sigmoid": GatedActivation("SigmoidGlu", torch.sigmoid, _sigmoid_grad),
+    "relu2": GatedActivation("SquaredReluGlu", lambda g: F.relu(g).square(), lambda g: 2 * F.relu(g)),
 }
 
 #: activation name -> act, with out = act(gate) * up (GATED_ACTIVATIONS' formulas).

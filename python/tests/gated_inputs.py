@@ -19,6 +19,7 @@ EAGER_ACT = {
     "gelu_tanh": lambda g: F.gelu(g, approximate="tanh"),
     "relu": F.relu,
     "sigmoid": torch.sigmoid,
+    "relu2": lambda g: torch.square(F.relu(g)),
 }
 
 

@@ -16,4 +16,5 @@
   X(SwiGlu, silu)                   \
   X(GeGlu, gelu_tanh)               \
   X(ReGlu, relu)                    \
-  X(SigmoidGlu, sigmoid)
+  X(SigmoidGlu, sigmoid)            \
+  X(SquaredReluGlu, relu2)

@@ -21,6 +21,7 @@ long double glu_gate(long double x, long double y) { return x + x * y; }
 long double swiglu(long double x, long double y) { return x * (1.0L / (1.0L + std::exp(-x))) * y; }
 long double reglu(long double x, long double y) { return (x > 0 ? x : 0.0L) * y; }
 long double sigmoid_glu(long double x, long double y) { return y / (1.0L + std::exp(-x)); }
+long double squared_relu_glu(long double x, long double y) { return (x > 0 ? x * x : 0.0L) * y; }
 long double geglu(long double x, long double y) {
   const long double c = std::sqrt(2.0L / static_cast<long double>(kPi));
   return 0.5L * x * (1.0L + std::tanh(c * (x + 0.044715L * x * x * x))) * y;
@@ -80,6 +81,13 @@ TEMPLATE_TEST_CASE("ReGlu is relu(X) * Y", "[epilogue]", float, double) {
 TEMPLATE_TEST_CASE("SigmoidGlu is sigmoid(X) * Y", "[epilogue]", float, double) {
   check_against<ep::SigmoidGlu, TestType>(sigmoid_glu, [](double, double y) { return std::fabs(y); });
   CHECK(ep::SigmoidGlu{}(TestType(0), TestType(3)) == TestType(1.5));
+}
+
+TEMPLATE_TEST_CASE("SquaredReluGlu is relu(X)^2 * Y", "[epilogue]", float, double) {
+  check_against<ep::SquaredReluGlu, TestType>(squared_relu_glu,
+                                              [](double x, double y) { return x * x * (1.0 + std::fabs(y)); });
+  CHECK(ep::SquaredReluGlu{}(TestType(-2), TestType(5)) == TestType(0));
+  CHECK(ep::SquaredReluGlu{}(TestType(3), TestType(2)) == TestType(18));
 }
 
 TEMPLATE_TEST_CASE("BiasOnly passes X through and ignores Y", "[epilogue]", float, double) {
