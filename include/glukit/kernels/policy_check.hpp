@@ -4,7 +4,7 @@
 #pragma once
 #include <type_traits>
 
-#include "glukit/kernels/cdna/plan.hpp"
+#include "glukit/kernels/cdna/plan_check.hpp"
 #include "glukit/kernels/policy.hpp"
 #include "glukit/kernels/sm90/plan_check.hpp"
 

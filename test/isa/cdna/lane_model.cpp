@@ -22,6 +22,9 @@
 
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/cdna/plan.hpp"
+#include "glukit/kernels/cdna/plan_backward.hpp"
+#include "glukit/kernels/cdna/plan_check.hpp"
+#include "glukit/kernels/cdna/plan_gated.hpp"
 #include "glukit/kernels/policies.hpp"
 #include "glukit/kernels/policy_check.hpp"
 #include "glukit/reference/addmm_glu_backward.hpp"

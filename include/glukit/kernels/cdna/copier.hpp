@@ -19,6 +19,7 @@
 #include "glukit/arch/cdna/rocprim.hpp"
 #include "glukit/kernels/cdna/params.hpp"
 #include "glukit/kernels/cdna/plan.hpp"
+#include "glukit/kernels/cdna/plan_gated.hpp"
 
 namespace glukit::cdna {
 

@@ -14,8 +14,8 @@ namespace glukit::detail {
 
 /// V4FusedEpilogue is the reference work's fastest variant on the MI350X, and
 /// the one chosen here for every shape, dtype and layout. That choice is taken
-/// from the reference, not measured: no AMD GPU is reachable from this project
-/// (docs/cdna.md), so unlike the sm90a default there is no per-shape rule.
+/// from the reference, not measured: no AMD GPU is reachable from this project,
+/// so unlike the sm90a default there is no per-shape rule.
 template <class T>
 struct DefaultLauncher<Backend::hip, T> {
   static Status run(const AddmmGluArgsT<T>& args, stream_t stream) {

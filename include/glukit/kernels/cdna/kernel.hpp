@@ -21,6 +21,7 @@
 #include "glukit/kernels/cdna/mainloop.hpp"
 #include "glukit/kernels/cdna/params.hpp"
 #include "glukit/kernels/cdna/plan.hpp"
+#include "glukit/kernels/cdna/plan_check.hpp"
 #include "glukit/kernels/policy.hpp"
 
 namespace glukit::cdna {

@@ -16,6 +16,7 @@
 #include "glukit/kernels/cdna/kernel.hpp"
 #include "glukit/kernels/cdna/params.hpp"
 #include "glukit/kernels/cdna/plan.hpp"
+#include "glukit/kernels/cdna/plan_validate.hpp"
 #include "glukit/platform/runtime.hpp"
 
 namespace glukit::cdna {

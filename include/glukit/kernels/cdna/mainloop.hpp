@@ -11,8 +11,8 @@
 //                      k-block i + 2 has landed (vmcnt(WaitPlan::hot)) and the
 //                      LDS reads are back (lgkmcnt(0))              (priority high)
 //     The barrier after the memory stage of the group that reads a k-block
-//     first comes after both groups' waits for it (docs/cdna.md derives this),
-//     and a buffer is overwritten only after both groups' reads of it.
+//     first comes after both groups' waits for it, and a buffer is overwritten
+//     only after both groups' reads of it.
 #pragma once
 #include <cstdint>
 #include <utility>

@@ -1,0 +1,101 @@
+// What every CDNA epilogue works on: the kernel's parameters, the lane (wave, lane), the
+// tile's first row and column (begin_tile), the policy's types and cache policy, and the
+// bias of the lane's accumulator blocks (load_bias). A lane's accumulator block (mb, nb)
+// is 4 consecutive columns of one row (plan.hpp acc_coord), so the bias moves as 8-byte
+// vectors; vectors starting at columns >= N use the out-of-range offset (they read 0).
+// Streaming policies read and write with "sc0 nt". Bound to a gated problem
+// (GatedTilePlan), the bias comes from W's row order.
+#pragma once
+#include <cstdint>
+
+#include "glukit/arch/cdna/cdna.hpp"
+#include "glukit/kernels/cdna/params.hpp"
+#include "glukit/kernels/cdna/plan.hpp"
+#include "glukit/kernels/cdna/plan_gated.hpp"
+
+namespace glukit::cdna {
+
+template <class P>
+class EpilogueTile {
+ protected:
+  using Plan = MainloopPlan<P>;
+  using Op = typename P::epilogue_op;
+  using T = typename Plan::element;
+  using Packed = arch::cdna::Packed4<T>;
+  using float4_t = arch::cdna::float4_t;
+  using u32x2_t = arch::cdna::u32x2_t;
+  static constexpr int bm = Plan::Waves::blocks_m;
+  static constexpr int bn = Plan::Waves::blocks_n;
+  static constexpr int cache =
+      P::streaming_stores ? arch::cdna::cache_streaming : arch::cdna::cache_default;
+  static constexpr bool gated = problem_of<P>::gated;
+  using Gated = GatedTilePlan<P>;  ///< used only when gated
+  static constexpr bool dgated = problem_of<P>::gated_backward;
+  static constexpr bool xbackward = problem_of<P>::aux_backward;
+  static constexpr bool pbackward = problem_of<P>::projection_backward;
+  /// Output blocks per lane and block row: one per accumulator block, or per pair.
+  static constexpr int out_bn = gated ? bn / 2 : bn;
+
+ public:
+  GLUKIT_DEVICE EpilogueTile(const KernelParams<T>& p, int wave, int lane) : p_(p), wave_(wave), lane_(lane) {}
+
+  GLUKIT_DEVICE void begin_tile(int m0, int n0) {
+    m0_ = m0;
+    n0_ = n0;
+  }
+
+ protected:
+  /// bias[nb] = the lane's 4 bias values of block column nb (0 past N).
+  GLUKIT_DEVICE void load_bias(float4_t (&bias)[bn]) const {
+    if constexpr (gated) {
+      load_gated_bias(bias);
+    } else {
+      const auto b = arch::cdna::make_buffer(p_.bias + n0_, buffer_num_records);
+      for (int nb = 0; nb < bn; ++nb) {
+        const Coord2 c = Plan::acc_coord(0, nb, wave_, lane_);
+        bias[nb] = Packed::to_float(arch::cdna::buffer_load_b64(
+            b, n0_ + c.col < p_.n ? static_cast<std::uint32_t>(c.col * element_bytes) : oob_offset));
+      }
+    }
+  }
+
+  /// The gated bias: block nb's 4 tile columns are 4 consecutive W rows of one half,
+  /// from that half's base row. Gate bases and interleaved up bases are multiples of
+  /// 16 elements; a stacked up base is n + n0, 8-byte aligned only when n % 4 == 0,
+  /// else the up vectors are read element by element (a tile-uniform branch). Only a
+  /// stacked gate vector can cross n: it reads up rows' bias (for n < 3, past the
+  /// 2n elements: an aligned vector that starts inside, as addmm_glu's bias), which
+  /// feeds only columns >= n, never stored.
+  GLUKIT_DEVICE void load_gated_bias(float4_t (&bias)[bn]) const {
+    const auto gate = arch::cdna::make_buffer(p_.bias + Gated::half_base(n0_, false, p_.n), buffer_num_records);
+    const auto up = arch::cdna::make_buffer(p_.bias + Gated::half_base(n0_, true, p_.n), buffer_num_records);
+    // The gated projection's backward has n % 8 == 0: vectors, decided at compile time.
+    const bool up_vectors = Gated::layout == GateLayout::interleaved || pbackward || p_.n % 4 == 0;
+    const auto vector_at = [&](const __amdgpu_buffer_rsrc_t& half, int nb) {
+      const int t = Plan::acc_coord(0, nb, wave_, lane_).col;
+      const auto offset = static_cast<std::uint32_t>(Gated::row_in_half(n0_, t, p_.n) * element_bytes);
+      return Packed::to_float(
+          arch::cdna::buffer_load_b64(half, Gated::row_valid(n0_, t, p_.n) ? offset : oob_offset));
+    };
+    for (int q = 0; q < Gated::out_blocks; ++q) bias[Gated::gate_block(q)] = vector_at(gate, Gated::gate_block(q));
+    if (up_vectors) {
+      for (int q = 0; q < Gated::out_blocks; ++q) bias[Gated::up_block(q)] = vector_at(up, Gated::up_block(q));
+    } else {
+      for (int q = 0; q < Gated::out_blocks; ++q) {
+        const int t = Plan::acc_coord(0, Gated::up_block(q), wave_, lane_).col;
+        const auto offset = static_cast<std::uint32_t>(Gated::row_in_half(n0_, t, p_.n) * element_bytes);
+        arch::cdna::i16x4_t e;
+        for (int i = 0; i < 4; ++i)
+          e[i] = static_cast<short>(arch::cdna::buffer_load_b16(
+              up, Gated::row_valid(n0_, t + i, p_.n) ? offset + element_bytes * i : oob_offset));
+        bias[Gated::up_block(q)] = Packed::to_float(__builtin_bit_cast(u32x2_t, e));
+      }
+    }
+  }
+
+  const KernelParams<T>& p_;
+  int wave_, lane_;
+  int m0_ = 0, n0_ = 0;
+};
+
+}  // namespace glukit::cdna
