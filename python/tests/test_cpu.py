@@ -261,8 +261,8 @@ def test_activations_are_glukits_list():
     """glukit.ops' table names the activations of glukit's list, GLUKIT_GATED_ACTIVATIONS
     (X(Op, name) lines, read as setup.py reads them to generate the launchers), with the same
     epilogue operations and in the same order; and each has an eager formula here. The header
-    is beside python/ in a checkout (CI's python.cpu copies python/ alone: there
-    test/host/epilogue/activations.cpp checks the same from the C++ side)."""
+    is beside python/ in a checkout and in CI's python.cpu copy (test/host/epilogue/
+    activations.cpp checks the same from the C++ side)."""
     assert sorted(EAGER_ACT) == sorted(ACTIVATIONS)
     here = pathlib.Path(__file__).resolve().parent.parent
     header = here.parent / "include" / "glukit" / "epilogue" / "activations.hpp"

@@ -192,7 +192,9 @@ foreach(u ${_cdna_header_units})
                        LABELS "${_cdna_labels}")
 endforeach()
 # The plan headers are also part of every host build (kernels/policy_check.hpp).
-foreach(rel glukit/kernels/cdna/geometry.hpp glukit/kernels/cdna/plan.hpp glukit/kernels/cdna/params.hpp)
+foreach(rel glukit/kernels/cdna/geometry.hpp glukit/kernels/cdna/plan_tile.hpp glukit/kernels/cdna/plan.hpp
+            glukit/kernels/cdna/plan_gated.hpp glukit/kernels/cdna/plan_backward.hpp glukit/kernels/cdna/plan_check.hpp
+            glukit/kernels/cdna/plan_validate.hpp glukit/kernels/cdna/params.hpp)
   string(REGEX REPLACE "[/.]" "_" unit ${rel})
   add_test(NAME isa.cdna.header.host.${unit}
            COMMAND ${_cdna_clang} -x c++ -std=c++20 -I${_cdna_in_root}/include -Wall -Wextra -Werror -fsyntax-only

@@ -1,5 +1,5 @@
 // Lane model of the CDNA kernels, run on the host: the index functions of
-// kernels/cdna/plan.hpp -- the ones the device code calls -- composed with the
+// kernels/cdna/plan*.hpp -- the ones the device code calls -- composed with the
 // documented lane semantics of the hardware (direct-to-LDS: M0 + lane * size;
 // ds_read_b64_tr_b16; the 16x16 MFMA operand and result layouts) must compute
 // the tile product exactly, for B row-major and col_major (n x k), and whole ragged
