@@ -110,16 +110,33 @@ struct AddmmGluBackward {
   static Status run(const AddmmGluBackwardArgsT<T>& args, stream_t stream = {}) {
     if (Status s = validate(args); !s.ok()) return s;
     if (args.m == 0 || args.n == 0) return Status::success();
-    if (args.b_layout == Layout::col_major) return launch<AddmmGluBackwardProblem<T, Layout::col_major>>(args, stream);
-    return launch<AddmmGluBackwardProblem<T, Layout::row_major>>(args, stream);
+    if (Status s = check_kernel(args); !s.ok()) return s;
+    int device = 0;
+    if (Status s = detail::current_device<P>(&device); !s.ok()) return s;
+    return launch(args, stream, device);
+  }
+
+  /// run's steps after validate, which the defaults call after their own validation and
+  /// device query (as AddmmGlu<P>'s): the rules of the kernel compiled for args beyond
+  /// validate's, then the launch on `device`, the current device.
+  template <Element T>
+  static Status check_kernel(const AddmmGluBackwardArgsT<T>& args) {
+    if (args.b_layout == Layout::col_major)
+      return Launcher<T, Layout::col_major>::check(detail::gemm_view(args), args.lddy, args.ld_grad);
+    return Launcher<T, Layout::row_major>::check(detail::gemm_view(args), args.lddy, args.ld_grad);
+  }
+  template <Element T>
+  static Status launch(const AddmmGluBackwardArgsT<T>& args, stream_t stream, int device) {
+    if (args.b_layout == Layout::col_major)
+      return Launcher<T, Layout::col_major>::run(detail::gemm_view(args), stream, device, args.dy, args.lddy, args.grad,
+                                                 args.ld_grad);
+    return Launcher<T, Layout::row_major>::run(detail::gemm_view(args), stream, device, args.dy, args.lddy, args.grad,
+                                               args.ld_grad);
   }
 
  private:
-  template <class Pr, class T>
-  static Status launch(const AddmmGluBackwardArgsT<T>& args, stream_t stream) {
-    return detail::BackendLauncher<Bound<P, Pr>, arch_traits<typename P::arch>::backend>::run(
-        detail::gemm_view(args), stream, args.dy, args.lddy, args.grad, args.ld_grad);
-  }
+  template <class T, Layout L>
+  using Launcher = detail::LauncherOf<P, AddmmGluBackwardProblem<T, L>>;
 };
 
 /// dX and dY of addmm_glu's backward with the kernel of Policy (its epilogue_op: GluGate or a
@@ -149,8 +166,9 @@ Status addmm_glu_backward(const AddmmGluBackwardArgsT<T>& args, stream_t stream 
   if (args.m == 0 || args.n == 0) return Status::success();
   return cdna::on_current_chip(
       "device: glukit::addmm_glu_backward on HIP needs a gfx942 (MI300) or gfx950 (MI350) GPU",
-      [&]<class Arch>(Arch) {
-        return AddmmGluBackward<policy::WithEpilogue<policy::V4FusedEpilogue<Arch>, Op>>::run(args, stream);
+      [&]<class Arch>(Arch, int device) {
+        using Kernel = AddmmGluBackward<policy::WithEpilogue<policy::V4FusedEpilogue<Arch>, Op>>;
+        return detail::run_validated<Kernel>(args, stream, device);
       });
 }
 #endif

@@ -11,14 +11,22 @@
 namespace glukit {
 
 namespace detail {
-/// Backend kernels specialise this with
-/// `static Status run(const AddmmGluArgsT<element_of<BP>>&, stream_t)`, BP a Bound policy.
-/// AddmmGlu<P>::run is its only caller: the arguments are validated, the output is not
-/// empty, and args.b_layout is BP's.
+/// Backend kernels specialise this, BP a Bound policy, with
+///   static Status check(const AddmmGluArgsT<element_of<BP>>&, ld_out2 = 0, ld_in2 = 0):
+///     the kernel's own argument rules beyond its kernel type's validate (host only);
+///   static Status run(const AddmmGluArgsT<element_of<BP>>&, stream_t, int device,
+///                     out2 = nullptr, ld_out2 = 0, in2 = nullptr, ld_in2 = 0):
+///     the launch on `device`, the current device, of arguments check accepted.
+/// Their only callers are the kernel types (AddmmGlu<P>::run, ...) and the defaults, with
+/// validated arguments, a non-empty output and the b_layout BP was bound to.
 template <class BP, Backend B>
 struct BackendLauncher {
-  template <class T>
-  static Status run(const AddmmGluArgsT<T>&, stream_t) {
+  template <class T, class... Second>
+  static Status check(const AddmmGluArgsT<T>&, Second...) {
+    return Status::invalid("unreachable");
+  }
+  template <class T, class... Second>
+  static Status run(const AddmmGluArgsT<T>&, stream_t, int, Second...) {
     static_assert(dependent_false<BP>,
                   "glukit::addmm_glu: this policy's arch needs another compiler: sm90a policies "
                   "launch from nvcc (CUDA) translation units, gfx942/gfx950 policies from "
@@ -26,6 +34,33 @@ struct BackendLauncher {
     return Status::invalid("unreachable");
   }
 };
+
+/// The launcher of policy P bound to problem Pr (Bound's arch: a dependent name, so that a
+/// kernel type's member alias of it waits for Pr).
+template <class P, class Pr>
+using LauncherOf = BackendLauncher<Bound<P, Pr>, arch_traits<typename Bound<P, Pr>::arch>::backend>;
+
+/// The current device's ordinal, the one device query of a launch: each backend
+/// specialises it (kernels/sm90/launcher.hpp, kernels/cdna/device_facts.hpp). A translation
+/// unit without the backend gets this one on its way to BackendLauncher's static_assert.
+template <Backend B>
+struct CurrentDevice {
+  static Status get(int*) { return Status::invalid("unreachable"); }
+};
+
+/// The current device of policy P's backend.
+template <class P>
+Status current_device(int* device) {
+  return CurrentDevice<arch_traits<typename P::arch>::backend>::get(device);
+}
+
+/// K::run's steps after its validation and device query, K a kernel type (AddmmGlu<P>, ...):
+/// the defaults' launch of the kernel they chose, on `device`, the current device.
+template <class K, class Args>
+Status run_validated(const Args& args, stream_t stream, int device) {
+  if (Status s = K::check_kernel(args); !s.ok()) return s;
+  return K::launch(args, stream, device);
+}
 }  // namespace detail
 
 namespace detail {
@@ -64,15 +99,30 @@ struct AddmmGlu {
   static Status run(const AddmmGluArgsT<T>& args, stream_t stream = {}) {
     if (Status s = validate(args); !s.ok()) return s;
     if (args.m == 0 || args.n == 0) return Status::success();
-    if (args.b_layout == Layout::col_major) return launch<Problem<T, Layout::col_major>>(args, stream);
-    return launch<Problem<T, Layout::row_major>>(args, stream);
+    if (Status s = check_kernel(args); !s.ok()) return s;
+    int device = 0;
+    if (Status s = detail::current_device<P>(&device); !s.ok()) return s;
+    return launch(args, stream, device);
+  }
+
+  /// run's steps after validate, which the defaults call after their own validation and
+  /// device query: check_kernel, the rules of the kernel compiled for args beyond
+  /// validate's (host only: the CDNA plans' 32-bit offsets), then launch on `device`,
+  /// the current device. Both take arguments validate accepted, with a non-empty output.
+  template <Element T>
+  static Status check_kernel(const AddmmGluArgsT<T>& args) {
+    if (args.b_layout == Layout::col_major) return Launcher<T, Layout::col_major>::check(args);
+    return Launcher<T, Layout::row_major>::check(args);
+  }
+  template <Element T>
+  static Status launch(const AddmmGluArgsT<T>& args, stream_t stream, int device) {
+    if (args.b_layout == Layout::col_major) return Launcher<T, Layout::col_major>::run(args, stream, device);
+    return Launcher<T, Layout::row_major>::run(args, stream, device);
   }
 
  private:
-  template <class Pr, class T>
-  static Status launch(const AddmmGluArgsT<T>& args, stream_t stream) {
-    return detail::BackendLauncher<Bound<P, Pr>, arch_traits<arch>::backend>::run(args, stream);
-  }
+  template <class T, Layout L>
+  using Launcher = detail::LauncherOf<P, Problem<T, L>>;
 };
 
 /// out = epilogue_op(a @ b + bias, y) with the kernel of Policy, on `stream`;

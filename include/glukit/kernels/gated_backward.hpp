@@ -124,17 +124,31 @@ struct GatedBackward {
   static Status run(const GatedBackwardArgsT<T>& args, stream_t stream = {}) {
     if (Status s = validate(args); !s.ok()) return s;
     if (args.m == 0 || args.n == 0) return Status::success();
+    if (Status s = check_kernel(args); !s.ok()) return s;
+    int device = 0;
+    if (Status s = detail::current_device<P>(&device); !s.ok()) return s;
+    return launch(args, stream, device);
+  }
+
+  /// run's steps after validate, which the defaults call after their own validation and
+  /// device query (as AddmmGlu<P>'s): the rules of the kernel compiled for args beyond
+  /// validate's, then the launch on `device`, the current device.
+  template <Element T>
+  static Status check_kernel(const GatedBackwardArgsT<T>& args) {
     if (args.layout == GateLayout::interleaved)
-      return launch<GatedBackwardProblem<T, GateLayout::interleaved>>(args, stream);
-    return launch<GatedBackwardProblem<T, GateLayout::stacked>>(args, stream);
+      return Launcher<T, GateLayout::interleaved>::check(detail::gemm_view(args), args.ldh);
+    return Launcher<T, GateLayout::stacked>::check(detail::gemm_view(args), args.ldh);
+  }
+  template <Element T>
+  static Status launch(const GatedBackwardArgsT<T>& args, stream_t stream, int device) {
+    if (args.layout == GateLayout::interleaved)
+      return Launcher<T, GateLayout::interleaved>::run(detail::gemm_view(args), stream, device, args.h, args.ldh);
+    return Launcher<T, GateLayout::stacked>::run(detail::gemm_view(args), stream, device, args.h, args.ldh);
   }
 
  private:
-  template <class Pr, class T>
-  static Status launch(const GatedBackwardArgsT<T>& args, stream_t stream) {
-    return detail::BackendLauncher<Bound<P, Pr>, arch_traits<typename P::arch>::backend>::run(
-        detail::gemm_view(args), stream, args.h, args.ldh);
-  }
+  template <class T, GateLayout L>
+  using Launcher = detail::LauncherOf<P, GatedBackwardProblem<T, L>>;
 };
 
 /// dP and H of the gated backward with the kernel of Policy (its epilogue_op: SwiGlu,
@@ -163,8 +177,10 @@ Status gated_backward(const GatedBackwardArgsT<T>& args, stream_t stream = {}) {
   if (Status s = validate_gated_backward_arguments(args); !s) return s;
   if (args.m == 0 || args.n == 0) return Status::success();
   return cdna::on_current_chip(
-      "device: glukit::gated_backward on HIP needs a gfx942 (MI300) or gfx950 (MI350) GPU", [&]<class Arch>(Arch) {
-        return GatedBackward<policy::WithEpilogue<policy::V4FusedEpilogue<Arch>, Op>>::run(args, stream);
+      "device: glukit::gated_backward on HIP needs a gfx942 (MI300) or gfx950 (MI350) GPU",
+      [&]<class Arch>(Arch, int device) {
+        using Kernel = GatedBackward<policy::WithEpilogue<policy::V4FusedEpilogue<Arch>, Op>>;
+        return detail::run_validated<Kernel>(args, stream, device);
       });
 }
 #endif

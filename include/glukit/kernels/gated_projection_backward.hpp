@@ -107,17 +107,31 @@ struct GatedProjectionBackward {
   static Status run(const GatedProjectionBackwardArgsT<T>& args, stream_t stream = {}) {
     if (Status s = validate(args); !s.ok()) return s;
     if (args.m == 0 || args.n == 0) return Status::success();
+    if (Status s = check_kernel(args); !s.ok()) return s;
+    int device = 0;
+    if (Status s = detail::current_device<P>(&device); !s.ok()) return s;
+    return launch(args, stream, device);
+  }
+
+  /// run's steps after validate, which the defaults call after their own validation and
+  /// device query (as AddmmGlu<P>'s): the rules of the kernel compiled for args beyond
+  /// validate's, then the launch on `device`, the current device.
+  template <Element T>
+  static Status check_kernel(const GatedProjectionBackwardArgsT<T>& args) {
     if (args.w_layout == GateLayout::interleaved)
-      return launch<GatedProjectionBackwardProblem<T, GateLayout::interleaved>>(args, stream);
-    return launch<GatedProjectionBackwardProblem<T, GateLayout::stacked>>(args, stream);
+      return Launcher<T, GateLayout::interleaved>::check(detail::gemm_view(args));
+    return Launcher<T, GateLayout::stacked>::check(detail::gemm_view(args));
+  }
+  template <Element T>
+  static Status launch(const GatedProjectionBackwardArgsT<T>& args, stream_t stream, int device) {
+    if (args.w_layout == GateLayout::interleaved)
+      return Launcher<T, GateLayout::interleaved>::run(detail::gemm_view(args), stream, device);
+    return Launcher<T, GateLayout::stacked>::run(detail::gemm_view(args), stream, device);
   }
 
  private:
-  template <class Pr, class T>
-  static Status launch(const GatedProjectionBackwardArgsT<T>& args, stream_t stream) {
-    return detail::BackendLauncher<Bound<P, Pr>, arch_traits<typename P::arch>::backend>::run(
-        detail::gemm_view(args), stream);
-  }
+  template <class T, GateLayout L>
+  using Launcher = detail::LauncherOf<P, GatedProjectionBackwardProblem<T, L>>;
 };
 
 /// dP of the gated projection's backward with the kernel of Policy (its epilogue_op: SwiGlu,
@@ -146,8 +160,9 @@ Status gated_projection_backward(const GatedProjectionBackwardArgsT<T>& args, st
   if (args.m == 0 || args.n == 0) return Status::success();
   return cdna::on_current_chip(
       "device: glukit::gated_projection_backward on HIP needs a gfx942 (MI300) or gfx950 (MI350) GPU",
-      [&]<class Arch>(Arch) {
-        return GatedProjectionBackward<policy::WithEpilogue<policy::V4FusedEpilogue<Arch>, Op>>::run(args, stream);
+      [&]<class Arch>(Arch, int device) {
+        using Kernel = GatedProjectionBackward<policy::WithEpilogue<policy::V4FusedEpilogue<Arch>, Op>>;
+        return detail::run_validated<Kernel>(args, stream, device);
       });
 }
 #endif

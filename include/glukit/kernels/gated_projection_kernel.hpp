@@ -32,19 +32,44 @@ struct GatedProjection {
   static Status run(const GatedProjectionArgsT<T>& args, stream_t stream = {}) {
     if (Status s = validate(args); !s.ok()) return s;
     if (args.m == 0 || args.n == 0) return Status::success();
+    if (Status s = check_kernel(args); !s.ok()) return s;
+    int device = 0;
+    if (Status s = detail::current_device<P>(&device); !s.ok()) return s;
+    return launch(args, stream, device);
+  }
+
+  /// run's steps after validate, which the defaults call after their own validation and
+  /// device query (as AddmmGlu<P>'s): the rules of the kernel compiled for args beyond
+  /// validate's, then the launch on `device`, the current device.
+  template <Element T>
+  static Status check_kernel(const GatedProjectionArgsT<T>& args) {
     const AddmmGluArgsT<T> gemm = detail::gemm_view(args);
     if (args.preact != nullptr) {
       if constexpr (writes_preact<T>()) {
         if (args.w_layout == GateLayout::interleaved)
-          return launch<GatedProblem<T, GateLayout::interleaved, true>>(gemm, stream, args.preact, args.ldp);
-        return launch<GatedProblem<T, GateLayout::stacked, true>>(gemm, stream, args.preact, args.ldp);
+          return Launcher<T, GateLayout::interleaved, true>::check(gemm, args.ldp);
+        return Launcher<T, GateLayout::stacked, true>::check(gemm, args.ldp);
       } else {
         return Status::invalid("preact: this policy cannot write the pre-activations (an sm90a warp-specialised "
                                "TMA policy with a_rows = tile_m can)");
       }
     }
-    if (args.w_layout == GateLayout::interleaved) return launch<GatedProblem<T, GateLayout::interleaved>>(gemm, stream);
-    return launch<GatedProblem<T, GateLayout::stacked>>(gemm, stream);
+    if (args.w_layout == GateLayout::interleaved) return Launcher<T, GateLayout::interleaved>::check(gemm);
+    return Launcher<T, GateLayout::stacked>::check(gemm);
+  }
+  template <Element T>
+  static Status launch(const GatedProjectionArgsT<T>& args, stream_t stream, int device) {
+    const AddmmGluArgsT<T> gemm = detail::gemm_view(args);
+    if constexpr (writes_preact<T>()) {
+      if (args.preact != nullptr) {
+        if (args.w_layout == GateLayout::interleaved)
+          return Launcher<T, GateLayout::interleaved, true>::run(gemm, stream, device, args.preact, args.ldp);
+        return Launcher<T, GateLayout::stacked, true>::run(gemm, stream, device, args.preact, args.ldp);
+      }
+    }
+    if (args.w_layout == GateLayout::interleaved)
+      return Launcher<T, GateLayout::interleaved>::run(gemm, stream, device);
+    return Launcher<T, GateLayout::stacked>::run(gemm, stream, device);
   }
 
   /// Can this policy write the pre-activations beside the output (GatedProjectionArgsT::preact)?
@@ -59,10 +84,8 @@ struct GatedProjection {
   }
 
  private:
-  template <class Pr, class T, class... Out2>
-  static Status launch(const AddmmGluArgsT<T>& gemm, stream_t stream, Out2... out2) {
-    return detail::BackendLauncher<Bound<P, Pr>, arch_traits<typename P::arch>::backend>::run(gemm, stream, out2...);
-  }
+  template <class T, GateLayout L, bool WritesPreact = false>
+  using Launcher = detail::LauncherOf<P, GatedProblem<T, L, WritesPreact>>;
 };
 
 /// out = epilogue_op(A W_g^T + b_g, A W_u^T + b_u) with the kernel of Policy, on `stream`;

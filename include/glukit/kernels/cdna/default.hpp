@@ -22,8 +22,11 @@ struct DefaultLauncher<Backend::hip, T> {
     if (Status s = validate_arguments(args, policy::V4FusedEpilogue<arch::gfx950>::epilogue_op::reads_aux); !s)
       return s;
     if (args.m == 0 || args.n == 0) return Status::success();
-    return cdna::on_current_chip("device: glukit::addmm_glu on HIP needs a gfx942 (MI300) or gfx950 (MI350) GPU",
-                                 [&]<class Arch>(Arch) { return AddmmGlu<policy::V4FusedEpilogue<Arch>>::run(args, stream); });
+    return cdna::on_current_chip(
+        "device: glukit::addmm_glu on HIP needs a gfx942 (MI300) or gfx950 (MI350) GPU",
+        [&]<class Arch>(Arch, int device) {
+          return run_validated<AddmmGlu<policy::V4FusedEpilogue<Arch>>>(args, stream, device);
+        });
   }
 };
 

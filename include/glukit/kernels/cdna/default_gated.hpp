@@ -27,7 +27,9 @@ struct DefaultGatedLauncher<Backend::hip, T, Op> {
     if (args.m == 0 || args.n == 0) return Status::success();
     return cdna::on_current_chip(
         "device: glukit::gated_projection on HIP needs a gfx942 (MI300) or gfx950 (MI350) GPU",
-        [&]<class Arch>(Arch) { return GatedProjection<CdnaGatedDefaultPolicy<Arch, Op>>::run(args, stream); });
+        [&]<class Arch>(Arch, int device) {
+          return run_validated<GatedProjection<CdnaGatedDefaultPolicy<Arch, Op>>>(args, stream, device);
+        });
   }
 };
 

@@ -1,5 +1,5 @@
-// Which CDNA chip the current device is and how many CUs it has, queried
-// once per device through the HIP runtime and cached: the launchers'
+// The HIP runtime's current device (detail::CurrentDevice), and which CDNA chip a device
+// is and how many CUs it has, queried once per device and cached: the launchers'
 // device check (kernels/cdna/launcher.hpp) and the defaults' choice of kernel
 // (on_current_chip, kernels/cdna/default*.hpp). HIP translation units only.
 #pragma once
@@ -8,8 +8,22 @@
 #include <cstring>
 
 #include "glukit/arch/tags.hpp"
+#include "glukit/kernels/addmm_glu_kernel.hpp"
 #include "glukit/kernels/args.hpp"
 #include "glukit/platform/runtime.hpp"
+
+namespace glukit::detail {
+
+/// The HIP runtime's current device.
+template <>
+struct CurrentDevice<Backend::hip> {
+  static Status get(int* device) {
+    if (get_device(device) != success) return {StatusCode::runtime_error, "hipGetDevice failed"};
+    return Status::success();
+  }
+};
+
+}  // namespace glukit::detail
 
 namespace glukit::cdna {
 
@@ -72,19 +86,20 @@ struct DeviceFacts {
   }
 };
 
-/// run(arch::gfx942{}) or run(arch::gfx950{}) by the current device's chip: the defaults'
-/// dispatch (kernels/cdna/default*.hpp); `unsupported` is the message for any other device.
+/// run(arch::gfx942{}, device) or run(arch::gfx950{}, device) by the chip of the current
+/// device, `device`: the defaults' dispatch (kernels/cdna/default*.hpp) and their one device
+/// query; `unsupported` is the message for any other device.
 template <class Run>
 Status on_current_chip(const char* unsupported, Run&& run) {
   int device = 0;
-  if (get_device(&device) != success) return {StatusCode::runtime_error, "hipGetDevice failed"};
+  if (Status s = detail::CurrentDevice<Backend::hip>::get(&device); !s) return s;
   DeviceFacts::Facts facts{};
   if (Status s = DeviceFacts::query(device, &facts); !s) return s;
   switch (facts.chip) {
     case Chip::gfx942:
-      return run(arch::gfx942{});
+      return run(arch::gfx942{}, device);
     case Chip::gfx950:
-      return run(arch::gfx950{});
+      return run(arch::gfx950{}, device);
     default:
       return {StatusCode::unsupported_device, unsupported};
   }

@@ -1,5 +1,5 @@
 // The HIP side of glukit::addmm_glu<P> for gfx942 / gfx950 policies, on arguments
-// AddmmGlu<P>::run has validated: the plan's own rules, the device check, the tile
+// AddmmGlu<P>::run has validated: the plan's own rules (check), the device check, the tile
 // schedule, and the launch of AddmmGluKernel<P> for the bound problem (fp16 or bf16,
 // B row_major or col_major, or the gated projection: GatedProjection<P>::run passes
 // detail::gemm_view of its arguments; the gated backward: GatedBackward<P>::run passes its
@@ -36,24 +36,23 @@ inline TileSchedulePlan plan_schedule(const AddmmGluArgsT<T>& args, int compute_
 
 namespace glukit::detail {
 
-/// P: a policy bound to a problem. Called by AddmmGlu<Policy>::run (or, for a GatedProblem,
-/// GatedProjection<Policy>::run, for a GatedBackwardProblem GatedBackward<Policy>::run, with
-/// its gemm_view and H, and for an AddmmGluBackwardProblem AddmmGluBackward<Policy>::run, with
-/// its gemm_view, dY and the gradient, and for a GatedProjectionBackwardProblem
-/// GatedProjectionBackward<Policy>::run, with its gemm_view) only, with arguments it has
-/// validated, a non-empty output and the b_layout P was bound to.
+/// P: a policy bound to a problem; called as BackendLauncher's contract says
+/// (kernels/addmm_glu_kernel.hpp), with the arguments this file's header comment lists.
 template <class P>
 struct BackendLauncher<P, Backend::hip> {
   using T = element_of<P>;
-  /// out2, ld_out2: the second output of a kernel that writes one (the gated backward's H,
-  /// addmm_glu's backward's dY); in2, ld_in2: its second input (addmm_glu's backward's gradient).
-  static Status run(const AddmmGluArgsT<T>& args, stream_t stream, T* out2 = nullptr, std::int64_t ld_out2 = 0,
-                    const T* in2 = nullptr, std::int64_t ld_in2 = 0) {
+  /// The plan's own rules, host only (before the device check): ld_out2 the second output's
+  /// stride, ld_in2 the second input's (0: none).
+  static Status check(const AddmmGluArgsT<T>& args, std::int64_t ld_out2 = 0, std::int64_t ld_in2 = 0) {
     if (Status s = cdna::validate_for_plan<P>(args); !s) return s;
     if (Status s = cdna::validate_out2_for_plan<P>(ld_out2); !s) return s;
-    if (Status s = cdna::validate_in2_for_plan<P>(ld_in2); !s) return s;
-    int device = 0;
-    if (get_device(&device) != success) return {StatusCode::runtime_error, "hipGetDevice failed"};
+    return cdna::validate_in2_for_plan<P>(ld_in2);
+  }
+
+  /// out2, ld_out2: the second output of a kernel that writes one (the gated backward's H,
+  /// addmm_glu's backward's dY); in2, ld_in2: its second input (addmm_glu's backward's gradient).
+  static Status run(const AddmmGluArgsT<T>& args, stream_t stream, int device, T* out2 = nullptr,
+                    std::int64_t ld_out2 = 0, const T* in2 = nullptr, std::int64_t ld_in2 = 0) {
     int compute_units = 0;
     if (Status s = cdna::DeviceFacts::query<typename P::arch>(device, &compute_units); !s) return s;
 

@@ -33,23 +33,23 @@ struct DefaultLauncher<Backend::cuda, T> {
     if (Status s = validate_arguments(args); !s.ok()) return s;
     if (args.m == 0 || args.n == 0) return Status::success();
     int device = 0;
-    if (get_device(&device) != success) return {StatusCode::runtime_error, "device: no current CUDA device"};
+    if (Status s = CurrentDevice<Backend::cuda>::get(&device); !s.ok()) return s;
     int sms = 0;
     if (Status s = sm_count(device, &sms); !s.ok()) return s;
     using arch::sm90a;
     switch (sm90::default_kernel(args.m, args.n, args.k, sms)) {
       case sm90::DefaultKernel::ws_128x128:
-        return addmm_glu<policy::WarpSpecializedTma128x128<sm90a>>(args, stream);
+        return run_validated<AddmmGlu<policy::WarpSpecializedTma128x128<sm90a>>>(args, stream, device);
       case sm90::DefaultKernel::ws_128x256:
-        return addmm_glu<policy::WarpSpecializedTma128x256<sm90a>>(args, stream);
+        return run_validated<AddmmGlu<policy::WarpSpecializedTma128x256<sm90a>>>(args, stream, device);
       case sm90::DefaultKernel::ws_pingpong_64x128:
-        return addmm_glu<policy::WarpSpecializedTmaPingpong64x128<sm90a>>(args, stream);
+        return run_validated<AddmmGlu<policy::WarpSpecializedTmaPingpong64x128<sm90a>>>(args, stream, device);
       case sm90::DefaultKernel::ws_decode_16x128:
-        return addmm_glu<policy::WarpSpecializedTmaDecode16x128<sm90a>>(args, stream);
+        return run_validated<AddmmGlu<policy::WarpSpecializedTmaDecode16x128<sm90a>>>(args, stream, device);
       case sm90::DefaultKernel::ws_128x192:
         break;
     }
-    return addmm_glu<policy::WarpSpecializedTma<sm90a>>(args, stream);
+    return run_validated<AddmmGlu<policy::WarpSpecializedTma<sm90a>>>(args, stream, device);
   }
 };
 

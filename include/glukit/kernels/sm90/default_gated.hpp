@@ -15,7 +15,7 @@ struct DefaultGatedLauncher<Backend::cuda, T, Op> {
     if (Status s = validate_gated_arguments(args); !s.ok()) return s;
     if (args.m == 0 || args.n == 0) return Status::success();
     int device = 0;
-    if (get_device(&device) != success) return {StatusCode::runtime_error, "device: no current CUDA device"};
+    if (Status s = CurrentDevice<Backend::cuda>::get(&device); !s.ok()) return s;
     int sms = 0;
     if (Status s = DefaultLauncher<Backend::cuda, T>::sm_count(device, &sms); !s.ok()) return s;
     using arch::sm90a;
@@ -24,18 +24,23 @@ struct DefaultGatedLauncher<Backend::cuda, T, Op> {
                                               : sm90::default_gated_kernel(args.m, args.n, args.k, sms);
     switch (pick) {
       case sm90::DefaultGatedKernel::gated_decode_16x128:
-        return gated_projection<policy::WithEpilogue<policy::GatedTmaDecode16x128<sm90a>, Op>>(args, stream);
+        return run_validated<Kernel<policy::GatedTmaDecode16x128<sm90a>>>(args, stream, device);
       case sm90::DefaultGatedKernel::gated_decode_16x256:
-        return gated_projection<policy::WithEpilogue<policy::GatedTmaDecode16x256<sm90a>, Op>>(args, stream);
+        return run_validated<Kernel<policy::GatedTmaDecode16x256<sm90a>>>(args, stream, device);
       case sm90::DefaultGatedKernel::gated_pingpong_64x128:
-        return gated_projection<policy::WithEpilogue<policy::GatedTmaPingpong64x128<sm90a>, Op>>(args, stream);
+        return run_validated<Kernel<policy::GatedTmaPingpong64x128<sm90a>>>(args, stream, device);
       case sm90::DefaultGatedKernel::gated_128x128:
-        return gated_projection<policy::WithEpilogue<policy::GatedTma128x128<sm90a>, Op>>(args, stream);
+        return run_validated<Kernel<policy::GatedTma128x128<sm90a>>>(args, stream, device);
       case sm90::DefaultGatedKernel::gated_128x256:
         break;
     }
-    return gated_projection<policy::WithEpilogue<policy::GatedTma128x256<sm90a>, Op>>(args, stream);
+    return run_validated<Kernel<policy::GatedTma128x256<sm90a>>>(args, stream, device);
   }
+
+ private:
+  /// The gated projection of policy P with the caller's operation.
+  template <class P>
+  using Kernel = GatedProjection<policy::WithEpilogue<P, Op>>;
 };
 
 }  // namespace glukit::detail

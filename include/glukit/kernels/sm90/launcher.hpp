@@ -1,4 +1,5 @@
-// Host launcher of the sm90a kernels: argument rules, device checks (including that
+// Host launcher of the sm90a kernels: the CUDA runtime's current device
+// (detail::CurrentDevice), argument rules, device checks (including that
 // the kernel image is sm_90a code: plan_image.hpp), one-time
 // per-device set-up (shared-memory opt-in, SM count, occupancy), the tile
 // schedule from the same plan the kernel walks, and the launch.
@@ -119,16 +120,26 @@ Status encode_tensor_maps(const Args<P>& a, TensorMaps* maps, const element_of<P
 
 namespace glukit::detail {
 
-/// P: a policy bound to a problem. Called by AddmmGlu<Policy>::run only, with arguments it
-/// has validated, a non-empty output and the b_layout P was bound to.
+/// The CUDA runtime's current device.
+template <>
+struct CurrentDevice<Backend::cuda> {
+  static Status get(int* device) {
+    if (get_device(device) != success) return {StatusCode::runtime_error, "device: no current CUDA device"};
+    return Status::success();
+  }
+};
+
+/// P: a policy bound to a problem (BackendLauncher's contract, kernels/addmm_glu_kernel.hpp).
 template <class P>
 struct BackendLauncher<P, Backend::cuda> {
+  /// No rules beyond the kernel types' validate before the device checks: the grid and TMA
+  /// coordinate limits below are checked after them.
+  static Status check(const sm90::Args<P>&, std::int64_t = 0, std::int64_t = 0) { return Status::success(); }
+
   /// out2, ld_out2: the second output of a kernel that writes one (the gated backward's H,
   /// addmm_glu's backward's dY); in2, ld_in2: its second input (addmm_glu's backward's gradient).
-  static Status run(const sm90::Args<P>& args, stream_t stream, element_of<P>* out2 = nullptr,
+  static Status run(const sm90::Args<P>& args, stream_t stream, int device, element_of<P>* out2 = nullptr,
                     std::int64_t ld_out2 = 0, const element_of<P>* in2 = nullptr, std::int64_t ld_in2 = 0) {
-    int device = 0;
-    if (get_device(&device) != success) return {StatusCode::runtime_error, "device: no current CUDA device"};
     int workers = 0;
     if (Status s = sm90::DeviceSetup<P>::get(device, &workers); !s.ok()) return s;  // device checks first
     if (Status s = sm90::DeviceSetup<P>::allow_smem(); !s.ok()) return s;
