@@ -275,6 +275,14 @@ struct DefaultRun {
     return glukit::gated_backward<glukit::epilogue::SwiGlu>(a, st);
   }
 };
+/// The gated backward's cooperative kernel (both consumer warpgroups on each 128 x 128 tile).
+struct CooperativeRun {
+  static glukit::Status run(const glukit::GatedBackwardArgsT<T>& a, cudaStream_t st) {
+    using Policy = glukit::policy::WithEpilogue<glukit::policy::GatedBackwardTma128x128<glukit::arch::sm90a>,
+                                                glukit::epilogue::SwiGlu>;
+    return glukit::GatedBackward<Policy>::run(a, st);
+  }
+};
 struct ProjectionRun {
   static glukit::Status run(const glukit::GatedProjectionBackwardArgsT<T>& a, cudaStream_t st) {
     return glukit::gated_projection_backward<glukit::epilogue::SwiGlu>(a, st);
@@ -350,6 +358,8 @@ void register_gated_backward() {
                                                shape));
       };
       reg.template operator()<BwdOperands, DefaultRun>("gated_backward", BwdShape{m, di.i, di.d});
+      configure(benchmark::RegisterBenchmark(("gated_backward_cooperative/" + s.key()).c_str(),
+                                             bm_bwd_glukit<BwdOperands, CooperativeRun>, s));
       reg.template operator()<PbOperands, ProjectionRun>("gated_projection_backward", PbShape{{m, di.i, di.d}});
     }
 }

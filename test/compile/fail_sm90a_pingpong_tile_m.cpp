@@ -1,5 +1,5 @@
-// Ping-pong consumers own whole 64-row tiles; 192 rows would need three accumulator
-// sets per thread.
+// Ping-pong consumers own whole tiles of one or two 64-row slices; 192 rows would need
+// three accumulator sets per thread.
 // expect-error: pingpong: needs copier = CopierKind::tma (warp_specialized) and tile_m = 64
 #include <glukit/glukit.hpp>
 

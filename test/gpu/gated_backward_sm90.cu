@@ -162,6 +162,22 @@ TEMPLATE_LIST_TEST_CASE("gated backward: every activation, fp16 and bf16, both P
     }
 }
 
+/// The ping-pong kernel: each block takes several tiles (2100 x 2504: 340 tiles of 128 x 128
+/// over at most 264 warpgroups of an H200), so the warpgroups' turns, the ordered epilogues
+/// on the one staged G/U pair and its refills all run; ragged shapes and both orders.
+TEMPLATE_TEST_CASE("gated backward, ping-pong 128 x 128: several tiles per block, ragged shapes",
+                   "[gated_backward][sanitize]", epilogue::SwiGlu, epilogue::GeGlu) {
+  const auto run = [](const auto& args) {
+    using Policy = policy::WithEpilogue<policy::GatedBackwardTmaPingpong128x128<arch::sm90a>, TestType>;
+    return GatedBackward<Policy>::run(args);
+  };
+  check_backward<TestType, bfloat16_t>("ping-pong", BwdShape{2100, 2504, 40}, run);
+  check_backward<TestType, half_t>("ping-pong",
+                                   BwdShape{2100, 2496, 72, 0, 0, 0, 0, 0, GateLayout::interleaved}, run, true);
+  for (GateLayout layout : {GateLayout::stacked, GateLayout::interleaved})
+    for (const BwdShape& s : ragged_shapes(layout)) check_backward<TestType, half_t>("ping-pong", s, run);
+}
+
 TEST_CASE("gated backward: dP written over P, k = 0 (dH = 0), m = 0 and n = 0 launch nothing",
           "[gated_backward]") {
   const auto run = [](const auto& args) { return gated_backward<epilogue::SwiGlu>(args); };

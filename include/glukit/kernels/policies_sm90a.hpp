@@ -200,6 +200,16 @@ struct GatedBackwardTma128x128 : WarpSpecializedTma128x128<Arch> {
   using epilogue_op = epilogue::SwiGlu;
   static constexpr int num_buffers = 5;
 };
+/// The gated backward with ping-pong consumers: each consumer warpgroup computes whole
+/// 128 x 128 tiles (two 64-row slices) in turns, so one warpgroup's epilogue (two tiles
+/// read, three written) runs under the other's wgmma. One staged G/U pair, refilled panel
+/// by panel as the previous tile's epilogue releases it (the epilogues take turns), keeps
+/// the five ring stages (5 x 32 KiB + 64 KiB).
+template <class Arch>
+struct GatedBackwardTmaPingpong128x128 : GatedBackwardTma128x128<Arch> {
+  static constexpr const char* name() { return "GatedBackwardTmaPingpong128x128"; }
+  static constexpr bool pingpong = true;
+};
 
 
 /// addmm_glu's backward (AddmmGluBackward<P>): 128 x 128 tiles of X; five ring stages beside

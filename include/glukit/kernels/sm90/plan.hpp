@@ -49,9 +49,9 @@ struct MainloopPlan {
   /// Producer thread that loads Y with TMA: warp 2's first lane.
   static constexpr int y_producer_tid = 2 * traits::wave_size;
   /// Optional policy member pingpong (default false; TMA copier only): each consumer
-  /// warpgroup owns whole tiles of 64 rows (tile_m = 64) and the warpgroups take the
-  /// block's tiles in turn, so one's epilogue runs while the other's wgmma run.
-  /// Otherwise (cooperative) all consumer warpgroups share each tile, 64 rows each.
+  /// warpgroup owns whole tiles (tile_m = 64, or 128 as two 64-row slices) and the
+  /// warpgroups take the block's tiles in turn, so one's epilogue runs while the other's
+  /// wgmma run. Otherwise (cooperative) all consumer warpgroups share each tile, 64 rows each.
   static constexpr bool pingpong = [] {
     if constexpr (requires { P::pingpong; }) return bool(P::pingpong);
     else return false;
@@ -59,6 +59,14 @@ struct MainloopPlan {
   /// Consumer warpgroups that work on one tile, and their threads: the arrivals that
   /// release a ring stage or a Y buffer.
   static constexpr int tile_warpgroups = pingpong ? 1 : consumer_warpgroups;
+  /// 64-row slices of a tile each consumer warpgroup computes: 1, or tile_m / 64 with
+  /// pingpong. A 128-row ping-pong tile keeps the cooperative tile's reuse of B while one
+  /// warpgroup's epilogue runs under the other's wgmma: the schedule of a heavy epilogue.
+  static constexpr int wg_slices = pingpong ? P::tile_m / traits::mma_m : 1;
+  /// With pingpong and fewer Y buffers than consumer warpgroups, the warpgroups also take
+  /// their epilogues in turn (a named barrier), so no parity wait on a shared Y buffer can
+  /// run two phases ahead of it.
+  static constexpr bool ordered_epilogues = pingpong && y_buffers % consumer_warpgroups != 0;
   static constexpr int tile_consumer_threads = tile_warpgroups * traits::warpgroup_size;
   /// Optional policy member a_rows (default tile_m; 16 with pingpong, tile_m = 64 and the
   /// fused epilogue, the one value the GPU tests run): the output rows of a tile. Its A
@@ -234,7 +242,7 @@ struct MainloopPlan {
   /// setmaxnreg targets of the warp-specialised kernel (sum fits 64K registers).
   static constexpr int producer_registers = 40;
   static constexpr int consumer_registers = 232;
-  static constexpr int accumulators_per_thread = P::tile_n / 2;  ///< fp32, an m64nN fragment
+  static constexpr int accumulators_per_thread = wg_slices * P::tile_n / 2;  ///< fp32, m64nN fragments
   /// Registers a consumer thread can have: the launch budget of min_blocks_per_cu blocks
   /// per SM, or after setmaxnreg the consumers' target (ptxas allocates the code after
   /// setmaxnreg.inc up to it: a 384-thread kernel reports 168 registers and holds 226

@@ -18,9 +18,10 @@ constexpr bool check_policy() {
   static_assert(Plan::pingpong || P::tile_m == Plan::consumer_warpgroups * traits::mma_m,
                 "tile_m: must equal 64 x consumer warpgroups (warps / 4, minus the producer when "
                 "warp_specialized): each consumer warpgroup owns 64 rows");
-  static_assert(!Plan::pingpong || (Plan::tma && P::tile_m == traits::mma_m),
-                "pingpong: needs copier = CopierKind::tma (warp_specialized) and tile_m = 64 (each consumer "
-                "warpgroup owns a whole tile; 128-row ping-pong tiles were removed, docs/perf-notes.md)");
+  static_assert(!Plan::pingpong || (Plan::tma && (P::tile_m == traits::mma_m ||
+                                                   (P::tile_m == 2 * traits::mma_m && Plan::stage_y))),
+                "pingpong: needs copier = CopierKind::tma (warp_specialized) and tile_m = 64, or 128 (two "
+                "64-row slices per consumer warpgroup) with the fused epilogue");
   static_assert(Plan::a_rows == P::tile_m ||
                     (Plan::a_rows == 16 && Plan::pingpong && P::tile_m == traits::mma_m &&
                      Plan::stage_y),
@@ -28,9 +29,10 @@ constexpr bool check_policy() {
                 "wgmma multiplies 64 rows, of which a_rows are stored)");
   static_assert(Plan::cluster_m == 1 || (Plan::cluster_m == 2 && Plan::tma && !Plan::pingpong),
                 "cluster_m: 1, or 2 with copier = CopierKind::tma and cooperative consumers (pingpong = false)");
-  static_assert(!Plan::pingpong || Plan::y_buffers % Plan::consumer_warpgroups == 0,
-                "y_buffers: with pingpong, a multiple of the consumer warpgroups (each Y buffer must "
-                "belong to one warpgroup, or a parity wait could see the other's phase)");
+  static_assert(!Plan::pingpong || Plan::y_buffers == 1 || Plan::y_buffers % Plan::consumer_warpgroups == 0,
+                "y_buffers: with pingpong, 1 (the warpgroups' epilogues then take turns) or a multiple of "
+                "the consumer warpgroups (each Y buffer belongs to one warpgroup, or a parity wait could "
+                "see the other's phase)");
   static_assert(!Plan::specialized || (P::min_blocks_per_cu == 1 &&
                                        Plan::producer_registers * 128 + Plan::consumer_registers *
                                        Plan::consumer_threads <= traits::registers_per_sm),

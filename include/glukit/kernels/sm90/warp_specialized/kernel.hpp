@@ -18,8 +18,9 @@
 // one. The epilogue writes the output over Y (stmatrix) and each consumer warp stores
 // its own rows from there, one 64-column panel at a time (Plan::y_parts), releasing
 // each panel once stored: the TMA producer loads the next tile's Y into it at once.
-// pingpong: each consumer warpgroup owns whole tiles (64 or 128 rows) and the
-// warpgroups take the block's tiles in turns (a named barrier orders their main loops).
+// pingpong: each consumer warpgroup owns whole tiles (64 rows, or 128 as two 64-row
+// slices) and the warpgroups take the block's tiles in turns (a named barrier orders their
+// main loops; with one Y buffer another orders their epilogues).
 // cluster_m = 2: two blocks share each B panel (TMA multicast); a stage is
 // refilled once the consumers of both blocks released it.
 // setmaxnreg moves registers from the producer to the consumers.
@@ -49,6 +50,7 @@ struct WsKernel : WsProducer<P> {
   using Epi = Epilogue<P>;
   using StagedEpi = StagedEpilogue<P>;
   using Base::BN, Base::S, Base::YB, Base::CM;
+  static constexpr int SL = Plan::wg_slices;
   using Base::first_slot, Base::slot_stride, Base::tile_row, Base::y_slot, Base::bias_beside_y;
 
   /// A consumer is done reading ring stage `stage`: each warp arrives once (its first
@@ -68,9 +70,10 @@ struct WsKernel : WsProducer<P> {
   /// part by part (Plan::y_parts: each 64-column panel when the kernel reads Y): wait for
   /// the part, write its output over it, store the warp's rows of it, release it, so the
   /// producer refills the part with the next tile's Y while the later parts are stored.
-  /// tid: the thread's index among the tile's consumer threads (warpgroup w: rows 64 w..).
+  /// tid: the thread's index among the tile's consumer threads (warpgroup w: rows 64 w..);
+  /// slice s of the accumulators (Plan::wg_slices) belongs to tile thread tid + 128 s.
   GLUKIT_DEVICE static void finish_tile(const Params<P>& p, const Shared& sh, std::int64_t li, std::int64_t m0,
-                                        std::int64_t n0, int tid, float (&acc)[Mma::accumulators]) {
+                                        std::int64_t n0, int tid, float (&acc)[SL][Mma::accumulators]) {
     using namespace arch::hopper;
     const typename Base::YSlot ys = y_slot(li);
     unsigned char* y_tile = sh.y_tile(ys.buffer);
@@ -82,26 +85,30 @@ struct WsKernel : WsProducer<P> {
     const auto finish_part = [&]<int Part>() {
       [[maybe_unused]] constexpr int P0 = Part * Plan::y_part_panels, P1 = P0 + Plan::y_part_panels;
       sh.y_parts.wait(ys.bar(Part), ys.phase);
-      if constexpr (Plan::dgated) {  // P's gate and up tiles in, dP over them and H out
-        DgatedEpilogue<P>(p.args, m0, n0, tid)
-            .template finish_panel<Part>(acc, y_tile, y_tile + Plan::YLayout::bytes, p.out2, p.ld_out2, m0);
-      } else if constexpr (Plan::xbackward) {  // the gradient and Y in, dX and dY over them and out
-        XBackwardEpilogue<P>(p.args, m0, n0, tid)
-            .template finish_panel<Part>(acc, y_tile, y_tile + Plan::YLayout::bytes, Part == 0 ? bias_row : nullptr,
-                                         p.out2, p.ld_out2, m0);
-      } else if constexpr (Plan::projection_backward) {  // dO in, dG and dU over it and out
-        ProjectionBackwardEpilogue<P>(p.args, m0, n0, tid)
-            .template finish_panel<Part>(acc, y_tile, Part == 0 ? bias_row : nullptr, m0);
-      } else if (stores) {
-        const StagedEpi e(p.args, m0, n0, tid);
-        const unsigned char* bias = Part == 0 ? bias_row : nullptr;
-        if constexpr (Plan::preact) {  // P (bias added) first, through the tile's first panel
-          PreactEpilogue<P>(p.args, m0, n0, tid).store_preact(acc, bias, y_tile, p.out2, p.ld_out2, m0);
-          bias = nullptr;
+#pragma unroll
+      for (int s = 0; s < SL; ++s) {
+        const int stid = tid + 128 * s;  // slice s: rows 64 s.. of the tile
+        if constexpr (Plan::dgated) {  // P's gate and up tiles in, dP over them and H out
+          DgatedEpilogue<P>(p.args, m0, n0, stid)
+              .template finish_panel<Part>(acc[s], y_tile, y_tile + Plan::YLayout::bytes, p.out2, p.ld_out2, m0);
+        } else if constexpr (Plan::xbackward) {  // the gradient and Y in, dX and dY over them and out
+          XBackwardEpilogue<P>(p.args, m0, n0, stid)
+              .template finish_panel<Part>(acc[s], y_tile, y_tile + Plan::YLayout::bytes, Part == 0 ? bias_row : nullptr,
+                                           p.out2, p.ld_out2, m0);
+        } else if constexpr (Plan::projection_backward) {  // dO in, dG and dU over it and out
+          ProjectionBackwardEpilogue<P>(p.args, m0, n0, stid)
+              .template finish_panel<Part>(acc[s], y_tile, Part == 0 ? bias_row : nullptr, m0);
+        } else if (stores) {
+          const StagedEpi e(p.args, m0, n0, stid);
+          const unsigned char* bias = Part == 0 ? bias_row : nullptr;
+          if constexpr (Plan::preact) {  // P (bias added) first, through the tile's first panel
+            PreactEpilogue<P>(p.args, m0, n0, stid).store_preact(acc[s], bias, y_tile, p.out2, p.ld_out2, m0);
+            bias = nullptr;
+          }
+          e.template finish_in_place<typename Plan::YLayout, P0, P1>(acc[s], y_tile, bias, m0);
+          __syncwarp();  // the warp's rows, written by its own stmatrix, stored by its own lanes
+          e.template store_rows_from_smem<typename Plan::YLayout, P0, P1>(y_tile, m0);
         }
-        e.template finish_in_place<typename Plan::YLayout, P0, P1>(acc, y_tile, bias, m0);
-        __syncwarp();  // the warp's rows, written by its own stmatrix, stored by its own lanes
-        e.template store_rows_from_smem<typename Plan::YLayout, P0, P1>(y_tile, m0);
       }
       // Every consumer thread arrives: with one arrival per warp (after a __syncwarp),
       // racecheck reports the other lanes' ldmatrix against the cp.async producer's next Y
@@ -117,7 +124,7 @@ struct WsKernel : WsProducer<P> {
     using namespace arch::hopper;
     const int cwg = ctid / 128;
     // Ping-pong: this warpgroup takes every consumer_warpgroups-th tile of the block and
-    // works on it alone (its 64 rows from A's row 0).
+    // works on it alone (all its rows, in 64-row slices from A's row 0).
     constexpr int turns = Plan::pingpong ? Plan::consumer_warpgroups : 1;
     const int a_wg = Plan::pingpong ? 0 : cwg;
     const int tile_tid = Plan::pingpong ? ctid % 128 : ctid;
@@ -140,8 +147,9 @@ struct WsKernel : WsProducer<P> {
       }
       const TileCoord tc = next_tc;
       const std::int64_t m0 = tile_row(tc), n0 = tc.n * Plan::out_tile_n;  // n0: the output's column
-      const auto epi_of = [&] { return Epi(p.args, m0, n0, tile_tid); };
-      float acc[Mma::accumulators];
+      // Slice s of this warpgroup's rows is 64 rows of the tile; its epilogue sees the
+      // thread as tile thread tile_tid + 128 s (rows 64 s..).
+      float acc[SL][Mma::accumulators];
       // One definition of the accumulators before the tile's first wgmma: two alternative
       // initialisations (bias staged with the first k-block, or not) make ptxas serialise
       // every wgmma of the kernel (C7515). Zeros where the bias comes in the epilogue (one
@@ -150,22 +158,27 @@ struct WsKernel : WsProducer<P> {
       if constexpr (Plan::stage_y && Plan::bias_in_accumulator) {
         if (p.k_blocks > 0) sh.stages.wait(st.index, st.phase);
         const unsigned char* bias_row = p.k_blocks > 0 ? sh.ring.template tile<2>(st.index) : nullptr;
-        StagedEpi(p.args, m0, n0, tile_tid).init_staged(acc, bias_row);
+#pragma unroll
+        for (int s = 0; s < SL; ++s) StagedEpi(p.args, m0, n0, tile_tid + 128 * s).init_staged(acc[s], bias_row);
       } else if constexpr (Plan::stage_y) {
-        StagedEpi(p.args, m0, n0, tile_tid).init_staged(acc, nullptr);  // zeros: the bias comes later
+#pragma unroll
+        for (int s = 0; s < SL; ++s)
+          StagedEpi(p.args, m0, n0, tile_tid + 128 * s).init_staged(acc[s], nullptr);  // zeros: the bias comes later
       }
-      Epi epi = epi_of();  // the register epilogue
-      if constexpr (!Plan::stage_y) epi.init(acc);
+      Epi epi(p.args, m0, n0, tile_tid);  // the register epilogue (SL = 1)
+      if constexpr (!Plan::stage_y) epi.init(acc[0]);
       if constexpr (Plan::pingpong)
         if (li > 0) named_barrier_sync<2 * 128>(2 + cwg);
       int release = -1;
       for (int kb = 0; kb < p.k_blocks; ++kb) {
         sh.stages.wait(st.index, st.phase);
-        mma_k_block<P>(sh.ring, st.index, a_wg, acc);
+#pragma unroll
+        for (int s = 0; s < SL; ++s) mma_k_block<P>(sh.ring, st.index, a_wg + s, acc[s]);
         if constexpr (!Plan::stage_y)
           if (kb == p.k_blocks - 1) epi.prefetch();
-        wgmma_wait<1>();  // the previous k-block's MMAs are done with their stage
-        fence_accumulators(acc);
+        wgmma_wait<SL>();  // the previous k-block's MMAs (a group per slice) are done with their stage
+#pragma unroll
+        for (int s = 0; s < SL; ++s) fence_accumulators(acc[s]);
         if (release >= 0) release_stage(sh, release);
         release = st.index;
         ++st;
@@ -174,13 +187,20 @@ struct WsKernel : WsProducer<P> {
         if (li + 1 < block_tiles) named_barrier_arrive<2 * 128>(2 + (cwg + 1) % turns);
       next_tc = tile_at(slot + own_stride);
       wgmma_wait<0>();
-      fence_accumulators(acc);
+#pragma unroll
+      for (int s = 0; s < SL; ++s) fence_accumulators(acc[s]);
       if (release >= 0) release_stage(sh, release);
       if constexpr (Plan::stage_y) {
+        // Ordered epilogues: this tile's waits on the shared Y buffer come after the
+        // previous tile's (the other warpgroup's) have all passed.
+        if constexpr (Plan::ordered_epilogues)
+          if (li > 0) named_barrier_sync<2 * 128>(4 + cwg);
         finish_tile(p, sh, li, m0, n0, tile_tid, acc);
+        if constexpr (Plan::ordered_epilogues)
+          if (li + 1 < block_tiles) named_barrier_arrive<2 * 128>(4 + (cwg + 1) % turns);
       } else {
         if (p.k_blocks == 0) epi.prefetch();
-        epi.finish(acc);
+        epi.finish(acc[0]);
       }
     }
   }

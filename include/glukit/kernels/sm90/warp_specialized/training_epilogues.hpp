@@ -104,29 +104,37 @@ struct DgatedEpilogue : PanelEpilogue<P> {
     const Op op{};
     const std::uint32_t g_row = this->template panel_row<L>(g_tile, m0);
     const std::uint32_t u_row = this->template panel_row<L>(u_tile, m0);
-    std::uint32_t gv[NB][4], uv[NB][4], hv[NB][4];
+    // Two batches of two x4 blocks: G and U of one batch live at a time beside H of the
+    // panel (16 registers fewer than the whole panel's; a ping-pong warpgroup holds two
+    // accumulator slices beside them).
+    constexpr int HB = NB / 2;
+    std::uint32_t hv[NB][4];
 #pragma unroll
-    for (int b = 0; b < NB; ++b) {
-      ldmatrix_x4(Base::template fragment_address<L>(g_row, Pn * NB + b), gv[b]);
-      ldmatrix_x4(Base::template fragment_address<L>(u_row, Pn * NB + b), uv[b]);
-    }
+    for (int b0 = 0; b0 < NB; b0 += HB) {
+      std::uint32_t gv[HB][4], uv[HB][4];
 #pragma unroll
-    for (int b = 0; b < NB; ++b)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int j = 2 * (Pn * NB + b) + (i >> 1), k = 4 * j + 2 * (i & 1);
-        const float2 g = unpack2<T>(gv[b][i]), u = unpack2<T>(uv[b][i]);
-        float dg0, du0, h0, dg1, du1, h1;
-        op.backward(g.x, u.x, acc[k], dg0, du0, h0);
-        op.backward(g.y, u.y, acc[k + 1], dg1, du1, h1);
-        gv[b][i] = pack2<T>(dg0, dg1);
-        uv[b][i] = pack2<T>(du0, du1);
-        hv[b][i] = pack2<T>(h0, h1);
+      for (int b = 0; b < HB; ++b) {
+        ldmatrix_x4(Base::template fragment_address<L>(g_row, Pn * NB + b0 + b), gv[b]);
+        ldmatrix_x4(Base::template fragment_address<L>(u_row, Pn * NB + b0 + b), uv[b]);
       }
 #pragma unroll
-    for (int b = 0; b < NB; ++b) {
-      stmatrix_x4(Base::template fragment_address<L>(g_row, Pn * NB + b), gv[b]);
-      stmatrix_x4(Base::template fragment_address<L>(u_row, Pn * NB + b), uv[b]);
+      for (int b = 0; b < HB; ++b)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int j = 2 * (Pn * NB + b0 + b) + (i >> 1), k = 4 * j + 2 * (i & 1);
+          const float2 g = unpack2<T>(gv[b][i]), u = unpack2<T>(uv[b][i]);
+          float dg0, du0, h0, dg1, du1, h1;
+          op.backward(g.x, u.x, acc[k], dg0, du0, h0);
+          op.backward(g.y, u.y, acc[k + 1], dg1, du1, h1);
+          gv[b][i] = pack2<T>(dg0, dg1);
+          uv[b][i] = pack2<T>(du0, du1);
+          hv[b0 + b][i] = pack2<T>(h0, h1);
+        }
+#pragma unroll
+      for (int b = 0; b < HB; ++b) {
+        stmatrix_x4(Base::template fragment_address<L>(g_row, Pn * NB + b0 + b), gv[b]);
+        stmatrix_x4(Base::template fragment_address<L>(u_row, Pn * NB + b0 + b), uv[b]);
+      }
     }
     const std::int64_t j = n0 + 64 * Pn;  // the panel's first output column
     const int cols = this->panel_cols(j);
