@@ -1,16 +1,14 @@
-// The training epilogues of the warp-specialised sm90a kernel, all built on the store of
-// one 64-column panel of a staged tile to any destination (PanelEpilogue):
-// PreactEpilogue stores a gated projection's pre-activations beside its output (at the end);
-// XBackwardEpilogue and ProjectionBackwardEpilogue are addmm_glu's and the gated projection's
-// backwards by recomputation (their comments below).
-// DgatedEpilogue, the gated backward's epilogue: the accumulators
-// hold dH (a tile of dY W_down); the producer staged the saved pre-activations of the
-// tile's output columns as two swizzled tiles, G and U (one 64-column panel of each per
-// part). Per panel the thread reads its fragment of G and U with ldmatrix, runs the
-// operation's `backward` in fp32, writes dG over G and dU over U with stmatrix, and each
-// warp stores its own 16 rows of both into dP (at P's gate and up columns); then H goes
-// over G and is stored into the second output the same way. Rows past m and columns past
-// n are never written (n is a multiple of 8: every 16-byte chunk is whole or absent).
+// The training epilogues of the warp-specialised sm90a kernel, all built on PanelEpilogue
+// (the store of one 64-column panel of a staged tile to any destination): PreactEpilogue
+// stores a gated projection's pre-activations beside its output; XBackwardEpilogue and
+// ProjectionBackwardEpilogue are addmm_glu's and the gated projection's backwards by
+// recomputation; DgatedEpilogue is the gated backward's: the accumulators hold dH (a tile
+// of dY W_down), the producer staged the saved pre-activations G and U (one 64-column panel
+// of each per part); per panel the thread reads its fragment of G and U with ldmatrix, runs
+// the operation's `backward` in fp32, writes dG over G and dU over U with stmatrix, each warp
+// stores its own 16 rows of both into dP (at P's gate and up columns), then H goes over G
+// and into the second output. Rows past m and columns past n are never written (n is a
+// multiple of 8: every 16-byte chunk is whole or absent).
 #pragma once
 #include <cstdint>
 
@@ -104,9 +102,8 @@ struct DgatedEpilogue : PanelEpilogue<P> {
     const Op op{};
     const std::uint32_t g_row = this->template panel_row<L>(g_tile, m0);
     const std::uint32_t u_row = this->template panel_row<L>(u_tile, m0);
-    // Two batches of two x4 blocks: G and U of one batch live at a time beside H of the
-    // panel (16 registers fewer than the whole panel's; a ping-pong warpgroup holds two
-    // accumulator slices beside them).
+    // Two batches of two x4 blocks: 16 registers fewer than the whole panel's G and U live
+    // beside H (a ping-pong warpgroup holds two accumulator slices).
     constexpr int HB = NB / 2;
     std::uint32_t hv[NB][4];
 #pragma unroll
