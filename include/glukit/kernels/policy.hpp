@@ -2,8 +2,10 @@
 // style) and the Policy concept checked at the top of AddmmGlu<Policy>.
 #pragma once
 #include <concepts>
+#include <type_traits>
 
 #include "glukit/arch/tags.hpp"
+#include "glukit/epilogue/compose.hpp"
 #include "glukit/epilogue/functors.hpp"
 #include "glukit/kernels/args.hpp"
 #include "glukit/kernels/gated_args.hpp"
@@ -78,6 +80,9 @@ struct Problem {
   /// The gated projection's backward (GatedProjectionBackwardProblem): the pre-activations
   /// recomputed, the epilogue reads the output's gradient.
   static constexpr bool projection_backward = false;
+  /// The epilogue of operation Op on this problem's tile (epilogue/compose.hpp).
+  template <class Op>
+  using composition = epilogue::Elementwise<Op>;
 };
 
 /// The gated projection's problem: B is an nn.Linear weight W (2n x k, K contiguous) whose
@@ -91,6 +96,8 @@ struct GatedProblem : Problem<T, Layout::col_major> {
   static constexpr bool gated = true;
   static constexpr GateLayout gate_layout = GL;
   static constexpr bool store_preact = Preact;
+  template <class Op>
+  using composition = std::conditional_t<Preact, epilogue::GatedPreact<Op>, epilogue::Gated<Op>>;
 };
 
 /// The gated projection's backward by recomputation: the GEMM is the gated projection's
@@ -101,6 +108,8 @@ struct GatedProblem : Problem<T, Layout::col_major> {
 template <Element T, GateLayout GL>
 struct GatedProjectionBackwardProblem : GatedProblem<T, GL> {
   static constexpr bool projection_backward = true;
+  template <class Op>
+  using composition = epilogue::ProjectionBackward<Op>;
 };
 
 /// The gated backward's problem: dH = dY W_down (B k x n, N contiguous), whose epilogue
@@ -112,6 +121,8 @@ template <Element T, GateLayout GL>
 struct GatedBackwardProblem : Problem<T, Layout::row_major> {
   static constexpr bool gated_backward = true;
   static constexpr GateLayout gate_layout = GL;
+  template <class Op>
+  using composition = epilogue::GatedBackward<Op>;
 };
 
 /// addmm_glu's backward: X = A B + bias (B in layout LB), recomputed, whose epilogue reads
@@ -121,6 +132,8 @@ struct GatedBackwardProblem : Problem<T, Layout::row_major> {
 template <Element T, Layout LB>
 struct AddmmGluBackwardProblem : Problem<T, LB> {
   static constexpr bool aux_backward = true;
+  template <class Op>
+  using composition = epilogue::AuxBackward<Op>;
 };
 
 /// A policy bound to a problem: what the backend kernels are instantiated with.
@@ -147,6 +160,9 @@ template <class P>
 using problem_of = typename detail::ProblemOf<P>::type;
 template <class P>
 using element_of = typename problem_of<P>::element;
+/// The epilogue a bound policy's kernel runs: its problem's composition of its epilogue_op.
+template <class P>
+using composition_of = typename problem_of<P>::template composition<typename P::epilogue_op>;
 
 /// Optional member `stage_pipeline` (default false): the multistage kernels' consumer
 /// groups take ordered turns at the compute stage (blocks/stage_pipeline.hpp). The

@@ -1,6 +1,6 @@
-// The sm90a epilogue: the epilogue protocol (init, prefetch, apply + store)
-// for one thread's accumulator fragment, wrapped around the policy's
-// elementwise operation.
+// The sm90a epilogue from registers: the epilogue protocol (init, prefetch, apply + store)
+// for one thread's accumulator fragment, running the forward's one-output compositions
+// (epilogue/compose.hpp: Elementwise, Gated) of the policy's operation.
 //   after_mainloop (V1-V3): after the K loop, bias is added, then Y is loaded
 //     (4-byte pairs in the fragment layout), then the operation is applied and
 //     pairs are stored.
@@ -9,8 +9,8 @@
 //     transposed into the fragment layout, the operation (one fma for the GLU
 //     gate) runs in fp32, and the result is transposed back and written with
 //     16-byte streaming stores.
-//   warp-specialised (Y staged in shared memory by the producer): StagedEpilogue
-//     (warp_specialized/staged_epilogue.hpp) builds on this one.
+//   warp-specialised (Y staged in shared memory by the producer): ComposedEpilogue
+//     (warp_specialized/composed_epilogue.hpp) runs any composition on staged tiles.
 // Global loads and stores with the output's edges: GlobalIo (global_io.hpp).
 // Rows and columns outside the output are never written; the epilogue's own Y
 // loads stay inside the output too.
@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "glukit/arch/hopper/memory.hpp"
+#include "glukit/epilogue/compose.hpp"
 #include "glukit/blocks/smem_layout.hpp"
 #include "glukit/kernels/args.hpp"
 #include "glukit/kernels/policy.hpp"
@@ -31,7 +32,7 @@ namespace glukit::sm90 {
 
 template <class P>
 struct Epilogue : GlobalIo<P> {
-  using Op = typename P::epilogue_op;
+  using C = composition_of<P>;  ///< Elementwise or Gated of the policy's epilogue_op
   using T = element_of<P>;
   using GlobalIo<P>::load_pair, GlobalIo<P>::store_pair, GlobalIo<P>::load_row_chunk, GlobalIo<P>::store_row_chunk;
   static constexpr int BM = P::tile_m, BN = P::tile_n;
@@ -109,19 +110,28 @@ struct Epilogue : GlobalIo<P> {
     }
   }
 
-  /// Gated: the output pair of output group jo (columns n0 + 8 jo + 2 q, + 1), row half
-  /// h: op(gate, up) of tile groups jg = 16 (jo / 8) + jo % 8 (Pairs::out_col) and jg + 8.
-  /// With the operation's two-output form where it has one (EpilogueOpPair).
+  /// Gated (Plan::gated): the output pair of output group jo (columns n0 + 8 jo + 2 q, + 1),
+  /// row half h, from tile groups jg = 16 (jo / 8) + jo % 8 (Pairs::out_col) and jg + 8.
   GLUKIT_DEVICE static std::uint32_t gated_pair(const float (&acc)[R], int jo, int h) {
-    const Op op{};
     const int g = 4 * (16 * (jo / 8) + jo % 8) + 2 * h, u = g + 4 * 8;
-    if constexpr (EpilogueOpPair<Op>) {
-      float o0, o1;
-      op.pair(acc[g], acc[u], acc[g + 1], acc[u + 1], o0, o1);
-      return pack2<T>(o0, o1);
-    } else {
-      return pack2<T>(op(acc[g], acc[u]), op(acc[g + 1], acc[u + 1]));
-    }
+    const float v0[2] = {acc[g], acc[u]}, v1[2] = {acc[g + 1], acc[u + 1]}, in[1] = {0.f};
+    return output_pair(v0, v1, in, in);
+  }
+  /// The output pair of accumulators x0, x1 (columns 2q, 2q + 1 of a group) and their Y pair.
+  GLUKIT_DEVICE static std::uint32_t element_pair(float x0, float x1, float2 y) {
+    const float v0[1] = {x0}, v1[1] = {x1}, in0[1] = {y.x}, in1[1] = {y.y};
+    return output_pair(v0, v1, in0, in1);
+  }
+  /// The composition's one output of two adjacent elements, packed.
+  template <int V>
+  GLUKIT_DEVICE static std::uint32_t output_pair(const float (&v0)[V], const float (&v1)[V], const float (&in0)[1],
+                                                 const float (&in1)[1]) {
+    static_assert(epilogue::Arity<C>::outputs == 1 && epilogue::Arity<C>::inputs <= 1,
+                  "epilogue: the register epilogue runs the forward's compositions (one output, Y at "
+                  "most); the training compositions need the warp-specialised fused kernel");
+    float o0[1], o1[1];
+    epilogue::apply_two<C>(v0, v1, in0, in1, o0, o1);
+    return pack2<T>(o0[0], o1[0]);
   }
   /// The bias pair of group j as both rows' starting accumulators.
   GLUKIT_DEVICE static void set_bias_pair(float (&acc)[R], int j, std::uint32_t pair) {
@@ -154,7 +164,6 @@ struct Epilogue : GlobalIo<P> {
 
   /// apply + store (fused: both row halves of Y prefetched before).
   GLUKIT_DEVICE void finish(float (&acc)[R]) {
-    const Op op{};
     if constexpr (gated) {
       // The bias is in the accumulators (fused) or added now; then each output pair is
       // op(gate, up) of two of this thread's accumulator pairs (V4: 16-byte row chunks).
@@ -197,7 +206,7 @@ struct Epilogue : GlobalIo<P> {
           for (int s = 0; s < 4; ++s) {
             const int i = 4 * (4 * g + s) + 2 * h;
             const float2 yv = unpack2<T>(y[s]);
-            o[s] = pack2<T>(op(acc[i], yv.x), op(acc[i + 1], yv.y));
+            o[s] = element_pair(acc[i], acc[i + 1], yv);
           }
           store_chunk(o, h, g);
         }
@@ -229,7 +238,7 @@ struct Epilogue : GlobalIo<P> {
             const int j = jb + jj;
             const std::int64_t row = row0 + 8 * h, col = col0 + 8 * j;
             const float2 yv = unpack2<T>(y[jj][h]);
-            const std::uint32_t o = pack2<T>(op(acc[4 * j + 2 * h], yv.x), op(acc[4 * j + 2 * h + 1], yv.y));
+            const std::uint32_t o = element_pair(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1], yv);
             if (interior || row < a.m)
               store_pair(a.out + row * a.ldo + col, o, col, a.n, interior || col + 1 < a.n);
           }

@@ -146,6 +146,8 @@ struct MainloopPlan {
   /// over Y, each stored from there.
   static constexpr bool xbackward = problem_of<P>::aux_backward;
   static constexpr int y_tiles = dgated || xbackward ? 2 : 1;
+  /// Does the GEMM have a bias? (The gated backward's dH has none.)
+  static constexpr bool biased = !dgated;
   static constexpr GateLayout gate_layout = [] {
     if constexpr (gated || dgated) return problem_of<P>::gate_layout;
     else return GateLayout::stacked;
@@ -212,7 +214,7 @@ struct MainloopPlan {
   static constexpr int y_offset = Buffers::bytes;  ///< Y buffer 0, after the ring, 1024-aligned
   /// y_tiles Y tiles + the bias row (tile_n: gated, W's order; none for the gated backward,
   /// which has no bias).
-  static constexpr int y_stride = y_tiles * YLayout::bytes + (dgated ? 0 : align_up(P::tile_n * 2, 1024));
+  static constexpr int y_stride = y_tiles * YLayout::bytes + (biased ? align_up(P::tile_n * 2, 1024) : 0);
   static constexpr int y_bytes = stage_y ? y_buffers * y_stride : 0;
   /// Parts of a Y buffer with a full and an empty barrier of their own: each 64-column
   /// panel when the kernel reads Y, so the epilogue releases a panel as soon as it has

@@ -63,7 +63,7 @@ struct WsCommon {
   /// ring does not carry it (Plan::bias_in_ring); otherwise only when there is no
   /// k-block to carry it (k = 0).
   GLUKIT_DEVICE static bool bias_beside_y(const Params<P>& p) {
-    return Plan::stage_y && p.args.bias != nullptr && (!Plan::bias_in_ring || p.k_blocks == 0);
+    return Plan::stage_y && Plan::biased && p.args.bias != nullptr && (!Plan::bias_in_ring || p.k_blocks == 0);
   }
 };
 

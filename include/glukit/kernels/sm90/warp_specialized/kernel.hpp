@@ -32,8 +32,8 @@
 #include "glukit/arch/hopper/hopper.hpp"
 #include "glukit/kernels/args.hpp"
 #include "glukit/kernels/sm90/epilogue.hpp"
+#include "glukit/kernels/sm90/warp_specialized/composed_epilogue.hpp"
 #include "glukit/kernels/sm90/warp_specialized/staged_epilogue.hpp"
-#include "glukit/kernels/sm90/warp_specialized/training_epilogues.hpp"
 #include "glukit/kernels/sm90/mainloop.hpp"
 #include "glukit/kernels/sm90/warp_specialized/producer.hpp"
 
@@ -85,30 +85,11 @@ struct WsKernel : WsProducer<P> {
     const auto finish_part = [&]<int Part>() {
       [[maybe_unused]] constexpr int P0 = Part * Plan::y_part_panels, P1 = P0 + Plan::y_part_panels;
       sh.y_parts.wait(ys.bar(Part), ys.phase);
+      if (stores) {
 #pragma unroll
-      for (int s = 0; s < SL; ++s) {
-        const int stid = tid + 128 * s;  // slice s: rows 64 s.. of the tile
-        if constexpr (Plan::dgated) {  // P's gate and up tiles in, dP over them and H out
-          DgatedEpilogue<P>(p.args, m0, n0, stid)
-              .template finish_panel<Part>(acc[s], y_tile, y_tile + Plan::YLayout::bytes, p.out2, p.ld_out2, m0);
-        } else if constexpr (Plan::xbackward) {  // the gradient and Y in, dX and dY over them and out
-          XBackwardEpilogue<P>(p.args, m0, n0, stid)
-              .template finish_panel<Part>(acc[s], y_tile, y_tile + Plan::YLayout::bytes, Part == 0 ? bias_row : nullptr,
-                                           p.out2, p.ld_out2, m0);
-        } else if constexpr (Plan::projection_backward) {  // dO in, dG and dU over it and out
-          ProjectionBackwardEpilogue<P>(p.args, m0, n0, stid)
-              .template finish_panel<Part>(acc[s], y_tile, Part == 0 ? bias_row : nullptr, m0);
-        } else if (stores) {
-          const StagedEpi e(p.args, m0, n0, stid);
-          const unsigned char* bias = Part == 0 ? bias_row : nullptr;
-          if constexpr (Plan::preact) {  // P (bias added) first, through the tile's first panel
-            PreactEpilogue<P>(p.args, m0, n0, stid).store_preact(acc[s], bias, y_tile, p.out2, p.ld_out2, m0);
-            bias = nullptr;
-          }
-          e.template finish_in_place<typename Plan::YLayout, P0, P1>(acc[s], y_tile, bias, m0);
-          __syncwarp();  // the warp's rows, written by its own stmatrix, stored by its own lanes
-          e.template store_rows_from_smem<typename Plan::YLayout, P0, P1>(y_tile, m0);
-        }
+        for (int s = 0; s < SL; ++s)  // slice s: rows 64 s.. of the tile, tile thread tid + 128 s
+          ComposedEpilogue<P>(p.args, m0, n0, tid + 128 * s, p.out2, p.ld_out2)
+              .template finish<P0, P1>(acc[s], y_tile, Part == 0 ? bias_row : nullptr, m0);
       }
       // Every consumer thread arrives: with one arrival per warp (after a __syncwarp),
       // racecheck reports the other lanes' ldmatrix against the cp.async producer's next Y

@@ -1,8 +1,9 @@
-// The warp-specialised sm90a kernel's epilogue over a tile staged in shared memory by the
-// producer (Y, or nothing for the bias-only and gated kernels): finish_in_place reads Y
-// with ldmatrix and writes the result back over it with stmatrix; the warp then stores
-// its own rows with row-contiguous stores (store_rows_from_smem). The accumulator
-// fragment, the operation and the global stores are Epilogue's (epilogue.hpp).
+// The pieces of the warp-specialised sm90a kernel's epilogue over tiles staged in shared
+// memory by the producer: the bias staged with the first k-block or beside Y, the lane's
+// ldmatrix / stmatrix addresses in a swizzled tile, and the row-contiguous copy-out of a
+// staged output (store_rows_from_smem). ComposedEpilogue (composed_epilogue.hpp) runs a
+// composition on them. The accumulator fragment and the global stores are Epilogue's
+// (epilogue.hpp).
 #pragma once
 #include <cstdint>
 
@@ -14,10 +15,10 @@ namespace glukit::sm90 {
 template <class P>
 struct StagedEpilogue : Epilogue<P> {
   using Base = Epilogue<P>;
-  using typename Base::Op, typename Base::T;
+  using typename Base::T;
   using Base::R, Base::J, Base::ON, Base::fused, Base::gated, Base::reads_y;
   using Base::a, Base::row0, Base::n0, Base::q, Base::lane, Base::interior;
-  using Base::set_bias_pair, Base::add_bias_pair, Base::gated_pair, Base::store_row_chunk;
+  using Base::set_bias_pair, Base::add_bias_pair, Base::store_row_chunk;
   using Base::Base;
 
   /// init, warp-specialised: the bias row staged in shared memory with the first k-block
@@ -55,59 +56,8 @@ struct StagedEpilogue : Epilogue<P> {
     return (row ^ Layout::chunk_key(16 * jj)) + Layout::panel_key(16 * jj);
   }
 
-  /// apply in place, warp-specialised, 64-column panels [P0, P1) of the tile: Y is read
-  /// from the swizzled shared tile the producer loaded during the main loop with ldmatrix
-  /// (four 8x8 blocks = two 8-column groups x both row halves of the fragment per
-  /// instruction; a panel's 4 ldmatrix.x4 are issued together), and the result is written
-  /// back over it with stmatrix, for store_rows_from_smem. With Y the range is one panel
-  /// (a part of Plan::y_parts, waited for by the caller); without, Y reads as zeros.
-  /// bias_row: null when the bias is already in the accumulators (or absent, or added
-  /// with an earlier panel range).
-  template <class YLayout, int P0 = 0, int P1 = ON / 64>
-  GLUKIT_DEVICE void finish_in_place(float (&acc)[R], unsigned char* y_tile, const unsigned char* bias_row,
-                                     std::int64_t m0) const {
-    using namespace arch::hopper;
-    static_assert(J % 8 == 0, "tile_n: the in-place epilogue works on 64-column batches");
-    static_assert(0 <= P0 && P0 < P1 && P1 <= ON / 64, "panels: a range of the output tile's 64-column panels");
-    constexpr int NB = 4;  // ldmatrix.x4 per thread and panel
-    const Op op{};
-    add_staged_bias(acc, bias_row);
-    const std::uint32_t row = fragment_row<YLayout>(static_cast<std::uint32_t>(__cvta_generic_to_shared(y_tile)), m0);
-    const auto addr = [&](int jj) { return fragment_address<YLayout>(row, jj); };
-    if constexpr (gated) {
-      // No Y: each stmatrix.x4 writes output groups 2 jj, 2 jj + 1 of both row halves.
-#pragma unroll
-      for (int jj = NB * P0; jj < NB * P1; ++jj) {
-        std::uint32_t o[4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i) o[i] = gated_pair(acc, 2 * jj + (i >> 1), i & 1);
-        stmatrix_x4(addr(jj), o);
-      }
-    } else {
-#pragma unroll
-      for (int pn = P0; pn < P1; ++pn) {
-        std::uint32_t v[NB][4] = {};
-        if constexpr (reads_y) {
-#pragma unroll
-          for (int b = 0; b < NB; ++b) ldmatrix_x4(addr(pn * NB + b), v[b]);
-        }
-#pragma unroll
-        for (int b = 0; b < NB; ++b) {
-          const int jj = pn * NB + b;
-#pragma unroll
-          for (int i = 0; i < 4; ++i) {
-            const int j = 2 * jj + (i >> 1), h = i & 1, k = 4 * j + 2 * h;
-            const float2 yv = unpack2<T>(v[b][i]);
-            v[b][i] = pack2<T>(op(acc[k], yv.x), op(acc[k + 1], yv.y));
-          }
-          stmatrix_x4(addr(jj), v[b]);
-        }
-      }
-    }
-  }
-
-  /// copy-out, after finish_in_place wrote the output over this warp's 16 rows of the Y
-  /// tile and a __syncwarp: the warp stores those rows from shared memory with
+  /// copy-out, after the output was written over this warp's 16 rows of the Y tile and a
+  /// __syncwarp: the warp stores those rows from shared memory with
   /// row-contiguous 16-byte stores. Lane 8 rq + c takes chunk c of each 64-column panel
   /// in rows rq + 4 t (t = 0..3), so one store instruction writes four whole 128-byte
   /// lines, and every address is one of two row addresses (shared) or one base pointer

@@ -1,0 +1,181 @@
+// An epilogue as a composition: what it sees of the accumulator tile (its view), the
+// tile-shaped inputs it reads beside it, the function it runs per output element in fp32
+// and the tile-shaped outputs it writes. Every epilogue glukit ships is one of the short
+// compositions below; each backend has one executor for all of them (sm90a:
+// kernels/sm90/warp_specialized/composed_epilogue.hpp over staged tiles, and
+// kernels/sm90/epilogue.hpp from registers for the one-output forms; CDNA:
+// kernels/cdna/epilogue.hpp), so a new epilogue is a new composition, not a new mode of
+// the kernels.
+//
+// A composition C has
+//   static constexpr View view;      // element: v = {x}; gate_up: v = {g, u}
+//   using inputs = Tiles<...>;       // tile-shaped operands, read at the output element
+//   using outputs = Tiles<...>;      // tile-shaped results, written at the output element
+//   template <class T> static void apply(const T (&v)[V], const T (&in)[I], T (&out)[O]);
+// with V = 1 or 2 values, I = max(1, inputs::size) (in[0] reads as 0 without inputs) and
+// O = outputs::size; optionally apply2, two adjacent output elements at once, where that
+// costs fewer special-function operations (Gated with an operation's `pair`). The bias is
+// the accumulator's one broadcast vector: the kernels add it before the view is read.
+// The function is GLUKIT_HOST_DEVICE and templated on T, so the fp64 host reference runs
+// the very code the kernels run in fp32.
+#pragma once
+#include <type_traits>
+
+#include "glukit/epilogue/functors.hpp"
+#include "glukit/platform/config.hpp"
+
+namespace glukit::epilogue {
+
+/// The matrices beside the GEMM's operands: inputs y and in2, outputs out and out2 (the
+/// kernels' argument structs name what each holds for a problem).
+enum class Operand { y, in2, out, out2 };
+/// The columns of a tile-shaped operand at output column j of n: j itself, or the gate's or
+/// the up projection's column of j in a 2n-wide matrix in W's row order (gate_row /
+/// up_row, kernels/gated_args.hpp).
+enum class Columns { own, gate, up };
+
+template <Operand O, Columns C = Columns::own>
+struct Tile {
+  static constexpr Operand operand = O;
+  static constexpr Columns columns = C;
+};
+
+template <class... Ts>
+struct Tiles {
+  static constexpr int size = sizeof...(Ts);
+  static constexpr Operand operand[] = {Ts::operand..., Operand::y};    ///< (padded: never empty)
+  static constexpr Columns columns[] = {Ts::columns..., Columns::own};  ///< (padded: never empty)
+};
+
+/// What the function sees of the accumulators at an output element (the bias added).
+enum class View {
+  element,  ///< v[0] = x, the accumulator
+  gate_up,  ///< v[0] = g, v[1] = u: a gated tile's gate and up accumulators of the column
+};
+
+namespace detail {
+template <class C>
+concept HasApply2 = requires(const float (&v)[C::view == View::gate_up ? 2 : 1],
+                             const float (&in)[C::inputs::size > 0 ? C::inputs::size : 1],
+                             float (&out)[C::outputs::size]) { C::apply2(v, v, in, in, out, out); };
+}  // namespace detail
+
+/// Sizes of a composition's arrays.
+template <class C>
+struct Arity {
+  static constexpr int values = C::view == View::gate_up ? 2 : 1;
+  static constexpr int inputs = C::inputs::size;
+  static constexpr int in_slots = inputs > 0 ? inputs : 1;
+  static constexpr int outputs = C::outputs::size;
+  static constexpr bool pairwise = detail::HasApply2<C>;
+};
+
+/// addmm_glu: out = op(x, y) (op(x, 0) for an operation that reads no Y, as BiasOnly).
+template <class Op>
+struct Elementwise {
+  static constexpr View view = View::element;
+  using inputs = std::conditional_t<Op::reads_aux, Tiles<Tile<Operand::y>>, Tiles<>>;
+  using outputs = Tiles<Tile<Operand::out>>;
+  template <class T>
+  GLUKIT_HOST_DEVICE static void apply(const T (&v)[1], const T (&in)[1], T (&out)[1]) {
+    out[0] = Op{}(v[0], Op::reads_aux ? in[0] : T(0));
+  }
+};
+
+/// The gated projection: out = op(g, u).
+template <class Op>
+struct Gated {
+  static constexpr View view = View::gate_up;
+  using inputs = Tiles<>;
+  using outputs = Tiles<Tile<Operand::out>>;
+  template <class T>
+  GLUKIT_HOST_DEVICE static void apply(const T (&v)[2], const T (&)[1], T (&out)[1]) {
+    out[0] = Op{}(v[0], v[1]);
+  }
+  template <class T>
+    requires EpilogueOpPair<Op>
+  GLUKIT_HOST_DEVICE static void apply2(const T (&v0)[2], const T (&v1)[2], const T (&)[1], const T (&)[1],
+                                        T (&out0)[1], T (&out1)[1]) {
+    Op{}.pair(v0[0], v0[1], v1[0], v1[1], out0[0], out1[0]);
+  }
+};
+
+/// The gated projection that also writes its pre-activations P = [g, u] into out2 (m x 2n,
+/// W's row order), what the gated backward reads.
+template <class Op>
+struct GatedPreact {
+  static constexpr View view = View::gate_up;
+  using inputs = Tiles<>;
+  using outputs = Tiles<Tile<Operand::out>, Tile<Operand::out2, Columns::gate>, Tile<Operand::out2, Columns::up>>;
+  template <class T>
+  GLUKIT_HOST_DEVICE static void apply(const T (&v)[2], const T (&in)[1], T (&out)[3]) {
+    T o[1];
+    Gated<Op>::apply(v, in, o);
+    out[0] = o[0], out[1] = v[0], out[2] = v[1];
+  }
+  template <class T>
+    requires EpilogueOpPair<Op>
+  GLUKIT_HOST_DEVICE static void apply2(const T (&v0)[2], const T (&v1)[2], const T (&in0)[1], const T (&in1)[1],
+                                        T (&out0)[3], T (&out1)[3]) {
+    T o0[1], o1[1];
+    Gated<Op>::apply2(v0, v1, in0, in1, o0, o1);
+    out0[0] = o0[0], out0[1] = v0[0], out0[2] = v0[1];
+    out1[0] = o1[0], out1[1] = v1[0], out1[2] = v1[1];
+  }
+};
+
+/// addmm_glu's backward: x = A B + bias recomputed, the upstream gradient g (in2) and y read;
+/// dx into out, dy into out2 (the operation's `backward(x, y, g, dx, dy)`).
+template <class Op>
+struct AuxBackward {
+  static constexpr View view = View::element;
+  using inputs = Tiles<Tile<Operand::in2>, Tile<Operand::y>>;
+  using outputs = Tiles<Tile<Operand::out>, Tile<Operand::out2>>;
+  template <class T>
+  GLUKIT_HOST_DEVICE static void apply(const T (&v)[1], const T (&in)[2], T (&out)[2]) {
+    Op{}.backward(v[0], in[1], in[0], out[0], out[1]);
+  }
+};
+
+/// The gated backward, MLP form: x = dH (the down projection's input gradient), the saved
+/// pre-activations' gate and up columns read (y); dG and dU into out's gate and up columns,
+/// H = act(G) U into out2 (the operation's `backward(g, u, dh, dg, du, h)`).
+template <class Op>
+struct GatedBackward {
+  static constexpr View view = View::element;
+  using inputs = Tiles<Tile<Operand::y, Columns::gate>, Tile<Operand::y, Columns::up>>;
+  using outputs = Tiles<Tile<Operand::out, Columns::gate>, Tile<Operand::out, Columns::up>, Tile<Operand::out2>>;
+  template <class T>
+  GLUKIT_HOST_DEVICE static void apply(const T (&v)[1], const T (&in)[2], T (&out)[3]) {
+    Op{}.backward(in[0], in[1], v[0], out[0], out[1], out[2]);
+  }
+};
+
+/// The gated projection's backward by recomputation: g, u recomputed, the output's gradient
+/// dO read (y); dG and dU into out's gate and up columns.
+template <class Op>
+struct ProjectionBackward {
+  static constexpr View view = View::gate_up;
+  using inputs = Tiles<Tile<Operand::y>>;
+  using outputs = Tiles<Tile<Operand::out, Columns::gate>, Tile<Operand::out, Columns::up>>;
+  template <class T>
+  GLUKIT_HOST_DEVICE static void apply(const T (&v)[2], const T (&in)[1], T (&out)[2]) {
+    T h;
+    Op{}.backward(v[0], v[1], in[0], out[0], out[1], h);
+  }
+};
+
+/// C on two adjacent output elements: its apply2 where it has one, else apply twice.
+template <class C, class T>
+GLUKIT_HOST_DEVICE void apply_two(const T (&v0)[Arity<C>::values], const T (&v1)[Arity<C>::values],
+                                  const T (&in0)[Arity<C>::in_slots], const T (&in1)[Arity<C>::in_slots],
+                                  T (&o0)[Arity<C>::outputs], T (&o1)[Arity<C>::outputs]) {
+  if constexpr (Arity<C>::pairwise) {
+    C::apply2(v0, v1, in0, in1, o0, o1);
+  } else {
+    C::apply(v0, in0, o0);
+    C::apply(v1, in1, o1);
+  }
+}
+
+}  // namespace glukit::epilogue

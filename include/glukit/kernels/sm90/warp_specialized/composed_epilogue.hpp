@@ -1,0 +1,230 @@
+// The warp-specialised sm90a kernel's epilogue: one executor for every composition
+// (epilogue/compose.hpp) over tiles the producer staged in shared memory. The composition's
+// inputs are the staged tiles, in its order (Y, or a gradient and Y, or the saved gate and
+// up pre-activations); with none, the buffer holds only the output. For a range of the
+// output tile's 64-column panels the thread
+//   1. reads its fragment of every input with ldmatrix (in batches, so that a ping-pong
+//      warpgroup's two accumulator slices and the batch fit its registers),
+//   2. runs the composition's function in fp32 on the accumulator view and the inputs,
+//   3. writes outputs 0.. over the input buffers with stmatrix; each warp then stores its
+//      own 16 rows of each into the output's matrix and columns,
+//   4. writes each further output over a buffer already stored (its values kept in
+//      registers, or recomputed from the accumulators when there are no inputs) and stores it.
+// A one-output composition (the forward's: any n) is stored with the row-contiguous
+// copy-out (store_rows_from_smem: 16-byte chunks, element stores where n cuts one); the
+// outputs of the others panel by panel (store_panel: whole 16-byte chunks, n a multiple of
+// 8, which their validations require). Rows past m and columns past n are never written.
+#pragma once
+#include <cstdint>
+
+#include "glukit/arch/hopper/memory.hpp"
+#include "glukit/epilogue/compose.hpp"
+#include "glukit/kernels/gated_args.hpp"
+#include "glukit/kernels/sm90/warp_specialized/staged_epilogue.hpp"
+
+namespace glukit::sm90 {
+
+template <class P>
+struct ComposedEpilogue : StagedEpilogue<P> {
+  using Base = StagedEpilogue<P>;
+  using typename Base::T, typename Base::Plan;
+  using Base::R, Base::ON, Base::a, Base::row0, Base::n0, Base::lane, Base::interior;
+  using C = composition_of<P>;
+  using Ar = epilogue::Arity<C>;
+  using L = typename Plan::YLayout;
+  static constexpr int NB = 4;  ///< ldmatrix / stmatrix .x4 per thread and 64-column panel
+  static constexpr int NI = Ar::inputs, NO = Ar::outputs, NV = Ar::values;
+  static constexpr int buffers = NI > 0 ? NI : 1;                ///< staged tiles
+  static constexpr int in_place = NO < buffers ? NO : buffers;  ///< outputs written in step 3
+  static constexpr int late = NO - in_place;                     ///< outputs of step 4
+  /// x4 blocks per batch: 8 / (inputs x slices), so at most 8 (4 with two slices) blocks of
+  /// input are live beside the accumulators.
+  static constexpr int batch = [] {
+    const int b = 2 * NB / (buffers * Plan::wg_slices);
+    return b < 1 ? 1 : b > NB ? NB : b;
+  }();
+  static_assert(NB % batch == 0, "ComposedEpilogue: whole batches per panel");
+  static_assert(NI == Plan::y_tiles || (NI == 0 && Plan::y_tiles == 1),
+                "ComposedEpilogue: the producer stages the composition's inputs, one tile each");
+
+  T* out2;
+  std::int64_t ld_out2;
+
+  GLUKIT_DEVICE ComposedEpilogue(const Args<P>& args, std::int64_t m0, std::int64_t n0_, int tid, T* out2_,
+                                 std::int64_t ld_out2_)
+      : Base(args, m0, n0_, tid), out2(out2_), ld_out2(ld_out2_) {}
+
+  /// Output o of entry i of x4 block jj (fragment layout: output group 2 jj + i / 2, row
+  /// half i % 2), both of its elements, packed; in: the entry's inputs, packed.
+  GLUKIT_DEVICE static void compute(const float (&acc)[R], int jj, int i, const std::uint32_t (&in)[Ar::in_slots],
+                                    std::uint32_t (&out)[NO]) {
+    const int jo = 2 * jj + (i >> 1), h = i & 1;
+    float v0[NV], v1[NV], in0[Ar::in_slots], in1[Ar::in_slots], o0[NO], o1[NO];
+    if constexpr (C::view == epilogue::View::gate_up) {
+      // the gate's run (Plan::Pairs: runs of 64 W rows) and the up run 8 groups after it
+      const int k = 4 * (16 * (jo / 8) + jo % 8) + 2 * h;
+      v0[0] = acc[k], v0[1] = acc[k + 32], v1[0] = acc[k + 1], v1[1] = acc[k + 33];
+    } else {
+      const int k = 4 * jo + 2 * h;
+      v0[0] = acc[k], v1[0] = acc[k + 1];
+    }
+#pragma unroll
+    for (int t = 0; t < Ar::in_slots; ++t) {
+      const float2 f = NI > 0 ? unpack2<T>(in[t]) : float2{0.f, 0.f};
+      in0[t] = f.x, in1[t] = f.y;
+    }
+    epilogue::apply_two<C>(v0, v1, in0, in1, o0, o1);
+#pragma unroll
+    for (int o = 0; o < NO; ++o) out[o] = pack2<T>(o0[o], o1[o]);
+  }
+
+  /// This lane's ldmatrix / stmatrix row address in staged tile t (Base::fragment_row).
+  GLUKIT_DEVICE std::uint32_t tile_row(unsigned char* tile, int t, std::int64_t m0) const {
+    return Base::template fragment_row<L>(static_cast<std::uint32_t>(__cvta_generic_to_shared(tile)) + t * L::bytes,
+                                          m0);
+  }
+  GLUKIT_DEVICE static std::uint32_t block(std::uint32_t row, int jj) { return Base::template fragment_address<L>(row, jj); }
+
+  /// Panels [P0, P1) of the tile (the caller waited for their part): tile: the Y buffer;
+  /// bias_row: the tile's bias staged beside it, or null (absent or in the accumulators).
+  template <int P0, int P1>
+  GLUKIT_DEVICE void finish(float (&acc)[R], unsigned char* tile, const unsigned char* bias_row,
+                            std::int64_t m0) const {
+    using namespace arch::hopper;
+    static_assert(0 <= P0 && P0 < P1 && P1 <= ON / 64, "panels: a range of the output tile's 64-column panels");
+    constexpr int panels = P1 - P0;
+    this->add_staged_bias(acc, bias_row);
+    std::uint32_t rows[buffers];
+#pragma unroll
+    for (int t = 0; t < buffers; ++t) rows[t] = tile_row(tile, t, m0);
+    // Outputs of step 4 kept from step 3 (with inputs: they are gone after it).
+    [[maybe_unused]] std::uint32_t kept[NI > 0 && late > 0 ? late : 1][panels][NB][4];
+#pragma unroll
+    for (int pn = 0; pn < panels; ++pn)
+#pragma unroll
+      for (int b0 = 0; b0 < NB; b0 += batch) {
+        std::uint32_t v[buffers][batch][4];
+        if constexpr (NI > 0) {
+#pragma unroll
+          for (int b = 0; b < batch; ++b)
+#pragma unroll
+            for (int t = 0; t < NI; ++t) ldmatrix_x4(block(rows[t], (P0 + pn) * NB + b0 + b), v[t][b]);
+        }
+#pragma unroll
+        for (int b = 0; b < batch; ++b) {
+          const int jj = (P0 + pn) * NB + b0 + b;
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            std::uint32_t in[Ar::in_slots], o[NO];
+#pragma unroll
+            for (int t = 0; t < Ar::in_slots; ++t) in[t] = NI > 0 ? v[t][b][i] : 0u;
+            compute(acc, jj, i, in, o);
+#pragma unroll
+            for (int t = 0; t < in_place; ++t) v[t][b][i] = o[t];
+            if constexpr (NI > 0)
+#pragma unroll
+              for (int l = 0; l < late; ++l) kept[l][pn][b0 + b][i] = o[in_place + l];
+          }
+#pragma unroll
+          for (int t = 0; t < in_place; ++t) stmatrix_x4(block(rows[t], jj), v[t][b]);
+        }
+      }
+    __syncwarp();  // the warp's rows, written by its own stmatrix, stored by its own lanes
+    [&]<int... O>(std::integer_sequence<int, O...>) {
+      (store<O, P0, P1>(tile + O * L::bytes, m0), ...);
+    }(std::make_integer_sequence<int, in_place>{});
+    [&]<int... Lt>(std::integer_sequence<int, Lt...>) {
+      (finish_late<Lt, P0, P1>(acc, tile, rows, kept, m0), ...);
+    }(std::make_integer_sequence<int, late>{});
+  }
+
+ private:
+  /// Step 4 for output in_place + Lt: written over buffer (in_place + Lt) % buffers, which
+  /// its earlier output has left (stored), then stored.
+  template <int Lt, int P0, int P1, class Kept>
+  GLUKIT_DEVICE void finish_late(const float (&acc)[R], unsigned char* tile, const std::uint32_t (&rows)[buffers],
+                                 const Kept& kept, std::int64_t m0) const {
+    constexpr int o = in_place + Lt, t = o % buffers;
+    __syncwarp();  // the buffer's previous output stored
+#pragma unroll
+    for (int pn = 0; pn < P1 - P0; ++pn)
+#pragma unroll
+      for (int b = 0; b < NB; ++b) {
+        const int jj = (P0 + pn) * NB + b;
+        std::uint32_t w[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          if constexpr (NI > 0) {
+            w[i] = kept[Lt][pn][b][i];
+          } else {
+            const std::uint32_t in[Ar::in_slots] = {};
+            std::uint32_t out[NO];
+            compute(acc, jj, i, in, out);
+            w[i] = out[o];
+          }
+        }
+        arch::hopper::stmatrix_x4(block(rows[t], jj), w);
+      }
+    __syncwarp();
+    store<o, P0, P1>(tile + t * L::bytes, m0);
+  }
+
+  /// Stores output O's panels [P0, P1), staged at `tile`, to its matrix and columns.
+  template <int O, int P0, int P1>
+  GLUKIT_DEVICE void store(const unsigned char* tile, std::int64_t m0) const {
+    using Out = typename C::outputs;
+    constexpr epilogue::Operand op = Out::operand[O];
+    constexpr epilogue::Columns cols = Out::columns[O];
+    static_assert(op == epilogue::Operand::out || op == epilogue::Operand::out2,
+                  "composition: its outputs go to out or out2");
+    if constexpr (NO == 1 && op == epilogue::Operand::out && cols == epilogue::Columns::own) {
+      Base::template store_rows_from_smem<L, P0, P1>(tile, m0);
+    } else {
+      T* const base = op == epilogue::Operand::out ? a.out : out2;
+      const std::int64_t ld = op == epilogue::Operand::out ? a.ldo : ld_out2;
+      [&]<int... Pn>(std::integer_sequence<int, Pn...>) {
+        (store_panel<P0 + Pn>(tile, m0, base + column<cols>(n0 + 64 * (P0 + Pn)), ld), ...);
+      }(std::make_integer_sequence<int, P1 - P0>{});
+    }
+  }
+
+  /// The column of a Columns operand that holds output column j.
+  template <epilogue::Columns Cols>
+  GLUKIT_DEVICE std::int64_t column(std::int64_t j) const {
+    if constexpr (Cols == epilogue::Columns::gate) return gate_row(j, a.n, Plan::gate_layout);
+    else if constexpr (Cols == epilogue::Columns::up) return up_row(j, a.n, Plan::gate_layout);
+    else return j;
+  }
+
+  /// The warp's 16 rows of panel Pn of the tile stored to dst (the panel's first column in
+  /// row 0), row stride ld, the panel's columns inside n (a multiple of 8, or >= 64). Lane
+  /// 8 rq + c takes chunk c of rows rq + 4 t, t = 0..3.
+  template <int Pn>
+  GLUKIT_DEVICE void store_panel(const unsigned char* tile, std::int64_t m0, T* dst, std::int64_t ld) const {
+    const std::int64_t left = a.n - (n0 + 64 * Pn);
+    const int cols = left >= 64 ? 64 : left > 0 ? static_cast<int>(left) : 0;
+    const int rq = lane / 8, c = lane % 8;
+    const int r0 = static_cast<int>(row0 - m0) - lane / 4 + rq;
+    if (cols == 0) return;
+    const auto t_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(tile));
+    const std::uint32_t row_s[2] = {(t_s + L::row_key(r0)) ^ L::chunk_key(8 * c),
+                                    (t_s + L::row_key(r0 + 4)) ^ L::chunk_key(8 * c)};
+    uint4 v[4];
+#pragma unroll
+    for (int t = 0; t < 4; ++t)
+      v[t] = arch::hopper::ld_shared_128(row_s[t % 2] + (t / 2) * 8 * L::row_bytes + L::panel_key(64 * Pn));
+    const std::int64_t row = m0 + r0;
+    T* out = dst + row * ld + 8 * c;
+    if (interior) {
+#pragma unroll
+      for (int t = 0; t < 4; ++t) Base::store_row_chunk(out + 4 * t * ld, v[t]);
+      return;
+    }
+    if (8 * c >= cols) return;
+#pragma unroll
+    for (int t = 0; t < 4; ++t)
+      if (row + 4 * t < a.m) Base::store_row_chunk(out + 4 * t * ld, v[t]);
+  }
+};
+
+}  // namespace glukit::sm90

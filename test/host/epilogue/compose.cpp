@@ -1,0 +1,124 @@
+// Tests of epilogue/compose.hpp: each problem binds the composition its kernels run
+// (kernels/policy.hpp), each composition reads and writes the tiles its kernels' arguments
+// name, its function is the operation's own formula (in fp64, random values), and
+// apply_two agrees with two applys (within a few fp32 ulps where it takes an operation's
+// pair form).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+#include <tuple>
+#include <type_traits>
+
+#include "glukit/epilogue/compose.hpp"
+#include "glukit/kernels/policy.hpp"
+
+namespace {
+
+using namespace glukit;
+using namespace glukit::epilogue;
+
+template <class Pr, class Op>
+using bound_t = typename Pr::template composition<Op>;
+
+template <class Ts, class... Expected>
+constexpr bool tiles_are() {
+  if (Ts::size != sizeof...(Expected)) return false;
+  int i = 0;
+  bool ok = true;
+  ((ok = ok && Ts::operand[i] == Expected::operand && Ts::columns[i] == Expected::columns, ++i), ...);
+  return ok;
+}
+
+// Each problem's composition.
+static_assert(std::is_same_v<bound_t<Problem<half_t, Layout::row_major>, GluGate>, Elementwise<GluGate>>);
+static_assert(std::is_same_v<bound_t<GatedProblem<bfloat16_t, GateLayout::stacked>, SwiGlu>, Gated<SwiGlu>>);
+static_assert(std::is_same_v<bound_t<GatedProblem<bfloat16_t, GateLayout::stacked, true>, GeGlu>, GatedPreact<GeGlu>>);
+static_assert(std::is_same_v<bound_t<GatedProjectionBackwardProblem<half_t, GateLayout::interleaved>, ReGlu>,
+                             ProjectionBackward<ReGlu>>);
+static_assert(std::is_same_v<bound_t<GatedBackwardProblem<half_t, GateLayout::stacked>, SwiGlu>, GatedBackward<SwiGlu>>);
+static_assert(std::is_same_v<bound_t<AddmmGluBackwardProblem<half_t, Layout::col_major>, GluGate>, AuxBackward<GluGate>>);
+
+// What each reads and writes.
+using Y = Tile<Operand::y>;
+static_assert(tiles_are<Elementwise<GluGate>::inputs, Y>() && tiles_are<Elementwise<BiasOnly>::inputs>());
+static_assert(tiles_are<Gated<SwiGlu>::inputs>() && tiles_are<Gated<SwiGlu>::outputs, Tile<Operand::out>>());
+static_assert(tiles_are<GatedPreact<SwiGlu>::outputs, Tile<Operand::out>, Tile<Operand::out2, Columns::gate>,
+                        Tile<Operand::out2, Columns::up>>());
+static_assert(tiles_are<AuxBackward<GluGate>::inputs, Tile<Operand::in2>, Y>() &&
+              tiles_are<AuxBackward<GluGate>::outputs, Tile<Operand::out>, Tile<Operand::out2>>());
+static_assert(tiles_are<GatedBackward<SwiGlu>::inputs, Tile<Operand::y, Columns::gate>, Tile<Operand::y, Columns::up>>() &&
+              tiles_are<GatedBackward<SwiGlu>::outputs, Tile<Operand::out, Columns::gate>,
+                        Tile<Operand::out, Columns::up>, Tile<Operand::out2>>());
+static_assert(tiles_are<ProjectionBackward<SwiGlu>::inputs, Y>() &&
+              tiles_are<ProjectionBackward<SwiGlu>::outputs, Tile<Operand::out, Columns::gate>,
+                        Tile<Operand::out, Columns::up>>());
+static_assert(Arity<Gated<SwiGlu>>::pairwise && Arity<GatedPreact<SigmoidGlu>>::pairwise &&
+              !Arity<Gated<GeGlu>>::pairwise && !Arity<GatedBackward<SwiGlu>>::pairwise);
+
+struct Values {
+  std::mt19937 rng{20261203};
+  std::uniform_real_distribution<double> d{-4.0, 4.0};
+  double operator()() { return d(rng); }
+};
+
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE("each composition runs its operation's own formula", "[epilogue][compose]",
+                        GatedActivations) {
+  using Op = TestType;
+  const Op op{};
+  Values val;
+  for (int t = 0; t < 200; ++t) {
+    const double g = val(), u = val(), d = val();
+    const double v2[2] = {g, u}, none[1] = {0.0}, in1[1] = {d}, in2[2] = {g, u};
+    double o1[1], o2[2], o3[3];
+    Gated<Op>::apply(v2, none, o1);
+    CHECK(o1[0] == op(g, u));
+    GatedPreact<Op>::apply(v2, none, o3);
+    CHECK((o3[0] == op(g, u) && o3[1] == g && o3[2] == u));
+    double dg, du, h;
+    op.backward(g, u, d, dg, du, h);
+    ProjectionBackward<Op>::apply(v2, in1, o2);
+    CHECK((o2[0] == dg && o2[1] == du));
+    const double vx[1] = {d};
+    GatedBackward<Op>::apply(vx, in2, o3);
+    CHECK((o3[0] == dg && o3[1] == du && o3[2] == h));
+    Elementwise<Op>::apply(vx, in1, o1);  // an activation as addmm_glu's op(x, y)
+    CHECK(o1[0] == op(d, d));
+  }
+}
+
+TEST_CASE("addmm_glu's compositions: GluGate forward and backward, BiasOnly", "[epilogue][compose]") {
+  Values val;
+  for (int t = 0; t < 200; ++t) {
+    const double x = val(), y = val(), g = val();
+    const double v[1] = {x}, in[2] = {g, y}, yin[1] = {y};
+    double o1[1], o2[2];
+    Elementwise<GluGate>::apply(v, yin, o1);
+    CHECK(o1[0] == std::fma(x, y, x));
+    Elementwise<BiasOnly>::apply(v, yin, o1);
+    CHECK(o1[0] == x);
+    AuxBackward<GluGate>::apply(v, in, o2);
+    CHECK(o2[0] == std::fma(g, y, g));
+    CHECK(o2[1] == g * x);
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("apply_two: the pair form agrees with two applys", "[epilogue][compose]", GatedActivations) {
+  using C = GatedPreact<TestType>;
+  Values val;
+  for (int t = 0; t < 500; ++t) {
+    const float v0[2] = {float(val()), float(val())}, v1[2] = {float(val()), float(val())}, none[1] = {0.f};
+    float p0[3], p1[3], s0[3], s1[3];
+    apply_two<C>(v0, v1, none, none, p0, p1);
+    C::apply(v0, none, s0);
+    C::apply(v1, none, s1);
+    for (int o = 0; o < 3; ++o) {
+      // fp32 with the pair's one shared division: a few ulps of the larger magnitude
+      CHECK(std::abs(p0[o] - s0[o]) <= 8e-7f * (1.f + std::abs(s0[o])));
+      CHECK(std::abs(p1[o] - s1[o]) <= 8e-7f * (1.f + std::abs(s1[o])));
+    }
+    CHECK((p0[1] == v0[0] && p0[2] == v0[1] && p1[1] == v1[0] && p1[2] == v1[1]));
+  }
+}
