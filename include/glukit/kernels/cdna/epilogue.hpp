@@ -1,47 +1,73 @@
-// The epilogue protocol on CDNA, around the policy's epilogue operation:
+// The epilogue protocol on CDNA, one executor for every composition
+// (epilogue/compose.hpp) the policy's problem binds to its epilogue operation
+// (composition_of<P>):
 //   init(acc)     accumulators = bias (EpilogueStyle::fused) or 0
 //   add_bias(acc) acc += bias (EpilogueStyle::after_mainloop)
-//   prefetch()    Y into registers, 8 bytes per accumulator block
-//   store(acc)    out = epilogue_op(acc, y) in fp32, converted to T (fp16 or
-//                 bf16, round to nearest even: arch/cdna/convert.hpp), 8-byte stores
-// A lane's accumulator block (mb, nb) is 4 consecutive columns of one row
-// (plan.hpp acc_coord), so bias, Y and out move as 8-byte vectors. Rows >= M
-// and vectors starting at columns >= N use the out-of-range offset (loads read
-// 0, stores are dropped); a vector crossing N is stored element by element.
-// Streaming policies read Y and write out with "sc0 nt".
-// Bound to a gated problem (GatedTilePlan), the accumulators are the gate's and
-// the up projection's: the bias comes from W's row order, Y is never read, and a
-// lane's output block p is op(block 2p, block 2p + 1), 4 consecutive output
-// columns, stored as one 8-byte vector as above.
-// Bound to a backward, store runs that problem's store (BackwardStores,
-// epilogue_backward.hpp) on the accumulators.
+//   prefetch()    addmm_glu's Y into registers, 8 bytes per accumulator block
+//   store(acc)    the composition's function per element in fp32 on its view of the
+//                 accumulators and its inputs, its outputs converted to T (fp16 or bf16,
+//                 round to nearest even: arch/cdna/convert.hpp), 8-byte stores
+// A lane's output block (mb, q) is 4 consecutive columns j .. j + 3 of one row: the
+// accumulator block (mb, q) (plan.hpp acc_coord), or, for a gate/up view, the pair of
+// blocks (2q: gate, 2q + 1: up) of the same columns (GatedTilePlan out_coord). So every
+// input and output moves as 8-byte vectors: at the operand's columns j (own, from the
+// operand's tile base (m0, n0)) or at the gate's or up projection's columns of j in a
+// 2n-wide matrix (gate_row / up_row, from the operand's row m0). Blocks at rows >= M or
+// starting at columns >= N use the out-of-range offset (loads read 0, stores are dropped).
+// Only a single output at its own columns may cross N (the forwards); it is stored element
+// by element there. The kernels with more outputs require n % 8 == 0, so no block of
+// theirs crosses N. Every input is read before the first output is written (a wave's
+// vector memory operations complete in issue order, and each block is this lane's only):
+// an output may alias an input (addmm_glu's backward: dX may be the gradient, dY may be Y).
+// Streaming policies read and write with "sc0 nt".
 #pragma once
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
 #include "glukit/arch/cdna/cdna.hpp"
-#include "glukit/kernels/cdna/epilogue_backward.hpp"
-#include "glukit/kernels/cdna/params.hpp"
-#include "glukit/kernels/cdna/plan.hpp"
-#include "glukit/kernels/cdna/plan_gated.hpp"
+#include "glukit/epilogue/compose.hpp"
+#include "glukit/kernels/cdna/epilogue_tile.hpp"
+#include "glukit/kernels/gated_args.hpp"
+
+// The helpers marked GLUKIT_CDNA_INLINE are inlined before the optimizer runs, so it sees
+// the forwards as the code they were tuned with: the inlining order decides how the per-lane
+// offsets are reassociated and whether Y's bounds checks stay selects.
+#define GLUKIT_CDNA_INLINE __attribute__((always_inline))
 
 namespace glukit::cdna {
 
 template <class P>
-class Epilogue : public BackwardStores<P> {
-  using Base = BackwardStores<P>;
+class Epilogue : public EpilogueTile<P> {
+  using Base = EpilogueTile<P>;
   using typename Base::Plan, typename Base::Op, typename Base::T, typename Base::Packed;
   using typename Base::float4_t, typename Base::u32x2_t, typename Base::Gated;
-  using Base::bm, Base::bn, Base::out_bn, Base::cache, Base::gated, Base::dgated, Base::xbackward, Base::pbackward;
+  using Base::bm, Base::bn, Base::cache, Base::load_bias;
   using Base::p_, Base::wave_, Base::lane_, Base::m0_, Base::n0_;
-  using Base::load_bias, Base::store_backward, Base::store_aux_backward, Base::store_projection_backward;
-  /// The operation's second operand is Y (addmm_glu) or the up projection (gated: no Y);
-  /// the backwards read their own pairs, (G, U) from P or (G, Y), after the mainloop.
-  static constexpr bool reads_y = Op::reads_aux && !gated && !dgated && !xbackward;
+  using C = composition_of<P>;
+  using Ar = epilogue::Arity<C>;
+  using Operand = epilogue::Operand;
+  using Columns = epilogue::Columns;
+  static constexpr bool gate_up = C::view == epilogue::View::gate_up;
+  static constexpr int NI = Ar::inputs, NS = Ar::in_slots, NO = Ar::outputs;
+  /// Output blocks per lane and block row: one per accumulator block, or per gate/up pair.
+  static constexpr int vn = gate_up ? bn / 2 : bn;
+  /// One input vector per accumulator block (addmm_glu's Y) is held across the drain; two
+  /// (the backwards') would spill on gfx950 V4, and the gated forms read theirs after the
+  /// mainloop (WaitPlan::aux_loads counts the same loads).
+  static constexpr bool prefetched = !gate_up && NI == 1;
+  /// A lone output at its own columns: the one that may cross N (see above).
+  static constexpr bool ragged = NO == 1 && C::outputs::columns[0] == Columns::own;
+  /// The order of the gate and up columns (a problem without them never asks).
+  static constexpr GateLayout layout = [] {
+    if constexpr (requires { problem_of<P>::gate_layout; }) return problem_of<P>::gate_layout;
+    else return GateLayout::stacked;
+  }();
 
  public:
   static constexpr const char* name() { return Op::name(); }
-  /// Y loads per lane per tile (the vmcnt they add when issued before the drain).
-  static constexpr int aux_loads = reads_y ? bm * bn : 0;
+  /// Input loads per lane per tile issued by prefetch (the vmcnt they add before the drain).
+  static constexpr int aux_loads = prefetched ? bm * bn : 0;
 
   GLUKIT_DEVICE Epilogue(const KernelParams<T>& p, int wave, int lane) : Base(p, wave, lane) {}
 
@@ -68,83 +94,143 @@ class Epilogue : public BackwardStores<P> {
   }
 
   GLUKIT_DEVICE void prefetch() {
-    if constexpr (reads_y) {
-      const auto y = arch::cdna::make_buffer(
-          p_.y + (static_cast<std::int64_t>(m0_) * p_.ldy + n0_), buffer_num_records);
-      for (int mb = 0; mb < bm; ++mb)
-        for (int nb = 0; nb < bn; ++nb) {
-          const Coord2 c = Plan::acc_coord(mb, nb, wave_, lane_);
-          const bool ok = m0_ + c.row < p_.m && n0_ + c.col < p_.n;
-          y_[mb][nb] = arch::cdna::buffer_load_b64<cache>(
-              y, ok ? static_cast<std::uint32_t>((c.row * p_.ldy + c.col) * element_bytes) : oob_offset);
-        }
-    }
+    if constexpr (prefetched) load_inputs(in_);
   }
 
   GLUKIT_DEVICE void store(const float4_t (&acc)[bm][bn]) const {
-    if constexpr (pbackward) {
-      store_projection_backward(acc);
-      return;
-    } else if constexpr (dgated) {
-      store_backward(acc);
-      return;
-    } else if constexpr (xbackward) {
-      store_aux_backward(acc);
-      return;
+    if constexpr (prefetched) {
+      finish(acc, in_);
+    } else {
+      u32x2_t in[NS][bm][vn];
+      load_inputs(in);
+      finish(acc, in);
     }
-    // Apply the operation to every block first, so that every path below has
-    // consumed the Y registers (the compiler's wait tracking is path-insensitive:
-    // a Y load left unconsumed on any path would make it drain vmcnt(0) where the
-    // next tile reuses the register, inside the hot loop).
-    u32x2_t out[bm][out_bn];
-    const Op op{};
+  }
+
+ private:
+  struct Matrix {
+    const T* data;
+    int ld;
+  };
+  GLUKIT_DEVICE Matrix matrix(Operand o) const {
+    switch (o) {
+      case Operand::y: return {p_.y, p_.ldy};
+      case Operand::in2: return {p_.in2, p_.ld_in2};
+      case Operand::out: return {p_.out, p_.ldo};
+      default: return {p_.out2, p_.ld_out2};
+    }
+  }
+
+  /// Output block (mb, q): tile row and the first of its 4 output columns.
+  GLUKIT_CDNA_INLINE GLUKIT_DEVICE Coord2 coord(int mb, int q) const {
+    if constexpr (gate_up) return Gated::out_coord(mb, q, wave_, lane_);
+    else return Plan::acc_coord(mb, q, wave_, lane_);
+  }
+  GLUKIT_DEVICE bool block_in(Coord2 c) const { return m0_ + c.row < p_.m && n0_ + c.col < p_.n; }
+
+  /// f(integral_constant<int, i>) for i = 0 .. N - 1: a list entry's operand and columns
+  /// are then compile-time constants.
+  template <int N, class F>
+  GLUKIT_CDNA_INLINE GLUKIT_DEVICE static void each(F&& f) {
+    [&]<int... I>(std::integer_sequence<int, I...>) GLUKIT_CDNA_INLINE {
+      (f(std::integral_constant<int, I>{}), ...);
+    }(std::make_integer_sequence<int, N>{});
+  }
+
+  /// Entry E of tile list L: its operand's buffer, from row m0 and, at its own columns,
+  /// column n0 (gate and up columns are absolute).
+  template <class L, int E>
+  GLUKIT_DEVICE __amdgpu_buffer_rsrc_t buffer() const {
+    const Matrix x = matrix(L::operand[E]);
+    if constexpr (L::columns[E] == Columns::own)
+      return arch::cdna::make_buffer(x.data + (static_cast<std::int64_t>(m0_) * x.ld + n0_), buffer_num_records);
+    else
+      return arch::cdna::make_buffer(x.data + static_cast<std::int64_t>(m0_) * x.ld, buffer_num_records);
+  }
+  /// Byte offset in buffer<L, E>() of output block c's vector.
+  template <class L, int E>
+  GLUKIT_DEVICE std::uint32_t offset(Coord2 c) const {
+    const int ld = matrix(L::operand[E]).ld;
+    int col = c.col;  // (< 2n < 2^31)
+    if constexpr (L::columns[E] == Columns::gate) col = static_cast<int>(gate_row(n0_ + c.col, p_.n, layout));
+    if constexpr (L::columns[E] == Columns::up) col = static_cast<int>(up_row(n0_ + c.col, p_.n, layout));
+    return static_cast<std::uint32_t>((c.row * ld + col) * element_bytes);
+  }
+
+  GLUKIT_CDNA_INLINE GLUKIT_DEVICE void load_inputs(u32x2_t (&in)[NS][bm][vn]) const {
+    using L = typename C::inputs;
+    __amdgpu_buffer_rsrc_t src[NS];
+    each<NI>([&](auto t) GLUKIT_CDNA_INLINE { src[t] = buffer<L, t>(); });
     for (int mb = 0; mb < bm; ++mb)
-      for (int nb = 0; nb < out_bn; ++nb) {
-        float4_t r;
-        if constexpr (gated) {
-          for (int i = 0; i < 4; ++i) r[i] = op(acc[mb][Gated::gate_block(nb)][i], acc[mb][Gated::up_block(nb)][i]);
-        } else if constexpr (reads_y) {
-          const float4_t y = Packed::to_float(y_[mb][nb]);
-          for (int i = 0; i < 4; ++i) r[i] = op(acc[mb][nb][i], y[i]);
-        } else {
-          for (int i = 0; i < 4; ++i) r[i] = op(acc[mb][nb][i], 0.f);
+      for (int q = 0; q < vn; ++q) {
+        const Coord2 c = coord(mb, q);
+        const bool ok = block_in(c);
+        each<NI>([&](auto t) GLUKIT_CDNA_INLINE {
+          in[t][mb][q] = arch::cdna::buffer_load_b64<cache>(src[t], ok ? offset<L, t>(c) : oob_offset);
+        });
+      }
+  }
+
+  GLUKIT_DEVICE void finish(const float4_t (&acc)[bm][bn], const u32x2_t (&in)[NS][bm][vn]) const {
+    // Apply the composition to every block first, so that every path below has consumed
+    // the input registers (the compiler's wait tracking is path-insensitive: a prefetched
+    // load left unconsumed on any path would make it drain vmcnt(0) where the next tile
+    // reuses the register, inside the hot loop).
+    u32x2_t out[NO][bm][vn];
+    for (int mb = 0; mb < bm; ++mb)
+      for (int q = 0; q < vn; ++q) {
+        float4_t x[NS], r[NO];
+        each<NI>([&](auto t) GLUKIT_CDNA_INLINE { x[t] = Packed::to_float(in[t][mb][q]); });
+        for (int i = 0; i < 4; ++i) {
+          float v[Ar::values], a[NS] = {}, o[NO];
+          if constexpr (gate_up) {
+            v[0] = acc[mb][Gated::gate_block(q)][i], v[1] = acc[mb][Gated::up_block(q)][i];
+          } else {
+            v[0] = acc[mb][q][i];
+          }
+          each<NI>([&](auto t) GLUKIT_CDNA_INLINE { a[t] = x[t][i]; });
+          C::apply(v, a, o);
+          each<NO>([&](auto k) GLUKIT_CDNA_INLINE { r[k][i] = o[k]; });
         }
-        out[mb][nb] = Packed::from_float(r);
+        each<NO>([&](auto k) GLUKIT_CDNA_INLINE { out[k][mb][q] = Packed::from_float(r[k]); });
       }
     // Tile-uniform branch: only the last tile column can cross N.
-    if (n0_ + Plan::out_tile_n <= p_.n) {
+    if (!ragged || n0_ + Plan::out_tile_n <= p_.n) {
       write<true>(out);
     } else {
       write<false>(out);
     }
   }
 
- private:
-  /// Stores the packed results; Whole: no vector crosses N.
+  /// Stores the packed outputs; Whole: no vector crosses N.
   template <bool Whole>
-  GLUKIT_DEVICE void write(const u32x2_t (&out)[bm][out_bn]) const {
-    const auto dst = arch::cdna::make_buffer(
-        p_.out + (static_cast<std::int64_t>(m0_) * p_.ldo + n0_), buffer_num_records);
+  GLUKIT_DEVICE void write(const u32x2_t (&out)[NO][bm][vn]) const {
+    using L = typename C::outputs;
+    __amdgpu_buffer_rsrc_t dst[NO];
+    each<NO>([&](auto k) GLUKIT_CDNA_INLINE { dst[k] = buffer<L, k>(); });
     for (int mb = 0; mb < bm; ++mb)
-      for (int nb = 0; nb < out_bn; ++nb) {
-        Coord2 c;
-        if constexpr (gated) c = Gated::out_coord(mb, nb, wave_, lane_);
-        else c = Plan::acc_coord(mb, nb, wave_, lane_);
-        const bool row_ok = m0_ + c.row < p_.m;
-        const std::uint32_t offset = static_cast<std::uint32_t>((c.row * p_.ldo + c.col) * element_bytes);
-        const int col = n0_ + c.col;
-        if (Whole || Plan::out_vector_whole(n0_, c.col, p_.n)) {
-          arch::cdna::buffer_store_b64<cache>(out[mb][nb], dst, row_ok ? offset : oob_offset);
-        } else {
-          const auto e = __builtin_bit_cast(arch::cdna::i16x4_t, out[mb][nb]);
-          for (int i = 0; i < 4; ++i)
-            arch::cdna::buffer_store_b16<cache>(static_cast<std::uint16_t>(e[i]), dst,
-                                                row_ok && col + i < p_.n ? offset + element_bytes * i : oob_offset);
-        }
+      for (int q = 0; q < vn; ++q) {
+        const Coord2 c = coord(mb, q);
+        // (a ragged output's whole vectors are inside N)
+        const bool ok = m0_ + c.row < p_.m && (ragged || n0_ + c.col < p_.n);
+        each<NO>([&](auto k) GLUKIT_CDNA_INLINE {
+          const std::uint32_t at = offset<L, k>(c);
+          const int col = n0_ + c.col;
+          if (!ragged || Whole || Plan::out_vector_whole(n0_, c.col, p_.n)) {
+            arch::cdna::buffer_store_b64<cache>(out[k][mb][q], dst[k], ok ? at : oob_offset);
+          } else {
+            const auto e = __builtin_bit_cast(arch::cdna::i16x4_t, out[k][mb][q]);
+            for (int i = 0; i < 4; ++i)
+              arch::cdna::buffer_store_b16<cache>(static_cast<std::uint16_t>(e[i]), dst[k],
+                                                  ok && col + i < p_.n ? at + element_bytes * i : oob_offset);
+          }
+        });
       }
   }
 
-  u32x2_t y_[reads_y ? bm : 1][reads_y ? bn : 1];
+  u32x2_t in_[prefetched ? NS : 1][prefetched ? bm : 1][prefetched ? vn : 1];
 };
 
 }  // namespace glukit::cdna
+
+#undef GLUKIT_CDNA_INLINE

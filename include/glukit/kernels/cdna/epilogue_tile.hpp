@@ -1,4 +1,4 @@
-// What every CDNA epilogue works on: the kernel's parameters, the lane (wave, lane), the
+// What the CDNA epilogue (epilogue.hpp) works on: the kernel's parameters, the lane (wave, lane), the
 // tile's first row and column (begin_tile), the policy's types and cache policy, and the
 // bias of the lane's accumulator blocks (load_bias). A lane's accumulator block (mb, nb)
 // is 4 consecutive columns of one row (plan.hpp acc_coord), so the bias moves as 8-byte
@@ -30,11 +30,7 @@ class EpilogueTile {
       P::streaming_stores ? arch::cdna::cache_streaming : arch::cdna::cache_default;
   static constexpr bool gated = problem_of<P>::gated;
   using Gated = GatedTilePlan<P>;  ///< used only when gated
-  static constexpr bool dgated = problem_of<P>::gated_backward;
-  static constexpr bool xbackward = problem_of<P>::aux_backward;
   static constexpr bool pbackward = problem_of<P>::projection_backward;
-  /// Output blocks per lane and block row: one per accumulator block, or per pair.
-  static constexpr int out_bn = gated ? bn / 2 : bn;
 
  public:
   GLUKIT_DEVICE EpilogueTile(const KernelParams<T>& p, int wave, int lane) : p_(p), wave_(wave), lane_(lane) {}
