@@ -9,13 +9,15 @@
 //   3. writes outputs 0.. over the input buffers with stmatrix; each warp then stores its
 //      own 16 rows of each into the output's matrix and columns,
 //   4. writes each further output over a buffer already stored (its values kept in
-//      registers, or recomputed from the accumulators when there are no inputs) and stores it.
+//      registers) and stores it; with no inputs (nothing to keep), the further outputs come
+//      first, recomputed from the accumulators, and the tile's output last.
 // A one-output composition (the forward's: any n) is stored with the row-contiguous
 // copy-out (store_rows_from_smem: 16-byte chunks, element stores where n cuts one); the
 // outputs of the others panel by panel (store_panel: whole 16-byte chunks, n a multiple of
 // 8, which their validations require). Rows past m and columns past n are never written.
 #pragma once
 #include <cstdint>
+#include <utility>
 
 #include "glukit/arch/hopper/memory.hpp"
 #include "glukit/epilogue/compose.hpp"
@@ -44,6 +46,11 @@ struct ComposedEpilogue : StagedEpilogue<P> {
     return b < 1 ? 1 : b > NB ? NB : b;
   }();
   static_assert(NB % batch == 0, "ComposedEpilogue: whole batches per panel");
+  /// The forward's compositions (one output, or no inputs): each block written as soon as
+  /// it is computed, further outputs (no inputs to keep) before the tile's output, which is
+  /// stored last with the row-contiguous copy-out (any n). The others: a batch written after
+  /// it is computed, outputs stored panel by panel. (The orders each kind measured fastest.)
+  static constexpr bool forward_order = NO == 1 || NI == 0;
   static_assert(NI == Plan::y_tiles || (NI == 0 && Plan::y_tiles == 1),
                 "ComposedEpilogue: the producer stages the composition's inputs, one tile each");
 
@@ -97,6 +104,12 @@ struct ComposedEpilogue : StagedEpilogue<P> {
     std::uint32_t rows[buffers];
 #pragma unroll
     for (int t = 0; t < buffers; ++t) rows[t] = tile_row(tile, t, m0);
+    if constexpr (NI == 0 && late > 0) {
+      [&]<int... Lt>(std::integer_sequence<int, Lt...>) {
+        (finish_late<Lt, P0, P1>(acc, tile, rows, rows, m0), ...);
+      }(std::make_integer_sequence<int, late>{});
+      __syncwarp();  // stored before the tile's output overwrites the buffer
+    }
     // Outputs of step 4 kept from step 3 (with inputs: they are gone after it).
     [[maybe_unused]] std::uint32_t kept[NI > 0 && late > 0 ? late : 1][panels][NB][4];
 #pragma unroll
@@ -125,17 +138,23 @@ struct ComposedEpilogue : StagedEpilogue<P> {
 #pragma unroll
               for (int l = 0; l < late; ++l) kept[l][pn][b0 + b][i] = o[in_place + l];
           }
-#pragma unroll
-          for (int t = 0; t < in_place; ++t) stmatrix_x4(block(rows[t], jj), v[t][b]);
+          if constexpr (forward_order) stmatrix_x4(block(rows[0], jj), v[0][b]);
         }
+        if constexpr (!forward_order)
+#pragma unroll
+          for (int b = 0; b < batch; ++b)
+#pragma unroll
+            for (int t = 0; t < in_place; ++t) stmatrix_x4(block(rows[t], (P0 + pn) * NB + b0 + b), v[t][b]);
       }
     __syncwarp();  // the warp's rows, written by its own stmatrix, stored by its own lanes
     [&]<int... O>(std::integer_sequence<int, O...>) {
-      (store<O, P0, P1>(tile + O * L::bytes, m0), ...);
+      store<P0, P1, O...>(tile, m0);
     }(std::make_integer_sequence<int, in_place>{});
-    [&]<int... Lt>(std::integer_sequence<int, Lt...>) {
-      (finish_late<Lt, P0, P1>(acc, tile, rows, kept, m0), ...);
-    }(std::make_integer_sequence<int, late>{});
+    if constexpr (NI > 0) {
+      [&]<int... Lt>(std::integer_sequence<int, Lt...>) {
+        (finish_late<Lt, P0, P1>(acc, tile, rows, kept, m0), ...);
+      }(std::make_integer_sequence<int, late>{});
+    }
   }
 
  private:
@@ -166,26 +185,45 @@ struct ComposedEpilogue : StagedEpilogue<P> {
         arch::hopper::stmatrix_x4(block(rows[t], jj), w);
       }
     __syncwarp();
-    store<o, P0, P1>(tile + t * L::bytes, m0);
+    store<P0, P1, o>(tile, m0);
   }
 
-  /// Stores output O's panels [P0, P1), staged at `tile`, to its matrix and columns.
-  template <int O, int P0, int P1>
+  /// Stores outputs Os, each staged in its buffer (O % buffers) of `tile`, panels [P0, P1),
+  /// to their matrices and columns.
+  template <int P0, int P1, int O0, int... Os>
   GLUKIT_DEVICE void store(const unsigned char* tile, std::int64_t m0) const {
     using Out = typename C::outputs;
-    constexpr epilogue::Operand op = Out::operand[O];
-    constexpr epilogue::Columns cols = Out::columns[O];
-    static_assert(op == epilogue::Operand::out || op == epilogue::Operand::out2,
+    static_assert(((Out::operand[O0] == epilogue::Operand::out || Out::operand[O0] == epilogue::Operand::out2) && ... &&
+                   (Out::operand[Os] == epilogue::Operand::out || Out::operand[Os] == epilogue::Operand::out2)),
                   "composition: its outputs go to out or out2");
-    if constexpr (NO == 1 && op == epilogue::Operand::out && cols == epilogue::Columns::own) {
-      Base::template store_rows_from_smem<L, P0, P1>(tile, m0);
+    if constexpr (sizeof...(Os) == 0 && forward_order && Out::operand[O0] == epilogue::Operand::out &&
+                  Out::columns[O0] == epilogue::Columns::own) {
+      Base::template store_rows_from_smem<L, P0, P1>(tile + (O0 % buffers) * L::bytes, m0);
     } else {
-      T* const base = op == epilogue::Operand::out ? a.out : out2;
-      const std::int64_t ld = op == epilogue::Operand::out ? a.ldo : ld_out2;
       [&]<int... Pn>(std::integer_sequence<int, Pn...>) {
-        (store_panel<P0 + Pn>(tile, m0, base + column<cols>(n0 + 64 * (P0 + Pn)), ld), ...);
+        (store_panels<P0 + Pn, O0, Os...>(tile, m0), ...);
       }(std::make_integer_sequence<int, P1 - P0>{});
     }
+  }
+  /// Panel Pn of outputs Os: the panel's columns inside n worked out once.
+  template <int Pn, int... Os>
+  GLUKIT_DEVICE void store_panels(const unsigned char* tile, std::int64_t m0) const {
+    const std::int64_t j = n0 + 64 * Pn;  // the panel's first output column
+    const std::int64_t left = a.n - j;
+    const int cols = left >= 64 ? 64 : left > 0 ? static_cast<int>(left) : 0;
+    if (cols > 0) (store_panel<Pn>(tile + (Os % buffers) * L::bytes, m0, destination<Os>(j), leading<Os>(), cols), ...);
+  }
+
+  /// Output O's element of row 0 at output column j, and its row stride.
+  template <int O>
+  GLUKIT_DEVICE T* destination(std::int64_t j) const {
+    using Out = typename C::outputs;
+    T* const base = Out::operand[O] == epilogue::Operand::out ? a.out : out2;
+    return base + column<Out::columns[O]>(j);
+  }
+  template <int O>
+  GLUKIT_DEVICE std::int64_t leading() const {
+    return C::outputs::operand[O] == epilogue::Operand::out ? a.ldo : ld_out2;
   }
 
   /// The column of a Columns operand that holds output column j.
@@ -197,15 +235,12 @@ struct ComposedEpilogue : StagedEpilogue<P> {
   }
 
   /// The warp's 16 rows of panel Pn of the tile stored to dst (the panel's first column in
-  /// row 0), row stride ld, the panel's columns inside n (a multiple of 8, or >= 64). Lane
+  /// row 0), row stride ld, `cols` of its columns inside n (a multiple of 8, or 64). Lane
   /// 8 rq + c takes chunk c of rows rq + 4 t, t = 0..3.
   template <int Pn>
-  GLUKIT_DEVICE void store_panel(const unsigned char* tile, std::int64_t m0, T* dst, std::int64_t ld) const {
-    const std::int64_t left = a.n - (n0 + 64 * Pn);
-    const int cols = left >= 64 ? 64 : left > 0 ? static_cast<int>(left) : 0;
+  GLUKIT_DEVICE void store_panel(const unsigned char* tile, std::int64_t m0, T* dst, std::int64_t ld, int cols) const {
     const int rq = lane / 8, c = lane % 8;
     const int r0 = static_cast<int>(row0 - m0) - lane / 4 + rq;
-    if (cols == 0) return;
     const auto t_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(tile));
     const std::uint32_t row_s[2] = {(t_s + L::row_key(r0)) ^ L::chunk_key(8 * c),
                                     (t_s + L::row_key(r0 + 4)) ^ L::chunk_key(8 * c)};
