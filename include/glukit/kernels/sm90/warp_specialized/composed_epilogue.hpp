@@ -157,7 +157,7 @@ struct ComposedEpilogue : StagedEpilogue<P> {
     }
   }
 
- private:
+ protected:
   /// Step 4 for output in_place + Lt: written over buffer (in_place + Lt) % buffers, which
   /// its earlier output has left (stored), then stored.
   template <int Lt, int P0, int P1, class Kept>

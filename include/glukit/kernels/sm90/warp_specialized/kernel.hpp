@@ -33,6 +33,7 @@
 #include "glukit/kernels/args.hpp"
 #include "glukit/kernels/sm90/epilogue.hpp"
 #include "glukit/kernels/sm90/warp_specialized/composed_epilogue.hpp"
+#include "glukit/kernels/sm90/warp_specialized/gated_backward_epilogue.hpp"
 #include "glukit/kernels/sm90/warp_specialized/staged_epilogue.hpp"
 #include "glukit/kernels/sm90/mainloop.hpp"
 #include "glukit/kernels/sm90/warp_specialized/producer.hpp"
@@ -85,9 +86,14 @@ struct WsKernel : WsProducer<P> {
     const auto finish_part = [&]<int Part>() {
       [[maybe_unused]] constexpr int P0 = Part * Plan::y_part_panels, P1 = P0 + Plan::y_part_panels;
       sh.y_parts.wait(ys.bar(Part), ys.phase);
-      if (stores) {
+      if constexpr (Plan::dgated) {
 #pragma unroll
         for (int s = 0; s < SL; ++s)  // slice s: rows 64 s.. of the tile, tile thread tid + 128 s
+          GatedBackwardEpilogue<P>(p.args, m0, n0, tid + 128 * s, p.out2, p.ld_out2)
+              .template finish_panel<Part>(acc[s], y_tile, y_tile + Plan::YLayout::bytes, m0);
+      } else if (stores) {
+#pragma unroll
+        for (int s = 0; s < SL; ++s)
           ComposedEpilogue<P>(p.args, m0, n0, tid + 128 * s, p.out2, p.ld_out2)
               .template finish<P0, P1>(acc[s], y_tile, Part == 0 ? bias_row : nullptr, m0);
       }

@@ -1,0 +1,76 @@
+// The gated backward's epilogue (the composition epilogue::GatedBackward<Op>: dH in the
+// accumulators, the saved gate and up pre-activations staged as two tiles; dG, dU into dP's
+// gate and up columns, H into the second output) on ComposedEpilogue's pieces, its panel
+// loop written out: G and U read in two batches, dG and dU written over them and stored, then
+// H over G. The generic loop runs the same steps, but on the ping-pong kernel NVVM then keeps
+// fewer of the tile's addresses in registers across the main loop and the kernel measured
+// 6-7 % slower (docs/perf-notes.md); this form compiles to the code the kernel was tuned with.
+#pragma once
+#include <cstdint>
+#include <type_traits>
+
+#include "glukit/arch/hopper/memory.hpp"
+#include "glukit/kernels/gated_args.hpp"
+#include "glukit/kernels/sm90/warp_specialized/composed_epilogue.hpp"
+
+namespace glukit::sm90 {
+
+template <class P>
+struct GatedBackwardEpilogue : ComposedEpilogue<P> {
+  using Base = ComposedEpilogue<P>;
+  using typename Base::T, typename Base::Plan, typename Base::C, typename Base::L;
+  using Base::R, Base::NB, Base::batch, Base::a, Base::n0, Base::out2, Base::ld_out2;
+  using Base::Base;
+  static_assert(std::is_same_v<C, epilogue::GatedBackward<typename P::epilogue_op>>,
+                "GatedBackwardEpilogue: a policy bound to a GatedBackwardProblem");
+
+  /// Panel Pn (output columns n0 + 64 Pn ..): G and U staged at g_tile and u_tile.
+  template <int Pn>
+  GLUKIT_DEVICE void finish_panel(const float (&acc)[R], unsigned char* g_tile, unsigned char* u_tile,
+                                  std::int64_t m0) const {
+    using namespace arch::hopper;
+    const auto row_of = [&](unsigned char* tile) {
+      return Base::template fragment_row<L>(static_cast<std::uint32_t>(__cvta_generic_to_shared(tile)), m0);
+    };
+    const std::uint32_t g_row = row_of(g_tile), u_row = row_of(u_tile);
+    std::uint32_t hv[NB][4];
+#pragma unroll
+    for (int b0 = 0; b0 < NB; b0 += batch) {
+      std::uint32_t gv[batch][4], uv[batch][4];
+#pragma unroll
+      for (int b = 0; b < batch; ++b) {
+        ldmatrix_x4(Base::block(g_row, Pn * NB + b0 + b), gv[b]);
+        ldmatrix_x4(Base::block(u_row, Pn * NB + b0 + b), uv[b]);
+      }
+#pragma unroll
+      for (int b = 0; b < batch; ++b)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const std::uint32_t in[2] = {gv[b][i], uv[b][i]};
+          std::uint32_t o[3];
+          Base::compute(acc, Pn * NB + b0 + b, i, in, o);
+          gv[b][i] = o[0], uv[b][i] = o[1], hv[b0 + b][i] = o[2];
+        }
+#pragma unroll
+      for (int b = 0; b < batch; ++b) {
+        stmatrix_x4(Base::block(g_row, Pn * NB + b0 + b), gv[b]);
+        stmatrix_x4(Base::block(u_row, Pn * NB + b0 + b), uv[b]);
+      }
+    }
+    const std::int64_t j = n0 + 64 * Pn;  // the panel's first output column
+    const std::int64_t left = a.n - j;
+    const int cols = left >= 64 ? 64 : left > 0 ? static_cast<int>(left) : 0;
+    __syncwarp();  // the warp's rows, written by its own stmatrix, stored by its own lanes
+    if (cols > 0) {
+      this->template store_panel<Pn>(g_tile, m0, a.out + gate_row(j, a.n, Plan::gate_layout), a.ldo, cols);
+      this->template store_panel<Pn>(u_tile, m0, a.out + up_row(j, a.n, Plan::gate_layout), a.ldo, cols);
+    }
+    __syncwarp();  // dG stored before H overwrites it
+#pragma unroll
+    for (int b = 0; b < NB; ++b) stmatrix_x4(Base::block(g_row, Pn * NB + b), hv[b]);
+    __syncwarp();
+    if (cols > 0) this->template store_panel<Pn>(g_tile, m0, out2 + j, ld_out2, cols);
+  }
+};
+
+}  // namespace glukit::sm90
