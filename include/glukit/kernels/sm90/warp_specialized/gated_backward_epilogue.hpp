@@ -4,7 +4,8 @@
 // loop written out: G and U read in two batches, dG and dU written over them and stored, then
 // H over G. The generic loop runs the same steps, but on the ping-pong kernel NVVM then keeps
 // fewer of the tile's addresses in registers across the main loop and the kernel measured
-// 6-7 % slower (docs/perf-notes.md); this form compiles to the code the kernel was tuned with.
+// 6-7 % slower (docs/perf-notes.md); this form compiles to the code the kernel was tuned with
+// (the element math too: C::apply on each element of the unpacked pair, in that order).
 #pragma once
 #include <cstdint>
 #include <type_traits>
@@ -46,10 +47,16 @@ struct GatedBackwardEpilogue : ComposedEpilogue<P> {
       for (int b = 0; b < batch; ++b)
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
-          const std::uint32_t in[2] = {gv[b][i], uv[b][i]};
-          std::uint32_t o[3];
-          Base::compute(acc, Pn * NB + b0 + b, i, in, o);
-          gv[b][i] = o[0], uv[b][i] = o[1], hv[b0 + b][i] = o[2];
+          // the entry's two elements: accumulators k, k + 1 (fragment group j, row half i % 2)
+          const int j = 2 * (Pn * NB + b0 + b) + (i >> 1), k = 4 * j + 2 * (i & 1);
+          const float2 g = unpack2<T>(gv[b][i]), u = unpack2<T>(uv[b][i]);
+          const float x0[1] = {acc[k]}, x1[1] = {acc[k + 1]}, in0[2] = {g.x, u.x}, in1[2] = {g.y, u.y};
+          float o0[3], o1[3];
+          C::apply(x0, in0, o0);
+          C::apply(x1, in1, o1);
+          gv[b][i] = pack2<T>(o0[0], o1[0]);
+          uv[b][i] = pack2<T>(o0[1], o1[1]);
+          hv[b0 + b][i] = pack2<T>(o0[2], o1[2]);
         }
 #pragma unroll
       for (int b = 0; b < batch; ++b) {
