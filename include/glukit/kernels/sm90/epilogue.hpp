@@ -113,9 +113,23 @@ struct Epilogue : GlobalIo<P> {
   /// Gated (Plan::gated): the output pair of output group jo (columns n0 + 8 jo + 2 q, + 1),
   /// row half h, from tile groups jg = 16 (jo / 8) + jo % 8 (Pairs::out_col) and jg + 8.
   GLUKIT_DEVICE static std::uint32_t gated_pair(const float (&acc)[R], int jo, int h) {
-    const int g = 4 * (16 * (jo / 8) + jo % 8) + 2 * h, u = g + 4 * 8;
-    const float v0[2] = {acc[g], acc[u]}, v1[2] = {acc[g + 1], acc[u + 1]}, in[1] = {0.f};
+    float v0[2], v1[2];
+    view_pair<epilogue::View::gate_up>(acc, jo, h, v0, v1);
+    const float in[1] = {0.f};
     return output_pair(v0, v1, in, in);
+  }
+  /// The view (epilogue/compose.hpp) of output group jo's two columns in row half h: the
+  /// accumulators (element), or the gate's (Plan::Pairs: runs of 64 W rows) and the up
+  /// projection's 8 groups after it (gate_up).
+  template <epilogue::View V, int NV>
+  GLUKIT_DEVICE static void view_pair(const float (&acc)[R], int jo, int h, float (&v0)[NV], float (&v1)[NV]) {
+    if constexpr (V == epilogue::View::gate_up) {
+      const int g = 4 * (16 * (jo / 8) + jo % 8) + 2 * h, u = g + 4 * 8;
+      v0[0] = acc[g], v0[1] = acc[u], v1[0] = acc[g + 1], v1[1] = acc[u + 1];
+    } else {
+      const int k = 4 * jo + 2 * h;
+      v0[0] = acc[k], v1[0] = acc[k + 1];
+    }
   }
   /// The output pair of accumulators x0, x1 (columns 2q, 2q + 1 of a group) and their Y pair.
   GLUKIT_DEVICE static std::uint32_t element_pair(float x0, float x1, float2 y) {

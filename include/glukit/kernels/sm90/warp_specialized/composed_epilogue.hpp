@@ -65,16 +65,8 @@ struct ComposedEpilogue : StagedEpilogue<P> {
   /// half i % 2), both of its elements, packed; in: the entry's inputs, packed.
   GLUKIT_DEVICE static void compute(const float (&acc)[R], int jj, int i, const std::uint32_t (&in)[Ar::in_slots],
                                     std::uint32_t (&out)[NO]) {
-    const int jo = 2 * jj + (i >> 1), h = i & 1;
     float v0[NV], v1[NV], in0[Ar::in_slots], in1[Ar::in_slots], o0[NO], o1[NO];
-    if constexpr (C::view == epilogue::View::gate_up) {
-      // the gate's run (Plan::Pairs: runs of 64 W rows) and the up run 8 groups after it
-      const int k = 4 * (16 * (jo / 8) + jo % 8) + 2 * h;
-      v0[0] = acc[k], v0[1] = acc[k + 32], v1[0] = acc[k + 1], v1[1] = acc[k + 33];
-    } else {
-      const int k = 4 * jo + 2 * h;
-      v0[0] = acc[k], v1[0] = acc[k + 1];
-    }
+    Base::template view_pair<C::view>(acc, 2 * jj + (i >> 1), i & 1, v0, v1);
 #pragma unroll
     for (int t = 0; t < Ar::in_slots; ++t) {
       const float2 f = NI > 0 ? unpack2<T>(in[t]) : float2{0.f, 0.f};
@@ -209,9 +201,14 @@ struct ComposedEpilogue : StagedEpilogue<P> {
   template <int Pn, int... Os>
   GLUKIT_DEVICE void store_panels(const unsigned char* tile, std::int64_t m0) const {
     const std::int64_t j = n0 + 64 * Pn;  // the panel's first output column
-    const std::int64_t left = a.n - j;
-    const int cols = left >= 64 ? 64 : left > 0 ? static_cast<int>(left) : 0;
+    const int cols = panel_cols(j);
     if (cols > 0) (store_panel<Pn>(tile + (Os % buffers) * L::bytes, m0, destination<Os>(j), leading<Os>(), cols), ...);
+  }
+
+  /// The columns inside n of the 64-column panel from output column j (0..64).
+  GLUKIT_DEVICE int panel_cols(std::int64_t j) const {
+    const std::int64_t left = a.n - j;
+    return left >= 64 ? 64 : left > 0 ? static_cast<int>(left) : 0;
   }
 
   /// Output O's element of row 0 at output column j, and its row stride.

@@ -65,10 +65,10 @@ struct GatedBackwardEpilogue : ComposedEpilogue<P> {
       }
     }
     const std::int64_t j = n0 + 64 * Pn;  // the panel's first output column
-    const std::int64_t left = a.n - j;
-    const int cols = left >= 64 ? 64 : left > 0 ? static_cast<int>(left) : 0;
+    const int cols = this->panel_cols(j);
     __syncwarp();  // the warp's rows, written by its own stmatrix, stored by its own lanes
-    if (cols > 0) {
+    // (the destinations written out too: Base::destination<O> here changes the kernel's PTX)
+    if (cols > 0) {  // outputs 0 and 1 (dG, dU) from the buffers 0 and 1 (G, U)
       this->template store_panel<Pn>(g_tile, m0, a.out + gate_row(j, a.n, Plan::gate_layout), a.ldo, cols);
       this->template store_panel<Pn>(u_tile, m0, a.out + up_row(j, a.n, Plan::gate_layout), a.ldo, cols);
     }
@@ -76,7 +76,8 @@ struct GatedBackwardEpilogue : ComposedEpilogue<P> {
 #pragma unroll
     for (int b = 0; b < NB; ++b) stmatrix_x4(Base::block(g_row, Pn * NB + b), hv[b]);
     __syncwarp();
-    if (cols > 0) this->template store_panel<Pn>(g_tile, m0, out2 + j, ld_out2, cols);
+    if (cols > 0)  // output 2 (H)
+      this->template store_panel<Pn>(g_tile, m0, out2 + j, ld_out2, cols);
   }
 };
 

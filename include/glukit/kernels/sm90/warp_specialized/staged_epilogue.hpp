@@ -16,7 +16,7 @@ template <class P>
 struct StagedEpilogue : Epilogue<P> {
   using Base = Epilogue<P>;
   using typename Base::T;
-  using Base::R, Base::J, Base::ON, Base::fused, Base::gated, Base::reads_y;
+  using Base::R, Base::J, Base::ON, Base::fused;
   using Base::a, Base::row0, Base::n0, Base::q, Base::lane, Base::interior;
   using Base::set_bias_pair, Base::add_bias_pair, Base::store_row_chunk;
   using Base::Base;
