@@ -3,13 +3,16 @@
 //   forward:  out from one launch (glukit::addmm_glu); nothing saved beyond A, B, bias, Y;
 //   backward: for the gradient G of out, dX = G (1 + Y) and dY = G X from one launch that
 //             recomputes X with the forward's GEMM (glukit::addmm_glu_backward, GluGate),
-//             so X never reaches memory; dA = dX B^T, dB = A^T dX and the bias gradient
-//             (dX's column sums) are plain GEMMs and a reduction (not here).
+//             so X never reaches memory; the same launch with args.dbias set also adds
+//             dX's column sums (the bias gradient) into it; dA = dX B^T and dB = A^T dX
+//             are plain GEMMs (not here).
 // Sampled rows of out, dX and dY are checked against the fp64 host references
-// (glukit::reference::addmm_glu, addmm_glu_backward), and each kernel's median time of 20
+// (glukit::reference::addmm_glu, addmm_glu_backward), dbias against the fp64 column sums
+// of the dX stored, and each kernel's median time of 20
 // launches is printed. docs/training.md describes it; python's torch.ops.glukit.addmm_glu
 // differentiates through the same kernel.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -111,11 +114,31 @@ int main() {
   const glukit::AddmmGluBackwardArgsT<f16> bwd{d_a, d_b, d_bias, d_y, d_g, d_dx, d_dy, m, n, k,
                                                k,   n,   n,      n,   n,   n,    glukit::Layout::row_major};
   const float bwd_ms = median_ms("addmm_glu_backward", [&] { return glukit::addmm_glu_backward(bwd); });
+  // The same with the bias gradient: dX's column sums added into dbias (fp32, zeroed first).
+  float* d_dbias = nullptr;
+  CHECK_CUDA(cudaMalloc(&d_dbias, static_cast<std::size_t>(n) * sizeof(float)));
+  glukit::AddmmGluBackwardArgsT<f16> bwd_dbias = bwd;
+  bwd_dbias.dbias = d_dbias;
+  const float dbias_ms = median_ms("addmm_glu_backward with dbias", [&] {
+    CHECK_CUDA(cudaMemsetAsync(d_dbias, 0, static_cast<std::size_t>(n) * sizeof(float)));
+    return glukit::addmm_glu_backward(bwd_dbias);
+  });
 
   const std::vector<f16> out = download(d_out, static_cast<std::size_t>(m * n));
   const std::vector<f16> dx = download(d_dx, static_cast<std::size_t>(m * n));
   const std::vector<f16> dy = download(d_dy, static_cast<std::size_t>(m * n));
-  double worst = 0.0;
+  std::vector<float> dbias(static_cast<std::size_t>(n));
+  CHECK_CUDA(cudaMemcpy(dbias.data(), d_dbias, dbias.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  std::vector<double> dx_sums(static_cast<std::size_t>(n), 0.0);  // dX's column sums, as stored, in fp64
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) dx_sums[j] += static_cast<double>(float(dx[i * n + j]));
+  double err2 = 0.0, ref2 = 0.0;  // relative L2 error of dbias
+  for (std::int64_t j = 0; j < n; ++j) {
+    const double e = (std::isfinite(dbias[j]) ? dbias[j] : INFINITY) - dx_sums[j];
+    err2 += e * e, ref2 += dx_sums[j] * dx_sums[j];
+  }
+  const double dbias_error = std::sqrt(err2 / ref2);
+  double worst = dbias_error;
   for (int r = 0; r < kCheckedRows; ++r) {
     const std::int64_t row = r * (m - 1) / (kCheckedRows - 1);
     const glukit::AddmmGluArgsT<f16> f1{a.data() + row * k, b.data(), bias.data(), y.data() + row * n, nullptr,
@@ -134,8 +157,11 @@ int main() {
               flops / (fwd_ms * 1e-3) * 1e-12);
   std::printf("backward (dX and dY, X recomputed): %8.1f us  %6.1f TFLOP/s\n", bwd_ms * 1e3,
               flops / (bwd_ms * 1e-3) * 1e-12);
+  std::printf("backward with dbias (and its memset):  %8.1f us  (dbias against dX's column sums: %.2e)\n",
+              dbias_ms * 1e3, dbias_error);
   const bool ok = worst < 5e-3;
   std::printf("worst sampled row, relative L2 against fp64: %.2e  %s\n", worst, ok ? "ok" : "FAILED");
   for (f16* d : {d_a, d_b, d_bias, d_y, d_g, d_out, d_dx, d_dy}) CHECK_CUDA(cudaFree(d));
+  CHECK_CUDA(cudaFree(d_dbias));
   return ok ? 0 : 1;
 }

@@ -34,7 +34,8 @@ LaunchStatus addmm_glu_f16(const LaunchArgs& args, cudaStream_t stream);
 LaunchStatus addmm_glu_bf16(const LaunchArgs& args, cudaStream_t stream);
 
 /// Operand pointers and element strides of one addmm_glu_backward call: addmm_glu's a, b,
-/// bias and y, the upstream gradient grad (m x n) and the outputs dx, dy (m x n).
+/// bias and y, the upstream gradient grad (m x n) and the outputs dx, dy (m x n); dbias:
+/// n zeroed floats dX's column sums are added into, or null.
 struct BackwardLaunchArgs {
   const void* a;
   const void* b;
@@ -45,6 +46,7 @@ struct BackwardLaunchArgs {
   void* dy;
   std::int64_t m, n, k, lda, ldb, ldy, ld_grad, lddx, lddy;
   bool b_is_nk;
+  float* dbias;
 };
 
 /// glukit::addmm_glu_backward(args, stream) (GluGate), for fp16 / bf16 operands.

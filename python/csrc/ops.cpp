@@ -192,13 +192,14 @@ at::Tensor addmm_glu_cuda(const at::Tensor& a, const at::Tensor& b, const std::o
   return out;
 }
 
-/// torch.ops.glukit.addmm_glu_backward: (dX, dY) of out = X (1 + y), X = a B + bias, for
-/// the upstream gradient grad, from one glukit kernel (glukit::addmm_glu_backward: X
-/// recomputed, its epilogue reading grad and y). glukit.ops.check_backward_args' rules.
-std::tuple<at::Tensor, at::Tensor> addmm_glu_backward_cuda(const at::Tensor& a, const at::Tensor& b,
-                                                           const std::optional<at::Tensor>& bias,
-                                                           const at::Tensor& y, const at::Tensor& grad,
-                                                           bool b_is_nk) {
+/// torch.ops.glukit.addmm_glu_backward: (dX, dY, dbias) of out = X (1 + y), X = a B + bias,
+/// for the upstream gradient grad, from one glukit kernel (glukit::addmm_glu_backward: X
+/// recomputed, its epilogue reading grad and y and, with bias_grad, adding dX's column sums
+/// into dbias, n floats; else dbias is empty). glukit.ops.check_backward_args' rules.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> addmm_glu_backward_cuda(const at::Tensor& a, const at::Tensor& b,
+                                                                       const std::optional<at::Tensor>& bias,
+                                                                       const at::Tensor& y, const at::Tensor& grad,
+                                                                       bool b_is_nk, bool bias_grad) {
   check_addmm_glu_args(a, b, bias, y, b_is_nk);
   check_dims("grad", grad, 2);
   check_devices_and_dtypes({{"a", &a}, {"grad", &grad}});
@@ -207,7 +208,8 @@ std::tuple<at::Tensor, at::Tensor> addmm_glu_backward_cuda(const at::Tensor& a, 
           ")");
   const c10::cuda::CUDAGuard guard(a.device());
   at::Tensor dx = at::empty({m, n}, a.options()), dy = at::empty({m, n}, a.options());
-  if (m == 0 || n == 0) return {dx, dy};
+  at::Tensor dbias = at::zeros({bias_grad ? n : 0}, a.options().dtype(at::kFloat));
+  if (m == 0 || n == 0) return {dx, dy, dbias};
   const at::Tensor ac = a.contiguous(), bc = b.contiguous(), yc = y.contiguous(), gc = grad.contiguous();
   const at::Tensor biasc = bias.has_value() ? bias->contiguous() : at::Tensor();
   const glukit_torch::BackwardLaunchArgs args{k > 0 ? ac.data_ptr() : nullptr,
@@ -226,12 +228,13 @@ std::tuple<at::Tensor, at::Tensor> addmm_glu_backward_cuda(const at::Tensor& a, 
                                               n,
                                               n,
                                               n,
-                                              b_is_nk};
+                                              b_is_nk,
+                                              bias_grad ? dbias.data_ptr<float>() : nullptr};
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
   check_status("glukit.addmm_glu_backward", a.scalar_type() == at::kHalf
                                                 ? glukit_torch::addmm_glu_backward_f16(args, stream)
                                                 : glukit_torch::addmm_glu_backward_bf16(args, stream));
-  return {dx, dy};
+  return {dx, dy, dbias};
 }
 
 constexpr int64_t gate_interleave_rows = 64;  // glukit::gate_interleave_rows

@@ -153,8 +153,8 @@ def _setup_context(ctx, inputs, keyword_only_inputs, output):
     ctx.save_for_backward(a, b, bias if bias is not None else a.new_empty(0), y)
 
 
-BACKWARD_SCHEMA = ("(Tensor a, Tensor b, Tensor? bias, Tensor y, Tensor grad, *, bool b_is_nk=False) "
-                   "-> (Tensor, Tensor)")
+BACKWARD_SCHEMA = ("(Tensor a, Tensor b, Tensor? bias, Tensor y, Tensor grad, *, bool b_is_nk=False, "
+                   "bool bias_grad=False) -> (Tensor, Tensor, Tensor)")
 _lib.define("addmm_glu_backward" + BACKWARD_SCHEMA)
 
 
@@ -170,55 +170,66 @@ def check_backward_args(a, b, bias, y, grad, b_is_nk: bool) -> tuple:
 
 
 @torch.library.register_fake("glukit::addmm_glu_backward", lib=_lib)
-def _addmm_glu_backward_fake(a, b, bias, y, grad, *, b_is_nk=False):
+def _addmm_glu_backward_fake(a, b, bias, y, grad, *, b_is_nk=False, bias_grad=False):
     m, n, _ = check_backward_args(a, b, bias, y, grad, b_is_nk)
-    return a.new_empty((m, n)), a.new_empty((m, n))
+    return a.new_empty((m, n)), a.new_empty((m, n)), a.new_empty((n if bias_grad else 0,), dtype=torch.float32)
 
 
-def _addmm_glu_backward_torch(a, b, bias, y, grad, *, b_is_nk=False):
-    """(dX, dY) = (g (1 + y), g X) with X recomputed by one torch GEMM in the dtype (tensor
-    cores, fp32 accumulation, X rounded to the dtype once), the products in fp32 rounded once
-    (torch's fp16/bf16 ``addcmul`` and ``mul``). The CPU implementation, and the CUDA one where
+def _addmm_glu_backward_torch(a, b, bias, y, grad, *, b_is_nk=False, bias_grad=False):
+    """(dX, dY, dbias) = (g (1 + y), g X, dX's column sums in fp32 or, without bias_grad, an
+    empty tensor) with X recomputed by one torch GEMM in the dtype (tensor cores, fp32
+    accumulation, X rounded to the dtype once), the products in fp32 rounded once (torch's
+    fp16/bf16 ``addcmul`` and ``mul``). The CPU implementation, and the CUDA one where
     glukit._C does not register the kernel."""
     check_backward_args(a, b, bias, y, grad, b_is_nk)
     x = F.linear(a, b, bias) if b_is_nk else (torch.addmm(bias, a, b) if bias is not None else a @ b)
-    return torch.addcmul(grad, grad, y), grad * x
+    dx = torch.addcmul(grad, grad, y)
+    dbias = dx.sum(0, dtype=torch.float32) if bias_grad else a.new_empty((0,), dtype=torch.float32)
+    return dx, grad * x, dbias
 
 
 _lib.impl("addmm_glu_backward", _addmm_glu_backward_torch, "CPU")
 
 
 def addmm_glu_backward(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor], y: torch.Tensor,
-                       grad: torch.Tensor, *, b_is_nk: bool = False) -> tuple:
+                       grad: torch.Tensor, *, b_is_nk: bool = False, bias_grad: bool = False) -> tuple:
     """``torch.ops.glukit.addmm_glu_backward``: (dX, dY) = (grad (1 + y), grad X) for out =
-    addmm_glu(a, b, bias, y), X = a @ b + bias recomputed. On CUDA one glukit kernel (the GEMM
-    whose epilogue reads grad and y: X never reaches memory); dX's GEMMs (da = dX B^T, dB,
-    the bias's column sums) are the caller's."""
-    return torch.ops.glukit.addmm_glu_backward(a, b, bias, y, grad, b_is_nk=b_is_nk)
+    addmm_glu(a, b, bias, y), X = a @ b + bias recomputed; with ``bias_grad=True`` also dbias,
+    dX's column sums in float32 (dX as stored), as a third value. On CUDA one glukit kernel
+    (the GEMM whose epilogue reads grad and y and adds the column sums by fp32 atomics: X
+    never reaches memory, and dbias's last bits may differ from run to run); dX's GEMMs
+    (da = dX B^T, dB) are the caller's."""
+    dx, dy, dbias = torch.ops.glukit.addmm_glu_backward(a, b, bias, y, grad, b_is_nk=b_is_nk, bias_grad=bias_grad)
+    return (dx, dy, dbias) if bias_grad else (dx, dy)
 
 
 def _backward(ctx, grad):
     """out = X (1 + y), X = a B + bias: dX = g (1 + y), dy = g X, da = dX B^T, dB = a^T dX,
     dbias = the sum of dX's rows. When dy is asked for, dX and dy come from one
     addmm_glu_backward (on CUDA glukit's kernel: X recomputed by the GEMM whose epilogue
-    reads g and y); otherwise dX alone, element-wise (no GEMM). Then torch's GEMMs and the
-    bias sum in the dtype. Only the gradients that ``ctx.needs_input_grad`` asks for are
-    computed (reference_backward: the fp32 reference)."""
+    reads g and y, and adds dX's column sums for dbias unless torch's deterministic
+    algorithms are asked for); otherwise dX alone, element-wise (no GEMM). Then torch's GEMMs
+    (and the bias sum where the kernel did not take it) in the dtype. Only the gradients that
+    ``ctx.needs_input_grad`` asks for are computed (reference_backward: the fp32 reference)."""
     a, b, bias, y = ctx.saved_tensors
     need_a, need_b, need_bias, need_y = ctx.needs_input_grad
     bias = bias if ctx.has_bias else None
     ga = gb = gbias = gy = None
     gx = None
     if need_y:
-        gx, gy = torch.ops.glukit.addmm_glu_backward(a, b, bias, y, grad.contiguous(), b_is_nk=ctx.b_is_nk)
-    if need_a or need_b or (need_bias and bias is not None):
+        fused_sum = need_bias and bias is not None and not torch.are_deterministic_algorithms_enabled()
+        gx, gy, dbias = torch.ops.glukit.addmm_glu_backward(a, b, bias, y, grad.contiguous(), b_is_nk=ctx.b_is_nk,
+                                                            bias_grad=fused_sum)
+        if fused_sum:
+            gbias = dbias.to(bias.dtype)
+    if need_a or need_b or (need_bias and bias is not None and gbias is None):
         if gx is None:
             gx = torch.addcmul(grad, grad, y)  # g + g y
         if need_a:
             ga = gx @ b if ctx.b_is_nk else gx @ b.t()
         if need_b:
             gb = gx.t() @ a if ctx.b_is_nk else a.t() @ gx
-        if need_bias and bias is not None:
+        if need_bias and bias is not None and gbias is None:
             gbias = gx.sum(0)
     return ga, gb, gbias, gy
 

@@ -173,6 +173,10 @@ def test_addmm_glu_backward_op_against_fp64(dtype, b_is_nk):
     assert dx.dtype == dy.dtype == dtype and dx.shape == dy.shape == (37, 200)
     assert rel_l2(dx, grad.double() * (1 + y.double())) <= 2 * UNIT_ROUNDOFF[dtype]
     assert rel_l2(dy, grad.double() * x) <= 4 * UNIT_ROUNDOFF[dtype]
+    dx2, dy2, dbias = glukit.addmm_glu_backward(a, b, c, y, grad, b_is_nk=b_is_nk, bias_grad=True)
+    assert torch.equal(dx2, dx) and torch.equal(dy2, dy)
+    assert dbias.dtype == torch.float32 and dbias.shape == (200,)
+    assert rel_l2(dbias, dx.double().sum(0)) <= 37 * 2.0 ** -24
 
 
 @pytest.mark.parametrize("mutate, message", [
@@ -195,9 +199,13 @@ def test_addmm_glu_backward_op_fake_and_opcheck():
         a, b, c, y, grad = make_addmm(100, 64, 24, torch.float16, True)
         dx, dy = glukit.addmm_glu_backward(a, b, c, y, grad, b_is_nk=True)
         assert dx.shape == dy.shape == (100, 64) and dx.dtype == torch.float16
+        _, _, dbias = glukit.addmm_glu_backward(a, b, c, y, grad, b_is_nk=True, bias_grad=True)
+        assert dbias.shape == (64,) and dbias.dtype == torch.float32
     for b_is_nk in (False, True):
         args = make_addmm(24, 16, 40, torch.bfloat16, b_is_nk)
-        torch.library.opcheck(torch.ops.glukit.addmm_glu_backward.default, args, {"b_is_nk": b_is_nk})
+        for bias_grad in (False, True):
+            torch.library.opcheck(torch.ops.glukit.addmm_glu_backward.default, args,
+                                  {"b_is_nk": b_is_nk, "bias_grad": bias_grad})
 
 
 # ---- gated_projection's backward -----------------------------------------------------------

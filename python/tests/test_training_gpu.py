@@ -42,7 +42,7 @@ def test_addmm_glu_backward_kernel_against_fp64(dtype, b_is_nk, bias, shape):
 
     m, n, k = shape
     a, b, c, y, grad = (t.cuda() if t is not None else None for t in make_addmm(m, n, k, dtype, b_is_nk, bias, 5))
-    dx, dy = glukit.addmm_glu_backward(a, b, c, y, grad, b_is_nk=b_is_nk)
+    dx, dy, dbias = torch.ops.glukit.addmm_glu_backward(a, b, c, y, grad, b_is_nk=b_is_nk, bias_grad=bias)
     torch.cuda.synchronize()
     assert dx.shape == dy.shape == (m, n) and dx.dtype == dy.dtype == dtype and dx.is_cuda
     x = a.double() @ (b.double().t() if b_is_nk else b.double())
@@ -51,6 +51,35 @@ def test_addmm_glu_backward_kernel_against_fp64(dtype, b_is_nk, bias, shape):
     u = UNIT_ROUNDOFF[dtype]
     assert rel_l2(dx, grad.double() * (1 + y.double())) <= u  # one rounding of an fp32 fma
     assert rel_l2(dy, grad.double() * x) <= u  # X accumulated in fp32, the product rounded once
+    assert dbias.dtype == torch.float32 and dbias.shape == ((n,) if bias else (0,))
+    if bias:  # dX's column sums as stored, m fp32 additions in any order: within (m + 1) 2^-24 sum |dX|
+        exact, size = dx.double().sum(0), dx.double().abs().sum(0)
+        assert ((dbias.double() - exact).abs() <= (m + 1) * 2.0 ** -24 * size).all()
+
+
+def test_addmm_glu_bias_gradient_fused_and_deterministic():
+    """addmm_glu's autograd takes dbias from the kernel's column sums; with torch's deterministic
+    algorithms asked for, from a column sum of dX instead: bitwise the same on every run."""
+    from test_training_cpu import make_addmm
+
+    a, b, c, y, grad = (t.cuda() for t in make_addmm(1000, 1096, 264, torch.bfloat16, True, True, 7))
+    c.requires_grad_(True)
+    glukit.addmm_glu(a, b, c, y, b_is_nk=True).backward(grad)
+    fused = c.grad.clone()
+    dx = grad.float() * (1 + y.float())
+    assert rel_l2(fused, dx.double().sum(0)) <= 2 * UNIT_ROUNDOFF[torch.bfloat16]
+    previous = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True, warn_only=True)  # (cuBLAS's GEMMs warn without a workspace config)
+    try:
+        runs = []
+        for _ in range(2):
+            c.grad = None
+            glukit.addmm_glu(a, b, c, y, b_is_nk=True).backward(grad)
+            runs.append(c.grad.clone())
+    finally:
+        torch.use_deterministic_algorithms(previous)
+    assert torch.equal(runs[0], runs[1])
+    assert rel_l2(runs[0], dx.double().sum(0)) <= 2 * UNIT_ROUNDOFF[torch.bfloat16]
 
 
 def test_addmm_glu_backward_kernel_registered():

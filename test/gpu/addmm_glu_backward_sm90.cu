@@ -3,8 +3,9 @@
 // n x k x with / without bias on ragged shapes (m = 1, n not a multiple of the tile, padded
 // leading dimensions, k not a multiple of 64, k = 0), dX written over G and dY over Y,
 // against the fp64 reference with the per-element bound of test/common/output_check.hpp;
-// dX and dY poisoned first, their padding and the rows after them checked untouched;
-// argument errors name the argument and write nothing.
+// dX and dY poisoned first, their padding and the rows after them checked untouched; the
+// bias gradient (dbias: dX's column sums) against the sums of the dX stored; argument
+// errors name the argument and write nothing.
 #include "gpu_test_util.hpp"
 
 namespace glukit::test {
@@ -53,17 +54,46 @@ void references(const AddmmGluBackwardArgsT<T>& g, Reference& dx, Reference& dy)
       dy.sensitivity[static_cast<std::size_t>(i * g.n + j)] = std::fabs(to_float(g.grad[i * g.ld_grad + j])) * 1.01;
 }
 
+/// The bias gradient the kernel added into sums (n values, then 8 NaN guards, zeros before
+/// the launch) against the fp64 column sums of the dX it stored (ld): fp32 additions in any
+/// order of m terms each are within m 2^-24 sum |dX| of the exact sum; the guards untouched.
+template <Element T>
+void check_column_sums(const std::vector<float>& sums, const std::vector<T>& dx, std::int64_t m, std::int64_t n,
+                       std::int64_t ld) {
+  int bad = 0;
+  for (std::int64_t j = 0; j < n; ++j) {
+    double exact = 0, size = 0;
+    for (std::int64_t i = 0; i < m; ++i) {
+      const double v = to_float(dx[static_cast<std::size_t>(i * ld + j)]);
+      exact += v, size += std::fabs(v);
+    }
+    const double bound = static_cast<double>(m + 1) * 0x1p-24 * size + 1e-30;
+    if (!(std::fabs(sums[static_cast<std::size_t>(j)] - exact) <= bound) && bad++ < 5)
+      UNSCOPED_INFO("dbias[" << j << "] = " << sums[static_cast<std::size_t>(j)] << ", expected " << exact
+                             << " within " << bound);
+  }
+  CHECK(bad == 0);
+  for (std::size_t g = static_cast<std::size_t>(n); g < sums.size(); ++g) CHECK(std::isnan(sums[g]));
+}
+
 template <Element T, class Launch>
-void check_xbackward(const char* what, const Shape& shape, Launch launch, bool in_place = false) {
+void check_xbackward(const char* what, const Shape& shape, Launch launch, bool in_place = false, bool sums = false) {
   const std::uint64_t seed = fresh_seed();
   INFO(what << " " << element_name<T>() << (shape.b_layout == Layout::col_major ? " B n x k" : " B k x n")
             << " bias=" << shape.bias << " m=" << shape.m << " n=" << shape.n << " k=" << shape.k
-            << " in_place=" << in_place << " seed=" << seed);
+            << " in_place=" << in_place << " dbias=" << sums << " seed=" << seed);
   XBwdProblem<T> pr(shape, seed);
   AddmmGluBackwardArgsT<T> args = pr.device_args();
   if (in_place) {  // dX over G, dY over Y (their padding poisoned, NaN)
     args.dx = const_cast<T*>(args.grad), args.lddx = args.ld_grad;
     args.dy = const_cast<T*>(args.y), args.lddy = args.ldy;
+  }
+  DeviceBuffer<float> d_sums(static_cast<std::size_t>(shape.n + 8));
+  if (sums) {
+    std::vector<float> init(d_sums.count, 0.f);
+    for (std::size_t g = static_cast<std::size_t>(shape.n); g < init.size(); ++g) init[g] = std::nanf("");
+    d_sums.upload(init);
+    args.dbias = d_sums.ptr;
   }
   GLUKIT_CHECK_CUDA(cudaGetLastError());
   const Status st = launch(args);
@@ -76,10 +106,13 @@ void check_xbackward(const char* what, const Shape& shape, Launch launch, bool i
   if (in_place) {
     Shape s = pr.s;
     s.ldo = s.ldy;
-    check_output_matches(pr.d_grad.download(), s, rdx);
+    const std::vector<T> dx = pr.d_grad.download();
+    check_output_matches(dx, s, rdx);
     check_output_matches(pr.dy.download(), s, rdy);
+    if (sums) check_column_sums(d_sums.download(), dx, s.m, s.n, s.ldy);
     return;
   }
+  if (sums) check_column_sums(d_sums.download(), pr.dout.download(), pr.s.m, pr.s.n, pr.s.ldo);
   for (const auto* out : {&pr.dout, &pr.d_dy}) {
     const std::vector<T> v = out->download();
     CHECK(count_unwritten(v, pr.s) == 0);
@@ -112,6 +145,19 @@ TEST_CASE("addmm_glu backward: fp16 and bf16, both layouts of B, with and withou
     }
 }
 
+TEST_CASE("addmm_glu backward: the bias gradient (dX's column sums, dbias given), ragged shapes and in place",
+          "[addmm_glu_backward][sanitize]") {
+  const auto run = [](const auto& args) { return addmm_glu_backward(args); };
+  for (Layout layout : {Layout::row_major, Layout::col_major})
+    for (const Shape& s : xbwd_shapes(layout)) {
+      check_xbackward<half_t>("dbias", s, run, false, true);
+      check_xbackward<bfloat16_t>("dbias", s, run, false, true);
+    }
+  check_xbackward<bfloat16_t>("dbias in place", Shape{1000, 1096, 264}, run, true, true);
+  check_xbackward<half_t>("dbias, 2100 rows", Shape{2100, 328, 72, 0, 0, 0, 0, true, Layout::col_major}, run, false,
+                          true);
+}
+
 TEST_CASE("addmm_glu backward: dX over the gradient and dY over Y, several tiles; m = 0 and n = 0 launch nothing",
           "[addmm_glu_backward]") {
   const auto run = [](const auto& args) { return addmm_glu_backward(args); };
@@ -134,6 +180,10 @@ TEST_CASE("addmm_glu backward: argument errors name the argument, nothing launch
   args = pr.device_args();
   args.grad = nullptr;
   CHECK(first_word(addmm_glu_backward(args)) == "grad");
+  args = pr.device_args();
+  DeviceBuffer<float> sums(96 + 8);
+  args.dbias = sums.ptr + 1;  // not 16-byte aligned
+  CHECK(first_word(addmm_glu_backward(args)) == "dbias");
   args = pr.device_args();
   args.ld_grad = 88;  // < n
   CHECK(first_word(addmm_glu_backward(args)) == "ld_grad");

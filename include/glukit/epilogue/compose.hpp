@@ -14,8 +14,11 @@
 //   template <class T> static void apply(const T (&v)[V], const T (&in)[I], T (&out)[O]);
 // with V = 1 or 2 values, I = max(1, inputs::size) (in[0] reads as 0 without inputs) and
 // O = outputs::size; optionally apply2, two adjacent output elements at once, where that
-// costs fewer special-function operations (Gated with an operation's `pair`). The bias is
-// the accumulator's one broadcast vector: the kernels add it before the view is read.
+// costs fewer special-function operations (Gated with an operation's `pair`), and
+// optionally `static constexpr int column_sum = o`: output o's column sums over the rows (its
+// values as stored, rounded to the element type) added into an fp32 vector of the output's
+// width (a bias gradient). The bias is the accumulator's one broadcast vector: the kernels
+// add it before the view is read.
 // The function is GLUKIT_HOST_DEVICE and templated on T, so the fp64 host reference runs
 // the very code the kernels run in fp32.
 #pragma once
@@ -60,6 +63,13 @@ concept HasApply2 = requires(const float (&v)[C::view == View::gate_up ? 2 : 1],
                              float (&out)[C::outputs::size]) { C::apply2(v, v, in, in, out, out); };
 }  // namespace detail
 
+/// The output whose column sums a composition asks for (its `column_sum`), or -1.
+template <class C>
+constexpr int column_sum_of() {
+  if constexpr (requires { C::column_sum; }) return C::column_sum;
+  else return -1;
+}
+
 /// Sizes of a composition's arrays.
 template <class C>
 struct Arity {
@@ -68,6 +78,8 @@ struct Arity {
   static constexpr int in_slots = inputs > 0 ? inputs : 1;
   static constexpr int outputs = C::outputs::size;
   static constexpr bool pairwise = detail::HasApply2<C>;
+  static constexpr int column_sum = column_sum_of<C>();
+  static_assert(column_sum >= -1 && column_sum < outputs, "composition: column_sum names one of its outputs");
 };
 
 /// addmm_glu: out = op(x, y) (op(x, 0) for an operation that reads no Y, as BiasOnly).
@@ -125,10 +137,12 @@ struct GatedPreact {
 };
 
 /// addmm_glu's backward: x = A B + bias recomputed, the upstream gradient g (in2) and y read;
-/// dx into out, dy into out2 (the operation's `backward(x, y, g, dx, dy)`).
-template <class Op>
+/// dx into out, dy into out2 (the operation's `backward(x, y, g, dx, dy)`); BiasGrad: dx's
+/// column sums too (the bias gradient).
+template <class Op, bool BiasGrad = false>
 struct AuxBackward {
   static constexpr View view = View::element;
+  static constexpr int column_sum = BiasGrad ? 0 : -1;
   using inputs = Tiles<Tile<Operand::in2>, Tile<Operand::y>>;
   using outputs = Tiles<Tile<Operand::out>, Tile<Operand::out2>>;
   template <class T>

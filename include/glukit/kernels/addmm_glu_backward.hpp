@@ -3,8 +3,9 @@
 //   X  = A B + bias                (the GEMM, m x n, recomputed: nothing saved in the forward)
 //   dX = dop/dX (X, Y) G, dY = dop/dY (X, Y) G     (GluGate: G (1 + Y) and G X)
 // in one kernel whose epilogue reads G and Y and writes dX and dY, so X never reaches
-// memory. dA = dX B^T, dB = A^T dX and the bias gradient (dX's column sums) are plain
-// GEMMs and a reduction the caller runs (cuBLAS through PyTorch: python/glukit/ops.py).
+// memory. With `dbias` given, the epilogue also adds dX's column sums (the bias gradient)
+// into it, fp32. dA = dX B^T and dB = A^T dX are plain GEMMs the caller runs (cuBLAS
+// through PyTorch: python/glukit/ops.py).
 // AddmmGluBackward<Policy>::run / glukit::addmm_glu_backward<Policy>(args, stream) with the
 // policy's epilogue_op (an operation that reads Y and has the two-gradient `backward`,
 // epilogue/functors.hpp), and the default glukit::addmm_glu_backward<Op>(args, stream).
@@ -22,7 +23,10 @@
 namespace glukit {
 
 /// Row-major operands, element strides: a m x k (lda), b k x n or n x k (ldb, b_layout),
-/// bias n (or null), y m x n (ldy), grad m x n (ld_grad), dx m x n (lddx), dy m x n (lddy).
+/// bias n (or null), y m x n (ldy), grad m x n (ld_grad), dx m x n (lddx), dy m x n (lddy);
+/// dbias: n floats the kernel adds dX's column sums into (the caller zeroes it: the sums of
+/// the tiles arrive by fp32 atomic adds, in an order, and so with last bits, that vary from
+/// run to run), or null.
 template <Element T>
 struct AddmmGluBackwardArgsT {
   using element = T;
@@ -43,6 +47,7 @@ struct AddmmGluBackwardArgsT {
   std::int64_t lddx = 0;
   std::int64_t lddy = 0;
   Layout b_layout = Layout::row_major;
+  float* dbias = nullptr;
 };
 
 namespace detail {
@@ -85,6 +90,7 @@ Status validate_addmm_glu_backward_arguments(const AddmmGluBackwardArgsT<T>& g) 
   if (g.dx == g.y || g.dy == g.grad) return Status::invalid("dy: dx may be grad and dy may be y, not the other way");
   if (g.dx == g.grad && g.lddx != g.ld_grad) return Status::invalid("lddx: must equal ld_grad when dx is grad");
   if (g.dy == g.y && g.lddy != g.ldy) return Status::invalid("lddy: must equal ldy when dy is y");
+  if (!detail::aligned16(g.dbias)) return Status::invalid("dbias: must be 16-byte aligned");
   constexpr std::int64_t max_elems = std::int64_t{1} << 61;  // as validate_arguments
   if (g.ld_grad > max_elems / g.m) return Status::invalid("ld_grad: m * ld_grad overflows the index range");
   if (g.lddy > max_elems / g.m) return Status::invalid("lddy: m * lddy overflows the index range");
@@ -127,16 +133,21 @@ struct AddmmGluBackward {
   }
   template <Element T>
   static Status launch(const AddmmGluBackwardArgsT<T>& args, stream_t stream, int device) {
-    if (args.b_layout == Layout::col_major)
-      return Launcher<T, Layout::col_major>::run(detail::gemm_view(args), stream, device, args.dy, args.lddy, args.grad,
-                                                 args.ld_grad);
-    return Launcher<T, Layout::row_major>::run(detail::gemm_view(args), stream, device, args.dy, args.lddy, args.grad,
-                                               args.ld_grad);
+    if (args.b_layout == Layout::col_major) return launch_with<T, Layout::col_major>(args, stream, device);
+    return launch_with<T, Layout::row_major>(args, stream, device);
   }
 
  private:
+  template <class T, Layout L, bool BiasGrad = false>
+  using Launcher = detail::LauncherOf<P, AddmmGluBackwardProblem<T, L, BiasGrad>>;
+  /// The kernel with the bias gradient's column sums where dbias is given.
   template <class T, Layout L>
-  using Launcher = detail::LauncherOf<P, AddmmGluBackwardProblem<T, L>>;
+  static Status launch_with(const AddmmGluBackwardArgsT<T>& args, stream_t stream, int device) {
+    if (args.dbias != nullptr)
+      return Launcher<T, L, true>::run(detail::gemm_view(args), stream, device, args.dy, args.lddy, args.grad,
+                                       args.ld_grad, args.dbias);
+    return Launcher<T, L>::run(detail::gemm_view(args), stream, device, args.dy, args.lddy, args.grad, args.ld_grad);
+  }
 };
 
 /// dX and dY of addmm_glu's backward with the kernel of Policy (its epilogue_op: GluGate or a

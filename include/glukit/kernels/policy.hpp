@@ -127,13 +127,14 @@ struct GatedBackwardProblem : Problem<T, Layout::row_major> {
 
 /// addmm_glu's backward: X = A B + bias (B in layout LB), recomputed, whose epilogue reads
 /// the upstream gradient G (the kernel's second input) and Y, and writes the operation's
-/// `backward(x, y, g, dx, dy)`: dX (the output) and dY (a second output). Bound kernels read
-/// detail::gemm_view's arguments (kernels/addmm_glu_backward.hpp).
-template <Element T, Layout LB>
+/// `backward(x, y, g, dx, dy)`: dX (the output) and dY (a second output); BiasGrad: dX's
+/// column sums added into the bias gradient (fp32). Bound kernels read detail::gemm_view's
+/// arguments (kernels/addmm_glu_backward.hpp).
+template <Element T, Layout LB, bool BiasGrad = false>
 struct AddmmGluBackwardProblem : Problem<T, LB> {
   static constexpr bool aux_backward = true;
   template <class Op>
-  using composition = epilogue::AuxBackward<Op>;
+  using composition = epilogue::AuxBackward<Op, BiasGrad>;
 };
 
 /// A policy bound to a problem: what the backend kernels are instantiated with.

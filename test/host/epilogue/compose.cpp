@@ -38,6 +38,8 @@ static_assert(std::is_same_v<bound_t<GatedProjectionBackwardProblem<half_t, Gate
                              ProjectionBackward<ReGlu>>);
 static_assert(std::is_same_v<bound_t<GatedBackwardProblem<half_t, GateLayout::stacked>, SwiGlu>, GatedBackward<SwiGlu>>);
 static_assert(std::is_same_v<bound_t<AddmmGluBackwardProblem<half_t, Layout::col_major>, GluGate>, AuxBackward<GluGate>>);
+static_assert(std::is_same_v<bound_t<AddmmGluBackwardProblem<half_t, Layout::col_major, true>, GluGate>,
+                             AuxBackward<GluGate, true>>);
 
 // What each reads and writes.
 using Y = Tile<Operand::y>;
@@ -55,6 +57,10 @@ static_assert(tiles_are<ProjectionBackward<SwiGlu>::inputs, Y>() &&
                         Tile<Operand::out, Columns::up>>());
 static_assert(Arity<Gated<SwiGlu>>::pairwise && Arity<GatedPreact<SigmoidGlu>>::pairwise &&
               !Arity<Gated<GeGlu>>::pairwise && !Arity<GatedBackward<SwiGlu>>::pairwise);
+// Column sums: only addmm_glu's backward with the bias gradient asks for one (of dX, output 0).
+static_assert(Arity<AuxBackward<GluGate, true>>::column_sum == 0 && Arity<AuxBackward<GluGate>>::column_sum == -1 &&
+              Arity<Elementwise<GluGate>>::column_sum == -1 && Arity<GatedBackward<SwiGlu>>::column_sum == -1 &&
+              Arity<ProjectionBackward<SwiGlu>>::column_sum == -1 && Arity<Gated<SwiGlu>>::column_sum == -1);
 
 struct Values {
   std::mt19937 rng{20261203};

@@ -98,8 +98,11 @@ set(_cdna_kernels --kernel V1RegisterStaged/fp16/row=v1 --kernel V2DirectToLds/f
              # addmm_glu's backward (AddmmGluBackwardProblem<T, Layout>), GluGate: V4's fma is dX's
              --kernel V4GluBackward/fp16/xbwd-col=v4 --kernel V4GluBackward/bf16/xbwd-row=v4
              --kernel V2GluBackward/fp16/xbwd-col=v2 --kernel V2GluBackward/bf16/xbwd-row=v2
+             # ... with the bias gradient's column sums (AddmmGluBackwardProblem<T, Layout, true>)
+             --kernel V4GluBackward/fp16/xbwd-col-sum=v4 --kernel V4GluBackward/bf16/xbwd-row-sum=v4
              # the default addmm_glu_backward<GluGate> (WithEpilogue<V4FusedEpilogue<chip>, GluGate>)
              --kernel WithEpilogue/fp16/xbwd-col=v4 --kernel WithEpilogue/fp16/xbwd-row=v4
+             --kernel WithEpilogue/fp16/xbwd-col-sum=v4 --kernel WithEpilogue/fp16/xbwd-row-sum=v4
              # the gated projection's backward (GatedProjectionBackwardProblem<T, GateLayout>)
              --kernel V4SwiGluBackward/bf16/pbwd-stacked=v4-op --kernel V4SwiGluBackward/fp16/pbwd-interleaved=v4-op
              --kernel V4GeGluBackward/bf16/pbwd-stacked=v4-op --kernel V4GeGluBackward/fp16/pbwd-interleaved=v4-op

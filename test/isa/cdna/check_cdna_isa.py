@@ -65,6 +65,9 @@ Checks (names as printed):
                 buffer resource as through another and none through a third (one dX and
                 one dY vector per block; the gated backward writes two dP vectors per H
                 vector); no 2-byte store (n is a multiple of 8)
+  colsum        addmm_glu's backward with the bias gradient (xbwd-row-sum / xbwd-col-sum):
+                dX's column sums added with global_atomic_add_f32; without it (xbwd-row /
+                xbwd-col), no atomic
   pbackward     the gated projection's backward (judged pbwd-stacked / pbwd-interleaved):
                 every store is 8-byte (no 2-byte store: n is a multiple of 8), and each
                 basic block that holds stores holds exactly two per 8-byte register load
@@ -93,20 +96,23 @@ PROBLEMS = {"row": ("Problem", "LNS_6LayoutE0E"), "col": ("Problem", "LNS_6Layou
             "interleaved": ("GatedProblem", "LNS_10GateLayoutE1E"),
             "bwd-stacked": ("GatedBackwardProblem", "LNS_10GateLayoutE0E"),
             "bwd-interleaved": ("GatedBackwardProblem", "LNS_10GateLayoutE1E"),
-            "xbwd-row": ("AddmmGluBackwardProblem", "LNS_6LayoutE0E"),
-            "xbwd-col": ("AddmmGluBackwardProblem", "LNS_6LayoutE1E"),
+            "xbwd-row": ("AddmmGluBackwardProblem", "LNS_6LayoutE0ELb0E"),
+            "xbwd-col": ("AddmmGluBackwardProblem", "LNS_6LayoutE1ELb0E"),
+            "xbwd-row-sum": ("AddmmGluBackwardProblem", "LNS_6LayoutE0ELb1E"),
+            "xbwd-col-sum": ("AddmmGluBackwardProblem", "LNS_6LayoutE1ELb1E"),
             "pbwd-stacked": ("GatedProjectionBackwardProblem", "LNS_10GateLayoutE0E"),
             "pbwd-interleaved": ("GatedProjectionBackwardProblem", "LNS_10GateLayoutE1E")}
 GATED = {"stacked", "interleaved"}
 BACKWARD = {"bwd-stacked", "bwd-interleaved"}
-XBACKWARD = {"xbwd-row", "xbwd-col"}
+XBACKWARD = {"xbwd-row", "xbwd-col", "xbwd-row-sum", "xbwd-col-sum"}
+XSUM = {"xbwd-row-sum", "xbwd-col-sum"}  # with the bias gradient's column sums
 PBACKWARD = {"pbwd-stacked", "pbwd-interleaved"}
 # B read like A (8-byte reads): col_major B, the gated projection's W (also in its backward),
 # addmm_glu's backward's col_major B.
-K_MAJOR_B = {"col", "xbwd-col"} | GATED | PBACKWARD
+K_MAJOR_B = {"col", "xbwd-col", "xbwd-col-sum"} | GATED | PBACKWARD
 CHECKS = ["mfma", "bread", "cvt", "dma", "dma16", "setprio", "loop", "vmcnt", "fma", "scratch", "lds",
           "calls", "m0", "noy", "dgated", "xbackward",
-          "pbackward"]
+          "pbackward", "colsum"]
 
 
 def problem_symbol(element, layout):
@@ -134,6 +140,7 @@ DMA16 = re.compile(r"^\s*(?:buffer_load_dwordx4\s.*\blds\b|global_load_lds_dword
 VMCNT = re.compile(r"^\s*s_waitcnt\b.*\bvmcnt\((\d+)\)")
 FMA = re.compile(r"^\s*v_(?:pk_fma_f32|fma_f32|fmac_f32)\b")
 STORE = re.compile(r"^\s*(?:buffer|global|flat)_store_\w+")
+ATOMIC_ADD_F32 = re.compile(r"^\s*global_atomic_add_f32\b")
 SCRATCH = re.compile(r"^\s*scratch_\w+|^\s*buffer_\w+\s.*s\[0:3\]")
 CALL = re.compile(r"^\s*s_(?:swappc_b64|setpc_b64|call_b64)\b")
 REG_LOAD = re.compile(r"^\s*buffer_load_\w+\s")  # a register load unless it ends in lds
@@ -329,7 +336,7 @@ def check_kernel(name, k, variant, arch, budget, element="fp16", layout="row", r
     else:
         bread_ok = n_tr > 0 if arch == "gfx950" else n_u16 > 0
     b_name = (f"W ({layout})" if layout in GATED else f"W ({layout[5:]})" if layout in PBACKWARD else f"W_down row-major (P {layout[4:]})"
-              if layout in BACKWARD else f"B {layout[5:]}-major" if layout in XBACKWARD else f"B {layout}-major")
+              if layout in BACKWARD else f"B {layout[5:8]}-major" if layout in XBACKWARD else f"B {layout}-major")
     res["bread"] = (bread_ok, f"{b_name}: {n_tr} ds_read_b64_tr_b16, {n_u16} ds_read_u16*")
     n_f16_cvt = sum(1 for l in code if F16_CVT.match(l))
     n_bf16_cvt = sum(1 for l in code if BF16_CVT.match(l))
@@ -448,6 +455,11 @@ def check_kernel(name, k, variant, arch, budget, element="fp16", layout="row", r
         res["xbackward"] = (ok, f"{len(loads64)} 8-byte register loads (G, Y, bias) through {len(load_resources)} "
                                 f"buffer resources, 8-byte stores {per_resource} per buffer resource (dX, dY), "
                                 f"{len(b16)} 2-byte stores")
+    if layout in XBACKWARD:
+        n_atomic = sum(1 for l in code if ATOMIC_ADD_F32.match(l))
+        ok = n_atomic > 0 if layout in XSUM else n_atomic == 0
+        res["colsum"] = (ok, f"{n_atomic} global_atomic_add_f32 (the bias gradient's column sums"
+                             f"{'' if layout in XSUM else ': none asked'})")
     if layout in PBACKWARD:
         blocks, _ = basic_blocks(code)
         per_block = []  # (stores, 8-byte stores, 8-byte register loads) of each block that stores

@@ -13,9 +13,10 @@
 // The gated backward (GatedBackwardProblem: B = W_down row-major, Y = P, out = dP, out2
 // = H): V4 and V2 with SwiGlu and GeGlu, bf16 with P stacked and fp16 interleaved.
 // addmm_glu's backward (AddmmGluBackwardProblem: in2 = the gradient, out = dX, out2 = dY):
-// V4 and V2 with GluGate for fp16 with B col_major and bf16 with B row-major, and the
-// default glukit::addmm_glu_backward<GluGate>(args) for fp16 (its V4 kernels for both B
-// layouts, and the other chip's, empty).
+// V4 and V2 with GluGate for fp16 with B col_major and bf16 with B row-major, V4 with the
+// bias gradient's column sums for the same two, and the default
+// glukit::addmm_glu_backward<GluGate>(args) for fp16 (its V4 kernels for both B layouts,
+// with and without the column sums, and the other chip's, empty).
 // The gated projection's backward (GatedProjectionBackwardProblem: the gated projection's
 // tiles, Y = dO, out = dP): V4 and V2 with SwiGlu and GeGlu, bf16 with W stacked and fp16
 // interleaved, and the default glukit::gated_projection_backward<SwiGlu>(args) for bf16.
@@ -95,8 +96,8 @@ struct V2GeGluBackward : V2 {
 template <class Policy, class T, glukit::GateLayout GL>
 using BoundProjectionBackward = glukit::Bound<Policy, glukit::GatedProjectionBackwardProblem<T, GL>>;
 
-template <class Policy, class T, Layout L>
-using BoundAuxBackward = glukit::Bound<Policy, glukit::AddmmGluBackwardProblem<T, L>>;
+template <class Policy, class T, Layout L, bool BiasGrad = false>
+using BoundAuxBackward = glukit::Bound<Policy, glukit::AddmmGluBackwardProblem<T, L, BiasGrad>>;
 /// V4 and V2 (GluGate) for addmm_glu's backward, named apart from the default's
 /// WithEpilogue<V4FusedEpilogue, GluGate> kernels of the same problems.
 struct V4GluBackward : V4 {
@@ -163,7 +164,12 @@ template struct glukit::detail::BackendLauncher<BoundAuxBackward<V2GluBackward, 
                                                 glukit::Backend::hip>;
 template struct glukit::detail::BackendLauncher<BoundAuxBackward<V2GluBackward, bfloat16_t, Layout::row_major>,
                                                 glukit::Backend::hip>;
-// ... and its default for fp16 (the chip's V4 with GluGate, both layouts of B).
+// V4 with the bias gradient's column sums (dbias given).
+template struct glukit::detail::BackendLauncher<BoundAuxBackward<V4GluBackward, half_t, Layout::col_major, true>,
+                                                glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<BoundAuxBackward<V4GluBackward, bfloat16_t, Layout::row_major, true>,
+                                                glukit::Backend::hip>;
+// The default for fp16 (the chip's V4 with GluGate, both layouts of B, with and without the sums).
 template glukit::Status glukit::addmm_glu_backward<glukit::epilogue::GluGate>(
     const glukit::AddmmGluBackwardArgsT<half_t>&, glukit::stream_t);
 

@@ -49,6 +49,18 @@ GLUKIT_DEVICE inline std::uint32_t uniform(std::uint32_t v) {
 /// Wave index in the workgroup, wave-uniform.
 GLUKIT_DEVICE inline int wave_id() { return uniform(thread_id() / wave_size); }
 
+/// v of the lane whose id is this lane's XOR mask (ds_bpermute: any lane of the wave).
+GLUKIT_DEVICE inline float lane_xor(float v, int mask) {
+  const int from = (lane_id() ^ mask) * 4;  // byte address of the source lane
+  return __builtin_bit_cast(float, __builtin_amdgcn_ds_bpermute(from, __builtin_bit_cast(int, v)));
+}
+
+/// Adds v to *dst in global memory (global_atomic_add_f32; relaxed, device scope: the
+/// additions of several waves arrive in any order).
+GLUKIT_DEVICE inline void atomic_add(float* dst, float v) {
+  __hip_atomic_fetch_add(dst, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+}
+
 /// LDS byte address of a __shared__ object.
 GLUKIT_DEVICE inline std::uint32_t lds_address(const void* p) {
   return static_cast<std::uint32_t>(

@@ -46,6 +46,13 @@ GLUKIT_DEVICE inline void st_global_cs_32(void* p, std::uint32_t v) {
 GLUKIT_DEVICE inline void st_global_32(void* p, std::uint32_t v) {
   asm volatile("st.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
+/// Adds four floats to dst[0..3] in global memory (16-byte aligned) by one vector reduction
+/// (relaxed, gpu scope: the sums of several blocks arrive in any order).
+GLUKIT_DEVICE inline void red_add_f32x4(float* dst, float a, float b, float c, float d) {
+  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst), "f"(a), "f"(b), "f"(c), "f"(d)
+               : "memory");
+}
+
 /// 4-byte shared-memory load by shared-window address (smem_u32): an explicit
 /// ld.shared rather than a generic load through a pointer whose state space the
 /// compiler cannot see.

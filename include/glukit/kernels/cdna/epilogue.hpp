@@ -19,6 +19,8 @@
 // theirs crosses N. Every input is read before the first output is written (a wave's
 // vector memory operations complete in issue order, and each block is this lane's only):
 // an output may alias an input (addmm_glu's backward: dX may be the gradient, dY may be Y).
+// A composition's column sums (its `column_sum` output, as stored) are summed over the
+// lane's rows, then over the 16 lanes of each column group, and added by fp32 atomics.
 // Streaming policies read and write with "sc0 nt".
 #pragma once
 #include <cstdint>
@@ -199,6 +201,31 @@ class Epilogue : public EpilogueTile<P> {
       write<true>(out);
     } else {
       write<false>(out);
+    }
+    // After the stores: only the summed output is still live.
+    if constexpr (Ar::column_sum >= 0) add_column_sums(out[Ar::column_sum]);
+  }
+
+  /// Output column_sum's sums over the tile's rows (rows past m count as 0): each lane's
+  /// blocks (mb, q) summed over mb, then over the lanes of a column group (lane % 16 is
+  /// the row, lane / 16 the 4-column group: acc_coord), lanes 0, 16, 32, 48 add them.
+  GLUKIT_DEVICE void add_column_sums(const u32x2_t (&o)[bm][vn]) const {
+    static_assert(!gate_up && !ragged && C::outputs::columns[Ar::column_sum] == Columns::own,
+                  "column sums: an element view, the output at its own columns in whole vectors (n % 8 == 0)");
+    static_assert([] {
+      for (int l = 0; l < arch::cdna::wave_size; ++l)
+        if (Plan::acc_coord(0, 0, 0, l).col != Plan::acc_coord(0, 0, 0, l & ~15).col) return false;
+      return true;
+    }(), "column sums: the 16 lanes of a column group hold its rows");
+    for (int q = 0; q < vn; ++q) {
+      float4_t s = {0.f, 0.f, 0.f, 0.f};
+      for (int mb = 0; mb < bm; ++mb)
+        if (m0_ + coord(mb, q).row < p_.m) s += Packed::to_float(o[mb][q]);
+      for (int d = 1; d < 16; d *= 2)
+        for (int i = 0; i < 4; ++i) s[i] += arch::cdna::lane_xor(s[i], d);
+      const int col = n0_ + coord(0, q).col;
+      if (lane_ % 16 == 0 && col < p_.n)
+        for (int i = 0; i < 4; ++i) arch::cdna::atomic_add(p_.column_sums + col + i, s[i]);
     }
   }
 

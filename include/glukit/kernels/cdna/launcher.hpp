@@ -50,9 +50,11 @@ struct BackendLauncher<P, Backend::hip> {
   }
 
   /// out2, ld_out2: the second output of a kernel that writes one (the gated backward's H,
-  /// addmm_glu's backward's dY); in2, ld_in2: its second input (addmm_glu's backward's gradient).
+  /// addmm_glu's backward's dY); in2, ld_in2: its second input (addmm_glu's backward's gradient);
+  /// column_sums: the fp32 vector a composition's column sums are added into (or null).
   static Status run(const AddmmGluArgsT<T>& args, stream_t stream, int device, T* out2 = nullptr,
-                    std::int64_t ld_out2 = 0, const T* in2 = nullptr, std::int64_t ld_in2 = 0) {
+                    std::int64_t ld_out2 = 0, const T* in2 = nullptr, std::int64_t ld_in2 = 0,
+                    float* column_sums = nullptr) {
     int compute_units = 0;
     if (Status s = cdna::DeviceFacts::query<typename P::arch>(device, &compute_units); !s) return s;
 
@@ -64,6 +66,7 @@ struct BackendLauncher<P, Backend::hip> {
     params.ld_out2 = static_cast<int>(ld_out2);
     params.in2 = in2;
     params.ld_in2 = static_cast<int>(ld_in2);
+    params.column_sums = column_sums;
     // hipLaunchKernel reports this launch's own error, not an earlier one left in
     // the thread's last-error state by the caller.
     void* kernel_args[] = {&params};

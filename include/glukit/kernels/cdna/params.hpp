@@ -3,7 +3,8 @@
 // schedule the launcher planned, so host and device walk the same tile order.
 // B's layout is not a field: it is the bound policy's problem (a template
 // parameter of the kernel). out2 / ld_out2: the gated backward's H or addmm_glu's
-// backward's dY; in2 / ld_in2: addmm_glu's backward's gradient; both set by the launcher.
+// backward's dY; in2 / ld_in2: addmm_glu's backward's gradient; column_sums: its bias
+// gradient; all set by the launcher.
 #pragma once
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/args.hpp"
@@ -26,6 +27,7 @@ struct KernelParams {
   int ld_out2;    ///< its row stride (elements)
   const T* in2;   ///< the second input (addmm_glu's backward's gradient, m x n), else null
   int ld_in2;     ///< its row stride (elements)
+  float* column_sums;  ///< where a composition's column sums are added (epilogue/compose.hpp)
 };
 
 template <class T>
@@ -46,7 +48,8 @@ inline KernelParams<T> make_kernel_params(const AddmmGluArgsT<T>& a, const TileS
           nullptr,
           0,
           nullptr,
-          0};
+          0,
+          nullptr};
 }
 
 }  // namespace glukit::cdna

@@ -137,9 +137,11 @@ struct BackendLauncher<P, Backend::cuda> {
   static Status check(const sm90::Args<P>&, std::int64_t = 0, std::int64_t = 0) { return Status::success(); }
 
   /// out2, ld_out2: the second output of a kernel that writes one (the gated backward's H,
-  /// addmm_glu's backward's dY); in2, ld_in2: its second input (addmm_glu's backward's gradient).
+  /// addmm_glu's backward's dY); in2, ld_in2: its second input (addmm_glu's backward's gradient);
+  /// column_sums: the fp32 vector a composition's column sums are added into (or null).
   static Status run(const sm90::Args<P>& args, stream_t stream, int device, element_of<P>* out2 = nullptr,
-                    std::int64_t ld_out2 = 0, const element_of<P>* in2 = nullptr, std::int64_t ld_in2 = 0) {
+                    std::int64_t ld_out2 = 0, const element_of<P>* in2 = nullptr, std::int64_t ld_in2 = 0,
+                    float* column_sums = nullptr) {
     int workers = 0;
     if (Status s = sm90::DeviceSetup<P>::get(device, &workers); !s.ok()) return s;  // device checks first
     if (Status s = sm90::DeviceSetup<P>::allow_smem(); !s.ok()) return s;
@@ -148,6 +150,7 @@ struct BackendLauncher<P, Backend::cuda> {
     params.ld_out2 = ld_out2;
     params.in2 = in2;
     params.ld_in2 = ld_in2;
+    params.column_sums = column_sums;
     constexpr std::int64_t cm = sm90::MainloopPlan<P>::cluster_m;  // blocks per worker
     const std::int64_t blocks = params.schedule.workers * cm;
     constexpr std::int64_t max_grid = (std::int64_t{1} << 31) - 1;

@@ -25,6 +25,7 @@ struct KernelParamsT {
   std::int64_t ld_out2 = 0;   ///< its row stride
   const T* in2 = nullptr;     ///< a second input tile (addmm_glu's backward: the gradient), m x n
   std::int64_t ld_in2 = 0;    ///< its row stride
+  float* column_sums = nullptr;  ///< where a composition's column sums are added (epilogue/compose.hpp)
 };
 
 /// The parameters and arguments of a bound policy's kernel (its problem's element type).

@@ -15,6 +15,8 @@
 // copy-out (store_rows_from_smem: 16-byte chunks, element stores where n cuts one); the
 // outputs of the others panel by panel (store_panel: whole 16-byte chunks, n a multiple of
 // 8, which their validations require). Rows past m and columns past n are never written.
+// A composition's column sums (its `column_sum` output) are summed from the staged values
+// as the panels are stored: each warp adds its 16 rows' sums with fp32 vector reductions.
 #pragma once
 #include <cstdint>
 #include <utility>
@@ -53,13 +55,17 @@ struct ComposedEpilogue : StagedEpilogue<P> {
   static constexpr bool forward_order = NO == 1 || NI == 0;
   static_assert(NI == Plan::y_tiles || (NI == 0 && Plan::y_tiles == 1),
                 "ComposedEpilogue: the producer stages the composition's inputs, one tile each");
+  static_assert(Ar::column_sum < 0 || !forward_order,
+                "ComposedEpilogue: column sums are taken by the panel stores (a composition with inputs and "
+                "several outputs)");
 
   T* out2;
   std::int64_t ld_out2;
+  float* sums;  ///< the column sums' vector (Ar::column_sum), else unused
 
   GLUKIT_DEVICE ComposedEpilogue(const Args<P>& args, std::int64_t m0, std::int64_t n0_, int tid, T* out2_,
-                                 std::int64_t ld_out2_)
-      : Base(args, m0, n0_, tid), out2(out2_), ld_out2(ld_out2_) {}
+                                 std::int64_t ld_out2_, float* sums_ = nullptr)
+      : Base(args, m0, n0_, tid), out2(out2_), ld_out2(ld_out2_), sums(sums_) {}
 
   /// Output o of entry i of x4 block jj (fragment layout: output group 2 jj + i / 2, row
   /// half i % 2), both of its elements, packed; in: the entry's inputs, packed.
@@ -202,13 +208,23 @@ struct ComposedEpilogue : StagedEpilogue<P> {
   GLUKIT_DEVICE void store_panels(const unsigned char* tile, std::int64_t m0) const {
     const std::int64_t j = n0 + 64 * Pn;  // the panel's first output column
     const int cols = panel_cols(j);
-    if (cols > 0) (store_panel<Pn>(tile + (Os % buffers) * L::bytes, m0, destination<Os>(j), leading<Os>(), cols), ...);
+    if (cols > 0)
+      (store_panel<Pn, Os == Ar::column_sum>(tile + (Os % buffers) * L::bytes, m0, destination<Os>(j), leading<Os>(),
+                                             cols, sum_destination<Os>(j)),
+       ...);
   }
 
   /// The columns inside n of the 64-column panel from output column j (0..64).
   GLUKIT_DEVICE int panel_cols(std::int64_t j) const {
     const std::int64_t left = a.n - j;
     return left >= 64 ? 64 : left > 0 ? static_cast<int>(left) : 0;
+  }
+
+  /// Where output O's column sums of output column j go (null: it has none).
+  template <int O>
+  GLUKIT_DEVICE float* sum_destination(std::int64_t j) const {
+    if constexpr (O == Ar::column_sum) return sums + column<C::outputs::columns[O]>(j);
+    else return nullptr;
   }
 
   /// Output O's element of row 0 at output column j, and its row stride.
@@ -233,9 +249,11 @@ struct ComposedEpilogue : StagedEpilogue<P> {
 
   /// The warp's 16 rows of panel Pn of the tile stored to dst (the panel's first column in
   /// row 0), row stride ld, `cols` of its columns inside n (a multiple of 8, or 64). Lane
-  /// 8 rq + c takes chunk c of rows rq + 4 t, t = 0..3.
-  template <int Pn>
-  GLUKIT_DEVICE void store_panel(const unsigned char* tile, std::int64_t m0, T* dst, std::int64_t ld, int cols) const {
+  /// 8 rq + c takes chunk c of rows rq + 4 t, t = 0..3. Sum: their column sums added into
+  /// sum_dst (the panel's first column).
+  template <int Pn, bool Sum = false>
+  GLUKIT_DEVICE void store_panel(const unsigned char* tile, std::int64_t m0, T* dst, std::int64_t ld, int cols,
+                                 [[maybe_unused]] float* sum_dst = nullptr) const {
     const int rq = lane / 8, c = lane % 8;
     const int r0 = static_cast<int>(row0 - m0) - lane / 4 + rq;
     const auto t_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(tile));
@@ -246,6 +264,7 @@ struct ComposedEpilogue : StagedEpilogue<P> {
     for (int t = 0; t < 4; ++t)
       v[t] = arch::hopper::ld_shared_128(row_s[t % 2] + (t / 2) * 8 * L::row_bytes + L::panel_key(64 * Pn));
     const std::int64_t row = m0 + r0;
+    if constexpr (Sum) Base::add_column_sums(v, row, sum_dst, cols);
     T* out = dst + row * ld + 8 * c;
     if (interior) {
 #pragma unroll

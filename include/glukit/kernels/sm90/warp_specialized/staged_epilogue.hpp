@@ -1,9 +1,9 @@
 // The pieces of the warp-specialised sm90a kernel's epilogue over tiles staged in shared
 // memory by the producer: the bias staged with the first k-block or beside Y, the lane's
-// ldmatrix / stmatrix addresses in a swizzled tile, and the row-contiguous copy-out of a
-// staged output (store_rows_from_smem). ComposedEpilogue (composed_epilogue.hpp) runs a
-// composition on them. The accumulator fragment and the global stores are Epilogue's
-// (epilogue.hpp).
+// ldmatrix / stmatrix addresses in a swizzled tile, the row-contiguous copy-out of a
+// staged output (store_rows_from_smem) and the column sums of staged rows.
+// ComposedEpilogue (composed_epilogue.hpp) runs a composition on them. The accumulator
+// fragment and the global stores are Epilogue's (epilogue.hpp).
 #pragma once
 #include <cstdint>
 
@@ -96,6 +96,33 @@ struct StagedEpilogue : Epilogue<P> {
     for (int t = 0; t < 4; ++t)
 #pragma unroll
       for (int pn = 0; pn < panels; ++pn) store_row_chunk(a, row + 4 * t, col + 64 * (P0 + pn), v[t][pn], false);
+  }
+
+  /// Adds the column sums of a warp's 16 staged rows, held as for the row-contiguous stores
+  /// (lane 8 rq + c: chunk c of rows row + 4 t; rows past m count as 0), into dst (the
+  /// panel's first column; cols of its columns inside n): summed over t, then over rq
+  /// (lanes xor 8, 16); lanes 0..7 add their chunk's 8 sums by two vector reductions.
+  GLUKIT_DEVICE void add_column_sums(const uint4 (&v)[4], std::int64_t row, float* dst, int cols) const {
+    float s[8] = {};
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      if (!interior && row + 4 * t >= a.m) continue;
+      const std::uint32_t w[4] = {v[t].x, v[t].y, v[t].z, v[t].w};
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float2 f = unpack2<T>(w[e]);
+        s[2 * e] += f.x, s[2 * e + 1] += f.y;
+      }
+    }
+#pragma unroll
+    for (int d = 8; d <= 16; d *= 2)
+#pragma unroll
+      for (int e = 0; e < 8; ++e) s[e] += __shfl_xor_sync(0xffffffffu, s[e], d);
+    const int c = lane % 8;
+    if (lane < 8 && 8 * c < cols) {
+      arch::hopper::red_add_f32x4(dst + 8 * c, s[0], s[1], s[2], s[3]);
+      arch::hopper::red_add_f32x4(dst + 8 * c + 4, s[4], s[5], s[6], s[7]);
+    }
   }
 };
 
