@@ -157,7 +157,7 @@ int main() {
               flops / (fwd_ms * 1e-3) * 1e-12);
   std::printf("backward (dX and dY, X recomputed): %8.1f us  %6.1f TFLOP/s\n", bwd_ms * 1e3,
               flops / (bwd_ms * 1e-3) * 1e-12);
-  std::printf("backward with dbias (and its memset):  %8.1f us  (dbias against dX's column sums: %.2e)\n",
+  std::printf("backward with dbias (and its memset): %8.1f us  (dbias against dX's column sums: %.2e)\n",
               dbias_ms * 1e3, dbias_error);
   const bool ok = worst < 5e-3;
   std::printf("worst sampled row, relative L2 against fp64: %.2e  %s\n", worst, ok ? "ok" : "FAILED");
