@@ -61,6 +61,11 @@ constexpr AddmmGluArgsT<T> gemm_view(const AddmmGluBackwardArgsT<T>& g) {
   v.b_layout = g.b_layout;
   return v;
 }
+/// ... and the operands beyond it: dY (out2), the gradient (in2) and dbias (column sums).
+template <Element T>
+constexpr ExtraOperandsT<T> extra_operands(const AddmmGluBackwardArgsT<T>& g) {
+  return {g.dy, g.lddy, g.grad, g.ld_grad, g.dbias};
+}
 }  // namespace detail
 
 /// The argument rules (host only): addmm_glu's for a, b, bias, y and dx (as its out); grad
@@ -128,8 +133,8 @@ struct AddmmGluBackward {
   template <Element T>
   static Status check_kernel(const AddmmGluBackwardArgsT<T>& args) {
     if (args.b_layout == Layout::col_major)
-      return Launcher<T, Layout::col_major>::check(detail::gemm_view(args), args.lddy, args.ld_grad);
-    return Launcher<T, Layout::row_major>::check(detail::gemm_view(args), args.lddy, args.ld_grad);
+      return Launcher<T, Layout::col_major>::check(detail::gemm_view(args), detail::extra_operands(args));
+    return Launcher<T, Layout::row_major>::check(detail::gemm_view(args), detail::extra_operands(args));
   }
   template <Element T>
   static Status launch(const AddmmGluBackwardArgsT<T>& args, stream_t stream, int device) {
@@ -144,9 +149,8 @@ struct AddmmGluBackward {
   template <class T, Layout L>
   static Status launch_with(const AddmmGluBackwardArgsT<T>& args, stream_t stream, int device) {
     if (args.dbias != nullptr)
-      return Launcher<T, L, true>::run(detail::gemm_view(args), stream, device, args.dy, args.lddy, args.grad,
-                                       args.ld_grad, args.dbias);
-    return Launcher<T, L>::run(detail::gemm_view(args), stream, device, args.dy, args.lddy, args.grad, args.ld_grad);
+      return Launcher<T, L, true>::run(detail::gemm_view(args), stream, device, detail::extra_operands(args));
+    return Launcher<T, L>::run(detail::gemm_view(args), stream, device, detail::extra_operands(args));
   }
 };
 

@@ -12,10 +12,10 @@ namespace glukit {
 
 namespace detail {
 /// Backend kernels specialise this, BP a Bound policy, with
-///   static Status check(const AddmmGluArgsT<element_of<BP>>&, ld_out2 = 0, ld_in2 = 0):
+///   static Status check(const AddmmGluArgsT<element_of<BP>>&, const ExtraOperandsT<element_of<BP>>& = {}):
 ///     the kernel's own argument rules beyond its kernel type's validate (host only);
 ///   static Status run(const AddmmGluArgsT<element_of<BP>>&, stream_t, int device,
-///                     out2 = nullptr, ld_out2 = 0, in2 = nullptr, ld_in2 = 0, column_sums = nullptr):
+///                     const ExtraOperandsT<element_of<BP>>& = {}):
 ///     the launch on `device`, the current device, of arguments check accepted.
 /// Their only callers are the kernel types (AddmmGlu<P>::run, ...) and the defaults, with
 /// validated arguments, a non-empty output and the b_layout BP was bound to.

@@ -136,14 +136,14 @@ struct GatedBackward {
   template <Element T>
   static Status check_kernel(const GatedBackwardArgsT<T>& args) {
     if (args.layout == GateLayout::interleaved)
-      return Launcher<T, GateLayout::interleaved>::check(detail::gemm_view(args), args.ldh);
-    return Launcher<T, GateLayout::stacked>::check(detail::gemm_view(args), args.ldh);
+      return Launcher<T, GateLayout::interleaved>::check(detail::gemm_view(args), {args.h, args.ldh});
+    return Launcher<T, GateLayout::stacked>::check(detail::gemm_view(args), {args.h, args.ldh});
   }
   template <Element T>
   static Status launch(const GatedBackwardArgsT<T>& args, stream_t stream, int device) {
     if (args.layout == GateLayout::interleaved)
-      return Launcher<T, GateLayout::interleaved>::run(detail::gemm_view(args), stream, device, args.h, args.ldh);
-    return Launcher<T, GateLayout::stacked>::run(detail::gemm_view(args), stream, device, args.h, args.ldh);
+      return Launcher<T, GateLayout::interleaved>::run(detail::gemm_view(args), stream, device, {args.h, args.ldh});
+    return Launcher<T, GateLayout::stacked>::run(detail::gemm_view(args), stream, device, {args.h, args.ldh});
   }
 
  private:

@@ -47,8 +47,8 @@ struct GatedProjection {
     if (args.preact != nullptr) {
       if constexpr (writes_preact<T>()) {
         if (args.w_layout == GateLayout::interleaved)
-          return Launcher<T, GateLayout::interleaved, true>::check(gemm, args.ldp);
-        return Launcher<T, GateLayout::stacked, true>::check(gemm, args.ldp);
+          return Launcher<T, GateLayout::interleaved, true>::check(gemm, {args.preact, args.ldp});
+        return Launcher<T, GateLayout::stacked, true>::check(gemm, {args.preact, args.ldp});
       } else {
         return Status::invalid("preact: this policy cannot write the pre-activations (an sm90a warp-specialised "
                                "TMA policy with a_rows = tile_m can)");
@@ -63,8 +63,8 @@ struct GatedProjection {
     if constexpr (writes_preact<T>()) {
       if (args.preact != nullptr) {
         if (args.w_layout == GateLayout::interleaved)
-          return Launcher<T, GateLayout::interleaved, true>::run(gemm, stream, device, args.preact, args.ldp);
-        return Launcher<T, GateLayout::stacked, true>::run(gemm, stream, device, args.preact, args.ldp);
+          return Launcher<T, GateLayout::interleaved, true>::run(gemm, stream, device, {args.preact, args.ldp});
+        return Launcher<T, GateLayout::stacked, true>::run(gemm, stream, device, {args.preact, args.ldp});
       }
     }
     if (args.w_layout == GateLayout::interleaved)

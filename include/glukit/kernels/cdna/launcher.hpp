@@ -43,18 +43,14 @@ struct BackendLauncher<P, Backend::hip> {
   using T = element_of<P>;
   /// The plan's own rules, host only (before the device check): ld_out2 the second output's
   /// stride, ld_in2 the second input's (0: none).
-  static Status check(const AddmmGluArgsT<T>& args, std::int64_t ld_out2 = 0, std::int64_t ld_in2 = 0) {
+  static Status check(const AddmmGluArgsT<T>& args, const ExtraOperandsT<T>& extra = {}) {
     if (Status s = cdna::validate_for_plan<P>(args); !s) return s;
-    if (Status s = cdna::validate_out2_for_plan<P>(ld_out2); !s) return s;
-    return cdna::validate_in2_for_plan<P>(ld_in2);
+    if (Status s = cdna::validate_out2_for_plan<P>(extra.ld_out2); !s) return s;
+    return cdna::validate_in2_for_plan<P>(extra.ld_in2);
   }
 
-  /// out2, ld_out2: the second output of a kernel that writes one (the gated backward's H,
-  /// addmm_glu's backward's dY); in2, ld_in2: its second input (addmm_glu's backward's gradient);
-  /// column_sums: the fp32 vector a composition's column sums are added into (or null).
-  static Status run(const AddmmGluArgsT<T>& args, stream_t stream, int device, T* out2 = nullptr,
-                    std::int64_t ld_out2 = 0, const T* in2 = nullptr, std::int64_t ld_in2 = 0,
-                    float* column_sums = nullptr) {
+  /// extra: the operands beyond addmm_glu's of a kernel that has them (kernels/args.hpp).
+  static Status run(const AddmmGluArgsT<T>& args, stream_t stream, int device, const ExtraOperandsT<T>& extra = {}) {
     int compute_units = 0;
     if (Status s = cdna::DeviceFacts::query<typename P::arch>(device, &compute_units); !s) return s;
 
@@ -62,11 +58,11 @@ struct BackendLauncher<P, Backend::hip> {
     if (schedule.workers > 0x7fffffff)
       return Status::invalid("m, n: more tiles than one launch grid holds (2^31 - 1)");
     cdna::KernelParams<T> params = cdna::make_kernel_params(args, schedule);
-    params.out2 = out2;
-    params.ld_out2 = static_cast<int>(ld_out2);
-    params.in2 = in2;
-    params.ld_in2 = static_cast<int>(ld_in2);
-    params.column_sums = column_sums;
+    params.out2 = extra.out2;
+    params.ld_out2 = static_cast<int>(extra.ld_out2);
+    params.in2 = extra.in2;
+    params.ld_in2 = static_cast<int>(extra.ld_in2);
+    params.column_sums = extra.column_sums;
     // hipLaunchKernel reports this launch's own error, not an earlier one left in
     // the thread's last-error state by the caller.
     void* kernel_args[] = {&params};

@@ -134,23 +134,20 @@ template <class P>
 struct BackendLauncher<P, Backend::cuda> {
   /// No rules beyond the kernel types' validate before the device checks: the grid and TMA
   /// coordinate limits below are checked after them.
-  static Status check(const sm90::Args<P>&, std::int64_t = 0, std::int64_t = 0) { return Status::success(); }
+  static Status check(const sm90::Args<P>&, const ExtraOperandsT<element_of<P>>& = {}) { return Status::success(); }
 
-  /// out2, ld_out2: the second output of a kernel that writes one (the gated backward's H,
-  /// addmm_glu's backward's dY); in2, ld_in2: its second input (addmm_glu's backward's gradient);
-  /// column_sums: the fp32 vector a composition's column sums are added into (or null).
-  static Status run(const sm90::Args<P>& args, stream_t stream, int device, element_of<P>* out2 = nullptr,
-                    std::int64_t ld_out2 = 0, const element_of<P>* in2 = nullptr, std::int64_t ld_in2 = 0,
-                    float* column_sums = nullptr) {
+  /// extra: the operands beyond addmm_glu's of a kernel that has them (kernels/args.hpp).
+  static Status run(const sm90::Args<P>& args, stream_t stream, int device,
+                    const ExtraOperandsT<element_of<P>>& extra = {}) {
     int workers = 0;
     if (Status s = sm90::DeviceSetup<P>::get(device, &workers); !s.ok()) return s;  // device checks first
     if (Status s = sm90::DeviceSetup<P>::allow_smem(); !s.ok()) return s;
     sm90::Params<P> params = sm90::make_params<P>(args, workers);
-    params.out2 = out2;
-    params.ld_out2 = ld_out2;
-    params.in2 = in2;
-    params.ld_in2 = ld_in2;
-    params.column_sums = column_sums;
+    params.out2 = extra.out2;
+    params.ld_out2 = extra.ld_out2;
+    params.in2 = extra.in2;
+    params.ld_in2 = extra.ld_in2;
+    params.column_sums = extra.column_sums;
     constexpr std::int64_t cm = sm90::MainloopPlan<P>::cluster_m;  // blocks per worker
     const std::int64_t blocks = params.schedule.workers * cm;
     constexpr std::int64_t max_grid = (std::int64_t{1} << 31) - 1;
@@ -162,7 +159,7 @@ struct BackendLauncher<P, Backend::cuda> {
       constexpr int n_per_col = sm90::MainloopPlan<P>::gated || sm90::MainloopPlan<P>::dgated ? 2 : 1;
       if (args.m > max_coord || n_per_col * args.n > max_coord || args.k > max_coord)
         return Status::invalid("m, n, k: must be < 2^31 - 256 for the TMA policy's box coordinates");
-      if (Status s = sm90::encode_tensor_maps<P>(args, &params.maps, in2, ld_in2); !s.ok()) return s;
+      if (Status s = sm90::encode_tensor_maps<P>(args, &params.maps, extra.in2, extra.ld_in2); !s.ok()) return s;
     }
     // cudaLaunchKernel reports this launch's own error; the thread's last-error state
     // (which may hold an earlier, unrelated failure of the caller's) is left alone.
