@@ -36,10 +36,17 @@ allocation during one step of each variant (peak statistics reset just before), 
 was allocated before the step (the weights and inputs of every variant): ``*_step_mib``.
 TFLOP/s count the step's six GEMMs (3 x 2 x M x d x 3i flops).
 
-    python python/bench.py OUT.json [--iters 50] [--warmup 10] [--parts ops,training]
+addmm_glu's training step (``--parts addmm_training``): out = X + X * y, X = a B + bias,
+at the blog's shapes (fp16, B k x n, M = 1024, N = 21568, K in {256, 512, 1024}) and M =
+4096, N = 14336, K = 4096 (bf16, B n x k); forward and backward (the gradients of a, B, bias
+and y, set to None before) of eager PyTorch, torch.compile of it and ``glukit.addmm_glu``
+(its backward recomputes X in glukit::addmm_glu_backward, which also sums the bias
+gradient), timed in turns as the MLP step.
+
+    python python/bench.py OUT.json [--iters 50] [--warmup 10] [--parts ops,training,addmm_training]
 
 Prints markdown tables and writes the results as JSON to OUT.json ("results": the ops,
-"training": the MLP steps).
+"training": the MLP steps, "addmm_training": addmm_glu's steps).
 """
 import argparse
 import functools
@@ -396,6 +403,79 @@ def bench_training(rounds=TRAINING_ROUNDS):
     return rows
 
 
+ADDMM_TRAINING_SHAPES = [  # (name, M, N, K, dtype, b_is_nk)
+    ("blog K=256", 1024, 21568, 256, torch.float16, False),
+    ("blog K=512", 1024, 21568, 512, torch.float16, False),
+    ("blog K=1024", 1024, 21568, 1024, torch.float16, False),
+    ("llm 4096x14336x4096", 4096, 14336, 4096, torch.bfloat16, True),
+]
+ADDMM_TRAINING_VARIANTS = ("eager", "compile", "glukit")
+
+
+def addmm_glu_eager(a, b, bias, y, b_is_nk):
+    x = F.linear(a, b, bias) if b_is_nk else torch.addmm(bias, a, b)
+    return x + x * y
+
+
+def bench_addmm_training(rounds=TRAINING_ROUNDS):
+    """addmm_glu's training step rows (see the module docstring)."""
+    rows = []
+    for name, m, n, k, dtype, b_is_nk in ADDMM_TRAINING_SHAPES:
+        torch._dynamo.reset()
+        torch.manual_seed(0)
+        a = torch.randn(m, k, device="cuda", dtype=dtype).requires_grad_()
+        b = (torch.randn(*((n, k) if b_is_nk else (k, n)), device="cuda") / k ** 0.5).to(dtype).requires_grad_()
+        bias = torch.randn(n, device="cuda", dtype=dtype).requires_grad_()
+        y = torch.randn(m, n, device="cuda", dtype=dtype).requires_grad_()
+        g = torch.randn(m, n, device="cuda", dtype=dtype)
+        eager = functools.partial(addmm_glu_eager, b_is_nk=b_is_nk)
+        fns = {"eager": eager, "compile": torch.compile(eager, dynamic=False),
+               "glukit": functools.partial(glukit.addmm_glu, b_is_nk=b_is_nk)}
+        inputs = (a, b, bias, y)
+
+        def step(fn):
+            for t in inputs:
+                t.grad = None
+            fn(*inputs).backward(g)
+
+        steps = {label: functools.partial(step, fns[label]) for label in ADDMM_TRAINING_VARIANTS}
+        ms = time_training_in_turns(steps, rounds)
+        row = {"name": name, "m": m, "n": n, "k": k, "dtype": str(dtype).removeprefix("torch."),
+               "b_layout": "n x k" if b_is_nk else "k x n", "rounds": rounds}
+        grads = {}
+        for label in ADDMM_TRAINING_VARIANTS:
+            row[f"{label}_ms"] = ms[label]
+            row[f"{label}_vs_eager"] = ms["eager"] / ms[label]
+            row[f"{label}_vs_compile"] = ms["compile"] / ms[label]
+            for t in inputs:
+                t.grad = None
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+            before = torch.cuda.memory_allocated()
+            fns[label](*inputs).backward(g)
+            torch.cuda.synchronize()
+            row[f"{label}_step_mib"] = (torch.cuda.max_memory_allocated() - before) / 2**20
+            grads[label] = [t.grad.clone() for t in inputs]
+        row["glukit_rel_l2_vs_eager"] = {t: rel_l2(got, want) for t, got, want in
+                                         zip(("a", "b", "bias", "y"), grads["glukit"], grads["eager"])}
+        rows.append(row)
+        print(f"{name}: " + ", ".join(f"{label} {ms[label]:.3f} ms ({row[f'{label}_step_mib']:.0f} MiB)"
+                                      for label in ADDMM_TRAINING_VARIANTS), flush=True)
+        del a, b, bias, y, g, fns, steps, grads
+        torch._dynamo.reset()
+        torch.cuda.empty_cache()
+    print()
+    print("| addmm_glu step | M | N | K | dtype | B | eager ms | compile ms | glukit ms | glukit vs eager "
+          "| glukit vs compile | step MiB: eager / compile / glukit |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        mib = " / ".join(f"{r[f'{label}_step_mib']:.0f}" for label in ADDMM_TRAINING_VARIANTS)
+        print(f"| {r['name']} | {r['m']} | {r['n']} | {r['k']} | {r['dtype']} | {r['b_layout']} | {r['eager_ms']:.3f} | "
+              f"{r['compile_ms']:.3f} | {r['glukit_ms']:.3f} | {r['glukit_vs_eager']:.2f}x | "
+              f"{r['glukit_vs_compile']:.2f}x | {mib} |")
+    return rows
+
+
 def bench_ops(args):
     """The addmm_glu and gated_projection rows (see the module docstring)."""
     rows = []
@@ -437,16 +517,17 @@ def main():
     p.add_argument("json_out")
     p.add_argument("--iters", type=int, default=50)
     p.add_argument("--warmup", type=int, default=10)
-    p.add_argument("--parts", default="ops,training", help="comma-separated: ops, training")
+    p.add_argument("--parts", default="ops,training", help="comma-separated: ops, training, addmm_training")
     p.add_argument("--training-rounds", type=int, default=TRAINING_ROUNDS)
     args = p.parse_args()
     parts = set(args.parts.split(","))
-    if not parts <= {"ops", "training"}:
-        sys.exit(f"bench.py: --parts takes ops and training (got {args.parts!r})")
+    if not parts <= {"ops", "training", "addmm_training"}:
+        sys.exit(f"bench.py: --parts takes ops, training and addmm_training (got {args.parts!r})")
     if not torch.cuda.is_available() or not glukit.cuda_available():
         sys.exit(f"bench.py: needs a GPU and glukit._C ({glukit.extension_error()!r})")
     rows = bench_ops(args) if "ops" in parts else []
     training = bench_training(args.training_rounds) if "training" in parts else []
+    addmm_training = bench_addmm_training(args.training_rounds) if "addmm_training" in parts else []
     meta = {"torch": torch.__version__, "cuda": torch.version.cuda, "device": torch.cuda.get_device_name(),
             "iters": args.iters, "warmup": args.warmup, "warmup_seconds": WARMUP_SECONDS,
             "timing": f"CUDA events per call (created before the timed loop), the variants in turns of {BLOCK} "
@@ -458,7 +539,8 @@ def main():
                                f"{TRAINING_WARMUP_STEPS} steps of each and {TRAINING_WARMUP_SECONDS} s of turns; "
                                "*_step_mib: peak allocation of one step less what was allocated before it"}
     with open(args.json_out, "w") as f:
-        json.dump({"meta": meta, "results": rows, "training": training}, f, indent=2)
+        json.dump({"meta": meta, "results": rows, "training": training, "addmm_training": addmm_training}, f,
+                  indent=2)
     print(f"\nwrote {args.json_out}")
 
 
