@@ -283,15 +283,13 @@ def training_step(module, params, x, dy):
     module(x).backward(dy)
 
 
-def step_memory(module, params, x, dy):
-    """(bytes the step allocated at its peak beyond what was allocated before it, the peak)."""
-    for prm in params:
-        prm.grad = None
-    x.grad = None
+def step_memory(step):
+    """(bytes the step allocated at its peak beyond what was allocated before it, the peak) of
+    `step`, a step function that sets its gradients to None first."""
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
     before = torch.cuda.memory_allocated()
-    training_step(module, params, x, dy)
+    step()
     torch.cuda.synchronize()
     peak = torch.cuda.max_memory_allocated()
     return peak - before, peak
@@ -311,6 +309,12 @@ def training_grads(module, params, x, dy, stacked_gate_up):
         gate_up = torch.cat([module.gate_proj.weight.grad, module.up_proj.weight.grad])
         down = module.down_proj.weight.grad
     return {"out": out.detach(), "x": x.grad.clone(), "w_gate_up": gate_up.clone(), "w_down": down.clone()}
+
+
+def step_line(name, row, variants):
+    """A shape's progress line: each variant's step time and memory."""
+    return f"{name}: " + ", ".join(f"{label} {row[f'{label}_ms']:.3f} ms ({row[f'{label}_step_mib']:.0f} MiB)"
+                                   for label in variants)
 
 
 def rel_l2(got, want):
@@ -368,7 +372,7 @@ def bench_training(rounds=TRAINING_ROUNDS):
         row = {"name": name, "m": m, "d": d, "i": i, "dtype": "bfloat16", "bias": False, "activation": "silu",
                "rounds": rounds, "fused_backward_kernel": glukit.fused_mlp_backward_available()}
         for label in TRAINING_VARIANTS:
-            step_bytes, peak_bytes = step_memory(modules[label], params[label], x, dy)
+            step_bytes, peak_bytes = step_memory(steps[label])
             row[f"{label}_ms"] = ms[label]
             row[f"{label}_tflops"] = flops / (ms[label] * 1e-3) / 1e12
             row[f"{label}_vs_eager"] = ms["eager"] / ms[label]
@@ -382,8 +386,7 @@ def bench_training(rounds=TRAINING_ROUNDS):
         for prm in [p for label in TRAINING_VARIANTS for p in params[label]] + [x]:
             prm.grad = None
         rows.append(row)
-        print(f"{name}: " + ", ".join(f"{label} {ms[label]:.3f} ms ({row[f'{label}_step_mib']:.0f} MiB)"
-                                      for label in TRAINING_VARIANTS), flush=True)
+        print(step_line(name, row, TRAINING_VARIANTS), flush=True)
         del eager, mlp, modules, params, steps, x, dy, want, got
         torch._dynamo.reset()
         torch.cuda.empty_cache()
@@ -447,20 +450,12 @@ def bench_addmm_training(rounds=TRAINING_ROUNDS):
             row[f"{label}_ms"] = ms[label]
             row[f"{label}_vs_eager"] = ms["eager"] / ms[label]
             row[f"{label}_vs_compile"] = ms["compile"] / ms[label]
-            for t in inputs:
-                t.grad = None
-            torch.cuda.synchronize()
-            torch.cuda.reset_peak_memory_stats()
-            before = torch.cuda.memory_allocated()
-            fns[label](*inputs).backward(g)
-            torch.cuda.synchronize()
-            row[f"{label}_step_mib"] = (torch.cuda.max_memory_allocated() - before) / 2**20
-            grads[label] = [t.grad.clone() for t in inputs]
+            row[f"{label}_step_mib"] = step_memory(steps[label])[0] / 2**20
+            grads[label] = [t.grad.clone() for t in inputs]  # the step's gradients
         row["glukit_rel_l2_vs_eager"] = {t: rel_l2(got, want) for t, got, want in
                                          zip(("a", "b", "bias", "y"), grads["glukit"], grads["eager"])}
         rows.append(row)
-        print(f"{name}: " + ", ".join(f"{label} {ms[label]:.3f} ms ({row[f'{label}_step_mib']:.0f} MiB)"
-                                      for label in ADDMM_TRAINING_VARIANTS), flush=True)
+        print(step_line(name, row, ADDMM_TRAINING_VARIANTS), flush=True)
         del a, b, bias, y, g, fns, steps, grads
         torch._dynamo.reset()
         torch.cuda.empty_cache()

@@ -216,20 +216,22 @@ def _backward(ctx, grad):
     bias = bias if ctx.has_bias else None
     ga = gb = gbias = gy = None
     gx = None
+    want_bias = need_bias and bias is not None
     if need_y:
-        fused_sum = need_bias and bias is not None and not torch.are_deterministic_algorithms_enabled()
+        fused_sum = want_bias and not torch.are_deterministic_algorithms_enabled()
         gx, gy, dbias = torch.ops.glukit.addmm_glu_backward(a, b, bias, y, grad.contiguous(), b_is_nk=ctx.b_is_nk,
                                                             bias_grad=fused_sum)
         if fused_sum:
             gbias = dbias.to(bias.dtype)
-    if need_a or need_b or (need_bias and bias is not None and gbias is None):
+    sum_bias = want_bias and gbias is None
+    if need_a or need_b or sum_bias:
         if gx is None:
             gx = torch.addcmul(grad, grad, y)  # g + g y
         if need_a:
             ga = gx @ b if ctx.b_is_nk else gx @ b.t()
         if need_b:
             gb = gx.t() @ a if ctx.b_is_nk else a.t() @ gx
-        if need_bias and bias is not None and gbias is None:
+        if sum_bias:
             gbias = gx.sum(0)
     return ga, gb, gbias, gy
 
