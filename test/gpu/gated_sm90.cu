@@ -8,56 +8,6 @@
 namespace glukit::test {
 namespace {
 
-struct GatedShape {
-  std::int64_t m, n, k, lda = 0, ldw = 0, ldo = 0;
-  bool bias = true;
-  GateLayout layout = GateLayout::stacked;
-  GatedShape tight() const {
-    GatedShape s = *this;
-    auto up8 = [](std::int64_t v) { return (v + 7) / 8 * 8; };
-    if (!s.lda) s.lda = up8(std::max<std::int64_t>(k, 8));
-    if (!s.ldw) s.ldw = up8(std::max<std::int64_t>(k, 8));
-    if (!s.ldo) s.ldo = up8(std::max<std::int64_t>(n, 8));
-    return s;
-  }
-  Shape output() const { return Shape{m, n, k, lda, 0, 0, ldo}; }  // for the poison counters
-};
-
-/// A gated problem on host and device: fresh random A, W, bias (padding poisoned),
-/// poisoned out with a guard after it.
-template <Element T>
-struct GatedProblemT {
-  GatedShape s;
-  std::uint64_t seed;
-  std::vector<T> a, w, bias;
-  DeviceBuffer<T> da, dw, dbias, dout;
-  GatedProblemT(GatedShape shape, std::uint64_t seed_)
-      : s(shape.tight()),
-        seed(seed_),
-        a(static_cast<std::size_t>(s.m * s.lda)),
-        w(static_cast<std::size_t>(2 * s.n * s.ldw)),
-        bias(s.bias ? static_cast<std::size_t>(2 * s.n) : 0),
-        da(a.size()),
-        dw(w.size()),
-        dbias(bias.size()),
-        dout(static_cast<std::size_t>(s.m * s.ldo + guard_elements(s.output()))) {
-    std::mt19937_64 rng(seed);
-    fill_random_rows(a, s.m, s.k, s.lda, rng);
-    fill_random_rows(w, 2 * s.n, s.k, s.ldw, rng);
-    fill_random(bias, rng);
-    da.upload(a);
-    dw.upload(w);
-    dbias.upload(bias);
-    dout.poison();
-  }
-  GatedProjectionArgsT<T> device_args() const {
-    return {da.ptr, dw.ptr, s.bias ? dbias.ptr : nullptr, dout.ptr, s.m, s.n, s.k, s.lda, s.ldw, s.ldo, s.layout};
-  }
-  GatedProjectionArgsT<T> host_args() const {
-    return {a.data(), w.data(), s.bias ? bias.data() : nullptr, nullptr, s.m, s.n, s.k, s.lda, s.ldw, s.ldo, s.layout};
-  }
-};
-
 /// Launches through `launch(args)` and checks the output against the reference of Op.
 template <class Op, Element T, class Launch>
 void check_gated(const char* what, const GatedShape& shape, Launch launch) {

@@ -1,6 +1,6 @@
 // An epilogue as a composition: what it sees of the accumulator tile (its view), the
-// tile-shaped inputs it reads beside it, the function it runs per output element in fp32
-// and the tile-shaped outputs it writes. Every epilogue glukit ships is one of the short
+// inputs it reads beside it, the function it runs per output element in fp32 and the
+// tile-shaped outputs it writes. Every epilogue glukit ships is one of the short
 // compositions below; each backend has one executor for all of them (sm90a:
 // kernels/sm90/warp_specialized/composed_epilogue.hpp over staged tiles, and
 // kernels/sm90/epilogue.hpp from registers for the one-output forms; CDNA:
@@ -9,16 +9,24 @@
 //
 // A composition C has
 //   static constexpr View view;      // element: v = {x}; gate_up: v = {g, u}
-//   using inputs = Tiles<...>;       // tile-shaped operands, read at the output element
+//   using inputs = Tiles<...>;       // operands read at the output element
 //   using outputs = Tiles<...>;      // tile-shaped results, written at the output element
 //   template <class T> static void apply(const T (&v)[V], const T (&in)[I], T (&out)[O]);
 // with V = 1 or 2 values, I = max(1, inputs::size) (in[0] reads as 0 without inputs) and
-// O = outputs::size; optionally apply2, two adjacent output elements at once, where that
-// costs fewer special-function operations (Gated with an operation's `pair`), and
-// optionally `static constexpr int column_sum = o`: output o's column sums over the rows (its
-// values as stored, rounded to the element type) added into an fp32 vector of the output's
-// width (a bias gradient). The bias is the accumulator's one broadcast vector: the kernels
-// add it before the view is read.
+// O = outputs::size. An input is a tile-shaped matrix (Y, a gradient, saved
+// pre-activations: staged beside the accumulators) or a broadcast vector (fp32, one value
+// per output row or per column: scales), the tiles first. Optionally:
+//   apply2: two adjacent output elements at once, where that costs fewer special-function
+//     operations (Gated with an operation's `pair`);
+//   static constexpr int column_sum = o: output o's column sums over the rows (its values
+//     as stored, rounded to the element type) added into an fp32 vector of the output's
+//     width (a bias gradient);
+//   static constexpr int row_absmax = o: output o's largest absolute value per row (as
+//     stored; NaN wins) merged into an fp32 vector of m (a per-row quantisation scale's
+//     input).
+// The reductions arrive by atomics, so their vectors start zeroed by the caller. The bias
+// is the accumulator's one implicit broadcast vector: the kernels add it before the view
+// is read.
 // The function is GLUKIT_HOST_DEVICE and templated on T, so the fp64 host reference runs
 // the very code the kernels run in fp32.
 #pragma once
@@ -29,9 +37,13 @@
 
 namespace glukit::epilogue {
 
-/// The matrices beside the GEMM's operands: inputs y and in2, outputs out and out2 (the
-/// kernels' argument structs name what each holds for a problem).
-enum class Operand { y, in2, out, out2 };
+/// The operands beside the GEMM's: matrices y and in2 (inputs), out and out2 (outputs), and
+/// the fp32 vectors row_scale (m: one value per output row) and column_scale (one per
+/// column of its Columns: n, or 2n in W's row order). The kernels' argument structs name
+/// what each holds for a problem.
+enum class Operand { y, in2, out, out2, row_scale, column_scale };
+/// Is the operand a broadcast vector (read at its row or column of the output element)?
+constexpr bool is_vector(Operand o) { return o == Operand::row_scale || o == Operand::column_scale; }
 /// The columns of a tile-shaped operand at output column j of n: j itself, or the gate's or
 /// the up projection's column of j in a 2n-wide matrix in W's row order (gate_row /
 /// up_row, kernels/gated_args.hpp).
@@ -46,6 +58,8 @@ struct Tile {
 template <class... Ts>
 struct Tiles {
   static constexpr int size = sizeof...(Ts);
+  static constexpr int vectors = (0 + ... + (is_vector(Ts::operand) ? 1 : 0));  ///< broadcast vectors (last)
+  static constexpr bool rows_own = ((Ts::operand != Operand::row_scale || Ts::columns == Columns::own) && ...);
   static constexpr Operand operand[] = {Ts::operand..., Operand::y};    ///< (padded: never empty)
   static constexpr Columns columns[] = {Ts::columns..., Columns::own};  ///< (padded: never empty)
 };
@@ -70,16 +84,39 @@ constexpr int column_sum_of() {
   else return -1;
 }
 
+/// The output whose per-row absolute maxima a composition asks for (its `row_absmax`), or -1.
+template <class C>
+constexpr int row_absmax_of() {
+  if constexpr (requires { C::row_absmax; }) return C::row_absmax;
+  else return -1;
+}
+
 /// Sizes of a composition's arrays.
 template <class C>
 struct Arity {
   static constexpr int values = C::view == View::gate_up ? 2 : 1;
   static constexpr int inputs = C::inputs::size;
   static constexpr int in_slots = inputs > 0 ? inputs : 1;
+  static constexpr int vectors = C::inputs::vectors;  ///< inputs tiles .. inputs - 1
+  static constexpr int tiles = inputs - vectors;      ///< inputs 0 .. tiles - 1
   static constexpr int outputs = C::outputs::size;
   static constexpr bool pairwise = detail::HasApply2<C>;
   static constexpr int column_sum = column_sum_of<C>();
+  static constexpr int row_absmax = row_absmax_of<C>();
+  static constexpr bool reduces = column_sum >= 0 || row_absmax >= 0;
   static_assert(column_sum >= -1 && column_sum < outputs, "composition: column_sum names one of its outputs");
+  static_assert(row_absmax >= -1 && row_absmax < outputs, "composition: row_absmax names one of its outputs");
+  static_assert([] {
+    for (int t = 0; t < inputs; ++t)
+      if (is_vector(C::inputs::operand[t]) != (t >= tiles)) return false;
+    return true;
+  }(), "composition: its tile-shaped inputs come first, its broadcast vectors last");
+  static_assert(C::inputs::rows_own, "composition: a row_scale input has no columns (Columns::own)");
+  static_assert([] {
+    for (int o = 0; o < outputs; ++o)
+      if (is_vector(C::outputs::operand[o])) return false;
+    return true;
+  }(), "composition: its outputs are tile-shaped (out, out2)");
 };
 
 /// addmm_glu: out = op(x, y) (op(x, 0) for an operation that reads no Y, as BiasOnly).

@@ -39,9 +39,11 @@ struct AddmmGluArgsT {
 
 /// A kernel's operands beyond addmm_glu's (A, B, bias, Y, out), each null where its problem
 /// has none: a second output (the gated backward's H, addmm_glu's backward's dY, the gated
-/// projection's pre-activations P), a second input (addmm_glu's backward's gradient) and the
-/// fp32 vector a composition's column sums are added into (addmm_glu's backward's dbias).
-/// The kernel types fill it from their own argument structs for the backend launchers.
+/// projection's pre-activations P), a second input (addmm_glu's backward's gradient), the
+/// fp32 vector a composition's column sums are added into (addmm_glu's backward's dbias),
+/// and a composition's broadcast vectors and per-row maxima (epilogue/compose.hpp:
+/// Operand::row_scale, column_scale; row_absmax). The kernel types fill it from their own
+/// argument structs for the backend launchers.
 template <Element T>
 struct ExtraOperandsT {
   T* out2 = nullptr;
@@ -49,6 +51,9 @@ struct ExtraOperandsT {
   const T* in2 = nullptr;
   std::int64_t ld_in2 = 0;
   float* column_sums = nullptr;
+  const float* row_scale = nullptr;
+  const float* column_scale = nullptr;
+  float* row_absmax = nullptr;
 };
 
 /// The fp16 problem of the reference work (B row-major unless b_layout says otherwise).

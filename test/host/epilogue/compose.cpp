@@ -10,6 +10,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "common/compositions.hpp"
 #include "glukit/epilogue/compose.hpp"
 #include "glukit/kernels/policy.hpp"
 
@@ -61,6 +62,22 @@ static_assert(Arity<Gated<SwiGlu>>::pairwise && Arity<GatedPreact<SigmoidGlu>>::
 static_assert(Arity<AuxBackward<GluGate, true>>::column_sum == 0 && Arity<AuxBackward<GluGate>>::column_sum == -1 &&
               Arity<Elementwise<GluGate>>::column_sum == -1 && Arity<GatedBackward<SwiGlu>>::column_sum == -1 &&
               Arity<ProjectionBackward<SwiGlu>>::column_sum == -1 && Arity<Gated<SwiGlu>>::column_sum == -1);
+
+// Broadcast vectors and row maxima: none in the shipped compositions; the tests' own
+// (test/common/compositions.hpp) read vectors after their tiles and ask for output 0's maxima.
+static_assert(Arity<Elementwise<GluGate>>::vectors == 0 && Arity<Elementwise<GluGate>>::tiles == 1 &&
+              Arity<GatedBackward<SwiGlu>>::tiles == 2 && Arity<AuxBackward<GluGate, true>>::vectors == 0 &&
+              Arity<Gated<SwiGlu>>::tiles == 0 && Arity<Gated<SwiGlu>>::row_absmax == -1 &&
+              !Arity<Elementwise<GluGate>>::reduces && Arity<AuxBackward<GluGate, true>>::reduces);
+static_assert(is_vector(Operand::row_scale) && is_vector(Operand::column_scale) && !is_vector(Operand::y) &&
+              !is_vector(Operand::in2));
+static_assert(Arity<test::ScaledElementwise<GluGate>>::tiles == 1 && Arity<test::ScaledElementwise<GluGate>>::vectors == 2 &&
+              Arity<test::ScaledElementwise<GluGate>>::row_absmax == 0 && Arity<test::ScaledElementwise<GluGate>>::reduces);
+static_assert(Arity<test::ScaledGated<SwiGlu>>::tiles == 0 && Arity<test::ScaledGated<SwiGlu>>::vectors == 3 &&
+              tiles_are<test::ScaledGated<SwiGlu>::inputs, Tile<Operand::row_scale>,
+                        Tile<Operand::column_scale, Columns::gate>, Tile<Operand::column_scale, Columns::up>>());
+static_assert(std::is_same_v<bound_t<test::ScaledProblem<half_t, Layout::col_major>, GluGate>,
+                             test::ScaledElementwise<GluGate>>);
 
 struct Values {
   std::mt19937 rng{20261203};

@@ -108,7 +108,9 @@ set(_cdna_kernels --kernel V1RegisterStaged/fp16/row=v1 --kernel V2DirectToLds/f
              --kernel V4GeGluBackward/bf16/pbwd-stacked=v4-op --kernel V4GeGluBackward/fp16/pbwd-interleaved=v4-op
              --kernel V2SwiGluBackward/bf16/pbwd-stacked=v2 --kernel V2GeGluBackward/fp16/pbwd-interleaved=v2
              # the default gated_projection_backward<SwiGlu> (WithEpilogue<V4FusedEpilogue<chip>, SwiGlu>)
-             --kernel WithEpilogue/bf16/pbwd-stacked=v4-op --kernel WithEpilogue/bf16/pbwd-interleaved=v4-op)
+             --kernel WithEpilogue/bf16/pbwd-stacked=v4-op --kernel WithEpilogue/bf16/pbwd-interleaved=v4-op
+             # broadcast vectors and row maxima (test/common/compositions.hpp)
+             --kernel V4FusedEpilogue/bf16/scaled-col=v4 --kernel V4FusedEpilogue/bf16/scaled-stacked=v4)
 set(_cdna_budget_gfx942 65536)
 set(_cdna_budget_gfx950 163840)
 
@@ -159,7 +161,12 @@ foreach(arch gfx942 gfx950)
       "pbackward|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4FusedEpilogue/bf16/stacked=v4/bf16/pbwd-stacked"
       "pbackward-dgated|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4SwiGluBackward/bf16/bwd-stacked=v4-op/bf16/pbwd-stacked"
       "pbackward-xbwd|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4GluBackward/fp16/xbwd-col=v4/fp16/pbwd-stacked"
-      "dgated-pbwd|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4SwiGluBackward/bf16/pbwd-stacked=v4-op/bf16/bwd-stacked")
+      "dgated-pbwd|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4SwiGluBackward/bf16/pbwd-stacked=v4-op/bf16/bwd-stacked"
+      # the reductions: a kernel without them judged as one with them, and back
+      "colsum|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4GluBackward/fp16/xbwd-col=v4/fp16/xbwd-col-sum"
+      "colsum-sum|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4GluBackward/fp16/xbwd-col-sum=v4/fp16/xbwd-col"
+      "rowmax|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4FusedEpilogue/bf16/col=v4/bf16/scaled-col"
+      "rowmax-scaled|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4FusedEpilogue/bf16/scaled-stacked=v4/bf16/stacked")
   if(arch STREQUAL "gfx942")  # gfx942 code judged as gfx950: wrong MFMA, 4-byte copies
     list(APPEND _cdna_fails "mfma|--arch,gfx950,--lds-budget,65536,--kernel,V4FusedEpilogue/fp16/row=v4"
                        "dma16|--arch,gfx950,--lds-budget,65536,--kernel,V4FusedEpilogue/fp16/row=v4")

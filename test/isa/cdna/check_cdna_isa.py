@@ -68,6 +68,9 @@ Checks (names as printed):
   colsum        addmm_glu's backward with the bias gradient (xbwd-row-sum / xbwd-col-sum):
                 dX's column sums added with global_atomic_add_f32; without it (xbwd-row /
                 xbwd-col), no atomic
+  rowmax        the compositions of test/common/compositions.hpp (scaled-col, scaled-stacked:
+                broadcast vectors, the output's row maxima): global_atomic_umax; every other
+                kernel: none
   pbackward     the gated projection's backward (judged pbwd-stacked / pbwd-interleaved):
                 every store is 8-byte (no 2-byte store: n is a multiple of 8), and each
                 basic block that holds stores holds exactly two per 8-byte register load
@@ -101,18 +104,22 @@ PROBLEMS = {"row": ("Problem", "LNS_6LayoutE0E"), "col": ("Problem", "LNS_6Layou
             "xbwd-row-sum": ("AddmmGluBackwardProblem", "LNS_6LayoutE0ELb1E"),
             "xbwd-col-sum": ("AddmmGluBackwardProblem", "LNS_6LayoutE1ELb1E"),
             "pbwd-stacked": ("GatedProjectionBackwardProblem", "LNS_10GateLayoutE0E"),
-            "pbwd-interleaved": ("GatedProjectionBackwardProblem", "LNS_10GateLayoutE1E")}
+            "pbwd-interleaved": ("GatedProjectionBackwardProblem", "LNS_10GateLayoutE1E"),
+            "scaled-col": ("ScaledProblem", "LNS_6LayoutE1E"),
+            "scaled-stacked": ("ScaledGatedProblem", "LNS_10GateLayoutE0E")}
 GATED = {"stacked", "interleaved"}
 BACKWARD = {"bwd-stacked", "bwd-interleaved"}
 XBACKWARD = {"xbwd-row", "xbwd-col", "xbwd-row-sum", "xbwd-col-sum"}
 XSUM = {"xbwd-row-sum", "xbwd-col-sum"}  # with the bias gradient's column sums
 PBACKWARD = {"pbwd-stacked", "pbwd-interleaved"}
+# test/common/compositions.hpp: broadcast vectors and the output's row maxima
+SCALED = {"scaled-col", "scaled-stacked"}
 # B read like A (8-byte reads): col_major B, the gated projection's W (also in its backward),
 # addmm_glu's backward's col_major B.
-K_MAJOR_B = {"col", "xbwd-col", "xbwd-col-sum"} | GATED | PBACKWARD
+K_MAJOR_B = {"col", "xbwd-col", "xbwd-col-sum"} | GATED | PBACKWARD | SCALED
 CHECKS = ["mfma", "bread", "cvt", "dma", "dma16", "setprio", "loop", "vmcnt", "fma", "scratch", "lds",
           "calls", "m0", "noy", "dgated", "xbackward",
-          "pbackward", "colsum"]
+          "pbackward", "colsum", "rowmax"]
 
 
 def problem_symbol(element, layout):
@@ -141,6 +148,7 @@ VMCNT = re.compile(r"^\s*s_waitcnt\b.*\bvmcnt\((\d+)\)")
 FMA = re.compile(r"^\s*v_(?:pk_fma_f32|fma_f32|fmac_f32)\b")
 STORE = re.compile(r"^\s*(?:buffer|global|flat)_store_\w+")
 ATOMIC_ADD_F32 = re.compile(r"^\s*global_atomic_add_f32\b")
+ATOMIC_UMAX = re.compile(r"^\s*global_atomic_umax\b")
 SCRATCH = re.compile(r"^\s*scratch_\w+|^\s*buffer_\w+\s.*s\[0:3\]")
 CALL = re.compile(r"^\s*s_(?:swappc_b64|setpc_b64|call_b64)\b")
 REG_LOAD = re.compile(r"^\s*buffer_load_\w+\s")  # a register load unless it ends in lds
@@ -460,6 +468,10 @@ def check_kernel(name, k, variant, arch, budget, element="fp16", layout="row", r
         ok = n_atomic > 0 if layout in XSUM else n_atomic == 0
         res["colsum"] = (ok, f"{n_atomic} global_atomic_add_f32 (the bias gradient's column sums"
                              f"{'' if layout in XSUM else ': none asked'})")
+    n_umax = sum(1 for l in code if ATOMIC_UMAX.match(l))
+    res["rowmax"] = (n_umax > 0 if layout in SCALED else n_umax == 0,
+                     f"{n_umax} global_atomic_umax (a composition's row maxima"
+                     f"{'' if layout in SCALED else ': none asked'})")
     if layout in PBACKWARD:
         blocks, _ = basic_blocks(code)
         per_block = []  # (stores, 8-byte stores, 8-byte register loads) of each block that stores

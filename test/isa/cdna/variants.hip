@@ -20,6 +20,9 @@
 // The gated projection's backward (GatedProjectionBackwardProblem: the gated projection's
 // tiles, Y = dO, out = dP): V4 and V2 with SwiGlu and GeGlu, bf16 with W stacked and fp16
 // interleaved, and the default glukit::gated_projection_backward<SwiGlu>(args) for bf16.
+// A composition's broadcast vectors and row maxima (test/common/compositions.hpp, no shipped
+// problem binds them): V4 for bf16 with B col_major (ScaledElementwise) and with W stacked
+// (ScaledGated).
 // With GLUKIT_ISA_LAUNCHER (the full-compile test), also the public entry points:
 // AddmmGlu<P>::run for V4 and the default glukit::addmm_glu(args), both types, and
 // GatedProjection<V4>::run and the default glukit::gated_projection(args), and
@@ -31,6 +34,7 @@
 #include "glukit/kernels/gated_backward.hpp"
 #include "glukit/kernels/gated_projection.hpp"
 #include "glukit/kernels/gated_projection_backward.hpp"
+#include "compositions.hpp"
 
 #ifndef GLUKIT_ISA_ARCH
 #error "GLUKIT_ISA_ARCH: define to gfx942 or gfx950"
@@ -189,6 +193,12 @@ template struct glukit::detail::BackendLauncher<BoundProjectionBackward<V2GeGluB
 // ... and its default for bf16 (the chip's V4 with SwiGlu, both row orders of W).
 template glukit::Status glukit::gated_projection_backward<SwiGlu>(
     const glukit::GatedProjectionBackwardArgsT<bfloat16_t>&, glukit::stream_t);
+
+// A composition's broadcast vectors and row maxima, element and gate/up views.
+template struct glukit::detail::BackendLauncher<glukit::Bound<V4, glukit::test::ScaledProblem<bfloat16_t, Layout::col_major>>,
+                                                glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<
+    glukit::Bound<V4, glukit::test::ScaledGatedProblem<bfloat16_t, stacked>>, glukit::Backend::hip>;
 
 #if defined(GLUKIT_ISA_LAUNCHER)
 // The public entry points (clang: AddmmGlu<P>::run; see docs/cdna.md on addmm_glu<P>).

@@ -61,6 +61,12 @@ GLUKIT_DEVICE inline void atomic_add(float* dst, float v) {
   __hip_atomic_fetch_add(dst, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
 }
 
+/// *dst = max(*dst, v) as unsigned integers in global memory (global_atomic_umax; relaxed,
+/// device scope).
+GLUKIT_DEVICE inline void atomic_max(std::uint32_t* dst, std::uint32_t v) {
+  __hip_atomic_fetch_max(dst, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+}
+
 /// LDS byte address of a __shared__ object.
 GLUKIT_DEVICE inline std::uint32_t lds_address(const void* p) {
   return static_cast<std::uint32_t>(

@@ -53,6 +53,12 @@ GLUKIT_DEVICE inline void red_add_f32x4(float* dst, float a, float b, float c, f
                : "memory");
 }
 
+/// *dst = max(*dst, v) as unsigned integers in global memory, no return value (a
+/// non-negative float's bits order as the float does).
+GLUKIT_DEVICE inline void red_max_u32(std::uint32_t* dst, std::uint32_t v) {
+  asm volatile("red.global.max.u32 [%0], %1;\n" ::"l"(dst), "r"(v) : "memory");
+}
+
 /// 4-byte shared-memory load by shared-window address (smem_u32): an explicit
 /// ld.shared rather than a generic load through a pointer whose state space the
 /// compiler cannot see.

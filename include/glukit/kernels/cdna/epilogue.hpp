@@ -9,19 +9,20 @@
 //                 round to nearest even: arch/cdna/convert.hpp), 8-byte stores
 // A lane's output block (mb, q) is 4 consecutive columns j .. j + 3 of one row: the
 // accumulator block (mb, q) (plan.hpp acc_coord), or, for a gate/up view, the pair of
-// blocks (2q: gate, 2q + 1: up) of the same columns (GatedTilePlan out_coord). So every
-// input and output moves as 8-byte vectors: at the operand's columns j (own, from the
-// operand's tile base (m0, n0)) or at the gate's or up projection's columns of j in a
-// 2n-wide matrix (gate_row / up_row, from the operand's row m0). Blocks at rows >= M or
-// starting at columns >= N use the out-of-range offset (loads read 0, stores are dropped).
-// Only a single output at its own columns may cross N (the forwards); it is stored element
-// by element there. The kernels with more outputs require n % 8 == 0, so no block of
-// theirs crosses N. Every input is read before the first output is written (a wave's
-// vector memory operations complete in issue order, and each block is this lane's only):
-// an output may alias an input (addmm_glu's backward: dX may be the gradient, dY may be Y).
-// A composition's column sums (its `column_sum` output, as stored) are summed over the
-// lane's rows, then over the 16 lanes of each column group, and added by fp32 atomics.
-// Streaming policies read and write with "sc0 nt".
+// blocks (2q: gate, 2q + 1: up) of the same columns (GatedTilePlan out_coord). Every
+// tile-shaped input and output moves as 8-byte vectors at the operand's columns j (own,
+// from the operand's tile base (m0, n0)) or at the gate's or up projection's columns of j
+// in a 2n-wide matrix (gate_row / up_row, from row m0); broadcast vectors are read per
+// block (its row, its 4 columns). Blocks at rows >= M or starting at columns >= N use the
+// out-of-range offset (loads read 0, stores are dropped). Only a single output at its own
+// columns may cross N (the forwards; stored element by element there); the kernels with
+// more outputs require n % 8 == 0. Every input is read before the first output is written
+// (a wave's vector memory operations complete in issue order, and each block is this
+// lane's only): an output may alias an input (addmm_glu's backward: dX may be the
+// gradient, dY may be Y). Reductions, after the stores: column sums (`column_sum`, as
+// stored) over the lane's rows, then the 16 lanes of a column group, added by fp32
+// atomics; row maxima (`row_absmax`) over the lane's columns, then the 4 lanes of a row,
+// merged by integer max. Streaming policies read and write with "sc0 nt".
 #pragma once
 #include <cstdint>
 #include <type_traits>
@@ -44,20 +45,21 @@ class Epilogue : public EpilogueTile<P> {
   using Base = EpilogueTile<P>;
   using typename Base::Plan, typename Base::Op, typename Base::T, typename Base::Packed;
   using typename Base::float4_t, typename Base::u32x2_t, typename Base::Gated;
-  using Base::bm, Base::bn, Base::cache, Base::load_bias;
+  using Base::bm, Base::bn, Base::cache, Base::load_bias, Base::matrix;
   using Base::p_, Base::wave_, Base::lane_, Base::m0_, Base::n0_;
   using C = composition_of<P>;
   using Ar = epilogue::Arity<C>;
   using Operand = epilogue::Operand;
   using Columns = epilogue::Columns;
   static constexpr bool gate_up = C::view == epilogue::View::gate_up;
-  static constexpr int NI = Ar::inputs, NS = Ar::in_slots, NO = Ar::outputs;
+  /// Tile-shaped inputs, broadcast vectors, input slots, outputs.
+  static constexpr int NI = Ar::tiles, NVec = Ar::vectors, NS = Ar::in_slots, NO = Ar::outputs;
   /// Output blocks per lane and block row: one per accumulator block, or per gate/up pair.
   static constexpr int vn = gate_up ? bn / 2 : bn;
   /// One input vector per accumulator block (addmm_glu's Y) is held across the drain; two
-  /// (the backwards') would spill on gfx950 V4, and the gated forms read theirs after the
-  /// mainloop (WaitPlan::aux_loads counts the same loads).
-  static constexpr bool prefetched = !gate_up && NI == 1;
+  /// (the backwards'), or one beside broadcast vectors, would spill on gfx950 V4, and the
+  /// gated forms read theirs after the mainloop (WaitPlan::aux_loads counts the same loads).
+  static constexpr bool prefetched = !gate_up && NI == 1 && NVec == 0;
   /// A lone output at its own columns: the one that may cross N (see above).
   static constexpr bool ragged = NO == 1 && C::outputs::columns[0] == Columns::own;
   /// The order of the gate and up columns (a problem without them never asks).
@@ -110,19 +112,6 @@ class Epilogue : public EpilogueTile<P> {
   }
 
  private:
-  struct Matrix {
-    const T* data;
-    int ld;
-  };
-  GLUKIT_DEVICE Matrix matrix(Operand o) const {
-    switch (o) {
-      case Operand::y: return {p_.y, p_.ldy};
-      case Operand::in2: return {p_.in2, p_.ld_in2};
-      case Operand::out: return {p_.out, p_.ldo};
-      default: return {p_.out2, p_.ld_out2};
-    }
-  }
-
   /// Output block (mb, q): tile row and the first of its 4 output columns.
   GLUKIT_CDNA_INLINE GLUKIT_DEVICE Coord2 coord(int mb, int q) const {
     if constexpr (gate_up) return Gated::out_coord(mb, q, wave_, lane_);
@@ -143,7 +132,7 @@ class Epilogue : public EpilogueTile<P> {
   /// column n0 (gate and up columns are absolute).
   template <class L, int E>
   GLUKIT_DEVICE __amdgpu_buffer_rsrc_t buffer() const {
-    const Matrix x = matrix(L::operand[E]);
+    const typename Base::Matrix x = matrix(L::operand[E]);
     if constexpr (L::columns[E] == Columns::own)
       return arch::cdna::make_buffer(x.data + (static_cast<std::int64_t>(m0_) * x.ld + n0_), buffer_num_records);
     else
@@ -183,6 +172,7 @@ class Epilogue : public EpilogueTile<P> {
       for (int q = 0; q < vn; ++q) {
         float4_t x[NS], r[NO];
         each<NI>([&](auto t) GLUKIT_CDNA_INLINE { x[t] = Packed::to_float(in[t][mb][q]); });
+        if constexpr (NVec > 0) load_vectors(coord(mb, q), x);
         for (int i = 0; i < 4; ++i) {
           float v[Ar::values], a[NS] = {}, o[NO];
           if constexpr (gate_up) {
@@ -190,7 +180,7 @@ class Epilogue : public EpilogueTile<P> {
           } else {
             v[0] = acc[mb][q][i];
           }
-          each<NI>([&](auto t) GLUKIT_CDNA_INLINE { a[t] = x[t][i]; });
+          each<NI + NVec>([&](auto t) GLUKIT_CDNA_INLINE { a[t] = x[t][i]; });
           C::apply(v, a, o);
           each<NO>([&](auto k) GLUKIT_CDNA_INLINE { r[k][i] = o[k]; });
         }
@@ -204,6 +194,53 @@ class Epilogue : public EpilogueTile<P> {
     }
     // After the stores: only the summed output is still live.
     if constexpr (Ar::column_sum >= 0) add_column_sums(out[Ar::column_sum]);
+    if constexpr (Ar::row_absmax >= 0) add_row_absmax(out[Ar::row_absmax]);
+  }
+
+  /// The broadcast vectors' values at output block c's 4 elements into x[NI ..]: the row's
+  /// (row_scale) or the columns' (column_scale, at its Columns); 0 outside the output.
+  /// Loads at clamped indices, then selects: no branch around a load.
+  GLUKIT_DEVICE void load_vectors(Coord2 c, float4_t (&x)[NS]) const {
+    using L = typename C::inputs;
+    const int row = m0_ + c.row;
+    each<NVec>([&](auto v) GLUKIT_CDNA_INLINE {
+      constexpr int t = NI + v;
+      for (int i = 0; i < 4; ++i) {
+        const int col = n0_ + c.col + i, j = col < p_.n ? col : p_.n - 1;
+        float e;
+        if constexpr (L::operand[t] == Operand::row_scale) e = p_.row_scale[row < p_.m ? row : p_.m - 1];
+        else if constexpr (L::columns[t] == Columns::own) e = p_.column_scale[j];
+        else if constexpr (L::columns[t] == Columns::gate) e = p_.column_scale[gate_row(j, p_.n, layout)];
+        else e = p_.column_scale[up_row(j, p_.n, layout)];
+        x[t][i] = (L::operand[t] == Operand::row_scale ? row < p_.m : col < p_.n) ? e : 0.f;
+      }
+    });
+  }
+
+  /// Output row_absmax's largest absolute value per row (as stored; columns past n left
+  /// out) as fp32 bits (NaN the largest); lanes 0..15 merge their rows' maxima.
+  GLUKIT_DEVICE void add_row_absmax(const u32x2_t (&o)[bm][vn]) const {
+    static_assert([] {
+      for (int l = 0; l < arch::cdna::wave_size * vn; ++l)
+        if (coord_of(0, l % vn, l / vn).row != coord_of(0, 0, l / vn % 16).row) return false;
+      return true;
+    }(), "row maxima: lane % 16 is the row of every block of a lane");
+    for (int mb = 0; mb < bm; ++mb) {
+      std::uint32_t mx = 0;
+      for (int q = 0; q < vn; ++q) {
+        const float4_t f = Packed::to_float(o[mb][q]);
+        for (int i = 0; i < 4; ++i)
+          if (n0_ + coord(mb, q).col + i < p_.n) mx = max(mx, __builtin_bit_cast(std::uint32_t, __builtin_fabsf(f[i])));
+      }
+      for (int d = 16; d < arch::cdna::wave_size; d *= 2)
+        mx = max(mx, __builtin_bit_cast(std::uint32_t, arch::cdna::lane_xor(__builtin_bit_cast(float, mx), d)));
+      const int row = m0_ + coord(mb, 0).row;
+      if (lane_ < 16 && row < p_.m) arch::cdna::atomic_max(reinterpret_cast<std::uint32_t*>(p_.row_absmax + row), mx);
+    }
+  }
+  GLUKIT_CDNA_INLINE static constexpr Coord2 coord_of(int mb, int q, int lane) {
+    if constexpr (gate_up) return Gated::out_coord(mb, q, 0, lane);
+    else return Plan::acc_coord(mb, q, 0, lane);
   }
 
   /// Output column_sum's sums over the tile's rows (rows past m count as 0): each lane's

@@ -1,6 +1,6 @@
 // What the CDNA epilogue (epilogue.hpp) works on: the kernel's parameters, the lane (wave, lane), the
-// tile's first row and column (begin_tile), the policy's types and cache policy, and the
-// bias of the lane's accumulator blocks (load_bias). A lane's accumulator block (mb, nb)
+// tile's first row and column (begin_tile), the policy's types and cache policy, a
+// composition's matrices (matrix) and the bias of the lane's accumulator blocks (load_bias). A lane's accumulator block (mb, nb)
 // is 4 consecutive columns of one row (plan.hpp acc_coord), so the bias moves as 8-byte
 // vectors; vectors starting at columns >= N use the out-of-range offset (they read 0).
 // Streaming policies read and write with "sc0 nt". Bound to a gated problem
@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "glukit/arch/cdna/cdna.hpp"
+#include "glukit/epilogue/compose.hpp"
 #include "glukit/kernels/cdna/params.hpp"
 #include "glukit/kernels/cdna/plan.hpp"
 #include "glukit/kernels/cdna/plan_gated.hpp"
@@ -41,6 +42,20 @@ class EpilogueTile {
   }
 
  protected:
+  /// A composition's matrix operand (epilogue/compose.hpp) and its row stride.
+  struct Matrix {
+    const T* data;
+    int ld;
+  };
+  GLUKIT_DEVICE Matrix matrix(epilogue::Operand o) const {
+    switch (o) {
+      case epilogue::Operand::y: return {p_.y, p_.ldy};
+      case epilogue::Operand::in2: return {p_.in2, p_.ld_in2};
+      case epilogue::Operand::out: return {p_.out, p_.ldo};
+      default: return {p_.out2, p_.ld_out2};
+    }
+  }
+
   /// bias[nb] = the lane's 4 bias values of block column nb (0 past N).
   GLUKIT_DEVICE void load_bias(float4_t (&bias)[bn]) const {
     if constexpr (gated) {

@@ -63,6 +63,9 @@ struct BackendLauncher<P, Backend::hip> {
     params.in2 = extra.in2;
     params.ld_in2 = static_cast<int>(extra.ld_in2);
     params.column_sums = extra.column_sums;
+    params.row_scale = extra.row_scale;
+    params.column_scale = extra.column_scale;
+    params.row_absmax = extra.row_absmax;
     // hipLaunchKernel reports this launch's own error, not an earlier one left in
     // the thread's last-error state by the caller.
     void* kernel_args[] = {&params};

@@ -4,7 +4,8 @@
 // B's layout is not a field: it is the bound policy's problem (a template
 // parameter of the kernel). out2 / ld_out2: the gated backward's H or addmm_glu's
 // backward's dY; in2 / ld_in2: addmm_glu's backward's gradient; column_sums: its bias
-// gradient; all set by the launcher.
+// gradient; row_scale, column_scale, row_absmax: a composition's broadcast vectors and row
+// maxima; all set by the launcher.
 #pragma once
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/args.hpp"
@@ -28,6 +29,9 @@ struct KernelParams {
   const T* in2;   ///< the second input (addmm_glu's backward's gradient, m x n), else null
   int ld_in2;     ///< its row stride (elements)
   float* column_sums;  ///< where a composition's column sums are added (epilogue/compose.hpp)
+  const float* row_scale;     ///< a composition's broadcast vectors (m; n or 2n)
+  const float* column_scale;
+  float* row_absmax;          ///< where a composition's per-row absolute maxima are merged (m)
 };
 
 template <class T>
@@ -49,6 +53,9 @@ inline KernelParams<T> make_kernel_params(const AddmmGluArgsT<T>& a, const TileS
           0,
           nullptr,
           0,
+          nullptr,
+          nullptr,
+          nullptr,
           nullptr};
 }
 

@@ -145,9 +145,10 @@ struct MainloopPlan {
 ///   per_stage     = direct-to-LDS instructions a wave issues per k-block (A + B rounds)
 ///   hot           = groups_in_flight (NumBuffers - 2) x per_stage: the hot loop waits
 ///                   for k-block i + 2 right after issuing k-block i + NumBuffers
-///   aux_loads     = Y loads issued after the last direct-to-LDS group (V4's prefetch;
-///                   none in the gated projection, which reads no Y, nor in the backwards,
-///                   which read P, G and Y, or dO after the mainloop)
+///   aux_loads     = Y loads issued after the last direct-to-LDS group (V4's prefetch of
+///                   an element-view composition's one tile-shaped input, without broadcast
+///                   vectors: addmm_glu's Y; the gated projection reads none, the backwards
+///                   read P, G and Y, or dO after the mainloop)
 ///   tail(r)       = wait of the drain iteration with r k-blocks left (r >= 3)
 ///   prologue(j,n) = wait for k-block j after issuing the first n k-blocks
 template <class P>
@@ -157,8 +158,8 @@ struct WaitPlan {
   static constexpr int buffers = P::num_buffers;
   static constexpr int hot = MultistagePlan<P::num_buffers>::groups_in_flight * per_stage;
   static constexpr int aux_loads =
-      (P::epilogue_style == EpilogueStyle::fused && P::epilogue_op::reads_aux && !problem_of<P>::gated &&
-       !problem_of<P>::gated_backward && !problem_of<P>::aux_backward)
+      (P::epilogue_style == EpilogueStyle::fused && composition_of<P>::view == epilogue::View::element &&
+       epilogue::Arity<composition_of<P>>::tiles == 1 && epilogue::Arity<composition_of<P>>::vectors == 0)
           ? Plan::Waves::blocks_m * Plan::Waves::blocks_n
           : 0;
   GLUKIT_HOST_DEVICE static constexpr int prologue(int kb, int issued) {

@@ -140,9 +140,10 @@ struct Epilogue : GlobalIo<P> {
   template <int V>
   GLUKIT_DEVICE static std::uint32_t output_pair(const float (&v0)[V], const float (&v1)[V], const float (&in0)[1],
                                                  const float (&in1)[1]) {
-    static_assert(epilogue::Arity<C>::outputs == 1 && epilogue::Arity<C>::inputs <= 1,
+    static_assert(epilogue::Arity<C>::outputs == 1 && epilogue::Arity<C>::tiles <= 1 &&
+                      epilogue::Arity<C>::vectors == 0 && !epilogue::Arity<C>::reduces,
                   "epilogue: the register epilogue runs the forward's compositions (one output, Y at "
-                  "most); the training compositions need the warp-specialised fused kernel");
+                  "most, no vectors or reductions); the others need the warp-specialised fused kernel");
     float o0[1], o1[1];
     epilogue::apply_two<C>(v0, v1, in0, in1, o0, o1);
     return pack2<T>(o0[0], o1[0]);

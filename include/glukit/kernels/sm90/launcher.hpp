@@ -148,6 +148,9 @@ struct BackendLauncher<P, Backend::cuda> {
     params.in2 = extra.in2;
     params.ld_in2 = extra.ld_in2;
     params.column_sums = extra.column_sums;
+    params.row_scale = extra.row_scale;
+    params.column_scale = extra.column_scale;
+    params.row_absmax = extra.row_absmax;
     constexpr std::int64_t cm = sm90::MainloopPlan<P>::cluster_m;  // blocks per worker
     const std::int64_t blocks = params.schedule.workers * cm;
     constexpr std::int64_t max_grid = (std::int64_t{1} << 31) - 1;

@@ -26,6 +26,9 @@ struct KernelParamsT {
   const T* in2 = nullptr;     ///< a second input tile (addmm_glu's backward: the gradient), m x n
   std::int64_t ld_in2 = 0;    ///< its row stride
   float* column_sums = nullptr;  ///< where a composition's column sums are added (epilogue/compose.hpp)
+  const float* row_scale = nullptr;     ///< a composition's broadcast vectors (m; n or 2n)
+  const float* column_scale = nullptr;
+  float* row_absmax = nullptr;  ///< where a composition's per-row absolute maxima are merged (m)
 };
 
 /// The parameters and arguments of a bound policy's kernel (its problem's element type).

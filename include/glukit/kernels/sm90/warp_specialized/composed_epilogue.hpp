@@ -1,22 +1,21 @@
 // The warp-specialised sm90a kernel's epilogue: one executor for every composition
-// (epilogue/compose.hpp) over tiles the producer staged in shared memory. The composition's
-// inputs are the staged tiles, in its order (Y, or a gradient and Y, or the saved gate and
-// up pre-activations); with none, the buffer holds only the output. For a range of the
-// output tile's 64-column panels the thread
-//   1. reads its fragment of every input with ldmatrix (in batches, so that a ping-pong
-//      warpgroup's two accumulator slices and the batch fit its registers),
+// (epilogue/compose.hpp) over tiles the producer staged in shared memory: its tile-shaped
+// inputs, in its order (Y; a gradient and Y; the saved gate and up pre-activations; none:
+// the buffer holds only the output); its broadcast vectors come from global memory (L1).
+// For a range of the output tile's 64-column panels the thread
+//   1. reads its fragment of every staged input with ldmatrix (in batches, so that a
+//      ping-pong warpgroup's two accumulator slices and the batch fit its registers),
 //   2. runs the composition's function in fp32 on the accumulator view and the inputs,
 //   3. writes outputs 0.. over the input buffers with stmatrix; each warp then stores its
 //      own 16 rows of each into the output's matrix and columns,
 //   4. writes each further output over a buffer already stored (its values kept in
 //      registers) and stores it; with no inputs (nothing to keep), the further outputs come
 //      first, recomputed from the accumulators, and the tile's output last.
-// A one-output composition (the forward's: any n) is stored with the row-contiguous
-// copy-out (store_rows_from_smem: 16-byte chunks, element stores where n cuts one); the
-// outputs of the others panel by panel (store_panel: whole 16-byte chunks, n a multiple of
-// 8, which their validations require). Rows past m and columns past n are never written.
-// A composition's column sums (its `column_sum` output) are summed from the staged values
-// as the panels are stored: each warp adds its 16 rows' sums with fp32 vector reductions.
+// A one-output composition without reductions (the forward's: any n) is stored with the
+// row-contiguous copy-out (store_rows_from_smem); the others' outputs panel by panel
+// (store_panel: whole 16-byte chunks, n % 8 == 0, which their validations require), which
+// also take the reductions from the staged values: each warp's 16 rows' column sums (fp32
+// vector reductions) and absolute maxima (integer max). Nothing past m or n is written.
 #pragma once
 #include <cstdint>
 #include <utility>
@@ -37,7 +36,8 @@ struct ComposedEpilogue : StagedEpilogue<P> {
   using Ar = epilogue::Arity<C>;
   using L = typename Plan::YLayout;
   static constexpr int NB = 4;  ///< ldmatrix / stmatrix .x4 per thread and 64-column panel
-  static constexpr int NI = Ar::inputs, NO = Ar::outputs, NV = Ar::values;
+  /// Staged (tile-shaped) inputs, broadcast vectors, outputs, view values.
+  static constexpr int NI = Ar::tiles, NVec = Ar::vectors, NO = Ar::outputs, NV = Ar::values;
   static constexpr int buffers = NI > 0 ? NI : 1;                ///< staged tiles
   static constexpr int in_place = NO < buffers ? NO : buffers;  ///< outputs written in step 3
   static constexpr int late = NO - in_place;                     ///< outputs of step 4
@@ -48,39 +48,56 @@ struct ComposedEpilogue : StagedEpilogue<P> {
     return b < 1 ? 1 : b > NB ? NB : b;
   }();
   static_assert(NB % batch == 0, "ComposedEpilogue: whole batches per panel");
-  /// The forward's compositions (one output, or no inputs): each block written as soon as
-  /// it is computed, further outputs (no inputs to keep) before the tile's output, which is
-  /// stored last with the row-contiguous copy-out (any n). The others: a batch written after
-  /// it is computed, outputs stored panel by panel. (The orders each kind measured fastest.)
-  static constexpr bool forward_order = NO == 1 || NI == 0;
+  /// The forward's compositions (one output, or no inputs; no reductions): each block
+  /// written as soon as it is computed, further outputs (no inputs to keep) before the
+  /// tile's output, which is stored last with the row-contiguous copy-out (any n). The
+  /// others: a batch written after it is computed, outputs stored panel by panel, which take
+  /// the reductions. (The orders each kind measured fastest.)
+  static constexpr bool forward_order = (NO == 1 || NI == 0) && !Ar::reduces;
   static_assert(NI == Plan::y_tiles || (NI == 0 && Plan::y_tiles == 1),
                 "ComposedEpilogue: the producer stages the composition's inputs, one tile each");
-  static_assert(Ar::column_sum < 0 || !forward_order,
-                "ComposedEpilogue: column sums are taken by the panel stores (a composition with inputs and "
-                "several outputs)");
 
   T* out2;
   std::int64_t ld_out2;
-  float* sums;  ///< the column sums' vector (Ar::column_sum), else unused
+  float* sums;              ///< the column sums' vector (Ar::column_sum), else unused
+  const float* row_scale;   ///< the broadcast vectors (Operand::row_scale, column_scale)
+  const float* column_scale;
+  float* row_max;           ///< the row maxima's vector (Ar::row_absmax), else unused
 
   GLUKIT_DEVICE ComposedEpilogue(const Args<P>& args, std::int64_t m0, std::int64_t n0_, int tid, T* out2_,
-                                 std::int64_t ld_out2_, float* sums_ = nullptr)
-      : Base(args, m0, n0_, tid), out2(out2_), ld_out2(ld_out2_), sums(sums_) {}
+                                 std::int64_t ld_out2_, float* sums_ = nullptr, const float* row_scale_ = nullptr,
+                                 const float* column_scale_ = nullptr, float* row_max_ = nullptr)
+      : Base(args, m0, n0_, tid), out2(out2_), ld_out2(ld_out2_), sums(sums_), row_scale(row_scale_),
+        column_scale(column_scale_), row_max(row_max_) {}
 
   /// Output o of entry i of x4 block jj (fragment layout: output group 2 jj + i / 2, row
-  /// half i % 2), both of its elements, packed; in: the entry's inputs, packed.
-  GLUKIT_DEVICE static void compute(const float (&acc)[R], int jj, int i, const std::uint32_t (&in)[Ar::in_slots],
-                                    std::uint32_t (&out)[NO]) {
+  /// half i % 2), both of its elements, packed; in: the entry's staged inputs, packed.
+  GLUKIT_DEVICE void compute(const float (&acc)[R], int jj, int i, const std::uint32_t (&in)[Ar::in_slots],
+                             std::uint32_t (&out)[NO]) const {
     float v0[NV], v1[NV], in0[Ar::in_slots], in1[Ar::in_slots], o0[NO], o1[NO];
     Base::template view_pair<C::view>(acc, 2 * jj + (i >> 1), i & 1, v0, v1);
 #pragma unroll
     for (int t = 0; t < Ar::in_slots; ++t) {
+      if (t >= NI && NVec > 0) continue;  // a vector's slot: below
       const float2 f = NI > 0 ? unpack2<T>(in[t]) : float2{0.f, 0.f};
       in0[t] = f.x, in1[t] = f.y;
+    }
+    if constexpr (NVec > 0) {
+      [&]<int... V>(std::integer_sequence<int, V...>) {
+        (vector_input<NI + V>(2 * jj + (i >> 1), i & 1, in0[NI + V], in1[NI + V]), ...);
+      }(std::make_integer_sequence<int, NVec>{});
     }
     epilogue::apply_two<C>(v0, v1, in0, in1, o0, o1);
 #pragma unroll
     for (int o = 0; o < NO; ++o) out[o] = pack2<T>(o0[o], o1[o]);
+  }
+
+  /// Input t, a broadcast vector, at this thread's elements of output group jo, row half h.
+  template <int t>
+  GLUKIT_DEVICE void vector_input(int jo, int h, float& v0, float& v1) const {
+    constexpr epilogue::Operand o = C::inputs::operand[t];
+    const auto col = [&](std::int64_t j) { return column<C::inputs::columns[t]>(j); };
+    Base::template vector_pair<o>(o == epilogue::Operand::row_scale ? row_scale : column_scale, jo, h, col, v0, v1);
   }
 
   /// This lane's ldmatrix / stmatrix row address in staged tile t (Base::fragment_row).
@@ -128,7 +145,7 @@ struct ComposedEpilogue : StagedEpilogue<P> {
           for (int i = 0; i < 4; ++i) {
             std::uint32_t in[Ar::in_slots], o[NO];
 #pragma unroll
-            for (int t = 0; t < Ar::in_slots; ++t) in[t] = NI > 0 ? v[t][b][i] : 0u;
+            for (int t = 0; t < Ar::in_slots; ++t) in[t] = NI > t ? v[t][b][i] : 0u;
             compute(acc, jj, i, in, o);
 #pragma unroll
             for (int t = 0; t < in_place; ++t) v[t][b][i] = o[t];
@@ -209,8 +226,9 @@ struct ComposedEpilogue : StagedEpilogue<P> {
     const std::int64_t j = n0 + 64 * Pn;  // the panel's first output column
     const int cols = panel_cols(j);
     if (cols > 0)
-      (store_panel<Pn, Os == Ar::column_sum>(tile + (Os % buffers) * L::bytes, m0, destination<Os>(j), leading<Os>(),
-                                             cols, sum_destination<Os>(j)),
+      (store_panel<Pn, Os == Ar::column_sum, Os == Ar::row_absmax>(tile + (Os % buffers) * L::bytes, m0,
+                                                                   destination<Os>(j), leading<Os>(), cols,
+                                                                   sum_destination<Os>(j)),
        ...);
   }
 
@@ -250,8 +268,8 @@ struct ComposedEpilogue : StagedEpilogue<P> {
   /// The warp's 16 rows of panel Pn of the tile stored to dst (the panel's first column in
   /// row 0), row stride ld, `cols` of its columns inside n (a multiple of 8, or 64). Lane
   /// 8 rq + c takes chunk c of rows rq + 4 t, t = 0..3. Sum: their column sums added into
-  /// sum_dst (the panel's first column).
-  template <int Pn, bool Sum = false>
+  /// sum_dst (the panel's first column); Max: their rows' absolute maxima into row_max.
+  template <int Pn, bool Sum = false, bool Max = false>
   GLUKIT_DEVICE void store_panel(const unsigned char* tile, std::int64_t m0, T* dst, std::int64_t ld, int cols,
                                  [[maybe_unused]] float* sum_dst = nullptr) const {
     const int rq = lane / 8, c = lane % 8;
@@ -265,6 +283,7 @@ struct ComposedEpilogue : StagedEpilogue<P> {
       v[t] = arch::hopper::ld_shared_128(row_s[t % 2] + (t / 2) * 8 * L::row_bytes + L::panel_key(64 * Pn));
     const std::int64_t row = m0 + r0;
     if constexpr (Sum) Base::add_column_sums(v, row, sum_dst, cols);
+    if constexpr (Max) Base::add_row_absmax(v, row, row_max, cols);
     T* out = dst + row * ld + 8 * c;
     if (interior) {
 #pragma unroll

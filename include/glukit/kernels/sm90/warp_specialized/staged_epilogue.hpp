@@ -1,7 +1,7 @@
 // The pieces of the warp-specialised sm90a kernel's epilogue over tiles staged in shared
 // memory by the producer: the bias staged with the first k-block or beside Y, the lane's
 // ldmatrix / stmatrix addresses in a swizzled tile, the row-contiguous copy-out of a
-// staged output (store_rows_from_smem) and the column sums of staged rows.
+// staged output (store_rows_from_smem) and the column sums and row maxima of staged rows.
 // ComposedEpilogue (composed_epilogue.hpp) runs a composition on them. The accumulator
 // fragment and the global stores are Epilogue's (epilogue.hpp).
 #pragma once
@@ -122,6 +122,50 @@ struct StagedEpilogue : Epilogue<P> {
     if (lane < 8 && 8 * c < cols) {
       arch::hopper::red_add_f32x4(dst + 8 * c, s[0], s[1], s[2], s[3]);
       arch::hopper::red_add_f32x4(dst + 8 * c + 4, s[4], s[5], s[6], s[7]);
+    }
+  }
+
+  /// Merges the largest absolute value of each of a warp's 16 staged rows, held as for the
+  /// row-contiguous stores (lane 8 rq + c: chunk c of rows row + 4 t; chunks past cols and
+  /// rows past m left out), into dst[row] (fp32 bits as unsigned integers: NaN is the
+  /// largest): over the lane's chunk, then over the row's 8 lanes (xor 1, 2, 4); lane 8 rq
+  /// adds its 4 rows by reductions.
+  GLUKIT_DEVICE void add_row_absmax(const uint4 (&v)[4], std::int64_t row, float* dst, int cols) const {
+    const int c = lane % 8;
+    std::uint32_t mx[4];
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      mx[t] = 0;
+      const std::uint32_t w[4] = {v[t].x, v[t].y, v[t].z, v[t].w};
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float2 f = unpack2<T>(w[e]);
+        const std::uint32_t x = __float_as_uint(fabsf(f.x)), y = __float_as_uint(fabsf(f.y));
+        mx[t] = max(mx[t], max(x, y));
+      }
+      if (8 * c >= cols) mx[t] = 0;
+#pragma unroll
+      for (int d = 1; d < 8; d *= 2) mx[t] = max(mx[t], __shfl_xor_sync(0xffffffffu, mx[t], d));
+    }
+    if (c != 0) return;
+#pragma unroll
+    for (int t = 0; t < 4; ++t)
+      if (interior || row + 4 * t < a.m)
+        arch::hopper::red_max_u32(reinterpret_cast<std::uint32_t*>(dst + row + 4 * t), mx[t]);
+  }
+
+  /// A broadcast vector's values (epilogue/compose.hpp) at this thread's two elements of
+  /// output group jo in row half h (columns n0 + 8 jo + 2 q, + 1): vec's row (row_scale)
+  /// or the columns `column(j)` gives (column_scale); 0 outside the output.
+  template <epilogue::Operand O, class Column>
+  GLUKIT_DEVICE void vector_pair(const float* vec, int jo, int h, Column column, float& v0, float& v1) const {
+    if constexpr (O == epilogue::Operand::row_scale) {
+      const std::int64_t row = row0 + 8 * h;
+      v0 = v1 = row < a.m ? __ldg(vec + row) : 0.f;
+    } else {
+      const std::int64_t j = n0 + 8 * jo + 2 * q;
+      v0 = j < a.n ? __ldg(vec + column(j)) : 0.f;
+      v1 = j + 1 < a.n ? __ldg(vec + column(j + 1)) : 0.f;
     }
   }
 };
