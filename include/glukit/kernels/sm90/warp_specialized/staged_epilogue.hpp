@@ -46,7 +46,7 @@ struct StagedEpilogue : Epilogue<P> {
   /// 2 jj + (i >> 1) of the fragment; fragment_address gives block jj's address from it.
   template <class Layout>
   GLUKIT_DEVICE std::uint32_t fragment_row(std::uint32_t tile_s, std::int64_t m0) const {
-    const int mrow = static_cast<int>(row0 - m0) - lane / 4 + lane % 8 + 8 * ((lane >> 3) & 1);
+    const int mrow = static_cast<int>(row0 - m0 - lane / 4) + (lane & 15);  // lane % 8 + 8 ((lane >> 3) & 1)
     return (tile_s + Layout::row_key(mrow)) ^ Layout::chunk_key(8 * (lane >> 4));
   }
   /// The address of x4 block jj from fragment_row (Layout::offset in parts: an XOR and an
