@@ -11,6 +11,8 @@
 # run failed (a benchmark's output check, a launch).
 set -uo pipefail
 old=$1 new=$2 filter=$3 rounds=${4:-2}
+# An empty filter would run the whole benchmark (tens of minutes) in every round.
+[ -n "$filter" ] || { echo "device_bench_ab.sh: FILTER is empty (a filter file not carried?)" >&2; exit 2; }
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${OUT:-$PWD/ab-out}
 mkdir -p "$out"
