@@ -6,11 +6,20 @@
 # alternation is what evens out the card's clock state between them.
 #
 #   scripts/device_bench_ab.sh OLD_DIR NEW_DIR FILTER [ROUNDS]   # folders holding glukit_bench
+#   scripts/device_bench_ab.sh OLD_DIR NEW_DIR @scripts/ab_shipped.filter 3
+#
+# FILTER: a --benchmark_filter regex, or @FILE holding one (scripts/ab_shipped.filter: every
+# shipped sm90a kernel at the shapes it runs, the A/B a change to the kernels owes; a file
+# in the tree travels with every device call, a file in a carried folder only when carried).
 #
 # Writes $OUT/ab-<build>-<round>.json, $OUT/ab.txt (or ./ab-out/); exits non-zero when a
 # run failed (a benchmark's output check, a launch).
 set -uo pipefail
 old=$1 new=$2 filter=$3 rounds=${4:-2}
+if [ "${filter:0:1}" = @ ]; then
+  [ -f "${filter:1}" ] || { echo "device_bench_ab.sh: no filter file ${filter:1}" >&2; exit 2; }
+  filter=$(tr -d '\n' < "${filter:1}")
+fi
 # An empty filter would run the whole benchmark (tens of minutes) in every round.
 [ -n "$filter" ] || { echo "device_bench_ab.sh: FILTER is empty (a filter file not carried?)" >&2; exit 2; }
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
