@@ -108,9 +108,17 @@ struct Reference {
   std::vector<double> absolute;
 };
 
-/// The reference of rows [r0, r1) of p, written into rows r0.. of ref (sized m x n).
-template <class T, class Op>
-void reference_rows(const AddmmGluArgsT<T>& p, Op op, std::int64_t r0, std::int64_t r1, Reference& ref) {
+/// A scale of the accumulator the epilogue reads, per (output row, column of B or row of W):
+/// none (1), or a composition's broadcast vectors (test/gpu/compose_sm90.cu).
+struct NoScale {
+  constexpr double operator()(std::int64_t, std::int64_t) const { return 1.0; }
+};
+
+/// The reference of rows [r0, r1) of p, written into rows r0.. of ref (sized m x n); X
+/// (and its magnitude) scaled by scale(i, j) before op.
+template <class T, class Op, class Scale = NoScale>
+void reference_rows(const AddmmGluArgsT<T>& p, Op op, std::int64_t r0, std::int64_t r1, Reference& ref,
+                    Scale scale = {}) {
   AddmmGluArgsT<T> sub = p;
   sub.m = r1 - r0;
   sub.a = p.a + r0 * p.lda;
@@ -120,16 +128,17 @@ void reference_rows(const AddmmGluArgsT<T>& p, Op op, std::int64_t r0, std::int6
       const std::size_t at = static_cast<std::size_t>((r0 + i) * p.n + j);
       const std::size_t local = static_cast<std::size_t>(i * p.n + j);
       const double y = Op::reads_aux ? double(to_float(p.y[(r0 + i) * p.ldy + j])) : 0.0;
-      ref.value[at] = op(t.x[local], y);
-      ref.magnitude[at] = t.magnitude[local];
-      ref.sensitivity[at] = epilogue_sensitivity<Op>(t.x[local], y);
+      const double s = scale(r0 + i, j), x = t.x[local] * s;
+      ref.value[at] = op(x, y);
+      ref.magnitude[at] = t.magnitude[local] * std::fabs(s);
+      ref.sensitivity[at] = epilogue_sensitivity<Op>(x, y);
     }
 }
 
 /// The reference of the whole output (host pointers in p), rows split over up to
 /// max_workers host threads.
-template <class T, class Op = epilogue::GluGate>
-Reference reference_of(const AddmmGluArgsT<T>& p, Op op = {}, unsigned max_workers = 32) {
+template <class T, class Op = epilogue::GluGate, class Scale = NoScale>
+Reference reference_of(const AddmmGluArgsT<T>& p, Op op = {}, Scale scale = {}, unsigned max_workers = 32) {
   Reference ref;
   ref.m = p.m;
   ref.n = p.n;
@@ -142,7 +151,7 @@ Reference reference_of(const AddmmGluArgsT<T>& p, Op op = {}, unsigned max_worke
   const std::int64_t rows = (p.m + workers - 1) / workers;
   std::vector<std::thread> pool;
   for (std::int64_t r0 = 0; r0 < p.m; r0 += rows)
-    pool.emplace_back([&, r0] { reference_rows(p, op, r0, std::min(p.m, r0 + rows), ref); });
+    pool.emplace_back([&, r0] { reference_rows(p, op, r0, std::min(p.m, r0 + rows), ref, scale); });
   for (auto& t : pool) t.join();
   return ref;
 }
@@ -165,9 +174,10 @@ GatedSensitivity gated_sensitivity(double g, double u) {
 /// The fp64 reference of a gated projection (host pointers in p): per element op(G, U),
 /// and a magnitude S and sensitivity g such that g S = dg S_G + du S_U (the summation
 /// errors of both projections passing through op; S = max(S_G, S_U) for the epilogue's
-/// own term), so element_bound applies unchanged.
-template <class T, class Op>
-Reference gated_reference_of(const GatedProjectionArgsT<T>& p, Op op = {}) {
+/// own term), so element_bound applies unchanged. G and U (and their magnitudes) scaled
+/// by scale(i, W's row) before op.
+template <class T, class Op, class Scale = NoScale>
+Reference gated_reference_of(const GatedProjectionArgsT<T>& p, Op op = {}, Scale scale = {}) {
   Reference ref;
   ref.m = p.m, ref.n = p.n, ref.k = p.k;
   const auto mn = static_cast<std::size_t>(p.m * p.n);
@@ -183,6 +193,8 @@ Reference gated_reference_of(const GatedProjectionArgsT<T>& p, Op op = {}) {
           const double wg = to_float(p.w[gr * p.ldw + kk]), wu = to_float(p.w[ur * p.ldw + kk]);
           g += a * wg, u += a * wu, sg += std::fabs(a * wg), su += std::fabs(a * wu);
         }
+        const double cg = scale(i, gr), cu = scale(i, ur);
+        g *= cg, u *= cu, sg *= std::fabs(cg), su *= std::fabs(cu);
         const auto at = static_cast<std::size_t>(i * p.n + j);
         const GatedSensitivity d = gated_sensitivity<Op>(g, u);
         const double s = std::max({sg, su, 1e-300});

@@ -7,7 +7,7 @@
 //   gate/up view:  out = SwiGlu(g r_i cg_j, u r_i cu_j)     (W stacked or interleaved; cg, cu
 //                                                            the 2n-vector's gate and up entries)
 // both with `row_absmax = 0`. The outputs against the fp64 reference with the per-element
-// bound of test/common/output_check.hpp (the scaled accumulator's magnitude S |r c|); the
+// bound of test/common/output_check.hpp (the scaled accumulator, its magnitude S |r c|); the
 // row maxima equal to the largest |stored output| of each row, bit for bit (the kernels
 // take them from the values they store), and the guard after them untouched; the output
 // poisoned first, its padding and the rows after it checked untouched.
@@ -41,6 +41,10 @@ struct Vectors {
     d_column.upload(column);
     GLUKIT_CHECK_CUDA(cudaMemset(d_max.ptr, 0, d_max.count * sizeof(float)));
   }
+  /// The accumulator's scale at (output row i, column j of B or row j of W): row[i] column[j].
+  auto scale() const {
+    return [this](std::int64_t i, std::int64_t j) { return double(row[i]) * column[j]; };
+  }
   template <Element T>
   ExtraOperandsT<T> extra() const {
     return {nullptr, 0, nullptr, 0, nullptr, d_row.ptr, d_column.ptr, d_max.ptr};
@@ -63,22 +67,6 @@ void check_row_maxima(const Vectors& v, const std::vector<T>& out, const Shape& 
   for (int g = 0; g < guard_floats; ++g) CHECK(got[static_cast<std::size_t>(s.m + g)] == 0.f);
 }
 
-/// The output and row maxima of a finished launch.
-template <Element T>
-void check_launch(const Status& st, const DeviceBuffer<T>& dout, const Shape& o, const Reference& ref,
-                  const Vectors& v) {
-  INFO("status: " << st.message());
-  REQUIRE(st.ok());
-  GLUKIT_CHECK_CUDA(cudaGetLastError());
-  GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
-  const std::vector<T> out = dout.download();
-  CHECK(count_unwritten(out, o) == 0);
-  CHECK(count_padding_written(out, o) == 0);
-  CHECK(count_guard_written(out, o) == 0);
-  check_output_matches(out, o, ref);
-  check_row_maxima(v, out, o);
-}
-
 template <class Policy, Element T>
 void check_element(const Shape& shape) {
   using Op = epilogue::GluGate;
@@ -88,16 +76,6 @@ void check_element(const Shape& shape) {
   TestProblemT<T> pr(shape, seed);
   std::mt19937_64 rng(seed + 1);
   const Vectors v(pr.s.m, pr.s.n, rng);
-  Reference ref = reference_of(pr.host_args(), Op{});  // X's terms, then scaled below
-  const reference::AddmmTerms x = reference::addmm_terms(pr.host_args());
-  for (std::int64_t i = 0; i < pr.s.m; ++i)
-    for (std::int64_t j = 0; j < pr.s.n; ++j) {
-      const auto at = static_cast<std::size_t>(i * pr.s.n + j);
-      const double sc = double(v.row[i]) * v.column[j], y = to_float(pr.y[i * pr.s.ldy + j]);
-      ref.value[at] = Op{}(x.x[at] * sc, y);
-      ref.magnitude[at] = x.magnitude[at] * sc;
-      ref.sensitivity[at] = epilogue_sensitivity<Op>(x.x[at] * sc, y);
-    }
   REQUIRE(validate_arguments(pr.device_args()).ok());  // the launcher below does not validate
   GLUKIT_CHECK_CUDA(cudaGetLastError());
   int device = 0;
@@ -106,7 +84,8 @@ void check_element(const Shape& shape) {
   using LauncherNk = detail::LauncherOf<Policy, ScaledProblem<T, Layout::col_major>>;
   const Status st = shape.b_nk() ? LauncherNk::run(pr.device_args(), {}, device, v.template extra<T>())
                                  : Launcher::run(pr.device_args(), {}, device, v.template extra<T>());
-  check_launch(st, pr.dout, pr.s, ref, v);
+  const auto out = check_launched_output(st, pr.dout, pr.s, reference_of(pr.host_args(), Op{}, v.scale()));
+  check_row_maxima(v, out, pr.s);
 }
 
 template <class Policy, Element T>
@@ -120,30 +99,6 @@ void check_gated(const GatedShape& shape) {
   const GatedShape& s = pr.s;
   std::mt19937_64 rng(seed + 1);
   const Vectors v(s.m, 2 * s.n, rng);
-  Reference ref;
-  ref.m = s.m, ref.n = s.n, ref.k = s.k;
-  const auto mn = static_cast<std::size_t>(s.m * s.n);
-  ref.value.assign(mn, 0.0), ref.magnitude.assign(mn, 0.0), ref.sensitivity.assign(mn, 0.0);
-  for (std::int64_t j = 0; j < s.n; ++j) {
-    const std::int64_t gr = gate_row(j, s.n, s.layout), ur = up_row(j, s.n, s.layout);
-    for (std::int64_t i = 0; i < s.m; ++i) {
-      double g = s.bias ? double(to_float(pr.bias[gr])) : 0.0, u = s.bias ? double(to_float(pr.bias[ur])) : 0.0;
-      double sg = std::fabs(g), su = std::fabs(u);
-      for (std::int64_t kk = 0; kk < s.k; ++kk) {
-        const double a = to_float(pr.a[i * s.lda + kk]);
-        const double wg = to_float(pr.w[gr * s.ldw + kk]), wu = to_float(pr.w[ur * s.ldw + kk]);
-        g += a * wg, u += a * wu, sg += std::fabs(a * wg), su += std::fabs(a * wu);
-      }
-      const double cg = double(v.row[i]) * v.column[gr], cu = double(v.row[i]) * v.column[ur];
-      g *= cg, u *= cu, sg *= cg, su *= cu;
-      const auto at = static_cast<std::size_t>(i * s.n + j);
-      const GatedSensitivity d = gated_sensitivity<Op>(g, u);
-      const double mag = std::max({sg, su, 1e-300});
-      ref.value[at] = Op{}(g, u);
-      ref.magnitude[at] = mag;
-      ref.sensitivity[at] = (d.dg * sg + d.du * su) / mag;
-    }
-  }
   REQUIRE(validate_gated_arguments(pr.device_args()).ok());  // the launcher below does not validate
   GLUKIT_CHECK_CUDA(cudaGetLastError());
   int device = 0;
@@ -153,7 +108,9 @@ void check_gated(const GatedShape& shape) {
   using Interleaved = detail::LauncherOf<Policy, ScaledGatedProblem<T, GateLayout::interleaved>>;
   const Status st = s.layout == GateLayout::stacked ? Stacked::run(gemm, {}, device, v.template extra<T>())
                                                     : Interleaved::run(gemm, {}, device, v.template extra<T>());
-  check_launch(st, pr.dout, s.output(), ref, v);
+  const auto out =
+      check_launched_output(st, pr.dout, s.output(), gated_reference_of(pr.host_args(), Op{}, v.scale()));
+  check_row_maxima(v, out, s.output());
 }
 
 }  // namespace

@@ -15,7 +15,6 @@ struct BwdShape {
   GateLayout layout = GateLayout::stacked;
   BwdShape tight() const {
     BwdShape s = *this;
-    auto up8 = [](std::int64_t v) { return (v + 7) / 8 * 8; };
     if (!s.ld_dy) s.ld_dy = up8(std::max<std::int64_t>(k, 8));
     if (!s.ldw) s.ldw = up8(std::max<std::int64_t>(n, 8));
     if (!s.ldp) s.ldp = up8(2 * n);

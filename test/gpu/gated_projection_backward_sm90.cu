@@ -17,7 +17,6 @@ struct PbShape {
   bool bias = true;
   PbShape tight() const {
     PbShape s = *this;
-    auto up8 = [](std::int64_t v) { return (v + 7) / 8 * 8; };
     if (!s.lda) s.lda = up8(std::max<std::int64_t>(k, 8));
     if (!s.ldw) s.ldw = up8(std::max<std::int64_t>(k, 8));
     if (!s.ld_grad) s.ld_grad = up8(n);

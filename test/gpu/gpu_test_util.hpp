@@ -61,6 +61,9 @@ struct DeviceBuffer {
   }
 };
 
+/// A tight leading dimension: v rounded up to a multiple of 8 elements (16 bytes).
+inline std::int64_t up8(std::int64_t v) { return (v + 7) / 8 * 8; }
+
 /// Shape of one problem (leading dimensions 0 mean "tight").
 struct Shape {
   std::int64_t m, n, k, lda = 0, ldb = 0, ldy = 0, ldo = 0;
@@ -71,7 +74,6 @@ struct Shape {
   std::int64_t b_cols() const { return b_nk() ? k : n; }
   Shape tight() const {
     Shape s = *this;
-    auto up8 = [](std::int64_t v) { return (v + 7) / 8 * 8; };
     if (!s.lda) s.lda = up8(std::max<std::int64_t>(k, 8));
     if (!s.ldb) s.ldb = up8(std::max<std::int64_t>(b_cols(), 8));
     if (!s.ldy) s.ldy = up8(std::max<std::int64_t>(n, 8));
@@ -154,7 +156,6 @@ struct GatedShape {
   GateLayout layout = GateLayout::stacked;
   GatedShape tight() const {
     GatedShape s = *this;
-    auto up8 = [](std::int64_t v) { return (v + 7) / 8 * 8; };
     if (!s.lda) s.lda = up8(std::max<std::int64_t>(k, 8));
     if (!s.ldw) s.ldw = up8(std::max<std::int64_t>(k, 8));
     if (!s.ldo) s.ldo = up8(std::max<std::int64_t>(n, 8));
@@ -243,6 +244,24 @@ std::int64_t count_padding_written(const std::vector<T>& out, const Shape& s) {
   return bad;
 }
 
+/// A launch that returned st and wrote dout (poisoned before it): st is ok, the launch left
+/// no CUDA error, every element of the output was written, its padding and the rows after
+/// it were not, and it matches ref (check_output_matches). Returns the output.
+template <Element T>
+std::vector<T> check_launched_output(const Status& st, const DeviceBuffer<T>& dout, const Shape& s,
+                                     const Reference& ref, double l2_bound = 0) {
+  INFO("status: " << st.message());
+  REQUIRE(st.ok());
+  GLUKIT_CHECK_CUDA(cudaGetLastError());
+  GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+  std::vector<T> out = dout.download();
+  CHECK(count_unwritten(out, s) == 0);
+  CHECK(count_padding_written(out, s) == 0);
+  CHECK(count_guard_written(out, s) == 0);
+  check_output_matches(out, s, ref, l2_bound);
+  return out;
+}
+
 using Sm90Variants = std::tuple<policy::V1RegisterStaged<arch::sm90a>, policy::V2DirectToLds<arch::sm90a>,
                                 policy::V3DeepPipelinePersistent<arch::sm90a>,
                                 policy::V4FusedEpilogue<arch::sm90a>, policy::WarpSpecializedTma<arch::sm90a>,
@@ -263,15 +282,7 @@ void check_problem(const Shape& shape, double tol = 0) {
   TestProblemT<T> pr(shape, seed);
   GLUKIT_CHECK_CUDA(cudaGetLastError());  // nothing earlier left an error behind
   const Status st = addmm_glu<Policy>(pr.device_args());
-  INFO("status: " << st.message());
-  REQUIRE(st.ok());
-  GLUKIT_CHECK_CUDA(cudaGetLastError());
-  GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
-  const std::vector<T> out = pr.dout.download();
-  CHECK(count_unwritten(out, pr.s) == 0);
-  CHECK(count_padding_written(out, pr.s) == 0);
-  CHECK(count_guard_written(out, pr.s) == 0);
-  check_output_matches(out, pr.s, reference_of(pr.host_args(), Op{}), tol);
+  check_launched_output(st, pr.dout, pr.s, reference_of(pr.host_args(), Op{}), tol);
 }
 
 }  // namespace glukit::test

@@ -56,10 +56,9 @@ class Epilogue : public EpilogueTile<P> {
   static constexpr int NI = Ar::tiles, NVec = Ar::vectors, NS = Ar::in_slots, NO = Ar::outputs;
   /// Output blocks per lane and block row: one per accumulator block, or per gate/up pair.
   static constexpr int vn = gate_up ? bn / 2 : bn;
-  /// One input vector per accumulator block (addmm_glu's Y) is held across the drain; two
-  /// (the backwards'), or one beside broadcast vectors, would spill on gfx950 V4, and the
-  /// gated forms read theirs after the mainloop (WaitPlan::aux_loads counts the same loads).
-  static constexpr bool prefetched = !gate_up && NI == 1 && NVec == 0;
+  /// The input held across the drain (epilogue_prefetches, plan.hpp; WaitPlan::aux_loads
+  /// counts the same loads).
+  static constexpr bool prefetched = epilogue_prefetches<P>;
   /// A lone output at its own columns: the one that may cross N (see above).
   static constexpr bool ragged = NO == 1 && C::outputs::columns[0] == Columns::own;
   /// The order of the gate and up columns (a problem without them never asks).
@@ -112,10 +111,12 @@ class Epilogue : public EpilogueTile<P> {
   }
 
  private:
-  /// Output block (mb, q): tile row and the first of its 4 output columns.
-  GLUKIT_CDNA_INLINE GLUKIT_DEVICE Coord2 coord(int mb, int q) const {
-    if constexpr (gate_up) return Gated::out_coord(mb, q, wave_, lane_);
-    else return Plan::acc_coord(mb, q, wave_, lane_);
+  /// Output block (mb, q): tile row and the first of its 4 output columns, of this lane or
+  /// (coord_of, for the static checks) of any.
+  GLUKIT_CDNA_INLINE GLUKIT_DEVICE Coord2 coord(int mb, int q) const { return coord_of(mb, q, wave_, lane_); }
+  GLUKIT_CDNA_INLINE static constexpr Coord2 coord_of(int mb, int q, int wave, int lane) {
+    if constexpr (gate_up) return Gated::out_coord(mb, q, wave, lane);
+    else return Plan::acc_coord(mb, q, wave, lane);
   }
   GLUKIT_DEVICE bool block_in(Coord2 c) const { return m0_ + c.row < p_.m && n0_ + c.col < p_.n; }
 
@@ -222,7 +223,7 @@ class Epilogue : public EpilogueTile<P> {
   GLUKIT_DEVICE void add_row_absmax(const u32x2_t (&o)[bm][vn]) const {
     static_assert([] {
       for (int l = 0; l < arch::cdna::wave_size * vn; ++l)
-        if (coord_of(0, l % vn, l / vn).row != coord_of(0, 0, l / vn % 16).row) return false;
+        if (coord_of(0, l % vn, 0, l / vn).row != coord_of(0, 0, 0, l / vn % 16).row) return false;
       return true;
     }(), "row maxima: lane % 16 is the row of every block of a lane");
     for (int mb = 0; mb < bm; ++mb) {
@@ -237,10 +238,6 @@ class Epilogue : public EpilogueTile<P> {
       const int row = m0_ + coord(mb, 0).row;
       if (lane_ < 16 && row < p_.m) arch::cdna::atomic_max(reinterpret_cast<std::uint32_t*>(p_.row_absmax + row), mx);
     }
-  }
-  GLUKIT_CDNA_INLINE static constexpr Coord2 coord_of(int mb, int q, int lane) {
-    if constexpr (gate_up) return Gated::out_coord(mb, q, 0, lane);
-    else return Plan::acc_coord(mb, q, 0, lane);
   }
 
   /// Output column_sum's sums over the tile's rows (rows past m count as 0): each lane's

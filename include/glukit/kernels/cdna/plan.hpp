@@ -138,6 +138,15 @@ struct MainloopPlan {
 // Wait counts
 // ---------------------------------------------------------------------------
 
+/// Does the epilogue of P load its input before the mainloop's drain (Epilogue::prefetch)?
+/// An element-view composition's one tile-shaped input without broadcast vectors
+/// (addmm_glu's Y): held across the drain. Two (the backwards'), or one beside vectors,
+/// would spill on gfx950 V4, and the gated forms read theirs after the mainloop.
+template <class P>
+inline constexpr bool epilogue_prefetches = composition_of<P>::view == epilogue::View::element &&
+                                            epilogue::Arity<composition_of<P>>::tiles == 1 &&
+                                            epilogue::Arity<composition_of<P>>::vectors == 0;
+
 /// vmcnt counts of the direct-to-LDS pipeline, from the plan. On gfx9 vmcnt
 /// counts every vector-memory instruction of the wave (direct-to-LDS loads,
 /// register loads, stores), and they retire in order, so "stage kb has landed"
@@ -145,10 +154,8 @@ struct MainloopPlan {
 ///   per_stage     = direct-to-LDS instructions a wave issues per k-block (A + B rounds)
 ///   hot           = groups_in_flight (NumBuffers - 2) x per_stage: the hot loop waits
 ///                   for k-block i + 2 right after issuing k-block i + NumBuffers
-///   aux_loads     = Y loads issued after the last direct-to-LDS group (V4's prefetch of
-///                   an element-view composition's one tile-shaped input, without broadcast
-///                   vectors: addmm_glu's Y; the gated projection reads none, the backwards
-///                   read P, G and Y, or dO after the mainloop)
+///   aux_loads     = Y loads issued after the last direct-to-LDS group (V4's prefetch,
+///                   epilogue_prefetches: addmm_glu's Y)
 ///   tail(r)       = wait of the drain iteration with r k-blocks left (r >= 3)
 ///   prologue(j,n) = wait for k-block j after issuing the first n k-blocks
 template <class P>
@@ -157,11 +164,9 @@ struct WaitPlan {
   static constexpr int per_stage = Plan::ADma::rounds + Plan::BDma::rounds;
   static constexpr int buffers = P::num_buffers;
   static constexpr int hot = MultistagePlan<P::num_buffers>::groups_in_flight * per_stage;
-  static constexpr int aux_loads =
-      (P::epilogue_style == EpilogueStyle::fused && composition_of<P>::view == epilogue::View::element &&
-       epilogue::Arity<composition_of<P>>::tiles == 1 && epilogue::Arity<composition_of<P>>::vectors == 0)
-          ? Plan::Waves::blocks_m * Plan::Waves::blocks_n
-          : 0;
+  static constexpr int aux_loads = P::epilogue_style == EpilogueStyle::fused && epilogue_prefetches<P>
+                                       ? Plan::Waves::blocks_m * Plan::Waves::blocks_n
+                                       : 0;
   GLUKIT_HOST_DEVICE static constexpr int prologue(int kb, int issued) {
     return (issued - 1 - kb) * per_stage;
   }
