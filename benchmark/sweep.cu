@@ -234,7 +234,8 @@ struct TmaBiasOnly : glukit::policy::WarpSpecializedTma<Arch> {
 /// The policies timed beside the default pick at every sweep shape: add one here.
 using SweepPolicies =
     PolicyList<glukit::policy::WarpSpecializedTma<Arch>, glukit::policy::WarpSpecializedTma128x128<Arch>,
-               glukit::policy::WarpSpecializedTma128x256<Arch>, glukit::policy::V4FusedEpilogue<Arch>,
+               glukit::policy::WarpSpecializedTma128x256<Arch>, glukit::policy::WarpSpecializedTma128x256Ring<Arch>,
+               glukit::policy::V4FusedEpilogue<Arch>,
                glukit::policy::WarpSpecializedTmaPingpong64x128<Arch>,
                glukit::policy::WarpSpecializedTmaDecode16x128<Arch>, Pingpong64x192, TmaBiasOnly>;
 

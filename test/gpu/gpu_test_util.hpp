@@ -267,6 +267,7 @@ using Sm90Variants = std::tuple<policy::V1RegisterStaged<arch::sm90a>, policy::V
                                 policy::V4FusedEpilogue<arch::sm90a>, policy::WarpSpecializedTma<arch::sm90a>,
                                 policy::WarpSpecializedTma128x128<arch::sm90a>,
                                 policy::WarpSpecializedTma128x256<arch::sm90a>,
+                                policy::WarpSpecializedTma128x256Ring<arch::sm90a>,
                                 policy::WarpSpecializedTmaPingpong64x128<arch::sm90a>,
                                 policy::WarpSpecializedTmaDecode16x128<arch::sm90a>>;
 

@@ -124,6 +124,15 @@ struct WarpSpecializedTma128x256 : WarpSpecializedTma<Arch> {
 /// (Ping-pong on 128-row tiles, two 64-row slices per warpgroup, lost to the cooperative
 /// kernels at every measured shape, for addmm_glu and for the gated backward and the
 /// gated projection with its pre-activations, and was removed: docs/perf-notes.md.)
+/// WarpSpecializedTma128x256 with Y through a ring of two 64-column panel slots (y_ring):
+/// 4 stages instead of 3 in the shared memory the rest of the Y tile held.
+template <class Arch>
+struct WarpSpecializedTma128x256Ring : WarpSpecializedTma128x256<Arch> {
+  static constexpr const char* name() { return "WarpSpecializedTma128x256Ring"; }
+  static constexpr int y_ring = 2;
+  static constexpr int num_buffers = 4;
+};
+
 template <class Arch>
 struct WarpSpecializedTmaPingpong64x128 : WarpSpecializedTma<Arch> {
   static constexpr const char* name() { return "WarpSpecializedTmaPingpong64x128"; }

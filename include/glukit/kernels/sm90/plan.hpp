@@ -46,6 +46,15 @@ struct MainloopPlan {
     if constexpr (requires { P::y_buffers; }) return int(P::y_buffers);
     else return 1;
   }();
+  /// Optional policy member y_ring (default 0: off): Y staged through a ring of y_ring
+  /// 64-column panel slots instead of whole-tile buffers (the tile's panels take the slots in
+  /// turn, tile after tile), so the shared memory of the rest of the tile holds ring stages:
+  /// a 128 x 256 tile keeps 4 stages of 48 KiB instead of 3. TMA, one Y tile (addmm_glu's
+  /// forward), y_buffers = 1.
+  static constexpr int y_ring = [] {
+    if constexpr (requires { P::y_ring; }) return int(P::y_ring);
+    else return 0;
+  }();
   /// Producer thread that loads Y with TMA: warp 2's first lane.
   static constexpr int y_producer_tid = 2 * traits::wave_size;
   /// Optional policy member pingpong (default false; TMA copier only): each consumer
@@ -215,7 +224,8 @@ struct MainloopPlan {
   /// y_tiles Y tiles + the bias row (tile_n: gated, W's order; none for the gated backward,
   /// which has no bias).
   static constexpr int y_stride = y_tiles * YLayout::bytes + (biased ? align_up(P::tile_n * 2, 1024) : 0);
-  static constexpr int y_bytes = stage_y ? y_buffers * y_stride : 0;
+  static constexpr int y_bytes =
+      !stage_y ? 0 : y_ring > 0 ? y_stride - y_tiles * YLayout::bytes + y_ring * YLayout::panel_bytes : y_buffers * y_stride;
   /// Parts of a Y buffer with a full and an empty barrier of their own: each 64-column
   /// panel when the kernel reads Y, so the epilogue releases a panel as soon as it has
   /// stored it and the producer loads the next tile's Y there while the rest of the tile
@@ -225,14 +235,18 @@ struct MainloopPlan {
   static constexpr int y_part_panels = YLayout::panels / y_parts;  ///< 64-column panels per part
   /// Offsets from the ring's base of Y buffer b and of the bias row beside it.
   GLUKIT_HOST_DEVICE static constexpr int y_tile_offset(int b) { return y_offset + b * y_stride; }
-  GLUKIT_HOST_DEVICE static constexpr int y_bias_offset(int b) { return y_tile_offset(b) + y_tiles * YLayout::bytes; }
+  GLUKIT_HOST_DEVICE static constexpr int y_bias_offset(int b) {
+    return y_tile_offset(b) + (y_ring > 0 ? y_ring * YLayout::panel_bytes : y_tiles * YLayout::bytes);
+  }
+  /// Barrier pairs of the Y buffers: one per part of each buffer, or per slot of the ring.
+  static constexpr int y_barriers = y_ring > 0 ? y_ring : y_buffers * y_parts;
   using ACopy = CopyPartition<P::tile_m, P::tile_k, ring_copy_threads>;
   using BCopy = CopyPartition<BLayout::rows, BLayout::cols, ring_copy_threads>;
   using Pipeline = MultistagePlan<P::num_buffers>;
   /// Dynamic shared memory: the ring plus slack to align its base to 1024 bytes.
   /// Warp-specialised: a full and an empty mbarrier per stage after the ring, then a
   /// full and an empty mbarrier per part of each Y buffer (y_parts).
-  static constexpr int barrier_bytes = specialized ? (2 * P::num_buffers + 2 * y_buffers * y_parts) * 8 : 0;
+  static constexpr int barrier_bytes = specialized ? (2 * P::num_buffers + 2 * y_barriers) * 8 : 0;
   static constexpr int smem_bytes = Buffers::bytes + y_bytes + Buffers::max_alignment + barrier_bytes;
   /// Bytes one ring stage receives from TMA (full boxes, edge tiles included), without
   /// and with the bias row of a tile's first k-block.

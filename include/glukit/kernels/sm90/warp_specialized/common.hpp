@@ -24,6 +24,7 @@ struct WsCommon {
 
   static constexpr int YB = Plan::y_buffers;
   static constexpr int YP = Plan::y_parts;  ///< parts of a Y buffer with barriers of their own
+  static constexpr int YBARS = Plan::y_barriers;  ///< barrier pairs of the Y buffers (or of the ring)
 
   struct Shared {
     Ring ring;
@@ -57,6 +58,25 @@ struct WsCommon {
   };
   GLUKIT_DEVICE static YSlot y_slot(std::int64_t li) {
     return {static_cast<int>(li % YB), static_cast<std::uint32_t>((li / YB) & 1)};
+  }
+  /// Part `part` of the li-th tile's Y: its barriers, their parity, and the address that
+  /// stands for the tile's first panel (a ring slot holds one panel: the slot's address less
+  /// the panel's offset, so the epilogue's panel offsets land in the slot).
+  struct YPart {
+    int bar;
+    std::uint32_t phase;
+    unsigned char* tile;
+  };
+  GLUKIT_DEVICE static YPart y_part(const Shared& sh, std::int64_t li, int part) {
+    if constexpr (Plan::y_ring > 0) {
+      const std::int64_t use = li * YP + part;  // the ring's uses run on across tiles
+      const int slot = static_cast<int>(use % Plan::y_ring);
+      return {slot, static_cast<std::uint32_t>((use / Plan::y_ring) & 1),
+              sh.base + Plan::y_offset + (slot - part) * Plan::YLayout::panel_bytes};
+    } else {
+      const YSlot ys = y_slot(li);
+      return {ys.bar(part), ys.phase, sh.y_tile(ys.buffer)};
+    }
   }
 
   /// Is the tile's bias staged beside Y (and added in the epilogue)? Always when the

@@ -85,6 +85,17 @@ struct WsKernel : WsProducer<P> {
     const bool stores = Plan::a_rows == P::tile_m || (tid % 128) / 32 * 16 < Plan::a_rows;
     const auto finish_part = [&]<int Part>() {
       [[maybe_unused]] constexpr int P0 = Part * Plan::y_part_panels, P1 = P0 + Plan::y_part_panels;
+      if constexpr (Plan::y_ring > 0) {  // the part's panel in its ring slot
+        const typename Base::YPart yp = Base::y_part(sh, li, Part);
+        sh.y_parts.wait(yp.bar, yp.phase);
+        if (stores)
+#pragma unroll
+          for (int s = 0; s < SL; ++s)
+            ComposedEpilogue<P>(p.args, m0, n0, tid + 128 * s, p.out2, p.ld_out2).template finish<P0, P1>(
+                acc[s], yp.tile, Part == 0 ? bias_row : nullptr, m0);
+        sh.y_parts.release(yp.bar);
+        return;
+      }
       sh.y_parts.wait(ys.bar(Part), ys.phase);
       if constexpr (Plan::dgated) {
 #pragma unroll
@@ -197,7 +208,7 @@ struct WsKernel : WsProducer<P> {
     extern __shared__ unsigned char smem_raw[];
     const Ring ring = Ring::from_raw(smem_raw);
     auto* bar = reinterpret_cast<std::uint64_t*>(ring.base + Plan::Buffers::bytes + Plan::y_bytes);
-    const Shared sh{ring, ring.base, {bar, bar + S}, {bar + 2 * S, bar + 2 * S + YB * Base::YP}};
+    const Shared sh{ring, ring.base, {bar, bar + S}, {bar + 2 * S, bar + 2 * S + Base::YBARS}};
     const int tid = static_cast<int>(threadIdx.x);
     if constexpr (Plan::tma) {
       if (tid == 0 && p.k_blocks > 0) {  // k = 0 encodes no A/B maps
@@ -207,7 +218,7 @@ struct WsKernel : WsProducer<P> {
     }
     if (tid == 0) {
       sh.stages.init(S, Plan::tma ? 1 : Plan::ring_copy_threads, Plan::empty_arrivals);
-      sh.y_parts.init(YB * Base::YP, Plan::tma ? 1 : Plan::y_copy_threads, Plan::tile_consumer_threads);
+      sh.y_parts.init(Base::YBARS, Plan::tma ? 1 : Plan::y_copy_threads, Plan::tile_consumer_threads);
       arch::hopper::fence_mbarrier_init();
     }
     // The barriers are initialised before any block of the cluster arrives on them or

@@ -146,6 +146,17 @@ struct WsProducer : WsCommon<P> {
       const bool with_bias = bias_beside_y(p);
 #pragma unroll
       for (int part = 0; part < Base::YP; ++part) {
+        if constexpr (Plan::y_ring > 0) {  // the part's panel into its ring slot, the bias with part 0
+          const typename Base::YPart yp = Base::y_part(sh, li, part);
+          std::uint64_t* full = sh.y_parts.full_barrier(yp.bar);
+          sh.y_parts.acquire(yp.bar, yp.phase);
+          const bool part_bias = part == 0 && with_bias;
+          sh.y_parts.commit_tx(yp.bar, Plan::y_part_tx_bytes + (part_bias ? Plan::bias_tx_bytes : 0));
+          if (part_bias) tma_load_2d(sh.y_bias(0), &p.maps.bias, full, static_cast<int>(tc.n * BN), 0);
+          tma_load_2d_evict_first(yp.tile + part * Plan::YLayout::panel_bytes, &p.maps.y, full,
+                                  static_cast<int>(tc.n * BN) + part * 64, static_cast<int>(tile_row(tc)));
+          continue;
+        }
         const int bar = ys.bar(part);
         std::uint64_t* full = sh.y_parts.full_barrier(bar);
         sh.y_parts.acquire(bar, ys.phase);
