@@ -49,8 +49,8 @@ struct MainloopPlan {
   /// Optional policy member y_ring (default 0: off): Y staged through a ring of y_ring
   /// 64-column panel slots instead of whole-tile buffers (the tile's panels take the slots in
   /// turn, tile after tile), so the shared memory of the rest of the tile holds ring stages:
-  /// a 128 x 256 tile keeps 4 stages of 48 KiB instead of 3. TMA, one Y tile (addmm_glu's
-  /// forward), y_buffers = 1.
+  /// a 128 x 256 tile keeps 4 stages of 48 KiB instead of 3. Without Y (bias-only) the slots
+  /// stage the output panel by panel. TMA, addmm_glu's forward, y_buffers = 1.
   static constexpr int y_ring = [] {
     if constexpr (requires { P::y_ring; }) return int(P::y_ring);
     else return 0;
@@ -231,7 +231,7 @@ struct MainloopPlan {
   /// stored it and the producer loads the next tile's Y there while the rest of the tile
   /// is still being stored; one part otherwise (the buffer then carries only the bias row
   /// and the output tile). The bias row belongs to part 0.
-  static constexpr int y_parts = stage_y && reads_y ? YLayout::panels : 1;
+  static constexpr int y_parts = stage_y && (reads_y || y_ring > 0) ? YLayout::panels : 1;
   static constexpr int y_part_panels = YLayout::panels / y_parts;  ///< 64-column panels per part
   /// Offsets from the ring's base of Y buffer b and of the bias row beside it.
   GLUKIT_HOST_DEVICE static constexpr int y_tile_offset(int b) { return y_offset + b * y_stride; }

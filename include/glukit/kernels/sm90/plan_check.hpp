@@ -72,7 +72,7 @@ constexpr bool check_policy() {
   static_assert(!Plan::specialized || P::copier == CopierKind::tma || P::num_buffers >= 3,
                 "num_buffers: the warp-specialised cp.async producer signals a stage only after "
                 "issuing the next one, so it needs >= 3 buffers (2 would deadlock)");
-  static_assert(Plan::y_ring == 0 || (Plan::tma && Plan::stage_y && Plan::reads_y && !Plan::gated && !Plan::dgated &&
+  static_assert(Plan::y_ring == 0 || (Plan::tma && Plan::stage_y && !Plan::gated && !Plan::dgated &&
                                       !Plan::xbackward && !Plan::pingpong && Plan::y_buffers == 1 &&
                                       Plan::y_ring >= 2 && Plan::y_ring < Plan::YLayout::panels),
                 "y_ring: 2 .. (panels - 1) slots, for addmm_glu's warp-specialised TMA forward with one Y buffer");

@@ -151,10 +151,14 @@ struct WsProducer : WsCommon<P> {
           std::uint64_t* full = sh.y_parts.full_barrier(yp.bar);
           sh.y_parts.acquire(yp.bar, yp.phase);
           const bool part_bias = part == 0 && with_bias;
-          sh.y_parts.commit_tx(yp.bar, Plan::y_part_tx_bytes + (part_bias ? Plan::bias_tx_bytes : 0));
+          if (Plan::reads_y || part_bias)
+            sh.y_parts.commit_tx(yp.bar, (Plan::reads_y ? Plan::y_part_tx_bytes : 0) +
+                                             (part_bias ? Plan::bias_tx_bytes : 0));
           if (part_bias) tma_load_2d(sh.y_bias(0), &p.maps.bias, full, static_cast<int>(tc.n * BN), 0);
-          tma_load_2d_evict_first(yp.tile + part * Plan::YLayout::panel_bytes, &p.maps.y, full,
-                                  static_cast<int>(tc.n * BN) + part * 64, static_cast<int>(tile_row(tc)));
+          if constexpr (Plan::reads_y)
+            tma_load_2d_evict_first(yp.tile + part * Plan::YLayout::panel_bytes, &p.maps.y, full,
+                                    static_cast<int>(tc.n * BN) + part * 64, static_cast<int>(tile_row(tc)));
+          if (!Plan::reads_y && !part_bias) sh.y_parts.commit(yp.bar);  // no Y: the slot is free
           continue;
         }
         const int bar = ys.bar(part);
