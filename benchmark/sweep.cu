@@ -1,6 +1,6 @@
 // The LLM-shape sweep of glukit_bench: <what>/<dtype>/<layout>/M/N/K, e.g.
 // cublas_gemm/bf16/nk/2048/14336/4096, at
-//   M in {16, 256, 2048, 8192} x (K, N) in {(4096, 14336), (8192, 28672), (4096, 11008)}
+//   M in {16, 128, 256, 2048, 8192} x (K, N) in {(4096, 14336), (8192, 28672), (4096, 11008)}
 //   (the MLP up-projections of Llama-3 8B, Llama-3 70B and Llama-2 7B), and the
 //   reference shapes M = 1024, N = 21568, K in {256, 512, 1024},
 // all bf16 with B col_major ("nk": an nn.Linear weight, N x K, used as stored).
@@ -36,7 +36,7 @@ namespace glukit_bench {
 namespace {
 
 /// The sweep's M values and (K, N) pairs; every M meets every pair.
-constexpr std::int64_t kSweepMs[] = {16, 256, 2048, 8192};
+constexpr std::int64_t kSweepMs[] = {16, 128, 256, 2048, 8192};
 struct KN {
   std::int64_t k, n;
 };

@@ -95,8 +95,9 @@ TEMPLATE_LIST_TEST_CASE("col_major: ldb < k is refused before any launch", "[gpu
 }
 
 TEST_CASE("the default addmm_glu(args) on the sweep's kinds of shapes", "[gpu][dtype][default]") {
-  // One shape per kernel the rule picks (plan_default.hpp): few row tiles (128 x 128 and
-  // 128 x 256 candidates) and many (128 x 192), bf16 with B n x k and fp16 with B k x n.
+  // Shapes the rule (plan_default.hpp) gives to the decode kernel (16 rows), to 128 x 256
+  // tiles with Y in a ring (two rows of tiles) and to 128 x 256 tiles with the whole Y tile
+  // (eight rows of tiles), B n x k and k x n.
   for (const Shape base : {Shape{16, 14336, 512}, Shape{256, 14336, 256}, Shape{1024, 4000, 264}}) {
     for (const Layout l : {Layout::col_major, Layout::row_major}) {
       Shape s = base;

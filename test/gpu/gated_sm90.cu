@@ -84,7 +84,7 @@ TEST_CASE("gated projection: the decode default on 256-row tiles, both W orders,
   const std::int64_t n = 96 * std::int64_t{sms};
   for (const GatedShape& s : {GatedShape{16, n - 1, 136, 0, 0, 0, true, GateLayout::stacked},
                               GatedShape{1, n / 64 * 64, 72, 80, 88, 0, false, GateLayout::interleaved}}) {
-    REQUIRE(sm90::default_gated_kernel(s.m, s.n, s.k, sms) == sm90::DefaultGatedKernel::gated_decode_16x256);
+    REQUIRE(sm90::default_gated_kernel(s.m, s.n, s.k, sms) == sm90::DefaultGatedKernel::of<policy::GatedTmaDecode16x256>());
     const auto run = [](const auto& args) { return gated_projection(args); };
     check_gated<epilogue::SwiGlu, half_t>("default", s, run);
     check_gated<epilogue::SwiGlu, bfloat16_t>("default", s, run);

@@ -118,14 +118,11 @@ struct WarpSpecializedTma128x256 : WarpSpecializedTma<Arch> {
   static constexpr int num_buffers = 3;
 };
 
-/// WarpSpecializedTma for decode (m <= 64): ping-pong consumers on 64 x 128 tiles. Each
-/// consumer warpgroup computes whole tiles in turns, so a 16-row problem pays for 64 rows
-/// of wgmma, not 128; 7 stages of 25 KiB beside two 17 KiB Y tiles (one per warpgroup).
-/// (Ping-pong on 128-row tiles, two 64-row slices per warpgroup, lost to the cooperative
-/// kernels at every measured shape, for addmm_glu and for the gated backward and the
-/// gated projection with its pre-activations, and was removed: docs/perf-notes.md.)
 /// WarpSpecializedTma128x256 with Y through a ring of two 64-column panel slots (y_ring):
-/// 4 stages instead of 3 in the shared memory the rest of the Y tile held.
+/// 4 stages of 48 KiB in the shared memory the rest of the Y tile held. More of the weight
+/// in flight where each tile streams it from DRAM (few rows of tiles); a tile's last two
+/// Y panels load only once its first two are stored, which costs where the weight comes
+/// from L2 (many rows of tiles). The default takes it at <= 2 rows of 128 x 256 tiles.
 template <class Arch>
 struct WarpSpecializedTma128x256Ring : WarpSpecializedTma128x256<Arch> {
   static constexpr const char* name() { return "WarpSpecializedTma128x256Ring"; }
@@ -133,6 +130,12 @@ struct WarpSpecializedTma128x256Ring : WarpSpecializedTma128x256<Arch> {
   static constexpr int num_buffers = 4;
 };
 
+/// WarpSpecializedTma for decode (m <= 64): ping-pong consumers on 64 x 128 tiles. Each
+/// consumer warpgroup computes whole tiles in turns, so a 16-row problem pays for 64 rows
+/// of wgmma, not 128; 7 stages of 25 KiB beside two 17 KiB Y tiles (one per warpgroup).
+/// (Ping-pong on 128-row tiles, two 64-row slices per warpgroup, lost to the cooperative
+/// kernels at every measured shape, for addmm_glu and for the gated backward and the
+/// gated projection with its pre-activations, and was removed: docs/perf-notes.md.)
 template <class Arch>
 struct WarpSpecializedTmaPingpong64x128 : WarpSpecializedTma<Arch> {
   static constexpr const char* name() { return "WarpSpecializedTmaPingpong64x128"; }

@@ -3,6 +3,9 @@
 // picks for the shape on the current device.
 #pragma once
 #include <atomic>
+#include <cstddef>
+#include <tuple>
+#include <utility>
 
 #include "glukit/kernels/addmm_glu_kernel.hpp"
 #include "glukit/kernels/policies.hpp"
@@ -11,6 +14,18 @@
 #include "glukit/platform/runtime.hpp"
 
 namespace glukit::detail {
+
+/// f.template operator()<Policy>() for the pick's policy: one instantiation per candidate
+/// of the list, one of them run.
+template <class List, class F>
+Status run_pick(sm90::Pick<List> pick, F&& f) {
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    Status s{StatusCode::invalid_argument, "default: no such candidate"};
+    (void)((pick.index == static_cast<int>(I) && (s = f.template operator()<std::tuple_element_t<I, List>>(), true)) ||
+           ...);
+    return s;
+  }(std::make_index_sequence<std::tuple_size_v<List>>{});
+}
 
 template <class T>
 struct DefaultLauncher<Backend::cuda, T> {
@@ -36,20 +51,8 @@ struct DefaultLauncher<Backend::cuda, T> {
     if (Status s = CurrentDevice<Backend::cuda>::get(&device); !s.ok()) return s;
     int sms = 0;
     if (Status s = sm_count(device, &sms); !s.ok()) return s;
-    using arch::sm90a;
-    switch (sm90::default_kernel(args.m, args.n, args.k, sms)) {
-      case sm90::DefaultKernel::ws_128x128:
-        return run_validated<AddmmGlu<policy::WarpSpecializedTma128x128<sm90a>>>(args, stream, device);
-      case sm90::DefaultKernel::ws_128x256:
-        return run_validated<AddmmGlu<policy::WarpSpecializedTma128x256<sm90a>>>(args, stream, device);
-      case sm90::DefaultKernel::ws_pingpong_64x128:
-        return run_validated<AddmmGlu<policy::WarpSpecializedTmaPingpong64x128<sm90a>>>(args, stream, device);
-      case sm90::DefaultKernel::ws_decode_16x128:
-        return run_validated<AddmmGlu<policy::WarpSpecializedTmaDecode16x128<sm90a>>>(args, stream, device);
-      case sm90::DefaultKernel::ws_128x192:
-        break;
-    }
-    return run_validated<AddmmGlu<policy::WarpSpecializedTma<sm90a>>>(args, stream, device);
+    return run_pick(sm90::default_kernel(args.m, args.n, args.k, sms),
+                    [&]<class P>() { return run_validated<AddmmGlu<P>>(args, stream, device); });
   }
 };
 

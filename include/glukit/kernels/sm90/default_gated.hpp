@@ -18,23 +18,10 @@ struct DefaultGatedLauncher<Backend::cuda, T, Op> {
     if (Status s = CurrentDevice<Backend::cuda>::get(&device); !s.ok()) return s;
     int sms = 0;
     if (Status s = DefaultLauncher<Backend::cuda, T>::sm_count(device, &sms); !s.ok()) return s;
-    using arch::sm90a;
     const sm90::DefaultGatedKernel pick = args.preact != nullptr
                                               ? sm90::default_gated_preact_kernel(args.m, args.n, args.k, sms)
                                               : sm90::default_gated_kernel(args.m, args.n, args.k, sms);
-    switch (pick) {
-      case sm90::DefaultGatedKernel::gated_decode_16x128:
-        return run_validated<Kernel<policy::GatedTmaDecode16x128<sm90a>>>(args, stream, device);
-      case sm90::DefaultGatedKernel::gated_decode_16x256:
-        return run_validated<Kernel<policy::GatedTmaDecode16x256<sm90a>>>(args, stream, device);
-      case sm90::DefaultGatedKernel::gated_pingpong_64x128:
-        return run_validated<Kernel<policy::GatedTmaPingpong64x128<sm90a>>>(args, stream, device);
-      case sm90::DefaultGatedKernel::gated_128x128:
-        return run_validated<Kernel<policy::GatedTma128x128<sm90a>>>(args, stream, device);
-      case sm90::DefaultGatedKernel::gated_128x256:
-        break;
-    }
-    return run_validated<Kernel<policy::GatedTma128x256<sm90a>>>(args, stream, device);
+    return run_pick(pick, [&]<class P>() { return run_validated<Kernel<P>>(args, stream, device); });
   }
 
  private:

@@ -17,22 +17,63 @@
 // and picks the lowest, the 192-column kernel on ties. With one row of tiles (m <= 128,
 // decode) every tile streams its own slice of the weight, the SMs stream side by side
 // and a wider tile costs about the same, so the score is the wave count alone. Fitted to
-// an H200 sweep of LLM shapes (bf16, B n x k).
+// an H200 sweep of LLM shapes (bf16, B n x k). Where the 128 x 256 tiles win with at most
+// two rows of tiles, each tile streams the weight from DRAM rather than L2 and its time
+// is the loads in flight: those shapes run the form with Y in a two-panel ring
+// (WarpSpecializedTma128x256Ring, a fourth ring stage); with more rows of tiles the
+// weight comes from L2 and the ring's later Y panels, loaded only as the earlier ones are
+// stored, cost more than the stage brings.
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 
+#include "glukit/arch/tags.hpp"
 #include "glukit/blocks/tile_scheduler.hpp"
+#include "glukit/kernels/policies_sm90a.hpp"
 
 namespace glukit::sm90 {
 
-/// The kernels the sm90a default chooses from (kernels/policies_sm90a.hpp).
-enum class DefaultKernel {
-  ws_128x128,  ///< policy::WarpSpecializedTma128x128
-  ws_128x192,  ///< policy::WarpSpecializedTma
-  ws_128x256,  ///< policy::WarpSpecializedTma128x256
-  ws_pingpong_64x128,  ///< policy::WarpSpecializedTmaPingpong64x128 (decode)
-  ws_decode_16x128,    ///< policy::WarpSpecializedTmaDecode16x128 (decode, m <= 16)
+/// One of a default's candidate policies (List: a std::tuple of sm90a policies, the one
+/// list the rule picks from, the launcher instantiates and the names come from): its
+/// position in List. `Pick<List>::of<policy::X>()` is policy X's pick, a compile error
+/// when X is not in List.
+template <class List>
+struct Pick {
+  int index = 0;
+  constexpr bool operator==(const Pick&) const = default;
+  template <template <class> class Policy>
+  static constexpr int position() {
+    return []<std::size_t... I>(std::index_sequence<I...>) {
+      constexpr bool same[] = {std::is_same_v<std::tuple_element_t<I, List>, Policy<arch::sm90a>>...};
+      for (int i = 0; i < static_cast<int>(sizeof...(I)); ++i)
+        if (same[i]) return i;
+      return -1;
+    }(std::make_index_sequence<std::tuple_size_v<List>>{});
+  }
+  template <template <class> class Policy>
+  static constexpr Pick of() {
+    static_assert(position<Policy>() >= 0, "Pick::of: the policy is not one of this default's candidates");
+    return {position<Policy>()};
+  }
+  /// The candidate's policy name (Policy::name()).
+  constexpr const char* name() const {
+    return []<std::size_t... I>(int k, std::index_sequence<I...>) {
+      constexpr const char* names[] = {std::tuple_element_t<I, List>::name()...};
+      return k >= 0 && k < static_cast<int>(sizeof...(I)) ? names[k] : "";
+    }(index, std::make_index_sequence<std::tuple_size_v<List>>{});
+  }
 };
+
+/// The kernels the sm90a default chooses from (kernels/policies_sm90a.hpp).
+using DefaultCandidates =
+    std::tuple<policy::WarpSpecializedTma128x128<arch::sm90a>, policy::WarpSpecializedTma<arch::sm90a>,
+               policy::WarpSpecializedTma128x256<arch::sm90a>, policy::WarpSpecializedTma128x256Ring<arch::sm90a>,
+               policy::WarpSpecializedTmaPingpong64x128<arch::sm90a>,
+               policy::WarpSpecializedTmaDecode16x128<arch::sm90a>>;
+using DefaultKernel = Pick<DefaultCandidates>;
 
 struct DefaultRule {
   static constexpr int tile_m = 128;
@@ -51,34 +92,33 @@ struct DefaultRule {
 /// which its 16-row-tile form (a_rows = 16).
 inline constexpr std::int64_t decode_rows = 64;
 inline constexpr std::int64_t decode16_rows = 16;
+/// Rows of 128-row tiles up to which the 128 x 256 pick runs its Y-ring form.
+inline constexpr std::int64_t ring_tile_rows = 2;
 
 /// The kernel the sm90a default runs for an m x n x k problem on a device with `sms` SMs.
 constexpr DefaultKernel default_kernel(std::int64_t m, std::int64_t n, std::int64_t /*k*/, int sms) {
-  if (m <= decode16_rows) return DefaultKernel::ws_decode_16x128;
-  if (m <= decode_rows) return DefaultKernel::ws_pingpong_64x128;
+  using namespace policy;
+  if (m <= decode16_rows) return DefaultKernel::of<WarpSpecializedTmaDecode16x128>();
+  if (m <= decode_rows) return DefaultKernel::of<WarpSpecializedTmaPingpong64x128>();
   const std::int64_t s128 = DefaultRule::score(m, n, 128, sms);
   const std::int64_t s192 = DefaultRule::score(m, n, 192, sms);
   const std::int64_t s256 = DefaultRule::score(m, n, 256, sms);
-  if (s192 <= s128 && s192 <= s256) return DefaultKernel::ws_128x192;
-  return s128 <= s256 ? DefaultKernel::ws_128x128 : DefaultKernel::ws_128x256;
+  if (s192 <= s128 && s192 <= s256) return DefaultKernel::of<WarpSpecializedTma>();
+  if (s128 <= s256) return DefaultKernel::of<WarpSpecializedTma128x128>();
+  return ceil_div(m, DefaultRule::tile_m) <= ring_tile_rows ? DefaultKernel::of<WarpSpecializedTma128x256Ring>()
+                                                            : DefaultKernel::of<WarpSpecializedTma128x256>();
 }
 
-constexpr const char* default_kernel_name(DefaultKernel k) {
-  return k == DefaultKernel::ws_128x128   ? "WarpSpecializedTma128x128"
-         : k == DefaultKernel::ws_128x192 ? "WarpSpecializedTma"
-         : k == DefaultKernel::ws_128x256 ? "WarpSpecializedTma128x256"
-         : k == DefaultKernel::ws_decode_16x128 ? "WarpSpecializedTmaDecode16x128"
-                                                : "WarpSpecializedTmaPingpong64x128";
-}
+/// The policy name of a pick (examples/04 prints it).
+constexpr const char* default_kernel_name(DefaultKernel k) { return k.name(); }
 
-/// The kernels the sm90a gated default chooses from (policy::GatedTma*).
-enum class DefaultGatedKernel {
-  gated_128x128,          ///< policy::GatedTma128x128 (64 output columns per tile)
-  gated_128x256,          ///< policy::GatedTma128x256 (128)
-  gated_pingpong_64x128,  ///< policy::GatedTmaPingpong64x128 (decode; 64)
-  gated_decode_16x128,    ///< policy::GatedTmaDecode16x128 (decode, m <= 16; 64)
-  gated_decode_16x256,    ///< policy::GatedTmaDecode16x256 (decode, m <= 16; 128)
-};
+/// The kernels the sm90a gated default chooses from (policy::GatedTma*; output columns
+/// per tile: half the tile's W rows).
+using DefaultGatedCandidates =
+    std::tuple<policy::GatedTma128x128<arch::sm90a>, policy::GatedTma128x256<arch::sm90a>,
+               policy::GatedTmaPingpong64x128<arch::sm90a>, policy::GatedTmaDecode16x128<arch::sm90a>,
+               policy::GatedTmaDecode16x256<arch::sm90a>>;
+using DefaultGatedKernel = Pick<DefaultGatedCandidates>;
 
 /// Gated decode (m <= 16): GatedTmaDecode16x256 (tiles of 256 W rows, 128 output columns)
 /// where its waves, each streaming twice the columns, take no longer than those of
@@ -96,13 +136,14 @@ constexpr bool gated_decode_wide_tiles(std::int64_t m, std::int64_t n, int sms) 
 /// above, the same score over the tiles' W rows (tile_n), with the tiles counted over
 /// the output's n columns (tile_n / 2 each).
 constexpr DefaultGatedKernel default_gated_kernel(std::int64_t m, std::int64_t n, std::int64_t /*k*/, int sms) {
+  using namespace policy;
   if (m <= decode16_rows)
-    return gated_decode_wide_tiles(m, n, sms) ? DefaultGatedKernel::gated_decode_16x256
-                                              : DefaultGatedKernel::gated_decode_16x128;
-  if (m <= decode_rows) return DefaultGatedKernel::gated_pingpong_64x128;
+    return gated_decode_wide_tiles(m, n, sms) ? DefaultGatedKernel::of<GatedTmaDecode16x256>()
+                                              : DefaultGatedKernel::of<GatedTmaDecode16x128>();
+  if (m <= decode_rows) return DefaultGatedKernel::of<GatedTmaPingpong64x128>();
   const std::int64_t s128 = DefaultRule::score(m, 2 * n, 128, sms);
   const std::int64_t s256 = DefaultRule::score(m, 2 * n, 256, sms);
-  return s256 <= s128 ? DefaultGatedKernel::gated_128x256 : DefaultGatedKernel::gated_128x128;
+  return s256 <= s128 ? DefaultGatedKernel::of<GatedTma128x256>() : DefaultGatedKernel::of<GatedTma128x128>();
 }
 
 /// The kernel the sm90a gated default runs when it also writes the pre-activations
@@ -113,7 +154,8 @@ constexpr DefaultGatedKernel default_gated_kernel(std::int64_t m, std::int64_t n
 /// picks the narrower tiles without P).
 constexpr DefaultGatedKernel default_gated_preact_kernel(std::int64_t m, std::int64_t /*n*/, std::int64_t /*k*/,
                                                          int /*sms*/) {
-  return m <= decode_rows ? DefaultGatedKernel::gated_pingpong_64x128 : DefaultGatedKernel::gated_128x256;
+  return m <= decode_rows ? DefaultGatedKernel::of<policy::GatedTmaPingpong64x128>()
+                          : DefaultGatedKernel::of<policy::GatedTma128x256>();
 }
 
 }  // namespace glukit::sm90

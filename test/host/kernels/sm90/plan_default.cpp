@@ -10,6 +10,7 @@ using glukit::sm90::default_kernel;
 using glukit::sm90::DefaultKernel;
 using glukit::sm90::DefaultRule;
 using glukit::sm90::default_gated_preact_kernel;
+using namespace glukit::policy;
 
 TEST_CASE("the rule's score is waves x (tile_n + the per-tile overhead)") {
   // M = 256, N = 14336 on 132 SMs: 2 x 112 = 224 tiles of 128 columns (2 waves),
@@ -28,33 +29,41 @@ TEST_CASE("the rule's score is waves x (tile_n + the per-tile overhead)") {
 TEST_CASE("the reference shape keeps the tuned 128 x 192 kernel") {
   // 8 x 113 = 904 tiles of 192: 7 waves; 8 x 169 = 1352 of 128: 11; 8 x 85 = 680 of 256: 6.
   for (const std::int64_t k : {0, 64, 256, 512, 1024, 4096})
-    CHECK(default_kernel(1024, 21568, k, 132) == DefaultKernel::ws_128x192);
+    CHECK(default_kernel(1024, 21568, k, 132) == DefaultKernel::of<WarpSpecializedTma>());
 }
 
 TEST_CASE("few row tiles: the width whose tiles fill the SMs in the fewest waves") {
-  CHECK(default_kernel(256, 14336, 4096, 132) == DefaultKernel::ws_128x256);  // one wave of 112
+  // One wave of 112 tiles of 256, two rows of tiles: the Y-ring form.
+  CHECK(default_kernel(256, 14336, 4096, 132) == DefaultKernel::of<WarpSpecializedTma128x256Ring>());
+  CHECK(default_kernel(256, 28672, 8192, 132) == DefaultKernel::of<WarpSpecializedTma128x256Ring>());
+  // 256 x 11008: 116 tiles of 192 fill one wave too, and the tuned kernel takes the tie.
+  CHECK(default_kernel(256, 11008, 4096, 132) == DefaultKernel::of<WarpSpecializedTma>());
+  // Three rows of tiles: the whole-tile Y buffer (384 x 28672: 336 tiles of 256 in 3 waves).
+  CHECK(default_kernel(384, 28672, 8192, 132) == DefaultKernel::of<WarpSpecializedTma128x256>());
   // Decode: the 64-row ping-pong kernel up to 64 rows, whatever n and k.
-  CHECK(default_kernel(1, 14336, 4096, 132) == DefaultKernel::ws_decode_16x128);
-  CHECK(default_kernel(16, 28672, 8192, 132) == DefaultKernel::ws_decode_16x128);
-  CHECK(default_kernel(17, 28672, 8192, 132) == DefaultKernel::ws_pingpong_64x128);
-  CHECK(default_kernel(64, 8, 8, 132) == DefaultKernel::ws_pingpong_64x128);
+  CHECK(default_kernel(1, 14336, 4096, 132) == DefaultKernel::of<WarpSpecializedTmaDecode16x128>());
+  CHECK(default_kernel(16, 28672, 8192, 132) == DefaultKernel::of<WarpSpecializedTmaDecode16x128>());
+  CHECK(default_kernel(17, 28672, 8192, 132) == DefaultKernel::of<WarpSpecializedTmaPingpong64x128>());
+  CHECK(default_kernel(64, 8, 8, 132) == DefaultKernel::of<WarpSpecializedTmaPingpong64x128>());
   // One row of 128-row tiles above that: the fewest waves, the tuned kernel on ties;
   // 28672 columns fit one wave only as 112 tiles of 256.
-  CHECK(default_kernel(65, 14336, 4096, 132) == DefaultKernel::ws_128x192);
-  CHECK(default_kernel(128, 28672, 8192, 132) == DefaultKernel::ws_128x256);
+  CHECK(default_kernel(65, 14336, 4096, 132) == DefaultKernel::of<WarpSpecializedTma>());
+  CHECK(default_kernel(128, 28672, 8192, 132) == DefaultKernel::of<WarpSpecializedTma128x256Ring>());
   // Prefill, 16 row tiles of 11008: 1376 / 928 / 688 tiles in 11 / 8 / 6 waves:
   // 11 x 144 = 1584 < 6 x 272 = 1632 < 8 x 208 = 1664.
-  CHECK(default_kernel(2048, 11008, 4096, 132) == DefaultKernel::ws_128x128);
-  CHECK(default_kernel(8192, 28672, 8192, 132) == DefaultKernel::ws_128x256);
+  CHECK(default_kernel(2048, 11008, 4096, 132) == DefaultKernel::of<WarpSpecializedTma128x128>());
+  CHECK(default_kernel(8192, 28672, 8192, 132) == DefaultKernel::of<WarpSpecializedTma128x256>());
 }
 
 TEST_CASE("default_kernel_name names the policies") {
-  CHECK(std::string(glukit::sm90::default_kernel_name(DefaultKernel::ws_128x192)) == "WarpSpecializedTma");
-  CHECK(std::string(glukit::sm90::default_kernel_name(DefaultKernel::ws_128x128)) == "WarpSpecializedTma128x128");
-  CHECK(std::string(glukit::sm90::default_kernel_name(DefaultKernel::ws_128x256)) == "WarpSpecializedTma128x256");
-  CHECK(std::string(glukit::sm90::default_kernel_name(DefaultKernel::ws_pingpong_64x128)) ==
+  CHECK(std::string(glukit::sm90::default_kernel_name(DefaultKernel::of<WarpSpecializedTma128x256Ring>())) ==
+        "WarpSpecializedTma128x256Ring");
+  CHECK(std::string(glukit::sm90::default_kernel_name(DefaultKernel::of<WarpSpecializedTma>())) == "WarpSpecializedTma");
+  CHECK(std::string(glukit::sm90::default_kernel_name(DefaultKernel::of<WarpSpecializedTma128x128>())) == "WarpSpecializedTma128x128");
+  CHECK(std::string(glukit::sm90::default_kernel_name(DefaultKernel::of<WarpSpecializedTma128x256>())) == "WarpSpecializedTma128x256");
+  CHECK(std::string(glukit::sm90::default_kernel_name(DefaultKernel::of<WarpSpecializedTmaPingpong64x128>())) ==
         "WarpSpecializedTmaPingpong64x128");
-  CHECK(std::string(glukit::sm90::default_kernel_name(DefaultKernel::ws_decode_16x128)) ==
+  CHECK(std::string(glukit::sm90::default_kernel_name(DefaultKernel::of<WarpSpecializedTmaDecode16x128>())) ==
         "WarpSpecializedTmaDecode16x128");
 }
 
@@ -63,28 +72,28 @@ TEST_CASE("the gated default: decode ping-pong, then the wave score over the til
   using glukit::sm90::DefaultGatedKernel;
   // m <= 16: 256-row tiles where their waves take no longer (the measured picks, H200).
   for (const std::int64_t m : {1, 16}) {
-    CHECK(default_gated_kernel(m, 4096, 4096, 132) == DefaultGatedKernel::gated_decode_16x128);   // 64 / 32 tiles
-    CHECK(default_gated_kernel(m, 8448, 4096, 132) == DefaultGatedKernel::gated_decode_16x128);   // 1 wave / 1
-    CHECK(default_gated_kernel(m, 11008, 4096, 132) == DefaultGatedKernel::gated_decode_16x256);  // 2 / 1
-    CHECK(default_gated_kernel(m, 14336, 4096, 132) == DefaultGatedKernel::gated_decode_16x256);  // 2 / 1
-    CHECK(default_gated_kernel(m, 16896, 8192, 132) == DefaultGatedKernel::gated_decode_16x256);  // 2 / 1
-    CHECK(default_gated_kernel(m, 25344, 8192, 132) == DefaultGatedKernel::gated_decode_16x128);  // 3 / 2
-    CHECK(default_gated_kernel(m, 28672, 8192, 132) == DefaultGatedKernel::gated_decode_16x256);  // 4 / 2
-    CHECK(default_gated_kernel(m, 29568, 8192, 132) == DefaultGatedKernel::gated_decode_16x256);  // 4 / 2
-    CHECK(default_gated_kernel(m, 33792, 8192, 132) == DefaultGatedKernel::gated_decode_16x256);  // 4 / 2
+    CHECK(default_gated_kernel(m, 4096, 4096, 132) == DefaultGatedKernel::of<GatedTmaDecode16x128>());   // 64 / 32 tiles
+    CHECK(default_gated_kernel(m, 8448, 4096, 132) == DefaultGatedKernel::of<GatedTmaDecode16x128>());   // 1 wave / 1
+    CHECK(default_gated_kernel(m, 11008, 4096, 132) == DefaultGatedKernel::of<GatedTmaDecode16x256>());  // 2 / 1
+    CHECK(default_gated_kernel(m, 14336, 4096, 132) == DefaultGatedKernel::of<GatedTmaDecode16x256>());  // 2 / 1
+    CHECK(default_gated_kernel(m, 16896, 8192, 132) == DefaultGatedKernel::of<GatedTmaDecode16x256>());  // 2 / 1
+    CHECK(default_gated_kernel(m, 25344, 8192, 132) == DefaultGatedKernel::of<GatedTmaDecode16x128>());  // 3 / 2
+    CHECK(default_gated_kernel(m, 28672, 8192, 132) == DefaultGatedKernel::of<GatedTmaDecode16x256>());  // 4 / 2
+    CHECK(default_gated_kernel(m, 29568, 8192, 132) == DefaultGatedKernel::of<GatedTmaDecode16x256>());  // 4 / 2
+    CHECK(default_gated_kernel(m, 33792, 8192, 132) == DefaultGatedKernel::of<GatedTmaDecode16x256>());  // 4 / 2
   }
-  CHECK(default_gated_kernel(16, 28672, 8192, 0) == DefaultGatedKernel::gated_decode_16x256);  // no SM count: 1
-  CHECK(default_gated_kernel(17, 14336, 4096, 132) == DefaultGatedKernel::gated_pingpong_64x128);
-  CHECK(default_gated_kernel(64, 28672, 8192, 132) == DefaultGatedKernel::gated_pingpong_64x128);
+  CHECK(default_gated_kernel(16, 28672, 8192, 0) == DefaultGatedKernel::of<GatedTmaDecode16x256>());  // no SM count: 1
+  CHECK(default_gated_kernel(17, 14336, 4096, 132) == DefaultGatedKernel::of<GatedTmaPingpong64x128>());
+  CHECK(default_gated_kernel(64, 28672, 8192, 132) == DefaultGatedKernel::of<GatedTmaPingpong64x128>());
   // With the pre-activations: whole 64-row tiles for decode, 128 x 256 above.
-  CHECK(default_gated_preact_kernel(1, 14336, 4096, 132) == DefaultGatedKernel::gated_pingpong_64x128);
-  CHECK(default_gated_preact_kernel(64, 14336, 4096, 132) == DefaultGatedKernel::gated_pingpong_64x128);
-  CHECK(default_gated_preact_kernel(65, 14336, 4096, 132) == DefaultGatedKernel::gated_128x256);
-  CHECK(default_gated_preact_kernel(4096, 14336, 4096, 132) == DefaultGatedKernel::gated_128x256);
+  CHECK(default_gated_preact_kernel(1, 14336, 4096, 132) == DefaultGatedKernel::of<GatedTmaPingpong64x128>());
+  CHECK(default_gated_preact_kernel(64, 14336, 4096, 132) == DefaultGatedKernel::of<GatedTmaPingpong64x128>());
+  CHECK(default_gated_preact_kernel(65, 14336, 4096, 132) == DefaultGatedKernel::of<GatedTma128x256>());
+  CHECK(default_gated_preact_kernel(4096, 14336, 4096, 132) == DefaultGatedKernel::of<GatedTma128x256>());
   // 256 x 14336: 2 x 224 = 448 tiles of 128 W rows in 4 waves (576) against 224 of 256 in
   // 2 (544); 256 x 28672: 896 in 7 (1008) against 448 in 4 (1088).
-  CHECK(default_gated_kernel(256, 14336, 4096, 132) == DefaultGatedKernel::gated_128x256);
-  CHECK(default_gated_kernel(256, 28672, 8192, 132) == DefaultGatedKernel::gated_128x128);
-  CHECK(default_gated_kernel(2048, 14336, 4096, 132) == DefaultGatedKernel::gated_128x256);
-  CHECK(default_gated_kernel(8192, 28672, 8192, 132) == DefaultGatedKernel::gated_128x256);
+  CHECK(default_gated_kernel(256, 14336, 4096, 132) == DefaultGatedKernel::of<GatedTma128x256>());
+  CHECK(default_gated_kernel(256, 28672, 8192, 132) == DefaultGatedKernel::of<GatedTma128x128>());
+  CHECK(default_gated_kernel(2048, 14336, 4096, 132) == DefaultGatedKernel::of<GatedTma128x256>());
+  CHECK(default_gated_kernel(8192, 28672, 8192, 132) == DefaultGatedKernel::of<GatedTma128x256>());
 }
