@@ -16,7 +16,9 @@
 //   ceil(tiles / SMs) x (tile_n + tile_overhead_columns)
 // and picks the lowest, the 192-column kernel on ties. With one row of tiles (m <= 128,
 // decode) every tile streams its own slice of the weight, the SMs stream side by side
-// and a wider tile costs about the same, so the score is the wave count alone. Fitted to
+// and a wider tile costs about the same, so the score is the wave count alone; among
+// those of the fewest waves the narrowest tiles, the most of them, keep the most SMs
+// streaming. Fitted to
 // an H200 sweep of LLM shapes (bf16, B n x k). Where the 128 x 256 tiles win with at most
 // two rows of tiles, each tile streams the weight from DRAM rather than L2 and its time
 // is the loads in flight: those shapes run the form with Y in a two-panel ring
@@ -103,6 +105,10 @@ constexpr DefaultKernel default_kernel(std::int64_t m, std::int64_t n, std::int6
   const std::int64_t s128 = DefaultRule::score(m, n, 128, sms);
   const std::int64_t s192 = DefaultRule::score(m, n, 192, sms);
   const std::int64_t s256 = DefaultRule::score(m, n, 256, sms);
+  // One row of tiles: ties to the narrowest tiles, whose greater number keeps more SMs
+  // streaming the weight.
+  if (ceil_div(m, DefaultRule::tile_m) == 1 && s128 <= s192 && s128 <= s256)
+    return DefaultKernel::of<WarpSpecializedTma128x128>();
   if (s192 <= s128 && s192 <= s256) return DefaultKernel::of<WarpSpecializedTma>();
   if (s128 <= s256) return DefaultKernel::of<WarpSpecializedTma128x128>();
   return ceil_div(m, DefaultRule::tile_m) <= ring_tile_rows ? DefaultKernel::of<WarpSpecializedTma128x256Ring>()

@@ -45,9 +45,11 @@ TEST_CASE("few row tiles: the width whose tiles fill the SMs in the fewest waves
   CHECK(default_kernel(16, 28672, 8192, 132) == DefaultKernel::of<WarpSpecializedTmaDecode16x128>());
   CHECK(default_kernel(17, 28672, 8192, 132) == DefaultKernel::of<WarpSpecializedTmaPingpong64x128>());
   CHECK(default_kernel(64, 8, 8, 132) == DefaultKernel::of<WarpSpecializedTmaPingpong64x128>());
-  // One row of 128-row tiles above that: the fewest waves, the tuned kernel on ties;
-  // 28672 columns fit one wave only as 112 tiles of 256.
-  CHECK(default_kernel(65, 14336, 4096, 132) == DefaultKernel::of<WarpSpecializedTma>());
+  // One row of 128-row tiles above that: the fewest waves, the narrowest tiles on ties
+  // (14336: 112 / 75 / 56 tiles, one wave each); 28672 columns fit one wave only as 112
+  // tiles of 256.
+  CHECK(default_kernel(65, 14336, 4096, 132) == DefaultKernel::of<WarpSpecializedTma128x128>());
+  CHECK(default_kernel(128, 11008, 4096, 132) == DefaultKernel::of<WarpSpecializedTma128x128>());
   CHECK(default_kernel(128, 28672, 8192, 132) == DefaultKernel::of<WarpSpecializedTma128x256Ring>());
   // Prefill, 16 row tiles of 11008: 1376 / 928 / 688 tiles in 11 / 8 / 6 waves:
   // 11 x 144 = 1584 < 6 x 272 = 1632 < 8 x 208 = 1664.
