@@ -48,7 +48,7 @@ using Sm90Policies = std::tuple<gp::V1RegisterStaged<sm90a>, gp::V2DirectToLds<s
                                 gp::V3DeepPipelinePersistent<sm90a>, gp::V4FusedEpilogue<sm90a>,
                                 gp::WarpSpecializedTma<sm90a>, WsCpAsyncV3, WsCpAsyncV4, Tma256x3,
                                 WsCpAsyncV4TwoY, TmaPingpong, TmaCluster,
-                                gp::WarpSpecializedTmaDecode16x128<sm90a>>;
+                                gp::WarpSpecializedTmaDecode16x128<sm90a>, gp::WarpSpecializedTma128x256Ring<sm90a>>;
 
 }  // namespace
 
@@ -73,7 +73,15 @@ TEMPLATE_LIST_TEST_CASE("sm90 plan: shared-memory layout meets wgmma and TMA ali
     CHECK(Plan::BLayout::panel_bytes % 1024 == 0);
   }
   CHECK(B::bytes == TestType::num_buffers * B::stage_bytes);
-  if constexpr (Plan::stage_y) {
+  if constexpr (Plan::stage_y && Plan::y_ring > 0) {
+    // A ring of y_ring 64-column panel slots, then the bias row.
+    const int y = Plan::y_tile_offset(0), bias = Plan::y_bias_offset(0);
+    CHECK(y % 1024 == 0);
+    CHECK(Plan::YLayout::panel_bytes % 1024 == 0);  // every slot on a swizzle atom
+    CHECK(bias == y + Plan::y_ring * Plan::YLayout::panel_bytes);
+    CHECK(bias % 128 == 0);
+    CHECK(bias + TestType::tile_n * 2 <= y + Plan::y_bytes);
+  } else if constexpr (Plan::stage_y) {
     CHECK(Plan::y_bytes == Plan::y_buffers * Plan::y_stride);
     for (int b = 0; b < Plan::y_buffers; ++b) {
       INFO("Y buffer " << b);
@@ -105,7 +113,7 @@ TEMPLATE_LIST_TEST_CASE("sm90 plan: TMA transaction bytes equal the issued boxes
   CHECK(Plan::y_tx_bytes == Plan::YLayout::panels * Plan::a_rows * 64 * 2);  // Y boxes of a_rows rows
   // A Y buffer's parts: each 64-column panel when the kernel reads Y (each part's full
   // barrier expects its own panels' bytes), else one part holding the whole tile.
-  if constexpr (Plan::stage_y && Plan::reads_y) {
+  if constexpr (Plan::stage_y && (Plan::reads_y || Plan::y_ring > 0)) {  // a ring: always by panel
     CHECK(Plan::y_parts == Plan::YLayout::panels);
     CHECK(Plan::y_part_tx_bytes == Plan::a_rows * 64 * 2);
   } else {
@@ -113,9 +121,10 @@ TEMPLATE_LIST_TEST_CASE("sm90 plan: TMA transaction bytes equal the issued boxes
   }
   CHECK(Plan::y_parts * Plan::y_part_panels == Plan::YLayout::panels);
   CHECK(Plan::y_parts * Plan::y_part_tx_bytes == Plan::y_tx_bytes);
-  // Two barriers per ring stage and per part of every Y buffer.
+  // Two barriers per ring stage and per part of every Y buffer (per slot of a Y ring).
+  CHECK(Plan::y_barriers == (Plan::y_ring > 0 ? Plan::y_ring : Plan::y_buffers * Plan::y_parts));
   if constexpr (Plan::specialized)
-    CHECK(Plan::barrier_bytes == 8 * (2 * TestType::num_buffers + 2 * Plan::y_buffers * Plan::y_parts));
+    CHECK(Plan::barrier_bytes == 8 * (2 * TestType::num_buffers + 2 * Plan::y_barriers));
 }
 
 TEMPLATE_LIST_TEST_CASE("sm90 plan: warpgroup split and copy partitions", "[sm90][plan]", Sm90Policies) {
@@ -201,6 +210,28 @@ TEST_CASE("sm90 plan: the in-place epilogue fits the consumers' register budget"
   STATIC_REQUIRE(Tma::register_budget == 232);         // the consumers' setmaxnreg target
   STATIC_REQUIRE(Tma::y_producer_tid == 64);           // warp 2's first lane
   STATIC_REQUIRE(!Tma::bias_in_ring);                  // the shipped kernel stages it beside Y
+}
+
+TEST_CASE("sm90 plan: the Y ring holds two 64-column panels, which leaves room for a 4th stage", "[sm90][plan]") {
+  using Ring = glukit::sm90::MainloopPlan<gp::WarpSpecializedTma128x256Ring<sm90a>>;
+  using Whole = glukit::sm90::MainloopPlan<gp::WarpSpecializedTma128x256<sm90a>>;
+  STATIC_REQUIRE(Ring::y_ring == 2);
+  STATIC_REQUIRE(Whole::y_ring == 0);
+  // Both walk the tile's Y in four 64-column parts; the ring's parts take its two slots in
+  // turn, so it keeps two barrier pairs where the whole tile keeps one per part.
+  STATIC_REQUIRE(Ring::y_parts == 4);
+  STATIC_REQUIRE(Whole::y_parts == 4);
+  STATIC_REQUIRE(Ring::y_barriers == 2);
+  STATIC_REQUIRE(Whole::y_barriers == 4);
+  // Y: two 16 KiB panel slots against the 64 KiB tile (each with the 512-byte bias row,
+  // padded to 1 KiB).
+  STATIC_REQUIRE(Ring::y_bytes == 2 * 128 * 64 * 2 + 1024);
+  STATIC_REQUIRE(Whole::y_bytes == 128 * 256 * 2 + 1024);
+  STATIC_REQUIRE(Ring::y_bias_offset(0) == Ring::y_offset + 2 * 128 * 64 * 2);
+  // Four 48 KiB stages fit beside it; three beside the whole tile.
+  STATIC_REQUIRE(gp::WarpSpecializedTma128x256Ring<sm90a>::num_buffers == 4);
+  STATIC_REQUIRE(Ring::smem_bytes <= glukit::arch_traits<sm90a>::smem_bytes_per_block);
+  STATIC_REQUIRE(Whole::smem_bytes + 48 * 1024 > glukit::arch_traits<sm90a>::smem_bytes_per_block);
 }
 
 TEST_CASE("sm90 plan: the raster's group size may depend on K", "[sm90][plan]") {
