@@ -17,14 +17,13 @@
 // and picks the lowest, the 192-column kernel on ties. With one row of tiles (m <= 128,
 // decode) every tile streams its own slice of the weight, the SMs stream side by side
 // and a wider tile costs about the same, so the score is the wave count alone; among
-// those of the fewest waves the narrowest tiles, the most of them, keep the most SMs
-// streaming. Fitted to
-// an H200 sweep of LLM shapes (bf16, B n x k). Where the 128 x 256 tiles win with at most
-// two rows of tiles, each tile streams the weight from DRAM rather than L2 and its time
-// is the loads in flight: those shapes run the form with Y in a two-panel ring
-// (WarpSpecializedTma128x256Ring, a fourth ring stage); with more rows of tiles the
-// weight comes from L2 and the ring's later Y panels, loaded only as the earlier ones are
-// stored, cost more than the stage brings.
+// the widths of the fewest waves the narrowest, whose tiles are the most, keep the most
+// SMs streaming. Fitted to an H200 sweep of LLM shapes (bf16, B n x k). Where the
+// 128 x 256 tiles win with at most two rows of tiles, each tile streams the weight from
+// DRAM rather than L2 and its time is the loads in flight: those shapes run the form with
+// Y in a two-panel ring (WarpSpecializedTma128x256Ring, a fourth ring stage); with more
+// rows of tiles the weight comes from L2 and the ring's later Y panels, loaded only as the
+// earlier ones are stored, cost more than the stage brings.
 #pragma once
 #include <cstddef>
 #include <cstdint>
