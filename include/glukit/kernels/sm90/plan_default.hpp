@@ -104,14 +104,15 @@ constexpr DefaultKernel default_kernel(std::int64_t m, std::int64_t n, std::int6
   const std::int64_t s128 = DefaultRule::score(m, n, 128, sms);
   const std::int64_t s192 = DefaultRule::score(m, n, 192, sms);
   const std::int64_t s256 = DefaultRule::score(m, n, 256, sms);
+  const std::int64_t tile_rows = ceil_div(m, DefaultRule::tile_m);
   // One row of tiles: ties to the narrowest tiles, whose greater number keeps more SMs
   // streaming the weight.
-  if (ceil_div(m, DefaultRule::tile_m) == 1 && s128 <= s192 && s128 <= s256)
+  if (tile_rows == 1 && s128 <= s192 && s128 <= s256)
     return DefaultKernel::of<WarpSpecializedTma128x128>();
   if (s192 <= s128 && s192 <= s256) return DefaultKernel::of<WarpSpecializedTma>();
   if (s128 <= s256) return DefaultKernel::of<WarpSpecializedTma128x128>();
-  return ceil_div(m, DefaultRule::tile_m) <= ring_tile_rows ? DefaultKernel::of<WarpSpecializedTma128x256Ring>()
-                                                            : DefaultKernel::of<WarpSpecializedTma128x256>();
+  return tile_rows <= ring_tile_rows ? DefaultKernel::of<WarpSpecializedTma128x256Ring>()
+                                     : DefaultKernel::of<WarpSpecializedTma128x256>();
 }
 
 /// The policy name of a pick (examples/04 prints it).

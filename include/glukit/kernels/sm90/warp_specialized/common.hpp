@@ -59,24 +59,21 @@ struct WsCommon {
   GLUKIT_DEVICE static YSlot y_slot(std::int64_t li) {
     return {static_cast<int>(li % YB), static_cast<std::uint32_t>((li / YB) & 1)};
   }
-  /// Part `part` of the li-th tile's Y: its barriers, their parity, and the address that
-  /// stands for the tile's first panel (a ring slot holds one panel: the slot's address less
-  /// the panel's offset, so the epilogue's panel offsets land in the slot).
+  /// With a Y ring (Plan::y_ring), part `part` of the li-th tile's Y: its slot's barriers,
+  /// their parity, and the address that stands for the tile's first panel (a slot holds one
+  /// panel: the slot's address less the panel's offset, so the epilogue's panel offsets
+  /// land in the slot). The ring's uses run on across tiles.
   struct YPart {
     int bar;
     std::uint32_t phase;
     unsigned char* tile;
   };
   GLUKIT_DEVICE static YPart y_part(const Shared& sh, std::int64_t li, int part) {
-    if constexpr (Plan::y_ring > 0) {
-      const std::int64_t use = li * YP + part;  // the ring's uses run on across tiles
-      const int slot = static_cast<int>(use % Plan::y_ring);
-      return {slot, static_cast<std::uint32_t>((use / Plan::y_ring) & 1),
-              sh.base + Plan::y_offset + (slot - part) * Plan::YLayout::panel_bytes};
-    } else {
-      const YSlot ys = y_slot(li);
-      return {ys.bar(part), ys.phase, sh.y_tile(ys.buffer)};
-    }
+    static_assert(Plan::y_ring > 0, "y_part: the Y ring's parts (Y buffers take y_slot)");
+    const std::int64_t use = li * YP + part;
+    const int slot = static_cast<int>(use % Plan::y_ring);
+    return {slot, static_cast<std::uint32_t>((use / Plan::y_ring) & 1),
+            sh.base + Plan::y_offset + (slot - part) * Plan::YLayout::panel_bytes};
   }
 
   /// Is the tile's bias staged beside Y (and added in the epilogue)? Always when the

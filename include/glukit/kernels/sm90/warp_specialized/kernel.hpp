@@ -91,8 +91,9 @@ struct WsKernel : WsProducer<P> {
         if (stores)
 #pragma unroll
           for (int s = 0; s < SL; ++s)
-            ComposedEpilogue<P>(p.args, m0, n0, tid + 128 * s, p.out2, p.ld_out2).template finish<P0, P1>(
-                acc[s], yp.tile, Part == 0 ? bias_row : nullptr, m0);
+            ComposedEpilogue<P>(p.args, m0, n0, tid + 128 * s, p.out2, p.ld_out2, p.column_sums, p.row_scale,
+                                p.column_scale, p.row_absmax)
+                .template finish<P0, P1>(acc[s], yp.tile, Part == 0 ? bias_row : nullptr, m0);
         sh.y_parts.release(yp.bar);
         return;
       }
