@@ -30,6 +30,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "act_mul.cuh"
 #include "baseline_runs.cuh"
 #include "bench_context.hpp"
 #include "common/device_data.cuh"
@@ -58,35 +59,6 @@ struct GatedShape {
     return "bf16/nk/" + std::to_string(m) + "/" + std::to_string(n) + "/" + std::to_string(k);
   }
 };
-
-/// out[i, j] = silu(x[i, j]) * x[i, n + j] over an M x 2n result (stacked halves), 8
-/// outputs per thread (n % 8 == 0), fp32 math.
-__global__ void act_mul_kernel(const T* __restrict__ x, T* __restrict__ out, std::int64_t m, std::int64_t n) {
-  const std::int64_t vectors = m * (n / 8);
-  for (std::int64_t v = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; v < vectors;
-       v += std::int64_t{gridDim.x} * blockDim.x) {
-    const std::int64_t i = v / (n / 8), j = (v % (n / 8)) * 8;
-    uint4 g = *reinterpret_cast<const uint4*>(x + i * 2 * n + j);
-    const uint4 u = *reinterpret_cast<const uint4*>(x + i * 2 * n + n + j);
-    __nv_bfloat162* gh = reinterpret_cast<__nv_bfloat162*>(&g);
-    const __nv_bfloat162* uh = reinterpret_cast<const __nv_bfloat162*>(&u);
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const float2 gf = __bfloat1622float2(gh[e]), uf = __bfloat1622float2(uh[e]);
-      gh[e] = __floats2bfloat162_rn(gf.x / (1.f + __expf(-gf.x)) * uf.x, gf.y / (1.f + __expf(-gf.y)) * uf.y);
-    }
-    *reinterpret_cast<uint4*>(out + i * n + j) = g;
-  }
-}
-
-void launch_act_mul(const T* x, T* out, std::int64_t m, std::int64_t n, cudaStream_t stream) {
-  constexpr unsigned kThreads = 256;
-  const std::int64_t vectors = m * (n / 8);
-  const std::int64_t cap = 8 * std::int64_t{device_info().sm_count};
-  const auto blocks = static_cast<unsigned>(std::min<std::int64_t>(cap, (vectors + kThreads - 1) / kThreads));
-  act_mul_kernel<<<blocks, kThreads, 0, stream>>>(x, out, m, n);
-  GLUKIT_BENCH_CHECK_LAUNCH();
-}
 
 /// Input sets rotated so that L2 (about 60 MB on an H200) holds none of the next launch's
 /// operands: A, W, bias, X (the unfused path's M x 2n result) and out per set.

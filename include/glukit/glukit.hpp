@@ -12,6 +12,7 @@
 #include "glukit/kernels/gated_args.hpp"
 #include "glukit/kernels/gated_backward.hpp"
 #include "glukit/kernels/gated_projection.hpp"
+#include "glukit/kernels/fp8.hpp"
 #include "glukit/kernels/gated_projection_backward.hpp"
 #include "glukit/reference/addmm_glu.hpp"
 #include "glukit/reference/addmm_glu_backward.hpp"

@@ -41,9 +41,12 @@ struct AddmmGluArgsT {
 /// has none: a second output (the gated backward's H, addmm_glu's backward's dY, the gated
 /// projection's pre-activations P), a second input (addmm_glu's backward's gradient), the
 /// fp32 vector a composition's column sums are added into (addmm_glu's backward's dbias),
-/// and a composition's broadcast vectors and per-row maxima (epilogue/compose.hpp:
-/// Operand::row_scale, column_scale; row_absmax). The kernel types fill it from their own
-/// argument structs for the backend launchers.
+/// a composition's broadcast vectors and per-row maxima (epilogue/compose.hpp:
+/// Operand::row_scale, column_scale; row_absmax), and a scaled (fp8) problem's
+/// dequantisation scales: A's of output row i at scale_a[i * scale_a_step], B's of its row r
+/// (the output column, or W's row) at scale_b[r * scale_b_step] (step 0: one scale for the
+/// whole operand). The kernel types fill it from their own argument structs for the backend
+/// launchers.
 template <Element T>
 struct ExtraOperandsT {
   T* out2 = nullptr;
@@ -54,6 +57,10 @@ struct ExtraOperandsT {
   const float* row_scale = nullptr;
   const float* column_scale = nullptr;
   float* row_absmax = nullptr;
+  const float* scale_a = nullptr;
+  std::int64_t scale_a_step = 0;
+  const float* scale_b = nullptr;
+  std::int64_t scale_b_step = 0;
 };
 
 /// The fp16 problem of the reference work (B row-major unless b_layout says otherwise).

@@ -9,6 +9,7 @@
 #include "glukit/epilogue/functors.hpp"
 #include "glukit/kernels/args.hpp"
 #include "glukit/kernels/gated_args.hpp"
+#include "glukit/platform/fp8.hpp"
 
 namespace glukit {
 
@@ -66,6 +67,11 @@ concept Policy = detail::PolicyMembers<P> && ArchTag<typename P::arch> &&
 template <Element T, Layout LB>
 struct Problem {
   using element = T;
+  /// The type of A's and B's values in memory: T, or float8_e4m3_t for a scaled problem.
+  using operand = T;
+  /// A and B in e4m3 with dequantisation scales (ScaledProblem): the accumulators are
+  /// multiplied by A's row scale and B's column scale before the bias is added.
+  static constexpr bool scaled = false;
   static constexpr Layout b_layout = LB;
   /// B stored n x k (K contiguous): read like A, the MMA's native K-major operand.
   static constexpr bool b_k_major = LB == Layout::col_major;
@@ -99,6 +105,25 @@ struct GatedProblem : Problem<T, Layout::col_major> {
   template <class Op>
   using composition = std::conditional_t<Preact, epilogue::GatedPreact<Op>, epilogue::Gated<Op>>;
 };
+
+/// The scaled (fp8) forms: A and B (an nn.Linear weight, n x k or 2n x k, K contiguous: e4m3
+/// wgmma reads both operands K-major) in e4m3, the accumulators A B^T dequantised by A's
+/// per-row (or per-tensor) scale and B's per-row (or per-tensor) scale, then the bias (T)
+/// and the epilogue of T-typed tiles, as the base problem's. The kernels hold the e4m3
+/// operands as pairs in T-typed pointers (kernels/fp8_kernel.hpp: the same bytes, k halved):
+/// a ring stage of 64 T columns is 128 e4m3 values.
+template <class Base>
+struct Scaled : Base {
+  using operand = float8_e4m3_t;
+  static constexpr bool scaled = true;
+  static_assert(Base::b_k_major, "Scaled<Problem>: e4m3 wgmma needs B stored n x k (K contiguous)");
+};
+/// addmm_glu with e4m3 A and B (B n x k) and scales; Y, bias and out in T.
+template <Element T>
+using ScaledProblem = Scaled<Problem<T, Layout::col_major>>;
+/// The gated projection with e4m3 A and W and scales; bias and out in T.
+template <Element T, GateLayout GL>
+using GatedScaledProblem = Scaled<GatedProblem<T, GL>>;
 
 /// The gated projection's backward by recomputation: the GEMM is the gated projection's
 /// (P = A W^T + bias, gate/up pairs in GL's order, in the accumulators), and the epilogue
@@ -161,6 +186,9 @@ template <class P>
 using problem_of = typename detail::ProblemOf<P>::type;
 template <class P>
 using element_of = typename problem_of<P>::element;
+/// The type of a bound policy's A and B values (element_of, or float8_e4m3_t).
+template <class P>
+using operand_of = typename problem_of<P>::operand;
 /// The epilogue a bound policy's kernel runs: its problem's composition of its epilogue_op.
 template <class P>
 using composition_of = typename problem_of<P>::template composition<typename P::epilogue_op>;

@@ -15,9 +15,28 @@
 
 #include "glukit/platform/config.hpp"
 
+#if defined(GLUKIT_BACKEND_CUDA)
+#include <cuda_fp8.h>
+#endif
+
 namespace glukit {
 
 enum class Fp8Format { e4m3, e4m3_fnuz };
+
+/// The storage type of an OCP e4m3 operand: CUDA's __nv_fp8_e4m3 under nvcc, its one byte
+/// elsewhere (host code reads and writes the code with fp8_code / fp8_from_code).
+#if defined(GLUKIT_BACKEND_CUDA)
+using float8_e4m3_t = __nv_fp8_e4m3;
+#else
+struct float8_e4m3_t {
+  std::uint8_t bits;
+};
+#endif
+static_assert(sizeof(float8_e4m3_t) == 1, "glukit::float8_e4m3_t must be one byte");
+
+/// The code of an e4m3 value, and the value of a code.
+inline std::uint8_t fp8_code(float8_e4m3_t v) { return __builtin_bit_cast(std::uint8_t, v); }
+inline float8_e4m3_t fp8_from_code(std::uint8_t c) { return __builtin_bit_cast(float8_e4m3_t, c); }
 
 /// A format's constants.
 template <Fp8Format F>

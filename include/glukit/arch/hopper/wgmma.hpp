@@ -1,9 +1,12 @@
 // wgmma (sm_90a): warpgroup matrix multiply-accumulate with both operands in
-// shared memory, fp16 or bf16 inputs, fp32 accumulators in registers.
+// shared memory, fp16, bf16 or e4m3 inputs, fp32 accumulators in registers.
 //   A: K-major (row-major M x K), 128-byte swizzle, tnspA = 0
 //   B: MN-major (row-major K x N), tnspB = 1; or K-major (B stored N x K, an
 //      nn.Linear weight), tnspB = 0 -- both 128-byte swizzled
-// Accumulator fragment of m64nNk16 for thread t of the warpgroup
+//   e4m3 (m64nNk32): both operands K-major (the instruction has no transpose). One k32
+//      step spans the 32 bytes of a k16 step of 16-bit operands, so a 128-byte swizzled
+//      row holds 128 e4m3 values and the descriptors advance as for 16-bit ones.
+// Accumulator fragment of m64nNk16 (and m64nNk32) for thread t of the warpgroup
 // (warp w = t / 32, lane l):  d[4j + 2h + e] -> (row 16w + l/4 + 8h, col 8j + 2(l%4) + e)
 // Generated for N in {64, 128, 192, 256}; the asm lists every accumulator.
 #pragma once
@@ -12,6 +15,7 @@
 
 #include "glukit/platform/config.hpp"
 #include "glukit/platform/element.hpp"
+#include "glukit/platform/fp8.hpp"
 
 namespace glukit::arch::hopper {
 
@@ -53,12 +57,15 @@ GLUKIT_DEVICE inline void fence_accumulators(float (&d)[R]) {
   for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-/// m64nNk16 with T inputs (half_t: .f16, bfloat16_t: .bf16) and fp32 accumulators;
-/// BKMajor: B's descriptor is K-major (tnspB = 0), else MN-major (tnspB = 1).
+/// m64nNk16 with T inputs (half_t: .f16, bfloat16_t: .bf16), or m64nNk32 with
+/// float8_e4m3_t inputs (.e4m3, BKMajor only), and fp32 accumulators; BKMajor: B's
+/// descriptor is K-major (tnspB = 0), else MN-major (tnspB = 1).
 template <int N, class T = half_t, bool BKMajor = false>
 struct Wgmma {
+  static constexpr bool fp8 = std::is_same_v<T, float8_e4m3_t>;
   static_assert(N == 64 || N == 128 || N == 192 || N == 256, "Wgmma<N>: generated for N in {64, 128, 192, 256}");
-  static_assert(Element<T>, "Wgmma<N, T>: T must be glukit::half_t or glukit::bfloat16_t");
+  static_assert(Element<T> || fp8, "Wgmma<N, T>: T must be glukit::half_t, glukit::bfloat16_t or glukit::float8_e4m3_t");
+  static_assert(!fp8 || BKMajor, "Wgmma<N, float8_e4m3_t>: e4m3 wgmma takes B K-major only (B stored n x k)");
   static constexpr int accumulators = N / 2;
   static constexpr int trans_b = BKMajor ? 0 : 1;
   GLUKIT_DEVICE static void mma(float (&d)[N / 2], std::uint64_t desc_a, std::uint64_t desc_b, int accumulate);
@@ -68,28 +75,28 @@ struct Wgmma {
 template <int N>
 using WgmmaF16 = Wgmma<N, half_t, false>;
 
-#define GLUKIT_WGMMA_N64_ASM(DT) \
+#define GLUKIT_WGMMA_N64_ASM(DT, K, TAIL) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" \
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32." DT "." DT " {" \
+      "wgmma.mma_async.sync.aligned.m64n64" K ".f32." DT "." DT " {" \
       "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15," \
       "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31" \
-      "}, %32, %33, p, 1, 1, 0, %35;\n}\n" \
+      "}, %32, %33, p, 1, 1" TAIL ";\n}\n" \
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
         "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]) \
       : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_b))
 
-#define GLUKIT_WGMMA_N128_ASM(DT) \
+#define GLUKIT_WGMMA_N128_ASM(DT, K, TAIL) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" \
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32." DT "." DT " {" \
+      "wgmma.mma_async.sync.aligned.m64n128" K ".f32." DT "." DT " {" \
       "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15," \
       "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31," \
       "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47," \
       "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63" \
-      "}, %64, %65, p, 1, 1, 0, %67;\n}\n" \
+      "}, %64, %65, p, 1, 1" TAIL ";\n}\n" \
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
@@ -100,17 +107,17 @@ using WgmmaF16 = Wgmma<N, half_t, false>;
         "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) \
       : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_b))
 
-#define GLUKIT_WGMMA_N192_ASM(DT) \
+#define GLUKIT_WGMMA_N192_ASM(DT, K, TAIL) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n" \
-      "wgmma.mma_async.sync.aligned.m64n192k16.f32." DT "." DT " {" \
+      "wgmma.mma_async.sync.aligned.m64n192" K ".f32." DT "." DT " {" \
       "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15," \
       "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31," \
       "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47," \
       "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63," \
       "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79," \
       "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95" \
-      "}, %96, %97, p, 1, 1, 0, %99;\n}\n" \
+      "}, %96, %97, p, 1, 1" TAIL ";\n}\n" \
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
@@ -125,10 +132,10 @@ using WgmmaF16 = Wgmma<N, half_t, false>;
         "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]) \
       : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_b))
 
-#define GLUKIT_WGMMA_N256_ASM(DT) \
+#define GLUKIT_WGMMA_N256_ASM(DT, K, TAIL) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n" \
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32." DT "." DT " {" \
+      "wgmma.mma_async.sync.aligned.m64n256" K ".f32." DT "." DT " {" \
       "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15," \
       "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31," \
       "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47," \
@@ -137,7 +144,7 @@ using WgmmaF16 = Wgmma<N, half_t, false>;
       "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95," \
       "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111," \
       "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127" \
-      "}, %128, %129, p, 1, 1, 0, %131;\n}\n" \
+      "}, %128, %129, p, 1, 1" TAIL ";\n}\n" \
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
@@ -160,15 +167,25 @@ template <int N, class T, bool BKMajor>
 GLUKIT_DEVICE void Wgmma<N, T, BKMajor>::mma(float (&d)[N / 2], std::uint64_t desc_a, std::uint64_t desc_b,
                                             int accumulate) {
 #if defined(GLUKIT_ARCH_SM90A)
+  // 16-bit: k16, then imm-trans-a = 0 and imm-trans-b (the last operand); e4m3: k32
+  // without them (that operand goes unused).
   constexpr bool bf16 = std::is_same_v<T, bfloat16_t>;
   if constexpr (N == 64) {
-    if constexpr (bf16) GLUKIT_WGMMA_N64_ASM("bf16"); else GLUKIT_WGMMA_N64_ASM("f16");
+    if constexpr (fp8) GLUKIT_WGMMA_N64_ASM("e4m3", "k32", "");
+    else if constexpr (bf16) GLUKIT_WGMMA_N64_ASM("bf16", "k16", ", 0, %35");
+    else GLUKIT_WGMMA_N64_ASM("f16", "k16", ", 0, %35");
   } else if constexpr (N == 128) {
-    if constexpr (bf16) GLUKIT_WGMMA_N128_ASM("bf16"); else GLUKIT_WGMMA_N128_ASM("f16");
+    if constexpr (fp8) GLUKIT_WGMMA_N128_ASM("e4m3", "k32", "");
+    else if constexpr (bf16) GLUKIT_WGMMA_N128_ASM("bf16", "k16", ", 0, %67");
+    else GLUKIT_WGMMA_N128_ASM("f16", "k16", ", 0, %67");
   } else if constexpr (N == 192) {
-    if constexpr (bf16) GLUKIT_WGMMA_N192_ASM("bf16"); else GLUKIT_WGMMA_N192_ASM("f16");
+    if constexpr (fp8) GLUKIT_WGMMA_N192_ASM("e4m3", "k32", "");
+    else if constexpr (bf16) GLUKIT_WGMMA_N192_ASM("bf16", "k16", ", 0, %99");
+    else GLUKIT_WGMMA_N192_ASM("f16", "k16", ", 0, %99");
   } else {
-    if constexpr (bf16) GLUKIT_WGMMA_N256_ASM("bf16"); else GLUKIT_WGMMA_N256_ASM("f16");
+    if constexpr (fp8) GLUKIT_WGMMA_N256_ASM("e4m3", "k32", "");
+    else if constexpr (bf16) GLUKIT_WGMMA_N256_ASM("bf16", "k16", ", 0, %131");
+    else GLUKIT_WGMMA_N256_ASM("f16", "k16", ", 0, %131");
   }
 #else
   (void)d; (void)desc_a; (void)desc_b; (void)accumulate;

@@ -151,6 +151,10 @@ struct BackendLauncher<P, Backend::cuda> {
     params.row_scale = extra.row_scale;
     params.column_scale = extra.column_scale;
     params.row_absmax = extra.row_absmax;
+    params.scale_a = extra.scale_a;
+    params.scale_a_step = extra.scale_a_step;
+    params.scale_b = extra.scale_b;
+    params.scale_b_step = extra.scale_b_step;
     constexpr std::int64_t cm = sm90::MainloopPlan<P>::cluster_m;  // blocks per worker
     const std::int64_t blocks = params.schedule.workers * cm;
     constexpr std::int64_t max_grid = (std::int64_t{1} << 31) - 1;

@@ -9,11 +9,12 @@
 
 namespace glukit::sm90 {
 
-/// The wgmma of a (bound) policy: its tile_n, element type and B major-ness.
+/// The wgmma of a (bound) policy: its tile_n, operand type (16-bit, or e4m3: the same bytes
+/// per k-block and per k-step) and B major-ness.
 template <class P>
-using MmaOf = arch::hopper::Wgmma<P::tile_n, element_of<P>, MainloopPlan<P>::b_k_major>;
+using MmaOf = arch::hopper::Wgmma<P::tile_n, operand_of<P>, MainloopPlan<P>::b_k_major>;
 
-/// k_steps m64n(tile_n)k16 products of warpgroup `wg` from ring stage `stage`,
+/// k_steps m64n(tile_n)k16 (e4m3: k32) products of warpgroup `wg` from ring stage `stage`,
 /// committed as one wgmma group (the caller waits for it).
 template <class P>
 GLUKIT_DEVICE void mma_k_block(const SmemMultiBuffer<typename MainloopPlan<P>::Buffers>& ring, int stage, int wg,

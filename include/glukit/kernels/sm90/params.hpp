@@ -29,6 +29,10 @@ struct KernelParamsT {
   const float* row_scale = nullptr;     ///< a composition's broadcast vectors (m; n or 2n)
   const float* column_scale = nullptr;
   float* row_absmax = nullptr;  ///< where a composition's per-row absolute maxima are merged (m)
+  const float* scale_a = nullptr;  ///< a scaled problem's dequantisation scales (ExtraOperandsT)
+  std::int64_t scale_a_step = 0;
+  const float* scale_b = nullptr;
+  std::int64_t scale_b_step = 0;
 };
 
 /// The parameters and arguments of a bound policy's kernel (its problem's element type).

@@ -34,8 +34,9 @@ struct MainloopPlan {
   /// staged beside Y and added in the epilogue.
   /// A gated projection stages its bias beside Y (false): its runs start at any element
   /// of the bias (n + j when stacked), where a TMA box may not (an illegal instruction at n odd).
+  /// So does a scaled problem: its accumulators are dequantised before the bias is added.
   static constexpr bool bias_in_accumulator = [] {
-    if constexpr (problem_of<P>::gated) return false;
+    if constexpr (problem_of<P>::gated || problem_of<P>::scaled) return false;
     else if constexpr (requires { P::bias_in_accumulator; }) return bool(P::bias_in_accumulator);
     else return true;
   }();

@@ -61,6 +61,9 @@ constexpr bool check_policy() {
   static_assert(!Plan::preact || (Plan::gated && Plan::tma && Plan::stage_y && Plan::a_rows == P::tile_m),
                 "a_rows: a gated projection that stores its pre-activations needs the warp-specialised TMA "
                 "kernel with a_rows = tile_m");
+  static_assert(!problem_of<P>::scaled || (Plan::tma && Plan::stage_y),
+                "copier / epilogue_style: a scaled (fp8) problem needs the warp-specialised TMA kernel with "
+                "the fused epilogue (it dequantises the accumulators before the staged bias)");
   static_assert(!Plan::gated || !Plan::specialized || Plan::tma,
                 "copier: the warp-specialised gated projection loads W with TMA (copier = CopierKind::tma)");
   static_assert(P::tile_k % 64 == 0,

@@ -83,6 +83,11 @@ struct WsKernel : WsProducer<P> {
     // A warp whose 16 rows lie past the tile's a_rows (Plan::a_rows) has nothing to store;
     // it still waits for and releases every part.
     const bool stores = Plan::a_rows == P::tile_m || (tid % 128) / 32 * 16 < Plan::a_rows;
+    if constexpr (problem_of<P>::scaled)
+#pragma unroll
+      for (int s = 0; s < SL; ++s)
+        StagedEpi(p.args, m0, n0, tid + 128 * s).dequantise(acc[s], p.scale_a, p.scale_a_step, p.scale_b,
+                                                            p.scale_b_step);
     const auto finish_part = [&]<int Part>() {
       [[maybe_unused]] constexpr int P0 = Part * Plan::y_part_panels, P1 = P0 + Plan::y_part_panels;
       if constexpr (Plan::y_ring > 0) {  // the part's panel in its ring slot

@@ -41,6 +41,42 @@ struct StagedEpilogue : Epilogue<P> {
     for (int j = 0; j < J; ++j) add_bias_pair(acc, j, arch::hopper::ld_shared_32(bias_s + 2 * (8 * j + 2 * q)));
   }
 
+  /// A scaled problem's dequantisation (ExtraOperandsT: scale_a, scale_b and their steps):
+  /// each accumulator times its row's A scale and its column's B scale (B's row of the
+  /// column: W's row of a gated tile's column, Plan::Pairs), before the bias is added.
+  /// Accumulators outside the output get 0 (never stored).
+  GLUKIT_DEVICE void dequantise(float (&acc)[R], const float* sa, std::int64_t sa_step, const float* sb,
+                                std::int64_t sb_step) const {
+    float ra[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const std::int64_t row = row0 + 8 * h;
+      ra[h] = row < a.m ? __ldg(sa + row * sa_step) : 0.f;
+    }
+    if (sb_step == 0) {  // one B scale: folded into the row's
+      const float s = __ldg(sb);
+#pragma unroll
+      for (int i = 0; i < R; ++i) acc[i] *= ra[(i >> 1) & 1] * s;
+      return;
+    }
+#pragma unroll
+    for (int j = 0; j < J; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int t = 8 * j + 2 * q + e;  // the accumulator's tile column
+        std::int64_t col, b_row;
+        if constexpr (Base::gated) {
+          col = n0 + Base::Pairs::out_col(t);
+          b_row = Base::Pairs::w_row(n0, t, a.n, Base::Plan::gate_layout);
+        } else {
+          col = b_row = n0 + t;
+        }
+        const float cb = col < a.n ? __ldg(sb + b_row * sb_step) : 0.f;
+        acc[4 * j + e] *= ra[0] * cb;
+        acc[4 * j + 2 + e] *= ra[1] * cb;
+      }
+  }
+
   /// This lane's row address in a Layout tile at tile_s (rows from m0) for its ldmatrix /
   /// stmatrix rows: matrix i = lane / 8 covers row half i & 1 and 8-column group
   /// 2 jj + (i >> 1) of the fragment; fragment_address gives block jj's address from it.

@@ -1,0 +1,38 @@
+// The fp8 (e4m3) defaults: glukit::gated_projection(args) / gated_projection<Op>(args) and
+// glukit::addmm_glu(args) with GatedProjectionFp8ArgsT<T> / AddmmGluFp8ArgsT<T> run the
+// kernel the backend's default picks for the shape; the argument types, their rules and
+// the policy-taking launchers are kernels/fp8_kernel.hpp's.
+#pragma once
+#include "glukit/kernels/fp8_kernel.hpp"
+#include "glukit/kernels/gated_projection.hpp"
+
+namespace glukit {
+
+/// out = Op(gate, up) of e4m3 operands with the kernel the default picks for the shape
+/// (SwiGLU unless Op is named).
+template <class Op = epilogue::SwiGlu, Element T>
+  requires(EpilogueOp<Op>)
+Status gated_projection(const GatedProjectionFp8ArgsT<T>& args, stream_t stream = {}) {
+#if defined(GLUKIT_BACKEND_CUDA)
+  return detail::DefaultFp8Launcher<Backend::cuda, T, Op>::run(args, stream);
+#else
+  static_assert(dependent_false<T>, "glukit::gated_projection(fp8 args): built for sm90a only (nvcc)");
+  return Status::invalid("unreachable");
+#endif
+}
+/// out = X + X * Y (the GLU gate) of e4m3 operands with the kernel the default picks.
+template <Element T>
+Status addmm_glu(const AddmmGluFp8ArgsT<T>& args, stream_t stream = {}) {
+#if defined(GLUKIT_BACKEND_CUDA)
+  return detail::DefaultFp8Launcher<Backend::cuda, T, epilogue::GluGate>::run(args, stream);
+#else
+  static_assert(dependent_false<T>, "glukit::addmm_glu(fp8 args): built for sm90a only (nvcc)");
+  return Status::invalid("unreachable");
+#endif
+}
+
+}  // namespace glukit
+
+#if defined(GLUKIT_BACKEND_CUDA)
+#include "glukit/kernels/sm90/default_fp8.hpp"
+#endif

@@ -1,0 +1,212 @@
+// The fp8 (e4m3) forms of the gated projection and of addmm_glu: A and W (an nn.Linear
+// weight, K contiguous) in OCP e4m3 with fp32 dequantisation scales, as torch._scaled_mm
+// takes them (A's: one, or one per row, i.e. per token; W's: one, or one per row, i.e. per
+// output channel), fp32 accumulation, the bias and the output in T (bf16 or fp16):
+//   X = (A W^T) * scale_a[i] * scale_w[r] + bias[r]          (r: W's row of the column)
+//   gated_projection: out = op(X_gate, X_up);  addmm_glu: out = op(X, Y), Y in T.
+// The sm90a warp-specialised TMA kernels run them: an e4m3 row of 128 values is the same
+// 128 bytes as a 16-bit row of 64, so the kernels hold A and W as pairs in T-typed
+// pointers with k halved (the TMA boxes, ring stages and wgmma descriptors unchanged) and
+// issue m64nNk32 e4m3 wgmma (policy.hpp: Scaled problems); the epilogue dequantises the
+// accumulators before it adds the bias.
+//   glukit::gated_projection(args) / gated_projection<Op>(args) / gated_projection<Policy>(args)
+//   glukit::addmm_glu(args) / addmm_glu<Policy>(args)
+// with GatedProjectionFp8ArgsT<T> / AddmmGluFp8ArgsT<T> (the defaults, which pick the kernel
+// by shape as the 16-bit ones do, are kernels/fp8.hpp's). CDNA: not built (the argument
+// types and rules compile on every backend).
+#pragma once
+#include <cstdint>
+
+#include "glukit/kernels/addmm_glu_kernel.hpp"
+#include "glukit/kernels/gated_projection_kernel.hpp"
+
+namespace glukit {
+
+/// How a dequantisation scale covers its operand.
+enum class ScaleKind {
+  tensor,   ///< one fp32 value for the whole operand
+  per_row,  ///< one fp32 value per row of the operand: A's per token, W's per output channel
+};
+
+/// The gated projection with e4m3 operands; row-major, element strides. a: m x k (lda);
+/// w: 2n x k (ldw), gate and up rows in w_layout's order; scale_a: 1 or m values;
+/// scale_w: 1 or 2n values in W's row order; bias: 2n in W's row order, or null; out: m x n.
+template <Element T>
+struct GatedProjectionFp8ArgsT {
+  using element = T;
+  const float8_e4m3_t* a = nullptr;
+  const float8_e4m3_t* w = nullptr;
+  const float* scale_a = nullptr;
+  const float* scale_w = nullptr;
+  const T* bias = nullptr;
+  T* out = nullptr;
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  std::int64_t lda = 0;
+  std::int64_t ldw = 0;
+  std::int64_t ldo = 0;
+  GateLayout w_layout = GateLayout::stacked;
+  ScaleKind scale_a_kind = ScaleKind::tensor;
+  ScaleKind scale_w_kind = ScaleKind::tensor;
+};
+
+/// addmm_glu with e4m3 operands: a m x k (lda), b n x k (ldb, an nn.Linear weight: e4m3
+/// wgmma reads B K-major only); scale_a: 1 or m values, scale_b: 1 or n; bias n (or null),
+/// y m x n (ldy; read when the operation reads Y), out m x n (ldo), in T.
+template <Element T>
+struct AddmmGluFp8ArgsT {
+  using element = T;
+  const float8_e4m3_t* a = nullptr;
+  const float8_e4m3_t* b = nullptr;
+  const float* scale_a = nullptr;
+  const float* scale_b = nullptr;
+  const T* bias = nullptr;
+  const T* y = nullptr;
+  T* out = nullptr;
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  std::int64_t lda = 0;
+  std::int64_t ldb = 0;
+  std::int64_t ldy = 0;
+  std::int64_t ldo = 0;
+  ScaleKind scale_a_kind = ScaleKind::tensor;
+  ScaleKind scale_b_kind = ScaleKind::tensor;
+};
+
+namespace detail {
+/// The e4m3 rules beside the 16-bit form's (which the half-width view checks): k and the
+/// leading dimensions in 16-byte rows, scales present and 4-byte aligned.
+/// gated: B is the gated projection's w (ldw, scale_w), else addmm_glu's b (ldb, scale_b).
+inline Status validate_fp8_operands(std::int64_t k, std::int64_t lda, std::int64_t ldb, const float* scale_a,
+                                    const float* scale_b, ScaleKind ka, ScaleKind kb, bool gated) {
+  const auto aligned4 = [](const float* p) { return reinterpret_cast<std::uintptr_t>(p) % 4 == 0; };
+  if (k < 0) return Status::invalid("k: must be >= 0");
+  if (k % 16 != 0) return Status::invalid("k: must be a multiple of 16 (e4m3 rows of whole 16-byte chunks)");
+  if (k > 0 && (lda < k || lda % 16 != 0)) return Status::invalid("lda: must be >= k and a multiple of 16");
+  if (k > 0 && (ldb < k || ldb % 16 != 0))
+    return Status::invalid(gated ? "ldw: must be >= k and a multiple of 16" : "ldb: must be >= k and a multiple of 16");
+  if (ka != ScaleKind::tensor && ka != ScaleKind::per_row)
+    return Status::invalid("scale_a_kind: must be ScaleKind::tensor or ScaleKind::per_row");
+  if (kb != ScaleKind::tensor && kb != ScaleKind::per_row)
+    return Status::invalid(gated ? "scale_w_kind: must be ScaleKind::tensor or ScaleKind::per_row"
+                                 : "scale_b_kind: must be ScaleKind::tensor or ScaleKind::per_row");
+  if (scale_a == nullptr || !aligned4(scale_a)) return Status::invalid("scale_a: must not be null, 4-byte aligned");
+  if (scale_b == nullptr || !aligned4(scale_b))
+    return Status::invalid(gated ? "scale_w: must not be null, 4-byte aligned"
+                                 : "scale_b: must not be null, 4-byte aligned");
+  return Status::success();
+}
+
+/// The kernels' view of e4m3 operands: pairs of values as T, k and the strides halved.
+template <Element T>
+constexpr GatedProjectionArgsT<T> half_width_view(const GatedProjectionFp8ArgsT<T>& p) {
+  GatedProjectionArgsT<T> v;
+  v.a = reinterpret_cast<const T*>(p.a), v.w = reinterpret_cast<const T*>(p.w), v.bias = p.bias, v.out = p.out;
+  v.m = p.m, v.n = p.n, v.k = p.k / 2, v.lda = p.lda / 2, v.ldw = p.ldw / 2, v.ldo = p.ldo;
+  v.w_layout = p.w_layout;
+  return v;
+}
+template <Element T>
+constexpr AddmmGluArgsT<T> half_width_view(const AddmmGluFp8ArgsT<T>& p) {
+  AddmmGluArgsT<T> v;
+  v.a = reinterpret_cast<const T*>(p.a), v.b = reinterpret_cast<const T*>(p.b), v.bias = p.bias, v.y = p.y;
+  v.out = p.out, v.m = p.m, v.n = p.n, v.k = p.k / 2, v.lda = p.lda / 2, v.ldb = p.ldb / 2, v.ldy = p.ldy;
+  v.ldo = p.ldo, v.b_layout = Layout::col_major;
+  return v;
+}
+/// The scales as the kernels' extra operands (step 0: one value).
+template <class Args>
+constexpr ExtraOperandsT<typename Args::element> scale_operands(const Args& p, const float* scale_b, ScaleKind kb) {
+  ExtraOperandsT<typename Args::element> e;
+  e.scale_a = p.scale_a, e.scale_a_step = p.scale_a_kind == ScaleKind::per_row ? 1 : 0;
+  e.scale_b = scale_b, e.scale_b_step = kb == ScaleKind::per_row ? 1 : 0;
+  return e;
+}
+}  // namespace detail
+
+/// The argument rules (host only): the 16-bit gated projection's for m, n, the bias and
+/// the output, and k a multiple of 16, lda / ldw >= k and multiples of 16 (16-byte rows),
+/// a and w 16-byte aligned, both scales present.
+template <Element T>
+Status validate_gated_arguments(const GatedProjectionFp8ArgsT<T>& p) {
+  if (Status s = detail::validate_fp8_operands(p.k, p.lda, p.ldw, p.scale_a, p.scale_w, p.scale_a_kind,
+                                               p.scale_w_kind, true);
+      !s.ok() && p.m > 0 && p.n > 0)
+    return s;
+  return validate_gated_arguments(detail::half_width_view(p));
+}
+/// reads_aux = false (an operation that ignores Y): y and ldy are not checked.
+template <Element T>
+Status validate_arguments(const AddmmGluFp8ArgsT<T>& p, bool reads_aux = true) {
+  if (Status s = detail::validate_fp8_operands(p.k, p.lda, p.ldb, p.scale_a, p.scale_b, p.scale_a_kind,
+                                               p.scale_b_kind, false);
+      !s.ok() && p.m > 0 && p.n > 0)
+    return s;
+  return validate_arguments(detail::half_width_view(p), reads_aux);
+}
+
+/// The kernels of policy P on e4m3 operands (sm90a warp-specialised TMA policies).
+template <class P>
+struct ScaledKernels {
+  static_assert(arch_traits<typename P::arch>::backend == Backend::cuda,
+                "fp8: the e4m3 kernels are built for sm90a (the CDNA fp8 path is not built yet)");
+
+  template <Element T>
+  static Status run(const GatedProjectionFp8ArgsT<T>& args, stream_t stream = {}) {
+    if (Status s = validate_gated_arguments(args); !s.ok()) return s;
+    if (args.m == 0 || args.n == 0) return Status::success();
+    int device = 0;
+    if (Status s = detail::current_device<P>(&device); !s.ok()) return s;
+    return launch(args, stream, device);
+  }
+  template <Element T>
+  static Status run(const AddmmGluFp8ArgsT<T>& args, stream_t stream = {}) {
+    if (Status s = validate_arguments(args, P::epilogue_op::reads_aux); !s.ok()) return s;
+    if (args.m == 0 || args.n == 0) return Status::success();
+    int device = 0;
+    if (Status s = detail::current_device<P>(&device); !s.ok()) return s;
+    return launch(args, stream, device);
+  }
+  /// run after validation and the device query.
+  template <Element T>
+  static Status launch(const GatedProjectionFp8ArgsT<T>& args, stream_t stream, int device) {
+    static_assert(check_policy<P, GatedScaledProblem<T, GateLayout::stacked>>(),
+                  "gated_projection (fp8): policy check failed");
+    const AddmmGluArgsT<T> gemm = detail::gemm_view(detail::half_width_view(args));
+    const auto extra = detail::scale_operands(args, args.scale_w, args.scale_w_kind);
+    if (args.w_layout == GateLayout::interleaved)
+      return detail::LauncherOf<P, GatedScaledProblem<T, GateLayout::interleaved>>::run(gemm, stream, device, extra);
+    return detail::LauncherOf<P, GatedScaledProblem<T, GateLayout::stacked>>::run(gemm, stream, device, extra);
+  }
+  template <Element T>
+  static Status launch(const AddmmGluFp8ArgsT<T>& args, stream_t stream, int device) {
+    static_assert(check_policy<P, ScaledProblem<T>>(), "addmm_glu (fp8): policy check failed");
+    return detail::LauncherOf<P, ScaledProblem<T>>::run(detail::half_width_view(args), stream, device,
+                                                         detail::scale_operands(args, args.scale_b, args.scale_b_kind));
+  }
+};
+
+/// out = epilogue_op(gate, up) of e4m3 operands with the kernel of Policy (a GatedTma policy).
+template <class Policy, Element T>
+  requires(!Element<Policy> && !EpilogueOp<Policy>)
+Status gated_projection(const GatedProjectionFp8ArgsT<T>& args, stream_t stream = {}) {
+  return ScaledKernels<Policy>::run(args, stream);
+}
+/// out = epilogue_op(X, Y) of e4m3 operands with the kernel of Policy (a WarpSpecializedTma policy).
+template <class Policy, Element T>
+  requires(!Element<Policy>)
+Status addmm_glu(const AddmmGluFp8ArgsT<T>& args, stream_t stream = {}) {
+  return ScaledKernels<Policy>::run(args, stream);
+}
+
+namespace detail {
+/// The backend's fp8 default for element type T and operation Op: specialised next to its
+/// kernels with run(const GatedProjectionFp8ArgsT<T>&, stream_t) and
+/// run(const AddmmGluFp8ArgsT<T>&, stream_t).
+template <Backend B, class T, class Op>
+struct DefaultFp8Launcher;
+}  // namespace detail
+
+}  // namespace glukit

@@ -1,0 +1,121 @@
+// Tests of kernels/fp8_kernel.hpp: every rule of the e4m3 gated projection's and addmm_glu's
+// argument checks names its argument; valid arguments pass; the kernels' half-width view
+// holds the same bytes (k and the e4m3 strides halved, the 16-bit ones kept) and the scale
+// operands carry the kinds as steps; the scaled problems take B K-major only.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "glukit/kernels/fp8_kernel.hpp"
+
+using glukit::ScaleKind;
+using glukit::Status;
+
+namespace {
+alignas(16) unsigned char bytes[256];
+alignas(16) glukit::bfloat16_t halves[64];
+alignas(16) float floats[16];
+
+const glukit::float8_e4m3_t* fp8_at(int offset) {
+  return reinterpret_cast<const glukit::float8_e4m3_t*>(bytes + offset);
+}
+
+glukit::GatedProjectionFp8ArgsT<glukit::bfloat16_t> gated() {
+  glukit::GatedProjectionFp8ArgsT<glukit::bfloat16_t> p;
+  p.a = fp8_at(0), p.w = fp8_at(64), p.scale_a = floats, p.scale_w = floats + 4;
+  p.bias = halves, p.out = halves + 16;
+  p.m = 4096, p.n = 14336, p.k = 4096, p.lda = 4096, p.ldw = 4112, p.ldo = 14336;
+  p.scale_a_kind = ScaleKind::per_row;
+  return p;
+}
+glukit::AddmmGluFp8ArgsT<glukit::bfloat16_t> addmm() {
+  glukit::AddmmGluFp8ArgsT<glukit::bfloat16_t> p;
+  p.a = fp8_at(0), p.b = fp8_at(64), p.scale_a = floats, p.scale_b = floats + 4;
+  p.bias = halves, p.y = halves + 8, p.out = halves + 16;
+  p.m = 1024, p.n = 21568, p.k = 1024, p.lda = 1024, p.ldb = 1024, p.ldy = 21568, p.ldo = 21568;
+  return p;
+}
+template <class Args>
+std::string message_of(const Args& a) {
+  if constexpr (requires { a.w; }) return glukit::validate_gated_arguments(a).message();
+  else return glukit::validate_arguments(a).message();
+}
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+}  // namespace
+
+TEST_CASE("fp8: valid arguments pass, and m = 0 or n = 0 need nothing else") {
+  CHECK(glukit::validate_gated_arguments(gated()).ok());
+  CHECK(glukit::validate_arguments(addmm()).ok());
+  glukit::GatedProjectionFp8ArgsT<glukit::bfloat16_t> empty;
+  CHECK(glukit::validate_gated_arguments(empty).ok());
+  empty.n = 5;
+  empty.k = 7;  // nothing to multiply: no rule of k applies
+  CHECK(glukit::validate_gated_arguments(empty).ok());
+}
+
+TEST_CASE("fp8 gated projection: every rule names its argument") {
+  auto p = gated();
+  p.k = 4088;  // a multiple of 8, not of 16
+  CHECK(starts_with(message_of(p), "k:"));
+  p = gated(), p.lda = 4104;
+  CHECK(starts_with(message_of(p), "lda:"));
+  p = gated(), p.lda = 4080;
+  CHECK(starts_with(message_of(p), "lda:"));
+  p = gated(), p.ldw = 4104;
+  CHECK(starts_with(message_of(p), "ldw:"));
+  p = gated(), p.scale_a = nullptr;
+  CHECK(starts_with(message_of(p), "scale_a:"));
+  p = gated(), p.scale_w = nullptr;
+  CHECK(starts_with(message_of(p), "scale_w:"));
+  p = gated(), p.scale_a = reinterpret_cast<const float*>(bytes + 2);
+  CHECK(starts_with(message_of(p), "scale_a:"));
+  p = gated(), p.scale_a_kind = static_cast<ScaleKind>(3);
+  CHECK(starts_with(message_of(p), "scale_a_kind:"));
+  p = gated(), p.a = fp8_at(8);  // 8-byte aligned only
+  CHECK(starts_with(message_of(p), "a:"));
+  p = gated(), p.out = nullptr;
+  CHECK(starts_with(message_of(p), "out:"));
+  p = gated(), p.w_layout = glukit::GateLayout::interleaved, p.n = 100;
+  CHECK(starts_with(message_of(p), "n:"));
+}
+
+TEST_CASE("fp8 addmm_glu: every rule names its argument") {
+  auto p = addmm();
+  p.ldb = 1000;
+  CHECK(starts_with(message_of(p), "ldb:"));
+  p = addmm(), p.scale_b = nullptr;
+  CHECK(starts_with(message_of(p), "scale_b:"));
+  p = addmm(), p.y = nullptr;
+  CHECK(starts_with(message_of(p), "y:"));
+  p = addmm(), p.ldo = 21560;
+  CHECK(starts_with(message_of(p), "ldo:"));
+}
+
+TEST_CASE("fp8: the kernels' half-width view and scale operands") {
+  const auto p = gated();
+  const auto v = glukit::detail::half_width_view(p);
+  CHECK(static_cast<const void*>(v.a) == static_cast<const void*>(p.a));
+  CHECK(static_cast<const void*>(v.w) == static_cast<const void*>(p.w));
+  CHECK(v.k == 2048);
+  CHECK(v.lda == 2048);
+  CHECK(v.ldw == 2056);
+  CHECK(v.ldo == p.ldo);  // the output stays 16-bit
+  CHECK(v.n == p.n);
+  const auto e = glukit::detail::scale_operands(p, p.scale_w, p.scale_w_kind);
+  CHECK(e.scale_a == floats);
+  CHECK(e.scale_a_step == 1);  // per row
+  CHECK(e.scale_b == floats + 4);
+  CHECK(e.scale_b_step == 0);  // per tensor
+  const auto va = glukit::detail::half_width_view(addmm());
+  CHECK(va.b_layout == glukit::Layout::col_major);
+  CHECK(va.ldb == 512);
+  CHECK(va.ldy == 21568);
+  STATIC_REQUIRE(glukit::ScaledProblem<glukit::bfloat16_t>::scaled);
+  STATIC_REQUIRE(glukit::ScaledProblem<glukit::bfloat16_t>::b_k_major);
+  STATIC_REQUIRE(std::is_same_v<glukit::GatedScaledProblem<glukit::half_t, glukit::GateLayout::stacked>::operand,
+                                glukit::float8_e4m3_t>);
+  STATIC_REQUIRE(glukit::GatedScaledProblem<glukit::half_t, glukit::GateLayout::stacked>::gated);
+  STATIC_REQUIRE(!glukit::Problem<glukit::half_t, glukit::Layout::col_major>::scaled);
+}
