@@ -66,6 +66,21 @@ struct GatedLaunchArgs {
   std::int64_t ldp;
 };
 
+/// Operand pointers and element strides of one fp8 gated_projection call: A m x k and W
+/// 2n x k in e4m3 (strides in elements, i.e. bytes), their fp32 scales (one, or one per row:
+/// m for A, 2n for W in its row order), bias 2n or null and out m x n in the output's dtype.
+struct GatedFp8LaunchArgs {
+  const void* a;
+  const void* w;
+  const float* scale_a;
+  const float* scale_w;
+  bool scale_a_per_row, scale_w_per_row;
+  const void* bias;  ///< may be null
+  void* out;
+  std::int64_t m, n, k, lda, ldw, ldo;
+  bool w_interleaved;  ///< glukit::GateLayout::interleaved, else stacked
+};
+
 /// Operand pointers and element strides of one gated_backward call: dY m x k, W_down k x n
 /// (the down projection's nn.Linear weight), P and dP m x 2n (gate and up columns in
 /// interleaved's order), H m x n.
@@ -94,8 +109,8 @@ struct GatedProjectionBackwardLaunchArgs {
 /// The activations the extension holds: glukit's GLUKIT_GATED_ACTIVATIONS
 /// (glukit/epilogue/activations.hpp), X(Op, name) with Op the epilogue operation and name
 /// glukit.ops.ACTIVATIONS' key. Each has, per element type, glukit::gated_projection<Op>,
-/// glukit::gated_backward<Op> and glukit::gated_projection_backward<Op> behind the
-/// functions below, defined in launch_gated_<dtype>_<name>.cu, which setup.py generates from
+/// glukit::gated_backward<Op>, glukit::gated_projection_backward<Op> and the fp8
+/// glukit::gated_projection<Op> (output of that type) behind the functions below, defined in launch_gated_<dtype>_<name>.cu, which setup.py generates from
 /// that list (one translation unit each, so that they compile in parallel); ops.cpp's table
 /// of them is built from the list too.
 #define GLUKIT_TORCH_DECLARE_LAUNCHERS(Op, name)                                                   \
@@ -106,7 +121,9 @@ struct GatedProjectionBackwardLaunchArgs {
   LaunchStatus gated_projection_backward_f16_##name(const GatedProjectionBackwardLaunchArgs& args,   \
                                                     cudaStream_t stream);                            \
   LaunchStatus gated_projection_backward_bf16_##name(const GatedProjectionBackwardLaunchArgs& args,  \
-                                                     cudaStream_t stream);
+                                                     cudaStream_t stream);                            \
+  LaunchStatus gated_projection_fp8_f16_##name(const GatedFp8LaunchArgs& args, cudaStream_t stream);  \
+  LaunchStatus gated_projection_fp8_bf16_##name(const GatedFp8LaunchArgs& args, cudaStream_t stream);
 GLUKIT_GATED_ACTIVATIONS(GLUKIT_TORCH_DECLARE_LAUNCHERS)
 #undef GLUKIT_TORCH_DECLARE_LAUNCHERS
 

@@ -1,5 +1,5 @@
-// glukit's default gated launchers (the projection, the gated backward and the projection's
-// backward) behind the plain interface of launch.h, for element type T and epilogue
+// glukit's default gated launchers (the projection, the gated backward, the projection's
+// backward and the fp8 projection) behind the plain interface of launch.h, for element type T and epilogue
 // operation Op; each launch_gated_<dtype>_<activation>.cu (setup.py generates one per element
 // type and line of glukit/epilogue/activations.hpp) defines one activation's three with
 // GLUKIT_TORCH_DEFINE_GATED, so that they compile in parallel (each holds the default's
@@ -8,6 +8,7 @@
 #include <glukit/glukit.hpp>
 #include <glukit/kernels/gated_backward.hpp>
 #include <glukit/kernels/gated_projection.hpp>
+#include <glukit/kernels/fp8.hpp>
 #include <glukit/kernels/gated_projection_backward.hpp>
 
 #include "launch.h"
@@ -60,9 +61,27 @@ LaunchStatus launch_gated_projection_backward(const GatedProjectionBackwardLaunc
   return {static_cast<int>(s.code()), s.message()};
 }
 
+template <class T, class Op>
+LaunchStatus launch_gated_fp8(const GatedFp8LaunchArgs& p, cudaStream_t stream) {
+  glukit::GatedProjectionFp8ArgsT<T> args;
+  args.a = static_cast<const glukit::float8_e4m3_t*>(p.a);
+  args.w = static_cast<const glukit::float8_e4m3_t*>(p.w);
+  args.scale_a = p.scale_a;
+  args.scale_w = p.scale_w;
+  args.scale_a_kind = p.scale_a_per_row ? glukit::ScaleKind::per_row : glukit::ScaleKind::tensor;
+  args.scale_w_kind = p.scale_w_per_row ? glukit::ScaleKind::per_row : glukit::ScaleKind::tensor;
+  args.bias = static_cast<const T*>(p.bias);
+  args.out = static_cast<T*>(p.out);
+  args.m = p.m, args.n = p.n, args.k = p.k;
+  args.lda = p.lda, args.ldw = p.ldw, args.ldo = p.ldo;
+  args.w_layout = p.w_interleaved ? glukit::GateLayout::interleaved : glukit::GateLayout::stacked;
+  const glukit::Status s = glukit::gated_projection<Op>(args, stream);
+  return {static_cast<int>(s.code()), s.message()};
+}
+
 }  // namespace glukit_torch
 
-/// launch.h's three launchers of activation `name` for element type T (tag f16 / bf16).
+/// launch.h's four launchers of activation `name` for element type T (tag f16 / bf16).
 #define GLUKIT_TORCH_DEFINE_GATED(tag, T, name, Op)                                                          \
   glukit_torch::LaunchStatus glukit_torch::gated_projection_##tag##_##name(const GatedLaunchArgs& args,       \
                                                                            cudaStream_t stream) {             \
@@ -75,4 +94,8 @@ LaunchStatus launch_gated_projection_backward(const GatedProjectionBackwardLaunc
   glukit_torch::LaunchStatus glukit_torch::gated_projection_backward_##tag##_##name(                          \
       const GatedProjectionBackwardLaunchArgs& args, cudaStream_t stream) {                                   \
     return launch_gated_projection_backward<T, Op>(args, stream);                                             \
+  }                                                                                                           \
+  glukit_torch::LaunchStatus glukit_torch::gated_projection_fp8_##tag##_##name(const GatedFp8LaunchArgs& args, \
+                                                                               cudaStream_t stream) {         \
+    return launch_gated_fp8<T, Op>(args, stream);                                                             \
   }

@@ -244,6 +244,7 @@ using GatedBackwardLauncher = glukit_torch::LaunchStatus (*)(const glukit_torch:
                                                              cudaStream_t);
 using ProjectionBackwardLauncher = glukit_torch::LaunchStatus (*)(
     const glukit_torch::GatedProjectionBackwardLaunchArgs&, cudaStream_t);
+using Fp8Launcher = glukit_torch::LaunchStatus (*)(const glukit_torch::GatedFp8LaunchArgs&, cudaStream_t);
 
 /// One activation of glukit.ops.ACTIVATIONS: its launchers for fp16 and bf16 operands.
 struct Activation {
@@ -251,6 +252,7 @@ struct Activation {
   GatedLauncher forward_f16, forward_bf16;
   GatedBackwardLauncher backward_f16, backward_bf16;
   ProjectionBackwardLauncher projection_backward_f16, projection_backward_bf16;
+  Fp8Launcher fp8_f16, fp8_bf16;  ///< e4m3 operands, output in fp16 / bf16
 };
 
 /// The activations the extension holds (glukit/epilogue/activations.hpp, through launch.h).
@@ -258,7 +260,8 @@ struct Activation {
   Activation{#name, &glukit_torch::gated_projection_f16_##name, &glukit_torch::gated_projection_bf16_##name, \
              &glukit_torch::gated_backward_f16_##name, &glukit_torch::gated_backward_bf16_##name,              \
              &glukit_torch::gated_projection_backward_f16_##name,                                              \
-             &glukit_torch::gated_projection_backward_bf16_##name},
+             &glukit_torch::gated_projection_backward_bf16_##name, &glukit_torch::gated_projection_fp8_f16_##name, \
+             &glukit_torch::gated_projection_fp8_bf16_##name},
 constexpr Activation activations[] = {GLUKIT_GATED_ACTIVATIONS(GLUKIT_TORCH_ACTIVATION)};
 #undef GLUKIT_TORCH_ACTIVATION
 
@@ -487,6 +490,51 @@ void launch_addmm_glu(const at::Tensor& a, const at::Tensor& b, const std::optio
   run_addmm_glu("glukit._C._launch_addmm_glu", a, b, bias.has_value() ? &*bias : nullptr, y, out, b_is_nk);
 }
 
+/// glukit._C._launch_gated_projection_fp8: the fp8 gated projection's launcher into out (m x
+/// ldo, the output's dtype), called by glukit.fp8's CUDA implementation after
+/// glukit.fp8.check_gated_fp8_args; the checks here only keep a wrong call from reaching the
+/// kernel. A scale with more than one value is per row (m for A, 2n for W).
+void launch_gated_projection_fp8(const at::Tensor& a, const at::Tensor& w, const at::Tensor& scale_a,
+                                 const at::Tensor& scale_w, const std::optional<at::Tensor>& bias,
+                                 const at::Tensor& out, int64_t n, c10::string_view activation, bool interleaved) {
+  const Activation& act = find_activation(activation);
+  const int64_t m = a.size(0), k = a.size(1);
+  for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&a, &w, &scale_a, &scale_w, &out})
+    require(t->is_cuda() && t->is_contiguous() && t->device() == a.device(),
+            "_launch_gated_projection_fp8: contiguous CUDA operands on one device only");
+  require(a.scalar_type() == at::kFloat8_e4m3fn && w.scalar_type() == at::kFloat8_e4m3fn &&
+              scale_a.scalar_type() == at::kFloat && scale_w.scalar_type() == at::kFloat,
+          "_launch_gated_projection_fp8: e4m3 a and w, float32 scales");
+  require(w.dim() == 2 && w.size(0) == 2 * n && w.size(1) == k && out.dim() == 2 && out.size(0) == m &&
+              out.size(1) >= n && (scale_a.numel() == 1 || scale_a.numel() == m) &&
+              (scale_w.numel() == 1 || scale_w.numel() == 2 * n),
+          "_launch_gated_projection_fp8: shapes do not match");
+  require(out.scalar_type() == at::kHalf || out.scalar_type() == at::kBFloat16,
+          "_launch_gated_projection_fp8: out must be float16 or bfloat16");
+  require(!bias.has_value() || (bias->is_contiguous() && bias->device() == a.device() &&
+                                bias->scalar_type() == out.scalar_type() && bias->numel() == 2 * n),
+          "_launch_gated_projection_fp8: bias must be 2n contiguous values of out's dtype");
+  const c10::cuda::CUDAGuard guard(a.device());
+  const glukit_torch::GatedFp8LaunchArgs args{a.data_ptr(),
+                                              w.data_ptr(),
+                                              scale_a.data_ptr<float>(),
+                                              scale_w.data_ptr<float>(),
+                                              scale_a.numel() > 1,
+                                              scale_w.numel() > 1,
+                                              bias.has_value() ? bias->data_ptr() : nullptr,
+                                              out.data_ptr(),
+                                              m,
+                                              n,
+                                              k,
+                                              k,
+                                              k,
+                                              out.size(1),
+                                              interleaved};
+  const Fp8Launcher launcher = out.scalar_type() == at::kHalf ? act.fp8_f16 : act.fp8_bf16;
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
+  check_status("glukit.gated_projection_fp8", launcher(args, stream));
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(glukit, CUDA, m) {
@@ -507,4 +555,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         "glukit's launcher alone into a preallocated out (for python/bench.py; no dispatcher)", pybind11::arg("a"),
         pybind11::arg("b"), pybind11::arg("bias"), pybind11::arg("y"), pybind11::arg("out"),
         pybind11::arg("b_is_nk"));
+  m.def("_launch_gated_projection_fp8", &launch_gated_projection_fp8,
+        "glukit's fp8 gated projection into a preallocated out (glukit.fp8's CUDA implementation)",
+        pybind11::arg("a"), pybind11::arg("w"), pybind11::arg("scale_a"), pybind11::arg("scale_w"),
+        pybind11::arg("bias"), pybind11::arg("out"), pybind11::arg("n"), pybind11::arg("activation"),
+        pybind11::arg("interleaved"));
 }

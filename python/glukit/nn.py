@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .ops import LAYOUTS, addmm_glu, check_activation, gated_projection, interleave_gate_up, split_gate_up
+from .fp8 import gated_projection_fp8, quantize_rows
 
 
 class LinearGlu(nn.Module):
@@ -111,15 +112,39 @@ class GatedMLPUp(nn.Module):
         self.bias = b
         return self
 
+    def to_fp8(self) -> "GatedMLPUp":
+        """Holds the weight in e4m3 from here on, quantised once per output channel
+        (glukit.fp8.quantize_rows: buffers ``weight_fp8``, 2n x in_features, and
+        ``weight_scale``, 1 x 2n), in place of the parameter ``weight``; forward then
+        quantises its input per token (dynamic scales) and runs
+        ``glukit.gated_projection_fp8``, output in the weight's former dtype. Inference only:
+        the op has no autograd. Returns self."""
+        if getattr(self, "weight_fp8", None) is not None:
+            return self
+        with torch.no_grad():
+            q, scale = quantize_rows(self.weight.detach())
+        self.out_dtype = self.weight.dtype
+        del self.weight
+        self.register_buffer("weight_fp8", q)
+        self.register_buffer("weight_scale", scale.T.contiguous())
+        return self
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         lead = x.shape[:-1]
         x2 = x.reshape(-1, self.in_features)
-        out = gated_projection(x2, self.weight, self.bias, activation=self.activation, layout=self.layout)
+        if getattr(self, "weight_fp8", None) is not None:
+            q, scale = quantize_rows(x2)
+            bias = self.bias.detach() if self.bias is not None else None
+            out = gated_projection_fp8(q, self.weight_fp8, scale, self.weight_scale, bias, activation=self.activation,
+                                       layout=self.layout, out_dtype=self.out_dtype)
+        else:
+            out = gated_projection(x2, self.weight, self.bias, activation=self.activation, layout=self.layout)
         return out.reshape(*lead, self.hidden_features)
 
     def extra_repr(self) -> str:
+        fp8 = ", fp8=True" if getattr(self, "weight_fp8", None) is not None else ""
         return (f"in_features={self.in_features}, hidden_features={self.hidden_features}, "
-                f"bias={self.bias is not None}, activation={self.activation!r}, layout={self.layout!r}")
+                f"bias={self.bias is not None}, activation={self.activation!r}, layout={self.layout!r}{fp8}")
 
 
 def _check_module_args(activation: str, layout: str, hidden_features: int) -> None:

@@ -1,0 +1,155 @@
+"""The fp8 (e4m3) gated projection, ``torch.ops.glukit.gated_projection_fp8``, and the
+quantisation that feeds it.
+
+``gated_projection_fp8(a, w, scale_a, scale_w, bias, *, activation, layout, out_dtype)``:
+``out = act(G) * U`` with ``[G, U] = (a @ w.T) * scale_a * scale_w + bias`` in w's row order,
+``a`` (m x k) and ``w`` (2n x k, an ``nn.Linear`` weight) in ``torch.float8_e4m3fn`` and the
+scales in ``torch._scaled_mm``'s conventions: float32, ``scale_a`` one value or m x 1 (per
+token), ``scale_w`` one value or 1 x 2n (per output channel, w's row order). ``bias`` (2n)
+and the output in ``out_dtype`` (bfloat16 or float16; default: bias's dtype, else bfloat16).
+
+On CUDA one glukit kernel (sm_90a, e4m3 wgmma, the scales applied to the accumulators before
+the bias) runs it when the extension ``glukit._C`` is built; the fake and CPU
+implementations and the rules are here, the CPU one (and the CUDA stand-in without the
+extension) the fp32 reference of the dequantised operands. Forward only: no autograd.
+
+:func:`quantize_rows` quantises a tensor per row (a dynamic per-token scale of the
+activations, or a weight once per output channel), saturating, as the op expects.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+
+from .ops import ACTIVATIONS, DTYPES, GATE_INTERLEAVE_ROWS, _check_activation_and_layout, _lib, split_gate_up
+
+#: The operator's schema.
+FP8_SCHEMA = ("(Tensor a, Tensor w, Tensor scale_a, Tensor scale_w, Tensor? bias, *, str activation=\"silu\", "
+              "str layout=\"stacked\", ScalarType? out_dtype=None) -> Tensor")
+_lib.define("gated_projection_fp8" + FP8_SCHEMA)
+
+FP8 = torch.float8_e4m3fn
+#: The largest finite e4m3 value.
+FP8_MAX = 448.0
+#: e4m3 rows are whole 16-byte chunks: k a multiple of 16.
+FP8_VECTOR = 16
+
+
+def check_gated_fp8_args(a: torch.Tensor, w: torch.Tensor, scale_a: torch.Tensor, scale_w: torch.Tensor,
+                         bias: Optional[torch.Tensor], activation: str, layout: str,
+                         out_dtype: Optional[torch.dtype]) -> tuple:
+    """The op's argument rules; returns (m, n, k, the output's dtype). Raises ValueError
+    naming the argument."""
+    named = [("a", a, 2), ("w", w, 2), ("scale_a", scale_a, None), ("scale_w", scale_w, None)]
+    named += [("bias", bias, 1)] if bias is not None else []
+    for name, t, dims in named:
+        if dims is not None and t.dim() != dims:
+            raise ValueError(f"{name}: must be {dims}-D (got {t.dim()}-D)")
+    for name, t, _ in named[1:]:
+        if t.device != a.device:
+            raise ValueError(f"{name}: on {t.device}, a on {a.device} (all operands must be on one device)")
+    for name, t in (("a", a), ("w", w)):
+        if t.dtype != FP8:
+            raise ValueError(f"{name}: dtype must be torch.float8_e4m3fn (got {t.dtype})")
+    for name, t in (("scale_a", scale_a), ("scale_w", scale_w)):
+        if t.dtype != torch.float32:
+            raise ValueError(f"{name}: dtype must be torch.float32 (got {t.dtype})")
+    _check_activation_and_layout(activation, layout)
+    m, k = a.shape
+    rows = w.shape[0]
+    if rows % 2 != 0:
+        raise ValueError(f"w: must have 2n rows, gate and up (got {rows}, odd)")
+    n = rows // 2
+    if w.shape[1] != k:
+        raise ValueError(f"w: must be 2n x k with k = {k} (an nn.Linear weight; got {tuple(w.shape)})")
+    if scale_a.numel() != 1 and tuple(scale_a.shape) != (m, 1):
+        raise ValueError(f"scale_a: must be one value or m x 1 = ({m}, 1) (got shape {tuple(scale_a.shape)})")
+    if scale_w.numel() != 1 and tuple(scale_w.shape) != (1, rows):
+        raise ValueError(f"scale_w: must be one value or 1 x 2n = (1, {rows}), in w's row order "
+                         f"(got shape {tuple(scale_w.shape)})")
+    if bias is not None and bias.shape[0] != rows:
+        raise ValueError(f"bias: must have 2n = {rows} elements, in w's row order (got {bias.shape[0]})")
+    dtype = out_dtype if out_dtype is not None else (bias.dtype if bias is not None else torch.bfloat16)
+    if dtype not in DTYPES:
+        raise ValueError(f"out_dtype: must be torch.float16 or torch.bfloat16 (got {dtype})")
+    if bias is not None and bias.dtype != dtype:
+        raise ValueError(f"bias: dtype {bias.dtype} differs from the output's {dtype}")
+    if layout == "interleaved" and n % GATE_INTERLEAVE_ROWS != 0:
+        raise ValueError(
+            f"n: must be a multiple of 64 for layout='interleaved' (whole blocks of gate and up rows; got {n})")
+    if m != 0 and n != 0 and k % FP8_VECTOR != 0:
+        raise ValueError(f"k: must be a multiple of 16 (a's columns; got {k})")
+    return m, n, k, dtype
+
+
+@torch.library.register_fake("glukit::gated_projection_fp8", lib=_lib)
+def _gated_projection_fp8_fake(a, w, scale_a, scale_w, bias, *, activation="silu", layout="stacked", out_dtype=None):
+    m, n, _, dtype = check_gated_fp8_args(a, w, scale_a, scale_w, bias, activation, layout, out_dtype)
+    return a.new_empty((m, n), dtype=dtype)
+
+
+def gated_fp8_reference(a: torch.Tensor, w: torch.Tensor, scale_a: torch.Tensor, scale_w: torch.Tensor,
+                        bias: Optional[torch.Tensor], activation: str = "silu", layout: str = "stacked",
+                        out_dtype: torch.dtype = torch.bfloat16) -> torch.Tensor:
+    """The op in fp32 on the dequantised operands, rounded once to out_dtype (any device)."""
+    x = (a.float() @ w.float().T) * scale_a.float().reshape(-1, 1) * scale_w.float().reshape(1, -1)
+    if bias is not None:
+        x = x + bias.float()
+    g, u = split_gate_up(x, layout)
+    return (ACTIVATIONS[activation](g) * u).to(out_dtype)
+
+
+def _gated_projection_fp8_torch(a, w, scale_a, scale_w, bias, *, activation="silu", layout="stacked",
+                                out_dtype=None):
+    """The CPU implementation, and the CUDA one where glukit._C has no fp8 kernel."""
+    _, _, _, dtype = check_gated_fp8_args(a, w, scale_a, scale_w, bias, activation, layout, out_dtype)
+    return gated_fp8_reference(a, w, scale_a, scale_w, bias, activation, layout, dtype).contiguous()
+
+
+_lib.impl("gated_projection_fp8", _gated_projection_fp8_torch, "CPU")
+
+
+def register_cuda(extension) -> bool:
+    """Registers the CUDA implementation: glukit's kernel through ``extension`` (glukit._C)
+    where it has the fp8 launcher, else the torch stand-in. Returns whether the kernel
+    registered."""
+    launch = getattr(extension, "_launch_gated_projection_fp8", None) if extension is not None else None
+    if launch is None:
+        _lib.impl("gated_projection_fp8", _gated_projection_fp8_torch, "CUDA")
+        return False
+
+    def cuda_impl(a, w, scale_a, scale_w, bias, *, activation="silu", layout="stacked", out_dtype=None):
+        m, n, k, dtype = check_gated_fp8_args(a, w, scale_a, scale_w, bias, activation, layout, out_dtype)
+        if not a.is_cuda:
+            raise ValueError(f"a: must be a CUDA tensor (got {a.device})")
+        ldo = -(-n // 8) * 8  # the kernel's rows are 16-byte chunks
+        out = torch.empty((m, ldo), dtype=dtype, device=a.device)
+        if m != 0 and n != 0:
+            launch(a.contiguous(), w.contiguous(), scale_a.contiguous().reshape(-1), scale_w.contiguous().reshape(-1),
+                   bias.contiguous() if bias is not None else None, out, n, activation, layout == "interleaved")
+        return out if ldo == n else out[:, :n].contiguous()
+
+    _lib.impl("gated_projection_fp8", cuda_impl, "CUDA")
+    return True
+
+
+def gated_projection_fp8(a: torch.Tensor, w: torch.Tensor, scale_a: torch.Tensor, scale_w: torch.Tensor,
+                         bias: Optional[torch.Tensor] = None, *, activation: str = "silu", layout: str = "stacked",
+                         out_dtype: Optional[torch.dtype] = None) -> torch.Tensor:
+    """``torch.ops.glukit.gated_projection_fp8`` (see the module docstring)."""
+    return torch.ops.glukit.gated_projection_fp8(a, w, scale_a, scale_w, bias, activation=activation, layout=layout,
+                                                 out_dtype=out_dtype)
+
+
+def quantize_rows(x: torch.Tensor) -> tuple:
+    """(q, scale): x (2-D) in e4m3 with one fp32 scale per row, scale = max |row| / 448 (a zero
+    row gets the smallest normal float, never a division by zero), q = x / scale saturated to
+    +-448; a NaN in a row makes its scale and values NaN. scale is rows x 1 (torch._scaled_mm's
+    per-token scale_a); for a weight's per-channel scale_w pass ``scale.T``."""
+    if x.dim() != 2:
+        raise ValueError(f"x: must be 2-D (got {x.dim()}-D)")
+    amax = x.abs().amax(dim=1, keepdim=True).float()
+    scale = torch.clamp(amax, min=torch.finfo(torch.float32).tiny) / FP8_MAX
+    q = torch.clamp(x.float() / scale, -FP8_MAX, FP8_MAX).to(FP8)
+    return q, scale

@@ -1,0 +1,199 @@
+"""Tests of the fp8 gated projection (glukit.fp8): the rules name their argument, the fake
+implementation's shape and dtype, the CPU reference against the formula on dequantised
+operands, quantize_rows (saturation, zero rows, NaN), GatedMLPUp.to_fp8, and opcheck; with
+the ``gpu`` mark, glukit's kernel against the fp64 reference of the dequantised operands,
+every activation and both layouts, scales of both kinds, ragged shapes, NaN propagation,
+torch.compile(fullgraph=True), and the errors raised before anything launches."""
+import pytest
+import torch
+
+import glukit
+from glukit.fp8 import FP8, FP8_MAX, check_gated_fp8_args, gated_fp8_reference, quantize_rows
+from glukit.nn import GatedMLPUp
+from gated_inputs import ACTIVATIONS, EAGER_ACT
+
+DEV = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def make_fp8(m, n, k, per_row=(True, True), bias=True, dtype=torch.bfloat16, device="cpu", seed=0):
+    """Random e4m3 a (m x k), w (2n x k), fp32 scales in [0.5, 2] of the kinds asked, bias."""
+    g = torch.Generator().manual_seed(seed)
+    a = (torch.rand(m, k, generator=g) * 4 - 2).to(FP8)
+    w = (torch.rand(2 * n, k, generator=g) * 4 - 2).to(FP8)
+    sa = torch.rand(m, 1, generator=g) * 1.5 + 0.5 if per_row[0] else torch.tensor(1.25)
+    sw = torch.rand(1, 2 * n, generator=g) * 1.5 + 0.5 if per_row[1] else torch.tensor(0.75)
+    b = torch.randn(2 * n, generator=g).to(dtype) if bias else None
+    return [t.to(device) if t is not None else None for t in (a, w, sa, sw, b)]
+
+
+def fp64_formula(a, w, sa, sw, b, activation, layout):
+    x = (a.double() @ w.double().T) * sa.double().reshape(-1, 1) * sw.double().reshape(1, -1)
+    if b is not None:
+        x = x + b.double()
+    g, u = glukit.ops.split_gate_up(x, layout)
+    return EAGER_ACT[activation](g) * u
+
+
+def fp8_bound(a, w, sa, sw, b, activation, layout, out_dtype):
+    """(reference, per-element bound), fp64. The bound is the C++ GPU tests' derivation
+    (test/gpu/fp8_sm90.cu): gate and up each off by at most e = (ceil(k / 32) 2^-12 + (k + 2)
+    2^-22) S, S the scaled magnitude sum |a| |w| |sa sw| + |b| (the tensor core's fp8
+    accumulation, fp32's own), carried to out = act(g) u by its slopes, |act'(g) u| e_g +
+    |act(g)| e_u, doubled for the second-order terms; plus one rounding of the output."""
+    k = a.shape[1]
+    x = (a.double() @ w.double().T) * sa.double().reshape(-1, 1) * sw.double().reshape(1, -1)
+    mag = (a.double().abs() @ w.double().abs().T) * sa.double().reshape(-1, 1).abs() * sw.double().reshape(1, -1).abs()
+    if b is not None:
+        x, mag = x + b.double(), mag + b.double().abs()
+    g, u = glukit.ops.split_gate_up(x, layout)
+    sg, su = glukit.ops.split_gate_up(mag, layout)
+    act = glukit.ops.GATED_ACTIVATIONS[activation]
+    ref = EAGER_ACT[activation](g) * u
+    rel = -(-k // 32) * 2.0**-12 + (k + 2) * 2.0**-22
+    unit = 2.0 ** -(8 if out_dtype == torch.bfloat16 else 11)
+    slope = (act.grad(g) * u).abs() * sg + act.act(g).abs() * su
+    return ref, unit * ref.abs() + 2 * rel * slope + 1e-30
+
+
+RULES = [
+    (lambda t: t.update(a=t["a"].to(torch.bfloat16)), "a: dtype must be torch.float8_e4m3fn"),
+    (lambda t: t.update(w=t["w"][:, :16]), "w: must be 2n x k"),
+    (lambda t: t.update(w=t["w"][:-1]), "w: must have 2n rows"),
+    (lambda t: t.update(sa=t["sa"].double()), "scale_a: dtype must be torch.float32"),
+    (lambda t: t.update(sa=torch.ones(3, 1)), "scale_a: must be one value or m x 1"),
+    (lambda t: t.update(sw=torch.ones(t["w"].shape[0], 1)), "scale_w: must be one value or 1 x 2n"),
+    (lambda t: t.update(b=t["b"][:-1]), "bias: must have 2n"),
+    (lambda t: t.update(b=t["b"].half(), out=torch.bfloat16), "bias: dtype torch.float16 differs"),
+    (lambda t: t.update(out=torch.float32), "out_dtype: must be torch.float16 or torch.bfloat16"),
+    (lambda t: t.update(layout="interleaved"), "n: must be a multiple of 64"),
+    (lambda t: t.update(a=t["a"][:, :24].contiguous(), w=t["w"][:, :24].contiguous()), "k: must be a multiple of 16"),
+    (lambda t: t.update(activation="tanh"), "activation: must be one of"),
+]
+
+
+@pytest.mark.parametrize("mutate, message", RULES)
+def test_rules_name_the_argument(mutate, message):
+    a, w, sa, sw, b = make_fp8(5, 40, 32, device=DEV)
+    t = dict(a=a, w=w, sa=sa.to(DEV), sw=sw.to(DEV), b=b, out=None, layout="stacked", activation="silu")
+    mutate(t)
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+        glukit.gated_projection_fp8(t["a"], t["w"], t["sa"], t["sw"], t["b"], activation=t["activation"],
+                                    layout=t["layout"], out_dtype=t["out"])
+
+
+def test_fake_shape_and_dtype():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    a, w, sa, sw, b = make_fp8(7, 24, 64, bias=False)
+    with FakeTensorMode() as mode:
+        args = [mode.from_tensor(t) for t in (a, w, sa, sw)]
+        out = torch.ops.glukit.gated_projection_fp8(*args, None, out_dtype=torch.float16)
+    assert out.shape == (7, 24) and out.dtype == torch.float16
+    assert check_gated_fp8_args(a, w, sa, sw, None, "silu", "stacked", None)[3] == torch.bfloat16
+
+
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("layout", ["stacked", "interleaved"])
+def test_cpu_reference_is_the_formula(activation, layout):
+    a, w, sa, sw, b = make_fp8(9, 64, 48, per_row=(True, False))
+    got = torch.ops.glukit.gated_projection_fp8(a, w, sa, sw, b, activation=activation, layout=layout)
+    want = fp64_formula(a, w, sa, sw, b, activation, layout)
+    assert got.dtype == torch.bfloat16
+    torch.testing.assert_close(got.double(), want, rtol=2**-7, atol=1e-3)
+
+
+def test_quantize_rows():
+    x = torch.tensor([[1.0, -2.0, 0.5, 1000.0], [0.0, 0.0, 0.0, 0.0], [1.0, float("nan"), 2.0, 3.0]])
+    q, s = quantize_rows(x)
+    assert q.dtype == FP8 and s.shape == (3, 1)
+    assert s[0, 0].item() == pytest.approx(1000.0 / FP8_MAX)
+    assert q[0].float().abs().max().item() == FP8_MAX  # the row's maximum lands on 448, never past it
+    assert torch.all(q[1].float() == 0) and s[1, 0].item() > 0  # a zero row: no division by zero
+    assert torch.isnan(q[2].float()).all() and torch.isnan(s[2, 0])
+    big = torch.tensor([[3e38, -3e38, 1.0, 2.0]])  # dequantised values stay finite
+    qb, sb = quantize_rows(big)
+    assert torch.isfinite(qb.float() * sb).all()
+
+
+def test_opcheck():
+    # (opcheck's test_schema multiplies the inputs, which torch's CPU kernels do not do in e4m3.)
+    a, w, sa, sw, b = make_fp8(6, 32, 32)
+    torch.library.opcheck(torch.ops.glukit.gated_projection_fp8, (a, w, sa, sw, b),
+                          {"activation": "silu", "layout": "stacked"}, test_utils=("test_faketensor",))
+
+
+def test_gated_mlp_up_to_fp8_cpu():
+    torch.manual_seed(0)
+    m = GatedMLPUp(64, 96, bias=True, dtype=torch.bfloat16)
+    x = torch.randn(3, 5, 64, dtype=torch.bfloat16)
+    want = m(x).float()
+    m.to_fp8()
+    assert "weight" not in dict(m.named_parameters()) and m.weight_fp8.dtype == FP8
+    assert m.weight_scale.shape == (1, 192) and "fp8=True" in repr(m)
+    got = m(x)
+    assert got.shape == (3, 5, 96) and got.dtype == torch.bfloat16
+    assert ((got.float() - want).norm() / want.norm()).item() < 0.1  # e4m3 operands: ~2^-4 per value
+
+
+# ---- GPU: glukit's kernel ----
+
+
+def _gpu():
+    if not torch.cuda.is_available():
+        pytest.fail("the gpu tests need a CUDA device (deselect them with -m 'not gpu')")
+    if not glukit.cuda_available() or not glukit._fp8_kernel:
+        pytest.fail(f"glukit._C has no fp8 kernel: {glukit.extension_error()!r} (build it: python/setup.py)")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("layout", ["stacked", "interleaved"])
+@pytest.mark.parametrize("shape, per_row", [((1, 64, 48), (True, True)), ((131, 320, 400), (False, True)),
+                                            ((300, 192, 1040), (True, False)), ((2048, 1024, 512), (True, True))])
+def test_gpu_matches_fp64(activation, layout, shape, per_row):
+    _gpu()
+    m, n, k = shape
+    a, w, sa, sw, b = make_fp8(m, n, k, per_row=per_row, device="cuda", seed=m + n)
+    got = glukit.gated_projection_fp8(a, w, sa, sw, b, activation=activation, layout=layout)
+    ref, bound = fp8_bound(a.cpu(), w.cpu(), sa.cpu(), sw.cpu(), b.cpu(), activation, layout, torch.bfloat16)
+    err = (got.cpu().double() - ref).abs()
+    assert torch.isfinite(got).all()
+    assert (err <= bound).all(), f"worst {(err / bound).max().item():.3g} of the bound"
+    assert ((got.cpu().double() - ref).norm() / ref.norm()).item() < 1e-2
+
+
+@pytest.mark.gpu
+def test_gpu_ragged_fp16_and_nan():
+    _gpu()
+    a, w, sa, sw, b = make_fp8(37, 21, 80, bias=True, dtype=torch.float16, device="cuda")
+    got = glukit.gated_projection_fp8(a, w, sa, sw, b)
+    assert got.dtype == torch.float16 and got.shape == (37, 21)
+    want = gated_fp8_reference(a, w, sa, sw, b, "silu", "stacked", torch.float16)
+    torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-2)
+    a2 = a.clone()
+    a2[4, 7] = torch.tensor(float("nan")).to(FP8)
+    out = glukit.gated_projection_fp8(a2, w, sa, sw, b)
+    assert torch.isnan(out[4]).all() and not torch.isnan(out[torch.arange(37) != 4]).any()
+
+
+@pytest.mark.gpu
+def test_gpu_errors_before_launch():
+    _gpu()
+    a, w, sa, sw, b = make_fp8(8, 32, 32, device="cuda")
+    with pytest.raises(ValueError, match="scale_w: on cpu"):
+        glukit.gated_projection_fp8(a, w, sa, sw.cpu(), b)
+    with pytest.raises(ValueError, match="a: dtype must be torch.float8_e4m3fn"):
+        glukit.gated_projection_fp8(a.to(torch.float8_e5m2), w, sa, sw, b)
+
+
+@pytest.mark.gpu
+def test_gpu_compile_fullgraph_and_module():
+    _gpu()
+    torch.manual_seed(0)
+    m = GatedMLPUp(256, 384, bias=True, device="cuda", dtype=torch.bfloat16)
+    x = torch.randn(64, 256, device="cuda", dtype=torch.bfloat16)
+    want = m(x).float()
+    m.to_fp8()
+    eager = m(x)
+    compiled = torch.compile(m, fullgraph=True)(x)
+    torch.testing.assert_close(compiled, eager, rtol=0, atol=0)
+    assert ((eager.float() - want).norm() / want.norm()).item() < 0.1
