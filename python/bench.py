@@ -43,10 +43,18 @@ and y, set to None before) of eager PyTorch, torch.compile of it and ``glukit.ad
 (its backward recomputes X in glukit::addmm_glu_backward, which also sums the bias
 gradient), timed in turns as the MLP step.
 
-    python python/bench.py OUT.json [--iters 50] [--warmup 10] [--parts ops,training,addmm_training]
+The fp8 gated projection (``--parts fp8``): SwiGLU, W stacked (2n x K) in e4m3, no bias,
+bf16 out, at M in {256, 2048, 4096, 8192} x (K, n) in {(4096, 14336), (8192, 28672)}, in
+turns as the ops: ``glukit.gated_projection_fp8`` with per-tensor scales and with per-token
+x per-channel scales; ``torch._scaled_mm`` of width 2n alone (per-tensor, bf16 out: the
+cuBLASLt fp8 GEMM); the unfused path (that GEMM, then ``F.silu(g) * u``; with per-row scales
+as glukit's second variant) and torch.compile of it. Quantisation is outside the timing
+(the operands arrive in e4m3, as a down projection's input would from the layer before).
+
+    python python/bench.py OUT.json [--iters 50] [--warmup 10] [--parts ops,training,addmm_training,fp8]
 
 Prints markdown tables and writes the results as JSON to OUT.json ("results": the ops,
-"training": the MLP steps, "addmm_training": addmm_glu's steps).
+"training": the MLP steps, "addmm_training": addmm_glu's steps, "fp8": the fp8 rows).
 """
 import argparse
 import functools
@@ -471,6 +479,72 @@ def bench_addmm_training(rounds=TRAINING_ROUNDS):
     return rows
 
 
+FP8_SHAPES = [(m, 14336, 4096) for m in (256, 2048, 4096, 8192)] + [(m, 28672, 8192) for m in (256, 2048, 4096)]
+
+
+def fp8_input_sets(m, n, k):
+    """Rotated sets of (a, w, per-tensor scale_a, scale_w, per-row scale_a, scale_w), e4m3 a and w."""
+    one = m * k + 2 * n * k + 2 * (3 * m * n)
+    sets = []
+    for _ in range(set_count(one)):
+        a = (torch.rand(m, k, device="cuda") * 4 - 2).to(torch.float8_e4m3fn)
+        w = (torch.rand(2 * n, k, device="cuda") * 4 - 2).to(torch.float8_e4m3fn)
+        sets.append((a, w, torch.tensor(0.01, device="cuda"), torch.tensor(0.02, device="cuda"),
+                     torch.rand(m, 1, device="cuda") * 0.01 + 0.005, torch.rand(1, 2 * n, device="cuda") * 0.02 + 0.01))
+    return sets
+
+
+def fp8_unfused(a, w, sa, sw, ra, rw):
+    x = torch._scaled_mm(a, w.t(), sa, sw, out_dtype=torch.bfloat16)
+    g, u = x.chunk(2, -1)
+    return F.silu(g) * u
+
+
+def fp8_unfused_rowwise(a, w, sa, sw, ra, rw):
+    x = torch._scaled_mm(a, w.t(), ra, rw, out_dtype=torch.bfloat16)
+    g, u = x.chunk(2, -1)
+    return F.silu(g) * u
+
+
+def bench_fp8(args):
+    """The fp8 gated projection rows (see the module docstring)."""
+    rows = []
+    compiled = torch.compile(fp8_unfused, fullgraph=True, dynamic=False)
+    fns = {
+        "glukit": lambda a, w, sa, sw, ra, rw: glukit.gated_projection_fp8(a, w, sa, sw),
+        "glukit_rowwise": lambda a, w, sa, sw, ra, rw: glukit.gated_projection_fp8(a, w, ra, rw),
+        "scaled_mm": lambda a, w, sa, sw, ra, rw: torch._scaled_mm(a, w.t(), sa, sw, out_dtype=torch.bfloat16),
+        "unfused": fp8_unfused, "unfused_rowwise": fp8_unfused_rowwise, "compile": compiled}
+    with torch.no_grad():
+        for m, n, k in FP8_SHAPES:
+            sets = fp8_input_sets(m, n, k)
+            errs = {}
+            for label, ref_fn in (("glukit", fp8_unfused), ("glukit_rowwise", fp8_unfused_rowwise)):
+                ref = ref_fn(*sets[0]).float()
+                errs[label] = ((fns[label](*sets[0]).float() - ref).norm() / ref.norm()).item()
+            r = {"op": "gated_projection_fp8 (silu, stacked, no bias, bf16 out)", "m": m, "n": n, "k": k,
+                 "input_sets": len(sets), "rel_l2_vs_unfused": errs["glukit"],
+                 "rowwise_rel_l2_vs_unfused": errs["glukit_rowwise"]}
+            for label, ms in time_in_turns(fns, sets, args.warmup, args.iters).items():
+                r[f"{label}_ms"] = ms
+                r[f"{label}_tflops"] = 2 * m * 2 * n * k / (ms * 1e-3) / 1e12
+            rows.append(r)
+            print(f"fp8 {m} x {n} x {k}: " + ", ".join(f"{l} {r[l + '_ms']:.4f} ms" for l in fns), flush=True)
+            del sets
+            torch.cuda.empty_cache()
+    print()
+    print("| M | n | K | glukit ms | glukit row-wise ms | _scaled_mm 2n ms | unfused ms | unfused row-wise ms "
+          "| compile ms | vs _scaled_mm | vs unfused | vs compile | row-wise vs unfused row-wise | glukit TFLOP/s |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        print(f"| {r['m']} | {r['n']} | {r['k']} | {r['glukit_ms']:.4f} | {r['glukit_rowwise_ms']:.4f} | "
+              f"{r['scaled_mm_ms']:.4f} | {r['unfused_ms']:.4f} | {r['unfused_rowwise_ms']:.4f} | "
+              f"{r['compile_ms']:.4f} | {r['scaled_mm_ms'] / r['glukit_ms']:.2f}x | "
+              f"{r['unfused_ms'] / r['glukit_ms']:.2f}x | {r['compile_ms'] / r['glukit_ms']:.2f}x | "
+              f"{r['unfused_rowwise_ms'] / r['glukit_rowwise_ms']:.2f}x | {r['glukit_tflops']:.0f} |")
+    return rows
+
+
 def bench_ops(args):
     """The addmm_glu and gated_projection rows (see the module docstring)."""
     rows = []
@@ -512,17 +586,18 @@ def main():
     p.add_argument("json_out")
     p.add_argument("--iters", type=int, default=50)
     p.add_argument("--warmup", type=int, default=10)
-    p.add_argument("--parts", default="ops,training", help="comma-separated: ops, training, addmm_training")
+    p.add_argument("--parts", default="ops,training", help="comma-separated: ops, training, addmm_training, fp8")
     p.add_argument("--training-rounds", type=int, default=TRAINING_ROUNDS)
     args = p.parse_args()
     parts = set(args.parts.split(","))
-    if not parts <= {"ops", "training", "addmm_training"}:
-        sys.exit(f"bench.py: --parts takes ops, training and addmm_training (got {args.parts!r})")
+    if not parts <= {"ops", "training", "addmm_training", "fp8"}:
+        sys.exit(f"bench.py: --parts takes ops, training, addmm_training and fp8 (got {args.parts!r})")
     if not torch.cuda.is_available() or not glukit.cuda_available():
         sys.exit(f"bench.py: needs a GPU and glukit._C ({glukit.extension_error()!r})")
     rows = bench_ops(args) if "ops" in parts else []
     training = bench_training(args.training_rounds) if "training" in parts else []
     addmm_training = bench_addmm_training(args.training_rounds) if "addmm_training" in parts else []
+    fp8 = bench_fp8(args) if "fp8" in parts else []
     meta = {"torch": torch.__version__, "cuda": torch.version.cuda, "device": torch.cuda.get_device_name(),
             "iters": args.iters, "warmup": args.warmup, "warmup_seconds": WARMUP_SECONDS,
             "timing": f"CUDA events per call (created before the timed loop), the variants in turns of {BLOCK} "
@@ -534,7 +609,8 @@ def main():
                                f"{TRAINING_WARMUP_STEPS} steps of each and {TRAINING_WARMUP_SECONDS} s of turns; "
                                "*_step_mib: peak allocation of one step less what was allocated before it"}
     with open(args.json_out, "w") as f:
-        json.dump({"meta": meta, "results": rows, "training": training, "addmm_training": addmm_training}, f,
+        json.dump({"meta": meta, "results": rows, "training": training, "addmm_training": addmm_training,
+                   "fp8": fp8}, f,
                   indent=2)
     print(f"\nwrote {args.json_out}")
 
