@@ -1,4 +1,6 @@
-// The fp8 (e4m3) gated-projection benchmarks of glukit_bench: fp8_gated/bf16/nk/M/n/K at
+// The fp8 (e4m3) benchmarks of glukit_bench. fp8_addmm_glu/bf16/nk/M/N/K (bm_fp8_addmm):
+// addmm_glu at the blog's shapes and M = 2048 / 8192 x 14336 x 4096, against cuBLASLt's fp8
+// GEMM alone and its fp8 bias GEMM + the gate. fp8_gated/bf16/nk/M/n/K at
 // M in {16, 256, 2048, 4096, 8192} x (K, n) in {(4096, 14336), (8192, 28672)}: A and W
 // (2n x k, stacked, one nn.Linear weight) in e4m3, bias of 2n and output in bf16, SwiGLU.
 // One benchmark per shape times, launch by launch in turns on input sets rotated past the
@@ -9,6 +11,7 @@
 //                        out, no bias): the fastest of the heuristic's top 8, picked first
 //   unfused_us           cuBLASLt's fp8 bias GEMM of width 2n (its fastest), then
 //                        silu(g) * u over the M x 2n result (act_mul_kernel)
+//   glukit_128x128_us, glukit_128x256_us  the default's two candidates above decode, per-tensor
 // and the ratios vs_cublaslt, vs_unfused (glukit per-tensor), rowscale_vs_cublaslt. The
 // iteration time is glukit_us; TFLOPS counts 2 M 2n K. glukit's output is checked once
 // against the unfused path's (relative L2, rel_l2).
@@ -21,6 +24,7 @@
 #include <cuda_fp8.h>
 
 #include "act_mul.cuh"
+#include "gate_kernel.cuh"
 #include "baseline_runs.cuh"
 #include "bench_context.hpp"
 #include "common/device_data.cuh"
@@ -66,31 +70,35 @@ struct Fp8Shape {
   }
 };
 
-/// Rotated input sets: A, W, the scales (per row and per tensor), bias, X (the unfused
-/// path's M x 2n result) and out.
+/// Rotated input sets: A, W (rows: 2n gated, n for addmm_glu), the scales (per row, then
+/// the per-tensor one), bias, X (the unfused path's GEMM result, M x rows), out and (addmm_glu) Y.
 struct Fp8Operands {
   struct Set {
     DeviceBuffer<std::uint8_t> a, w;  ///< e4m3 codes (F8)
     DeviceBuffer<float> sa, sw;
-    DeviceBuffer<T> bias, x, out;
+    DeviceBuffer<T> bias, x, out, y;
   };
   Fp8Shape s;
+  std::int64_t rows;  ///< W's rows
   std::vector<Set> sets;
-  Fp8Operands(const Fp8Shape& shape, std::uint64_t seed, cudaStream_t stream) : s(shape) {
-    const auto mk = std::size_t(s.m * s.k), wk = std::size_t(2 * s.n * s.k), mn = std::size_t(s.m * s.n);
-    const double set_bytes = double(mk + wk) + 2.0 * double(2 * s.n + 3 * mn);
+  Fp8Operands(const Fp8Shape& shape, bool gated, std::uint64_t seed, cudaStream_t stream)
+      : s(shape), rows(gated ? 2 * shape.n : shape.n) {
+    const auto mk = std::size_t(s.m * s.k), wk = std::size_t(rows * s.k), mn = std::size_t(s.m * s.n);
+    const std::size_t ym = gated ? 0 : mn;
+    const double set_bytes = double(mk + wk) + 2.0 * double(rows + std::size_t(s.m * rows) + mn + ym);
     const int count = std::clamp(int(2.0 * double(device_info().l2_bytes) / set_bytes) + 1, 2, 8);
     for (int i = 0; i < count; ++i) {
       Set st{DeviceBuffer<std::uint8_t>(mk), DeviceBuffer<std::uint8_t>(wk), DeviceBuffer<float>(std::size_t(s.m) + 1),
-             DeviceBuffer<float>(std::size_t(2 * s.n) + 1), DeviceBuffer<T>(std::size_t(2 * s.n)),
-             DeviceBuffer<T>(2 * mn), DeviceBuffer<T>(mn)};
+             DeviceBuffer<float>(std::size_t(rows) + 1), DeviceBuffer<T>(std::size_t(rows)),
+             DeviceBuffer<T>(std::size_t(s.m * rows)), DeviceBuffer<T>(mn), DeviceBuffer<T>(ym)};
       fill_fp8_kernel<<<detail::grid_for(mk, 256), 256, 0, stream>>>(fp8(st.a), mk, seed + 5 * i, 4.f);
       fill_fp8_kernel<<<detail::grid_for(wk, 256), 256, 0, stream>>>(fp8(st.w), wk, seed + 5 * i + 1, 4.f);
       fill_float_kernel<<<detail::grid_for(st.sa.size(), 256), 256, 0, stream>>>(st.sa.get(), st.sa.size(),
                                                                                    seed + 5 * i + 2);
       fill_float_kernel<<<detail::grid_for(st.sw.size(), 256), 256, 0, stream>>>(st.sw.get(), st.sw.size(),
                                                                                    seed + 5 * i + 3);
-      fill_nonzero(st.bias.get(), std::size_t(2 * s.n), seed + 5 * i + 4, 1.f, stream);
+      fill_nonzero(st.bias.get(), std::size_t(rows), seed + 5 * i + 4, 1.f, stream);
+      if (ym > 0) fill_nonzero(st.y.get(), ym, seed + 5 * i + 5, 1.f, stream);
       poison(st.out.get(), mn, stream);
       GLUKIT_BENCH_CHECK_LAUNCH();
       sets.push_back(std::move(st));
@@ -103,19 +111,31 @@ struct Fp8Operands {
     glukit::GatedProjectionFp8ArgsT<T> g;
     g.a = fp8(st.a), g.w = fp8(st.w), g.bias = st.bias.get(), g.out = st.out.get();
     g.scale_a = per_row ? st.sa.get() : st.sa.get() + s.m;
-    g.scale_w = per_row ? st.sw.get() : st.sw.get() + 2 * s.n;
+    g.scale_w = per_row ? st.sw.get() : st.sw.get() + rows;
     g.scale_a_kind = g.scale_w_kind = per_row ? glukit::ScaleKind::per_row : glukit::ScaleKind::tensor;
     g.m = s.m, g.n = s.n, g.k = s.k, g.lda = s.k, g.ldw = s.k, g.ldo = s.n;
     return g;
   }
+  /// addmm_glu's arguments (B = W, n x k).
+  glukit::AddmmGluFp8ArgsT<T> addmm_args(int i, bool per_row) const {
+    const Set& st = set(i);
+    glukit::AddmmGluFp8ArgsT<T> g;
+    g.a = fp8(st.a), g.b = fp8(st.w), g.bias = st.bias.get(), g.y = st.y.get(), g.out = st.out.get();
+    g.scale_a = per_row ? st.sa.get() : st.sa.get() + s.m;
+    g.scale_b = per_row ? st.sw.get() : st.sw.get() + rows;
+    g.scale_a_kind = g.scale_b_kind = per_row ? glukit::ScaleKind::per_row : glukit::ScaleKind::tensor;
+    g.m = s.m, g.n = s.n, g.k = s.k, g.lda = s.k, g.ldb = s.k, g.ldy = s.n, g.ldo = s.n;
+    return g;
+  }
 };
 
-/// cuBLASLt's fp8 GEMM X (m x 2n, bf16) = sa sw A W^T (+ bias): the first operand W (k x 2n
-/// column-major, transposed), the second A^T (k x m), both K-major as fp8 requires;
-/// per-tensor scales through the A/B scale pointers (set per run: they move with the set).
+/// cuBLASLt's fp8 GEMM X (m x cols, bf16) = sa sw A W^T (+ bias), W cols x k: the first
+/// operand W (k x cols column-major, transposed), the second A^T (k x m), both K-major as fp8
+/// requires; per-tensor scales through the A/B scale pointers (set per run: they move with
+/// the set). cols: 2n for the gated projection, n for addmm_glu.
 class Fp8Lt {
  public:
-  Fp8Lt(const Fp8Shape& s, bool bias) : s_(s) {
+  Fp8Lt(std::int64_t m, std::int64_t cols, std::int64_t k, bool bias) : bias_(bias) {
     GLUKIT_BENCH_CHECK_CUBLAS(cublasLtMatmulDescCreate(&op_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     const cublasOperation_t t = CUBLAS_OP_T, n = CUBLAS_OP_N;
     set(CUBLASLT_MATMUL_DESC_TRANSA, t);
@@ -123,9 +143,9 @@ class Fp8Lt {
     const cublasLtEpilogue_t epi = bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
     set(CUBLASLT_MATMUL_DESC_EPILOGUE, epi);
     if (bias) set(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, std::int32_t{CUDA_R_16BF});
-    GLUKIT_BENCH_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&lw_, CUDA_R_8F_E4M3, s.k, 2 * s.n, s.k));
-    GLUKIT_BENCH_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&la_, CUDA_R_8F_E4M3, s.k, s.m, s.k));
-    GLUKIT_BENCH_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&lx_, CUDA_R_16BF, 2 * s.n, s.m, 2 * s.n));
+    GLUKIT_BENCH_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&lw_, CUDA_R_8F_E4M3, k, cols, k));
+    GLUKIT_BENCH_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&la_, CUDA_R_8F_E4M3, k, m, k));
+    GLUKIT_BENCH_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&lx_, CUDA_R_16BF, cols, m, cols));
     cublasLtMatmulPreference_t pref = nullptr;
     GLUKIT_BENCH_CHECK_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
     std::size_t ws = cublaslt_workspace_bytes();
@@ -149,17 +169,25 @@ class Fp8Lt {
     cublasLtMatmulDescDestroy(op_);
   }
   int candidates() const { return count_; }
-  bool run(int algo, const Fp8Operands::Set& st, cudaStream_t stream) {
-    const float* sa = st.sa.get() + s_.m;  // the per-tensor scales
-    const float* sw = st.sw.get() + 2 * s_.n;
-    const T* bias = st.bias.get();
+  /// cuBLASLt's status of candidate `algo`: x = sa sw a w^T (+ bias), sa and sw one value each.
+  cublasStatus_t try_run(int algo, const void* a, const void* w, const float* sa, const float* sw, const T* bias, T* x,
+                         cudaStream_t stream) {
     set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, sw);  // cuBLAS's A is W
     set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, sa);
-    set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
+    if (bias_) set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
     const float alpha = 1.f, beta = 0.f;
-    return cublasLtMatmul(cublaslt_handle(), op_, &alpha, st.w.get(), lw_, st.a.get(), la_, &beta, st.x.get(), lx_,
-                          st.x.get(), lx_, &algos_[algo], cublaslt_workspace(),
-                          cublaslt_workspace_bytes(), stream) == CUBLAS_STATUS_SUCCESS;
+    return cublasLtMatmul(cublaslt_handle(), op_, &alpha, w, lw_, a, la_, &beta, x, lx_, x, lx_, &algos_[algo],
+                          cublaslt_workspace(), cublaslt_workspace_bytes(), stream);
+  }
+  /// ... on a gated set (the per-tensor scales are the last of each scale buffer).
+  template <class Set>
+  cublasStatus_t try_run(int algo, const Set& st, std::int64_t m, std::int64_t cols, cudaStream_t stream) {
+    return try_run(algo, st.a.get(), st.w.get(), st.sa.get() + m, st.sw.get() + cols, st.bias.get(), st.x.get(),
+                   stream);
+  }
+  template <class Set>
+  bool run(int algo, const Set& st, std::int64_t m, std::int64_t cols, cudaStream_t stream) {
+    return try_run(algo, st, m, cols, stream) == CUBLAS_STATUS_SUCCESS;
   }
 
  private:
@@ -167,7 +195,7 @@ class Fp8Lt {
   void set(cublasLtMatmulDescAttributes_t attr, V v) {
     GLUKIT_BENCH_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(op_, attr, &v, sizeof(v)));
   }
-  Fp8Shape s_;
+  bool bias_;
   cublasLtMatmulDesc_t op_ = nullptr;
   cublasLtMatrixLayout_t lw_ = nullptr, la_ = nullptr, lx_ = nullptr;
   // Arrays, not std::vectors: destroying a std::vector of cuBLASLt's algorithm or heuristic
@@ -176,21 +204,35 @@ class Fp8Lt {
   int count_ = 0;
 };
 
+/// The default's two candidates above decode, timed beside it (the rule is the 16-bit one's).
+using Gated128x128 = glukit::policy::GatedTma128x128<glukit::arch::sm90a>;
+using Gated128x256 = glukit::policy::GatedTma128x256<glukit::arch::sm90a>;
+
 void bm_fp8_gated(benchmark::State& state, Fp8Shape s) {
   for (auto _ : state) {
     Stream stream;
-    const Fp8Operands ops(s, next_seed(), stream);
-    Fp8Lt gemm(s, false), biased(s, true);
+    const Fp8Operands ops(s, true, next_seed(), stream);
+    Fp8Lt gemm(s.m, 2 * s.n, s.k, false), biased(s.m, 2 * s.n, s.k, true);
     const double estimate_us = std::max(s.flops() / 1200e12, double(2 * s.n * s.k) / 3000e9) * 1e6;
     const int samples = std::min(settings().samples, std::max(20, int(300e3 / std::max(estimate_us, 1.0))));
     const LaunchCounts counts = launch_counts(settings().warmup, samples);
     const auto unfused = [&](int algo, int i) {
-      if (!biased.run(algo, ops.set(i), stream)) return false;
+      if (!biased.run(algo, ops.set(i), s.m, 2 * s.n, stream)) return false;
       launch_act_mul(ops.set(i).x.get(), ops.set(i).out.get(), s.m, s.n, stream);
       return true;
     };
+    std::string lt_error;
+    for (Fp8Lt* lt : {&gemm, &biased})
+      if (const cublasStatus_t e = lt->try_run(0, ops.set(0), s.m, 2 * s.n, stream);
+          e != CUBLAS_STATUS_SUCCESS && lt_error.empty())
+        lt_error = std::string("fp8: cuBLASLt's first candidate failed: ") + cublasGetStatusString(e) +
+                   (lt == &biased ? " (bias epilogue)" : " (no epilogue)");
+    if (!lt_error.empty()) {
+      fail(state, lt_error);
+      break;
+    }
     const int gemm_algo = fastest_candidate(stream, 0, gemm.candidates(), counts,
-                                            [&](int c, int i) { return gemm.run(c, ops.set(i), stream); });
+                                            [&](int c, int i) { return gemm.run(c, ops.set(i), s.m, 2 * s.n, stream); });
     const int unfused_algo = fastest_candidate(stream, 0, biased.candidates(), counts, unfused);
     // The check, once: glukit's output on set 0 against the unfused path's.
     DeviceBuffer<T> expected(std::size_t(s.m * s.n));
@@ -217,8 +259,10 @@ void bm_fp8_gated(benchmark::State& state, Fp8Shape s) {
         stream,
         {[&] { ok = ok && glukit::gated_projection(ops.args(call++, false), stream).ok(); },
          [&] { ok = ok && glukit::gated_projection(ops.args(call++, true), stream).ok(); },
-         [&] { ok = ok && gemm.run(gemm_algo, ops.set(call++), stream); },
-         [&] { ok = ok && unfused(unfused_algo, call++); }},
+         [&] { ok = ok && gemm.run(gemm_algo, ops.set(call++), s.m, 2 * s.n, stream); },
+         [&] { ok = ok && unfused(unfused_algo, call++); },
+         [&] { ok = ok && glukit::gated_projection<Gated128x128>(ops.args(call++, false), stream).ok(); },
+         [&] { ok = ok && glukit::gated_projection<Gated128x256>(ops.args(call++, false), stream).ok(); }},
         counts.warmup, counts.samples);
     if (!ok) {
       fail(state, "fp8: a launch failed while timed");
@@ -236,10 +280,90 @@ void bm_fp8_gated(benchmark::State& state, Fp8Shape s) {
     state.counters["vs_cublaslt"] = med[2] / med[0];
     state.counters["vs_unfused"] = med[3] / med[0];
     state.counters["rowscale_vs_cublaslt"] = med[2] / med[1];
+    state.counters["glukit_128x128_us"] = med[4];
+    state.counters["glukit_128x256_us"] = med[5];
     state.counters["rel_l2"] = c.relative_l2;
     state.counters["sets"] = double(ops.sets.size());
     state.SetLabel("default " + std::string(glukit::sm90::default_gated_kernel(s.m, s.n, s.k, device_info().sm_count)
                                                 .name()));
+  }
+}
+
+/// addmm_glu on e4m3 operands (B n x k), bf16 bias, Y and out: glukit's default with per-tensor
+/// and per-row scales, cuBLASLt's fp8 GEMM alone (n wide), and the unfused path (its fp8 bias
+/// GEMM, then X + X * Y: gate_kernel.cuh), in turns.
+void bm_fp8_addmm(benchmark::State& state, Fp8Shape s) {
+  for (auto _ : state) {
+    Stream stream;
+    const Fp8Operands ops(s, false, next_seed(), stream);
+    Fp8Lt gemm(s.m, s.n, s.k, false), biased(s.m, s.n, s.k, true);
+    const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
+    const double estimate_us = std::max(flops / 1200e12, double(s.n * s.k) / 3000e9) * 1e6;
+    const int samples = std::min(settings().samples, std::max(20, int(300e3 / std::max(estimate_us, 1.0))));
+    const LaunchCounts counts = launch_counts(settings().warmup, samples);
+    const auto unfused = [&](int algo, int i) {
+      const auto& st = ops.set(i);
+      if (!biased.run(algo, st, s.m, s.n, stream)) return false;
+      launch_gate(st.x.get(), st.y.get(), st.out.get(), std::size_t(s.m * s.n), device_info().sm_count, stream);
+      return true;
+    };
+    std::string lt_error;
+    for (Fp8Lt* lt : {&gemm, &biased})
+      if (const cublasStatus_t e = lt->try_run(0, ops.set(0), s.m, s.n, stream);
+          e != CUBLAS_STATUS_SUCCESS && lt_error.empty())
+        lt_error = std::string("fp8 addmm: cuBLASLt's first candidate failed: ") + cublasGetStatusString(e);
+    if (!lt_error.empty()) {
+      fail(state, lt_error);
+      break;
+    }
+    const int gemm_algo = fastest_candidate(stream, 0, gemm.candidates(), counts,
+                                            [&](int c, int i) { return gemm.run(c, ops.set(i), s.m, s.n, stream); });
+    const int unfused_algo = fastest_candidate(stream, 0, biased.candidates(), counts, unfused);
+    DeviceBuffer<T> expected(std::size_t(s.m * s.n));
+    if (!unfused(unfused_algo, 0)) {
+      fail(state, "fp8 addmm: cuBLASLt's bias GEMM failed");
+      break;
+    }
+    GLUKIT_BENCH_CHECK_CUDA(cudaMemcpyAsync(expected.get(), ops.set(0).out.get(), expected.bytes(),
+                                            cudaMemcpyDeviceToDevice, stream));
+    poison(ops.set(0).out.get(), expected.size(), stream);
+    if (const glukit::Status st = glukit::addmm_glu(ops.addmm_args(0, false), stream); !st.ok()) {
+      fail(state, std::string("fp8 addmm_glu: ") + st.message());
+      break;
+    }
+    const Comparison c = compare(ops.set(0).out.get(), expected.get(), expected.size(), stream);
+    if (!c.passes(kTolerance)) {
+      fail(state, "fp8 addmm_glu: output differs from the unfused path: relative L2 " + std::to_string(c.relative_l2));
+      break;
+    }
+    int call = 0;
+    bool ok = true;
+    const std::vector<double> med = medians_in_turns(
+        stream,
+        {[&] { ok = ok && glukit::addmm_glu(ops.addmm_args(call++, false), stream).ok(); },
+         [&] { ok = ok && glukit::addmm_glu(ops.addmm_args(call++, true), stream).ok(); },
+         [&] { ok = ok && gemm.run(gemm_algo, ops.set(call++), s.m, s.n, stream); },
+         [&] { ok = ok && unfused(unfused_algo, call++); }},
+        counts.warmup, counts.samples);
+    if (!ok) {
+      fail(state, "fp8 addmm: a launch failed while timed");
+      break;
+    }
+    state.SetIterationTime(med[0] * 1e-6);
+    state.counters["M"] = double(s.m);
+    state.counters["N"] = double(s.n);
+    state.counters["K"] = double(s.k);
+    state.counters["glukit_us"] = med[0];
+    state.counters["glukit_rowscale_us"] = med[1];
+    state.counters["cublaslt_us"] = med[2];
+    state.counters["unfused_us"] = med[3];
+    state.counters["TFLOPS"] = flops / (med[0] * 1e-6) * 1e-12;
+    state.counters["vs_cublaslt"] = med[2] / med[0];
+    state.counters["vs_unfused"] = med[3] / med[0];
+    state.counters["rowscale_vs_unfused"] = med[3] / med[1];
+    state.counters["rel_l2"] = c.relative_l2;
+    state.SetLabel("default " +
+                   std::string(glukit::sm90::default_kernel(s.m, s.n, s.k, device_info().sm_count).name()));
   }
 }
 
@@ -251,6 +375,10 @@ void register_fp8() {
       const Fp8Shape s{m, kn.n, kn.k};
       configure(benchmark::RegisterBenchmark(("fp8_gated/" + s.key()).c_str(), bm_fp8_gated, s));
     }
+  // addmm_glu: the blog's shapes (B as an n x k weight) and Llama-3 8B's up projection.
+  for (const Fp8Shape& s : {Fp8Shape{1024, 21568, 256}, Fp8Shape{1024, 21568, 512}, Fp8Shape{1024, 21568, 1024},
+                            Fp8Shape{2048, 14336, 4096}, Fp8Shape{8192, 14336, 4096}})
+    configure(benchmark::RegisterBenchmark(("fp8_addmm_glu/" + s.key()).c_str(), bm_fp8_addmm, s));
 }
 
 }  // namespace glukit_bench

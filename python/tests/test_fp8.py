@@ -2,13 +2,14 @@
 implementation's shape and dtype, the CPU reference against the formula on dequantised
 operands, quantize_rows (saturation, zero rows, NaN), GatedMLPUp.to_fp8, and opcheck; with
 the ``gpu`` mark, glukit's kernel against the fp64 reference of the dequantised operands,
-every activation and both layouts, scales of both kinds, ragged shapes, NaN propagation,
+every activation and both layouts, scales of both kinds, ragged shapes (relative error: the
+per-element bound is the C++ GPU tests'), NaN propagation,
 torch.compile(fullgraph=True), and the errors raised before anything launches."""
 import pytest
 import torch
 
 import glukit
-from glukit.fp8 import FP8, FP8_MAX, check_gated_fp8_args, gated_fp8_reference, quantize_rows
+from glukit.fp8 import FP8, FP8_MAX, check_gated_fp8_args, quantize_rows
 from glukit.nn import GatedMLPUp
 from gated_inputs import ACTIVATIONS, EAGER_ACT
 
@@ -26,6 +27,14 @@ def make_fp8(m, n, k, per_row=(True, True), bias=True, dtype=torch.bfloat16, dev
     return [t.to(device) if t is not None else None for t in (a, w, sa, sw, b)]
 
 
+def check_close(got, ref):
+    """Relative L2 error below 2^-7 (bf16's rounding is 2^-9) and no element off by more than
+    2^-6 of the largest |ref|."""
+    err = got.cpu().double() - ref
+    assert (err.norm() / ref.norm()).item() < 2**-7
+    assert (err.abs().max() / ref.abs().max()).item() < 2**-6
+
+
 def fp64_formula(a, w, sa, sw, b, activation, layout):
     x = (a.double() @ w.double().T) * sa.double().reshape(-1, 1) * sw.double().reshape(1, -1)
     if b is not None:
@@ -34,34 +43,13 @@ def fp64_formula(a, w, sa, sw, b, activation, layout):
     return EAGER_ACT[activation](g) * u
 
 
-def fp8_bound(a, w, sa, sw, b, activation, layout, out_dtype):
-    """(reference, per-element bound), fp64. The bound is the C++ GPU tests' derivation
-    (test/gpu/fp8_sm90.cu): gate and up each off by at most e = (ceil(k / 32) 2^-12 + (k + 2)
-    2^-22) S, S the scaled magnitude sum |a| |w| |sa sw| + |b| (the tensor core's fp8
-    accumulation, fp32's own), carried to out = act(g) u by its slopes, |act'(g) u| e_g +
-    |act(g)| e_u, doubled for the second-order terms; plus one rounding of the output."""
-    k = a.shape[1]
-    x = (a.double() @ w.double().T) * sa.double().reshape(-1, 1) * sw.double().reshape(1, -1)
-    mag = (a.double().abs() @ w.double().abs().T) * sa.double().reshape(-1, 1).abs() * sw.double().reshape(1, -1).abs()
-    if b is not None:
-        x, mag = x + b.double(), mag + b.double().abs()
-    g, u = glukit.ops.split_gate_up(x, layout)
-    sg, su = glukit.ops.split_gate_up(mag, layout)
-    act = glukit.ops.GATED_ACTIVATIONS[activation]
-    ref = EAGER_ACT[activation](g) * u
-    rel = -(-k // 32) * 2.0**-12 + (k + 2) * 2.0**-22
-    unit = 2.0 ** -(8 if out_dtype == torch.bfloat16 else 11)
-    slope = (act.grad(g) * u).abs() * sg + act.act(g).abs() * su
-    return ref, unit * ref.abs() + 2 * rel * slope + 1e-30
-
-
 RULES = [
     (lambda t: t.update(a=t["a"].to(torch.bfloat16)), "a: dtype must be torch.float8_e4m3fn"),
     (lambda t: t.update(w=t["w"][:, :16]), "w: must be 2n x k"),
     (lambda t: t.update(w=t["w"][:-1]), "w: must have 2n rows"),
     (lambda t: t.update(sa=t["sa"].double()), "scale_a: dtype must be torch.float32"),
-    (lambda t: t.update(sa=torch.ones(3, 1)), "scale_a: must be one value or m x 1"),
-    (lambda t: t.update(sw=torch.ones(t["w"].shape[0], 1)), "scale_w: must be one value or 1 x 2n"),
+    (lambda t: t.update(sa=torch.ones(3, 1, device=DEV)), "scale_a: must be one value or m x 1"),
+    (lambda t: t.update(sw=torch.ones(t["w"].shape[0], 1, device=DEV)), "scale_w: must be one value or 1 x 2n"),
     (lambda t: t.update(b=t["b"][:-1]), "bias: must have 2n"),
     (lambda t: t.update(b=t["b"].half(), out=torch.bfloat16), "bias: dtype torch.float16 differs"),
     (lambda t: t.update(out=torch.float32), "out_dtype: must be torch.float16 or torch.bfloat16"),
@@ -150,15 +138,15 @@ def _gpu():
 @pytest.mark.parametrize("shape, per_row", [((1, 64, 48), (True, True)), ((131, 320, 400), (False, True)),
                                             ((300, 192, 1040), (True, False)), ((2048, 1024, 512), (True, True))])
 def test_gpu_matches_fp64(activation, layout, shape, per_row):
+    # The per-element bound (the tensor core's fp8 accumulation carried through each
+    # activation's slopes and its own fp32 error) is checked by the C++ GPU tests
+    # (test/gpu/fp8_sm90.cu); here the op against the fp64 formula as a whole.
     _gpu()
     m, n, k = shape
     a, w, sa, sw, b = make_fp8(m, n, k, per_row=per_row, device="cuda", seed=m + n)
     got = glukit.gated_projection_fp8(a, w, sa, sw, b, activation=activation, layout=layout)
-    ref, bound = fp8_bound(a.cpu(), w.cpu(), sa.cpu(), sw.cpu(), b.cpu(), activation, layout, torch.bfloat16)
-    err = (got.cpu().double() - ref).abs()
     assert torch.isfinite(got).all()
-    assert (err <= bound).all(), f"worst {(err / bound).max().item():.3g} of the bound"
-    assert ((got.cpu().double() - ref).norm() / ref.norm()).item() < 1e-2
+    check_close(got, fp64_formula(a.cpu(), w.cpu(), sa.cpu(), sw.cpu(), b.cpu(), activation, layout))
 
 
 @pytest.mark.gpu
@@ -167,8 +155,7 @@ def test_gpu_ragged_fp16_and_nan():
     a, w, sa, sw, b = make_fp8(37, 21, 80, bias=True, dtype=torch.float16, device="cuda")
     got = glukit.gated_projection_fp8(a, w, sa, sw, b)
     assert got.dtype == torch.float16 and got.shape == (37, 21)
-    want = gated_fp8_reference(a, w, sa, sw, b, "silu", "stacked", torch.float16)
-    torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-2)
+    check_close(got, fp64_formula(a.cpu(), w.cpu(), sa.cpu(), sw.cpu(), b.cpu(), "silu", "stacked"))
     a2 = a.clone()
     a2[4, 7] = torch.tensor(float("nan")).to(FP8)
     out = glukit.gated_projection_fp8(a2, w, sa, sw, b)

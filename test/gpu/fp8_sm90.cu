@@ -1,6 +1,6 @@
 // GPU tests of the fp8 (e4m3) gated projection and addmm_glu on sm90a (kernels/fp8.hpp):
 // random e4m3 A and W (their padding NaN codes, so a read past a row shows), scales of
-// both kinds (per tensor, per row) in [0.5, 2], bias and output in fp16 / bf16, both W
+// both kinds (per tensor, per row) in [1/16, 1/4], bias and output in fp16 / bf16, both W
 // orders, every activation, ragged shapes (m = 1, n odd, k not a multiple of 128, padded
 // leading dimensions), the default's picks from decode to wide tiles; a NaN input
 // propagates to its row only; argument errors name the argument and launch nothing.
@@ -39,8 +39,10 @@ std::vector<std::uint8_t> random_fp8(std::int64_t rows, std::int64_t cols, std::
 }
 double fp8_value(std::uint8_t c) { return fp8_to_float<Fp8Format::e4m3>(c); }
 
+/// Scales in [1/16, 1/4]: with values up to 2 the gate and up stay far inside fp16's range
+/// at the tested k (|g u| < 2^16).
 std::vector<float> random_scales(std::int64_t count, std::mt19937_64& rng) {
-  std::uniform_real_distribution<float> d(0.5f, 2.f);
+  std::uniform_real_distribution<float> d(0.0625f, 0.25f);
   std::vector<float> v(static_cast<std::size_t>(count));
   for (auto& x : v) x = d(rng);
   return v;
@@ -182,7 +184,7 @@ void check_fp8(const char* what, const Fp8Shape& shape, Launch launch) {
 /// Ragged shapes of both W orders, both scale kinds.
 std::vector<Fp8Shape> ragged_fp8_shapes(GateLayout layout) {
   const bool st = layout == GateLayout::stacked;
-  return {{1, st ? 21 : 64, 144, 160, 176, 32, true, layout, ScaleKind::per_row, ScaleKind::per_row},
+  return {{1, st ? 21 : 64, 144, 160, 176, st ? 32 : 72, true, layout, ScaleKind::per_row, ScaleKind::per_row},
           {131, st ? 333 : 320, 400, 0, 416, 344, true, layout, ScaleKind::tensor, ScaleKind::per_row},
           {300, st ? 97 : 192, 1040, 0, 0, 0, false, layout, ScaleKind::per_row, ScaleKind::tensor},
           {64, 64, 128, 0, 0, 0, true, layout, ScaleKind::tensor, ScaleKind::tensor}};

@@ -44,7 +44,7 @@ struct StagedEpilogue : Epilogue<P> {
   /// A scaled problem's dequantisation (ExtraOperandsT: scale_a, scale_b and their steps):
   /// each accumulator times its row's A scale and its column's B scale (B's row of the
   /// column: W's row of a gated tile's column, Plan::Pairs), before the bias is added.
-  /// Accumulators outside the output get 0 (never stored).
+  /// Accumulators outside the output get 0 (never stored). Steps: 0 (one scale) or 1.
   GLUKIT_DEVICE void dequantise(float (&acc)[R], const float* sa, std::int64_t sa_step, const float* sb,
                                 std::int64_t sb_step) const {
     float ra[2];
@@ -60,21 +60,30 @@ struct StagedEpilogue : Epilogue<P> {
       return;
     }
 #pragma unroll
-    for (int j = 0; j < J; ++j)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int t = 8 * j + 2 * q + e;  // the accumulator's tile column
-        std::int64_t col, b_row;
-        if constexpr (Base::gated) {
-          col = n0 + Base::Pairs::out_col(t);
-          b_row = Base::Pairs::w_row(n0, t, a.n, Base::Plan::gate_layout);
-        } else {
-          col = b_row = n0 + t;
-        }
-        const float cb = col < a.n ? __ldg(sb + b_row * sb_step) : 0.f;
-        acc[4 * j + e] *= ra[0] * cb;
-        acc[4 * j + 2 + e] *= ra[1] * cb;
+    for (int j = 0; j < J; ++j) {
+      // The pair's two columns (tile columns t, t + 1) are adjacent rows of B (one run of a
+      // gated tile): one 8-byte load where both lie inside n and the address is 8-byte aligned
+      // (the steps are 0 or 1: here 1).
+      const int t = 8 * j + 2 * q;
+      std::int64_t col, b_row;
+      if constexpr (Base::gated) {
+        col = n0 + Base::Pairs::out_col(t);
+        b_row = Base::Pairs::w_row(n0, t, a.n, Base::Plan::gate_layout);
+      } else {
+        col = b_row = n0 + t;
       }
+      float2 cb;
+      if (col + 1 < a.n && reinterpret_cast<std::uintptr_t>(sb + b_row) % 8 == 0) {
+        cb = __ldg(reinterpret_cast<const float2*>(sb + b_row));
+      } else {
+        cb.x = col < a.n ? __ldg(sb + b_row) : 0.f;
+        cb.y = col + 1 < a.n ? __ldg(sb + b_row + 1) : 0.f;
+      }
+      acc[4 * j] *= ra[0] * cb.x;
+      acc[4 * j + 1] *= ra[0] * cb.y;
+      acc[4 * j + 2] *= ra[1] * cb.x;
+      acc[4 * j + 3] *= ra[1] * cb.y;
+    }
   }
 
   /// This lane's row address in a Layout tile at tile_s (rows from m0) for its ldmatrix /
