@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU machine (cuobjdump there): per addmm_glu kernel of a binary, its HGMMA
+# On the GPU machine (cuobjdump there): per addmm_glu kernel of a binary, its HGMMA (QGMMA: e4m3)
 # forms and the counts of HGMMA, local-memory instructions (LDL/STL), WARPGROUP.DEPBAR
 # (one per wgmma wait: more means ptxas serialised wgmma), LDSM, STSM and mbarrier
 # arrivals (SYNCS.ARRIVE), the special-function operations of the epilogue (MUFU.EX2,
@@ -15,7 +15,7 @@ cuobjdump -sass "$bin" | "$demangle" | awk -v filter="$filter" '
       printf "%s %s HGMMA %d local %d DEPBAR %d LDSM %d STSM %d SYNCS.ARRIVE %d MUFU.EX2 %d MUFU.RCP %d RED %d\n", fn, forms, h, l, d, lm, sm, ar, ex, rc, rg
   }
   /Function : / { flush(); fn = $0; sub(/.*Function : /, "", fn); forms = ""; h = l = d = lm = sm = ar = ex = rc = rg = 0; next }
-  /HGMMA\./ { h++; match($0, /HGMMA\.[0-9x]+\.[A-Z0-9.]+/); f = substr($0, RSTART, RLENGTH);
+  /[HQ]GMMA\./ { h++; match($0, /[HQ]GMMA\.[0-9x]+\.[A-Z0-9.]+/); f = substr($0, RSTART, RLENGTH);
               if (index(forms, f) == 0) forms = forms (forms == "" ? "" : ",") f }
   /[^A-Z](LDL|STL)[. ]/ { l++ }
   /WARPGROUP\.DEPBAR/ { d++ }

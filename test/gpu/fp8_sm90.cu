@@ -71,6 +71,7 @@ struct Fp8Problem {
   Fp8Shape s;
   bool gated;
   std::vector<std::uint8_t> a, w;
+  std::vector<double> av, wv;  ///< their values
   std::vector<float> sa, sw;
   std::vector<T> bias, y;
   DeviceBuffer<std::uint8_t> da, dw;
@@ -97,6 +98,13 @@ struct Fp8Problem {
     if (!gated) fill_random_rows(y, s.m, s.n, s.ldo, rng);
     upload();
     dout.poison();
+    decode();
+  }
+  /// The e4m3 operands' values, for the reference (again after a test changed the codes).
+  void decode() {
+    av.resize(a.size()), wv.resize(w.size());
+    for (std::size_t i = 0; i < a.size(); ++i) av[i] = fp8_value(a[i]);
+    for (std::size_t i = 0; i < w.size(); ++i) wv[i] = fp8_value(w[i]);
   }
   std::int64_t w_rows() const { return gated ? 2 * s.n : s.n; }
   /// The host arrays to the device (again, after a test changed them).
@@ -124,7 +132,7 @@ struct Fp8Problem {
   std::pair<double, double> x(std::int64_t i, std::int64_t r) const {
     double acc = 0.0, mag = 0.0;
     for (std::int64_t kk = 0; kk < s.k; ++kk) {
-      const double p = fp8_value(a[i * s.lda + kk]) * fp8_value(w[r * s.ldw + kk]);
+      const double p = av[i * s.lda + kk] * wv[r * s.ldw + kk];
       acc += p, mag += std::fabs(p);
     }
     const double sc = scale_a(i) * scale_w(r), b = s.bias ? double(to_float(bias[r])) : 0.0;
@@ -140,27 +148,35 @@ struct Fp8Problem {
     ref.value.assign(mn, 0.0), ref.magnitude.assign(mn, 0.0), ref.sensitivity.assign(mn, 0.0);
     ref.absolute.assign(mn, 0.0);
     const double f = fp8_accumulation(s.k);
-    for (std::int64_t i = 0; i < s.m; ++i)
-      for (std::int64_t j = 0; j < s.n; ++j) {
-        const auto at = static_cast<std::size_t>(i * s.n + j);
-        if (gated) {
-          const auto [g, sg] = x(i, gate_row(j, s.n, s.layout));
-          const auto [u, su] = x(i, up_row(j, s.n, s.layout));
-          const GatedSensitivity d = gated_sensitivity<Op>(g, u);
-          const double mag = std::max({sg, su, 1e-300});
-          ref.value[at] = Op{}(g, u);
-          ref.magnitude[at] = mag;
-          ref.sensitivity[at] = (d.dg * sg + d.du * su) / mag;
-          ref.absolute[at] = f * (d.dg * sg + d.du * su);
-        } else {
-          const auto [xv, sx] = x(i, j);
-          const double yv = to_float(y[i * s.ldo + j]);
-          ref.value[at] = Op{}(xv, yv);
-          ref.magnitude[at] = std::max(sx, 1e-300);
-          ref.sensitivity[at] = std::fabs(1.0 + yv);  // GluGate: d/dx (x + x y)
-          ref.absolute[at] = f * std::fabs(1.0 + yv) * sx;
+    const auto rows = [&](std::int64_t r0, std::int64_t r1) {
+      for (std::int64_t i = r0; i < r1; ++i)
+        for (std::int64_t j = 0; j < s.n; ++j) {
+          const auto at = static_cast<std::size_t>(i * s.n + j);
+          if (gated) {
+            const auto [g, sg] = x(i, gate_row(j, s.n, s.layout));
+            const auto [u, su] = x(i, up_row(j, s.n, s.layout));
+            const GatedSensitivity d = gated_sensitivity<Op>(g, u);
+            const double mag = std::max({sg, su, 1e-300});
+            ref.value[at] = Op{}(g, u);
+            ref.magnitude[at] = mag;
+            ref.sensitivity[at] = (d.dg * sg + d.du * su) / mag;
+            ref.absolute[at] = f * (d.dg * sg + d.du * su);
+          } else {
+            const auto [xv, sx] = x(i, j);
+            const double yv = to_float(y[i * s.ldo + j]);
+            ref.value[at] = Op{}(xv, yv);
+            ref.magnitude[at] = std::max(sx, 1e-300);
+            ref.sensitivity[at] = std::fabs(1.0 + yv);  // GluGate: d/dx (x + x y)
+            ref.absolute[at] = f * std::fabs(1.0 + yv) * sx;
+          }
         }
-      }
+    };
+    // Rows in parallel (the fp64 reference dominates the test's time).
+    const std::int64_t workers =
+        std::max<std::int64_t>(1, std::min<std::int64_t>(std::thread::hardware_concurrency(), s.m));
+    std::vector<std::thread> pool;
+    for (std::int64_t w = 0; w < workers; ++w) pool.emplace_back(rows, s.m * w / workers, s.m * (w + 1) / workers);
+    for (auto& t : pool) t.join();
     return ref;
   }
 };

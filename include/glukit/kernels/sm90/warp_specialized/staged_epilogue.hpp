@@ -59,25 +59,35 @@ struct StagedEpilogue : Epilogue<P> {
       for (int i = 0; i < R; ++i) acc[i] *= ra[(i >> 1) & 1] * s;
       return;
     }
+    // The thread's columns of each run of the tile (gated: runs of 64 W rows, contiguous in
+    // W; else the whole tile) from one offset per run: column 8 j + 2 q + e of run r is
+    // sb[base[r] + 8 (j % per_run) + e], inside n while that offset is below left[r]. A pair
+    // is one 8-byte load where the run's first is 8-byte aligned. (32-bit offsets and one
+    // base per run: the 16-row decode kernels spilled with 64-bit addresses per column.)
+    constexpr int run_cols = Base::gated ? 64 : Base::BN, runs = Base::BN / run_cols, per_run = run_cols / 8;
+    int base[runs], left[runs];  // offsets into sb, columns left (n, W's rows < 2^31: the rules)
+    bool pairs[runs];
+#pragma unroll
+    for (int r = 0; r < runs; ++r) {
+      const int t = run_cols * r + 2 * q;
+      if constexpr (Base::gated) {
+        base[r] = static_cast<int>(Base::Pairs::w_row(n0, t, a.n, Base::Plan::gate_layout));
+        left[r] = static_cast<int>(a.n - (n0 + Base::Pairs::out_col(t)));
+      } else {
+        base[r] = static_cast<int>(n0 + t);
+        left[r] = static_cast<int>(a.n - (n0 + t));
+      }
+      pairs[r] = reinterpret_cast<std::uintptr_t>(sb + base[r]) % 8 == 0;
+    }
 #pragma unroll
     for (int j = 0; j < J; ++j) {
-      // The pair's two columns (tile columns t, t + 1) are adjacent rows of B (one run of a
-      // gated tile): one 8-byte load where both lie inside n and the address is 8-byte aligned
-      // (the steps are 0 or 1: here 1).
-      const int t = 8 * j + 2 * q;
-      std::int64_t col, b_row;
-      if constexpr (Base::gated) {
-        col = n0 + Base::Pairs::out_col(t);
-        b_row = Base::Pairs::w_row(n0, t, a.n, Base::Plan::gate_layout);
-      } else {
-        col = b_row = n0 + t;
-      }
+      const int r = j / per_run, off = 8 * (j % per_run);
       float2 cb;
-      if (col + 1 < a.n && reinterpret_cast<std::uintptr_t>(sb + b_row) % 8 == 0) {
-        cb = __ldg(reinterpret_cast<const float2*>(sb + b_row));
+      if (pairs[r] && off + 1 < left[r]) {
+        cb = __ldg(reinterpret_cast<const float2*>(sb + base[r] + off));
       } else {
-        cb.x = col < a.n ? __ldg(sb + b_row) : 0.f;
-        cb.y = col + 1 < a.n ? __ldg(sb + b_row + 1) : 0.f;
+        cb.x = off < left[r] ? __ldg(sb + base[r] + off) : 0.f;
+        cb.y = off + 1 < left[r] ? __ldg(sb + base[r] + off + 1) : 0.f;
       }
       acc[4 * j] *= ra[0] * cb.x;
       acc[4 * j + 1] *= ra[0] * cb.y;
