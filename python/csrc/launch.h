@@ -53,6 +53,25 @@ struct BackwardLaunchArgs {
 LaunchStatus addmm_glu_backward_f16(const BackwardLaunchArgs& args, cudaStream_t stream);
 LaunchStatus addmm_glu_backward_bf16(const BackwardLaunchArgs& args, cudaStream_t stream);
 
+/// Operand pointers and element strides of one fp8 addmm_glu call: A m x k and B n x k (an
+/// nn.Linear weight) in e4m3, their fp32 scales (one, or one per row: m for A, n for B),
+/// bias n or null, Y and out m x n in the output's dtype.
+struct Fp8LaunchArgs {
+  const void* a;
+  const void* b;
+  const float* scale_a;
+  const float* scale_b;
+  bool scale_a_per_row, scale_b_per_row;
+  const void* bias;  ///< may be null
+  const void* y;
+  void* out;
+  std::int64_t m, n, k, lda, ldb, ldy, ldo;
+};
+
+/// glukit::addmm_glu(fp8 args, stream) (the GLU gate), output in fp16 / bf16.
+LaunchStatus addmm_glu_fp8_f16(const Fp8LaunchArgs& args, cudaStream_t stream);
+LaunchStatus addmm_glu_fp8_bf16(const Fp8LaunchArgs& args, cudaStream_t stream);
+
 /// Operand pointers and element strides of one gated_projection call: A m x k, W 2n x k
 /// (an nn.Linear weight, gate and up rows in w_interleaved's order), bias 2n or null, out m x n.
 struct GatedLaunchArgs {

@@ -1,4 +1,5 @@
-// glukit's default launchers (addmm_glu and its backward) behind the plain interface of launch.h, for element type T;
+// glukit's default launchers (addmm_glu, its backward and its fp8 form) behind the plain interface of launch.h, for
+// element type T;
 // launch_f16.cu and launch_bf16.cu instantiate it, one element type each, so that the
 // two compile in parallel.
 #pragma once
@@ -26,6 +27,22 @@ LaunchStatus launch_backward(const BackwardLaunchArgs& p, cudaStream_t stream) {
       p.m, p.n, p.k, p.lda, p.ldb, p.ldy, p.ld_grad, p.lddx, p.lddy,
       p.b_is_nk ? glukit::Layout::col_major : glukit::Layout::row_major, p.dbias};
   const glukit::Status s = glukit::addmm_glu_backward(args, stream);
+  return {static_cast<int>(s.code()), s.message()};
+}
+
+template <class T>
+LaunchStatus launch_fp8(const Fp8LaunchArgs& p, cudaStream_t stream) {
+  glukit::AddmmGluFp8ArgsT<T> args;
+  args.a = static_cast<const glukit::float8_e4m3_t*>(p.a);
+  args.b = static_cast<const glukit::float8_e4m3_t*>(p.b);
+  args.scale_a = p.scale_a, args.scale_b = p.scale_b;
+  args.scale_a_kind = p.scale_a_per_row ? glukit::ScaleKind::per_row : glukit::ScaleKind::tensor;
+  args.scale_b_kind = p.scale_b_per_row ? glukit::ScaleKind::per_row : glukit::ScaleKind::tensor;
+  args.bias = static_cast<const T*>(p.bias);
+  args.y = static_cast<const T*>(p.y);
+  args.out = static_cast<T*>(p.out);
+  args.m = p.m, args.n = p.n, args.k = p.k, args.lda = p.lda, args.ldb = p.ldb, args.ldy = p.ldy, args.ldo = p.ldo;
+  const glukit::Status s = glukit::addmm_glu(args, stream);
   return {static_cast<int>(s.code()), s.message()};
 }
 

@@ -535,6 +535,39 @@ void launch_gated_projection_fp8(const at::Tensor& a, const at::Tensor& w, const
   check_status("glukit.gated_projection_fp8", launcher(args, stream));
 }
 
+/// glukit._C._launch_addmm_glu_fp8: addmm_glu on e4m3 a (m x k) and b (n x k) into out (m x n,
+/// y's dtype), called by glukit.fp8's CUDA implementation after glukit.fp8.check_addmm_fp8_args;
+/// the checks here only keep a wrong call from reaching the kernel.
+void launch_addmm_glu_fp8(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a,
+                          const at::Tensor& scale_b, const std::optional<at::Tensor>& bias, const at::Tensor& y,
+                          const at::Tensor& out) {
+  const int64_t m = a.size(0), k = a.size(1), n = b.size(0);
+  for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&a, &b, &scale_a, &scale_b, &y, &out})
+    require(t->is_cuda() && t->is_contiguous() && t->device() == a.device(),
+            "_launch_addmm_glu_fp8: contiguous CUDA operands on one device only");
+  require(a.scalar_type() == at::kFloat8_e4m3fn && b.scalar_type() == at::kFloat8_e4m3fn &&
+              scale_a.scalar_type() == at::kFloat && scale_b.scalar_type() == at::kFloat,
+          "_launch_addmm_glu_fp8: e4m3 a and b, float32 scales");
+  require(b.dim() == 2 && b.size(1) == k && y.dim() == 2 && y.size(0) == m && y.size(1) == n && out.dim() == 2 &&
+              out.size(0) == m && out.size(1) == n && (scale_a.numel() == 1 || scale_a.numel() == m) &&
+              (scale_b.numel() == 1 || scale_b.numel() == n),
+          "_launch_addmm_glu_fp8: shapes do not match");
+  require((out.scalar_type() == at::kHalf || out.scalar_type() == at::kBFloat16) &&
+              y.scalar_type() == out.scalar_type(),
+          "_launch_addmm_glu_fp8: y and out must be float16 or bfloat16, one dtype");
+  require(!bias.has_value() || (bias->is_contiguous() && bias->device() == a.device() &&
+                                bias->scalar_type() == out.scalar_type() && bias->numel() == n),
+          "_launch_addmm_glu_fp8: bias must be n contiguous values of out's dtype");
+  const c10::cuda::CUDAGuard guard(a.device());
+  const glukit_torch::Fp8LaunchArgs args{a.data_ptr(), b.data_ptr(), scale_a.data_ptr<float>(),
+                                         scale_b.data_ptr<float>(), scale_a.numel() > 1, scale_b.numel() > 1,
+                                         bias.has_value() ? bias->data_ptr() : nullptr, y.data_ptr(), out.data_ptr(),
+                                         m, n, k, k, k, n, n};
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
+  check_status("glukit.addmm_glu_fp8", out.scalar_type() == at::kHalf ? glukit_torch::addmm_glu_fp8_f16(args, stream)
+                                                                     : glukit_torch::addmm_glu_fp8_bf16(args, stream));
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(glukit, CUDA, m) {
@@ -560,4 +593,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         pybind11::arg("a"), pybind11::arg("w"), pybind11::arg("scale_a"), pybind11::arg("scale_w"),
         pybind11::arg("bias"), pybind11::arg("out"), pybind11::arg("n"), pybind11::arg("activation"),
         pybind11::arg("interleaved"));
+  m.def("_launch_addmm_glu_fp8", &launch_addmm_glu_fp8,
+        "glukit's fp8 addmm_glu into a preallocated out (glukit.fp8's CUDA implementation)", pybind11::arg("a"),
+        pybind11::arg("b"), pybind11::arg("scale_a"), pybind11::arg("scale_b"), pybind11::arg("bias"),
+        pybind11::arg("y"), pybind11::arg("out"));
 }

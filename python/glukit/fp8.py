@@ -1,5 +1,9 @@
-"""The fp8 (e4m3) gated projection, ``torch.ops.glukit.gated_projection_fp8``, and the
-quantisation that feeds it.
+"""The fp8 (e4m3) gated projection, ``torch.ops.glukit.gated_projection_fp8``, fp8
+addmm_glu, ``torch.ops.glukit.addmm_glu_fp8``, and the quantisation that feeds them.
+
+``addmm_glu_fp8(a, b, scale_a, scale_b, bias, y)``: ``out = X + X * y``, ``X = (a @ b.T) *
+scale_a * scale_b + bias`` with ``b`` an ``nn.Linear`` weight (n x k) in e4m3, ``scale_b`` one
+value or 1 x n, bias (n) and ``y`` (m x n) in the output's dtype (bfloat16 or float16).
 
 ``gated_projection_fp8(a, w, scale_a, scale_w, bias, *, activation, layout, out_dtype)``:
 ``out = act(G) * U`` with ``[G, U] = (a @ w.T) * scale_a * scale_w + bias`` in w's row order,
@@ -28,6 +32,8 @@ from .ops import ACTIVATIONS, DTYPES, GATE_INTERLEAVE_ROWS, _check_activation_an
 FP8_SCHEMA = ("(Tensor a, Tensor w, Tensor scale_a, Tensor scale_w, Tensor? bias, *, str activation=\"silu\", "
               "str layout=\"stacked\", ScalarType? out_dtype=None) -> Tensor")
 _lib.define("gated_projection_fp8" + FP8_SCHEMA)
+ADDMM_FP8_SCHEMA = "(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, Tensor? bias, Tensor y) -> Tensor"
+_lib.define("addmm_glu_fp8" + ADDMM_FP8_SCHEMA)
 
 FP8 = torch.float8_e4m3fn
 #: The largest finite e4m3 value.
@@ -110,14 +116,96 @@ def _gated_projection_fp8_torch(a, w, scale_a, scale_w, bias, *, activation="sil
 _lib.impl("gated_projection_fp8", _gated_projection_fp8_torch, "CPU")
 
 
+def check_addmm_fp8_args(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor,
+                         bias: Optional[torch.Tensor], y: torch.Tensor) -> tuple:
+    """addmm_glu_fp8's rules; returns (m, n, k). Raises ValueError naming the argument."""
+    named = [("a", a, 2), ("b", b, 2), ("scale_a", scale_a, None), ("scale_b", scale_b, None), ("y", y, 2)]
+    named += [("bias", bias, 1)] if bias is not None else []
+    for name, t, dims in named:
+        if dims is not None and t.dim() != dims:
+            raise ValueError(f"{name}: must be {dims}-D (got {t.dim()}-D)")
+    for name, t, _ in named[1:]:
+        if t.device != a.device:
+            raise ValueError(f"{name}: on {t.device}, a on {a.device} (all operands must be on one device)")
+    for name, t in (("a", a), ("b", b)):
+        if t.dtype != FP8:
+            raise ValueError(f"{name}: dtype must be torch.float8_e4m3fn (got {t.dtype})")
+    for name, t in (("scale_a", scale_a), ("scale_b", scale_b)):
+        if t.dtype != torch.float32:
+            raise ValueError(f"{name}: dtype must be torch.float32 (got {t.dtype})")
+    if y.dtype not in DTYPES:
+        raise ValueError(f"y: dtype must be torch.float16 or torch.bfloat16 (got {y.dtype})")
+    if bias is not None and bias.dtype != y.dtype:
+        raise ValueError(f"bias: dtype {bias.dtype} differs from y's {y.dtype}")
+    m, k = a.shape
+    n = b.shape[0]
+    if b.shape[1] != k:
+        raise ValueError(f"b: must be n x k with k = {k} (an nn.Linear weight; got {tuple(b.shape)})")
+    if tuple(y.shape) != (m, n):
+        raise ValueError(f"y: must be m x n = ({m}, {n}) (got {tuple(y.shape)})")
+    if scale_a.numel() != 1 and tuple(scale_a.shape) != (m, 1):
+        raise ValueError(f"scale_a: must be one value or m x 1 = ({m}, 1) (got shape {tuple(scale_a.shape)})")
+    if scale_b.numel() != 1 and tuple(scale_b.shape) != (1, n):
+        raise ValueError(f"scale_b: must be one value or 1 x n = (1, {n}) (got shape {tuple(scale_b.shape)})")
+    if bias is not None and bias.shape[0] != n:
+        raise ValueError(f"bias: must have n = {n} elements (got {bias.shape[0]})")
+    if m != 0 and n != 0:
+        if k % FP8_VECTOR != 0:
+            raise ValueError(f"k: must be a multiple of 16 (a's columns; got {k})")
+        if n % 8 != 0:
+            raise ValueError(f"n: must be a multiple of 8 (b's rows; got {n})")
+    return m, n, k
+
+
+@torch.library.register_fake("glukit::addmm_glu_fp8", lib=_lib)
+def _addmm_glu_fp8_fake(a, b, scale_a, scale_b, bias, y):
+    m, n, _ = check_addmm_fp8_args(a, b, scale_a, scale_b, bias, y)
+    return y.new_empty((m, n))
+
+
+def addmm_fp8_reference(a, b, scale_a, scale_b, bias, y) -> torch.Tensor:
+    """addmm_glu_fp8 in fp32 on the dequantised operands, rounded once to y's dtype."""
+    x = (a.float() @ b.float().T) * scale_a.float().reshape(-1, 1) * scale_b.float().reshape(1, -1)
+    if bias is not None:
+        x = x + bias.float()
+    return (x + x * y.float()).to(y.dtype)
+
+
+def _addmm_glu_fp8_torch(a, b, scale_a, scale_b, bias, y):
+    check_addmm_fp8_args(a, b, scale_a, scale_b, bias, y)
+    return addmm_fp8_reference(a, b, scale_a, scale_b, bias, y).contiguous()
+
+
+_lib.impl("addmm_glu_fp8", _addmm_glu_fp8_torch, "CPU")
+
+
+def addmm_glu_fp8(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor,
+                  bias: Optional[torch.Tensor], y: torch.Tensor) -> torch.Tensor:
+    """``torch.ops.glukit.addmm_glu_fp8`` (see the module docstring)."""
+    return torch.ops.glukit.addmm_glu_fp8(a, b, scale_a, scale_b, bias, y)
+
+
 def register_cuda(extension) -> bool:
     """Registers the CUDA implementation: glukit's kernel through ``extension`` (glukit._C)
     where it has the fp8 launcher, else the torch stand-in. Returns whether the kernel
     registered."""
     launch = getattr(extension, "_launch_gated_projection_fp8", None) if extension is not None else None
-    if launch is None:
+    launch_addmm = getattr(extension, "_launch_addmm_glu_fp8", None) if extension is not None else None
+    if launch is None or launch_addmm is None:
         _lib.impl("gated_projection_fp8", _gated_projection_fp8_torch, "CUDA")
+        _lib.impl("addmm_glu_fp8", _addmm_glu_fp8_torch, "CUDA")
         return False
+
+    def addmm_cuda_impl(a, b, scale_a, scale_b, bias, y):
+        m, n, _ = check_addmm_fp8_args(a, b, scale_a, scale_b, bias, y)
+        out = torch.empty((m, n), dtype=y.dtype, device=a.device)
+        if m != 0 and n != 0:
+            launch_addmm(a.contiguous(), b.contiguous(), scale_a.contiguous().reshape(-1),
+                         scale_b.contiguous().reshape(-1), bias.contiguous() if bias is not None else None,
+                         y.contiguous(), out)
+        return out
+
+    _lib.impl("addmm_glu_fp8", addmm_cuda_impl, "CUDA")
 
     def cuda_impl(a, w, scale_a, scale_w, bias, *, activation="silu", layout="stacked", out_dtype=None):
         m, n, k, dtype = check_gated_fp8_args(a, w, scale_a, scale_w, bias, activation, layout, out_dtype)

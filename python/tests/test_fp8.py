@@ -184,3 +184,54 @@ def test_gpu_compile_fullgraph_and_module():
     compiled = torch.compile(m, fullgraph=True)(x)
     torch.testing.assert_close(compiled, eager, rtol=0, atol=0)
     assert ((eager.float() - want).norm() / want.norm()).item() < 0.1
+
+
+# ---- addmm_glu_fp8 ----
+
+
+def make_addmm_fp8(m, n, k, per_row=(True, True), dtype=torch.bfloat16, device="cpu", seed=0):
+    """Random e4m3 a (m x k), b (n x k), scales in [0.5, 2] of the kinds asked, bias and y."""
+    g = torch.Generator().manual_seed(seed)
+    a = (torch.rand(m, k, generator=g) * 4 - 2).to(FP8)
+    b = (torch.rand(n, k, generator=g) * 4 - 2).to(FP8)
+    sa = torch.rand(m, 1, generator=g) * 1.5 + 0.5 if per_row[0] else torch.tensor(1.25)
+    sb = torch.rand(1, n, generator=g) * 1.5 + 0.5 if per_row[1] else torch.tensor(0.75)
+    bias = torch.randn(n, generator=g).to(dtype)
+    y = torch.randn(m, n, generator=g).to(dtype)
+    return [t.to(device) for t in (a, b, sa, sb, bias, y)]
+
+
+def addmm_fp64(a, b, sa, sb, bias, y):
+    x = (a.double() @ b.double().T) * sa.double().reshape(-1, 1) * sb.double().reshape(1, -1) + bias.double()
+    return x + x * y.double()
+
+
+def test_addmm_fp8_cpu_and_rules():
+    a, b, sa, sb, bias, y = make_addmm_fp8(9, 40, 48, per_row=(False, True))
+    got = glukit.addmm_glu_fp8(a, b, sa, sb, bias, y)
+    assert got.dtype == torch.bfloat16 and got.shape == (9, 40)
+    torch.testing.assert_close(got.double(), addmm_fp64(a, b, sa, sb, bias, y), rtol=2**-7, atol=1e-2)
+    with pytest.raises(ValueError, match="y: must be m x n"):
+        glukit.addmm_glu_fp8(a, b, sa, sb, bias, y[:, :8])
+    with pytest.raises(ValueError, match="scale_b: must be one value or 1 x n"):
+        glukit.addmm_glu_fp8(a, b, sa, sb.T.contiguous(), bias, y)
+    with pytest.raises(ValueError, match="b: dtype must be torch.float8_e4m3fn"):
+        glukit.addmm_glu_fp8(a, b.to(torch.bfloat16), sa, sb, bias, y)
+    with pytest.raises(ValueError, match="n: must be a multiple of 8"):
+        glukit.addmm_glu_fp8(a, b[:36], sa, sb[:, :36], bias[:36], y[:, :36])
+    torch.library.opcheck(torch.ops.glukit.addmm_glu_fp8, (a, b, sa, sb, bias, y), test_utils=("test_faketensor",))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape, per_row", [((1, 64, 48), (True, True)), ((131, 328, 400), (False, True)),
+                                            ((1024, 2048, 1024), (True, False))])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_gpu_addmm_fp8_matches_fp64(shape, per_row, dtype):
+    _gpu()
+    m, n, k = shape
+    a, b, sa, sb, bias, y = make_addmm_fp8(m, n, k, per_row=per_row, dtype=dtype, device="cuda", seed=n)
+    if dtype == torch.float16:  # keep X inside fp16's range at these k
+        sa, sb = sa / 8, sb / 8
+    got = glukit.addmm_glu_fp8(a, b, sa, sb, bias, y)
+    assert got.dtype == dtype and torch.isfinite(got).all()
+    check_close(got, addmm_fp64(*(t.cpu() for t in (a, b, sa, sb, bias, y))))
