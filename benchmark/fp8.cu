@@ -12,6 +12,10 @@
 //   unfused_us           cuBLASLt's fp8 bias GEMM of width 2n (its fastest), then
 //                        silu(g) * u over the M x 2n result (act_mul_kernel)
 //   glukit_128x128_us, glukit_128x256_us  the default's two candidates above decode, per-tensor
+//   glukit_fp8out_us     fp8 output: the row maxima zeroed, the default merging them
+//                        (GatedProjectionFp8ArgsT::row_absmax), glukit::quantize_rows_e4m3
+//   unfused_fp8out_us    the unfused path, then a row-maxima kernel and the same quantisation
+//                        (fp8out_vs_unfused: their ratio)
 // and the ratios vs_cublaslt, vs_unfused (glukit per-tensor), rowscale_vs_cublaslt. The
 // iteration time is glukit_us; TFLOPS counts 2 M 2n K. glukit's output is checked once
 // against the unfused path's (relative L2, rel_l2).
@@ -77,6 +81,8 @@ struct Fp8Operands {
     DeviceBuffer<std::uint8_t> a, w;  ///< e4m3 codes (F8)
     DeviceBuffer<float> sa, sw;
     DeviceBuffer<T> bias, x, out, y;
+    DeviceBuffer<float> mx, qs;     ///< fp8 output: row maxima, scales (m each; gated sets)
+    DeviceBuffer<std::uint8_t> q;   ///< fp8 output: e4m3 codes (m x n; gated sets)
   };
   Fp8Shape s;
   std::int64_t rows;  ///< W's rows
@@ -90,7 +96,9 @@ struct Fp8Operands {
     for (int i = 0; i < count; ++i) {
       Set st{DeviceBuffer<std::uint8_t>(mk), DeviceBuffer<std::uint8_t>(wk), DeviceBuffer<float>(std::size_t(s.m) + 1),
              DeviceBuffer<float>(std::size_t(rows) + 1), DeviceBuffer<T>(std::size_t(rows)),
-             DeviceBuffer<T>(std::size_t(s.m * rows)), DeviceBuffer<T>(mn), DeviceBuffer<T>(ym)};
+             DeviceBuffer<T>(std::size_t(s.m * rows)), DeviceBuffer<T>(mn), DeviceBuffer<T>(ym),
+             DeviceBuffer<float>(gated ? std::size_t(s.m) : 0), DeviceBuffer<float>(gated ? std::size_t(s.m) : 0),
+             DeviceBuffer<std::uint8_t>(gated ? mn : 0)};
       fill_fp8_kernel<<<detail::grid_for(mk, 256), 256, 0, stream>>>(fp8(st.a), mk, seed + 5 * i, 4.f);
       fill_fp8_kernel<<<detail::grid_for(wk, 256), 256, 0, stream>>>(fp8(st.w), wk, seed + 5 * i + 1, 4.f);
       fill_float_kernel<<<detail::grid_for(st.sa.size(), 256), 256, 0, stream>>>(st.sa.get(), st.sa.size(),
@@ -204,6 +212,29 @@ class Fp8Lt {
   int count_ = 0;
 };
 
+/// The unfused path's row maxima: max |x[i][:]| of an m x n bf16 result, one block per row.
+__global__ void row_absmax_kernel(const T* __restrict__ x, float* __restrict__ mx, std::int64_t n) {
+  __shared__ float part[256];
+  const std::int64_t i = blockIdx.x;
+  float v = 0.f;
+  for (std::int64_t j = threadIdx.x; j < n; j += blockDim.x) v = fmaxf(v, fabsf(glukit::to_float(x[i * n + j])));
+  part[threadIdx.x] = v;
+  __syncthreads();
+  for (int h = blockDim.x / 2; h > 0; h /= 2) {
+    if (threadIdx.x < h) part[threadIdx.x] = fmaxf(part[threadIdx.x], part[threadIdx.x + h]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) mx[i] = part[0];
+}
+
+/// Quantises a set's out (m x n) with its row maxima into its q and scales.
+bool quantize_out(const Fp8Operands::Set& st, std::int64_t m, std::int64_t n, cudaStream_t stream) {
+  glukit::QuantizeRowsArgsT<T> qa;
+  qa.x = st.out.get(), qa.ldx = n, qa.absmax = st.mx.get(), qa.scale = st.qs.get();
+  qa.q = reinterpret_cast<F8*>(st.q.get()), qa.ldq = n, qa.m = m, qa.n = n;
+  return glukit::quantize_rows_e4m3(qa, stream).ok();
+}
+
 /// The default's two candidates above decode, timed beside it (the rule is the 16-bit one's).
 using Gated128x128 = glukit::policy::GatedTma128x128<glukit::arch::sm90a>;
 using Gated128x256 = glukit::policy::GatedTma128x256<glukit::arch::sm90a>;
@@ -253,6 +284,21 @@ void bm_fp8_gated(benchmark::State& state, Fp8Shape s) {
                       std::to_string(c.relative_l2) + ", " + std::to_string(c.nonfinite) + " non-finite");
       break;
     }
+    // fp8 output: glukit's kernel merging the row maxima, then the quantisation (per-tensor
+    // input scales); the unfused path's bias GEMM, silu * u, row maxima, then the same quantisation.
+    const auto fp8_out = [&](int i) {
+      const auto& st = ops.set(i);
+      auto a = ops.args(i, false);
+      a.row_absmax = st.mx.get();
+      return cudaMemsetAsync(st.mx.get(), 0, st.mx.bytes(), stream) == cudaSuccess &&
+             glukit::gated_projection(a, stream).ok() && quantize_out(st, s.m, s.n, stream);
+    };
+    const auto unfused_fp8_out = [&](int algo, int i) {
+      const auto& st = ops.set(i);
+      if (!unfused(algo, i)) return false;
+      row_absmax_kernel<<<static_cast<unsigned>(s.m), 256, 0, stream>>>(st.out.get(), st.mx.get(), s.n);
+      return cudaGetLastError() == cudaSuccess && quantize_out(st, s.m, s.n, stream);
+    };
     int call = 0;
     bool ok = true;
     const std::vector<double> med = medians_in_turns(
@@ -262,7 +308,9 @@ void bm_fp8_gated(benchmark::State& state, Fp8Shape s) {
          [&] { ok = ok && gemm.run(gemm_algo, ops.set(call++), s.m, 2 * s.n, stream); },
          [&] { ok = ok && unfused(unfused_algo, call++); },
          [&] { ok = ok && glukit::gated_projection<Gated128x128>(ops.args(call++, false), stream).ok(); },
-         [&] { ok = ok && glukit::gated_projection<Gated128x256>(ops.args(call++, false), stream).ok(); }},
+         [&] { ok = ok && glukit::gated_projection<Gated128x256>(ops.args(call++, false), stream).ok(); },
+         [&] { ok = ok && fp8_out(call++); },
+         [&] { ok = ok && unfused_fp8_out(unfused_algo, call++); }},
         counts.warmup, counts.samples);
     if (!ok) {
       fail(state, "fp8: a launch failed while timed");
@@ -282,6 +330,9 @@ void bm_fp8_gated(benchmark::State& state, Fp8Shape s) {
     state.counters["rowscale_vs_cublaslt"] = med[2] / med[1];
     state.counters["glukit_128x128_us"] = med[4];
     state.counters["glukit_128x256_us"] = med[5];
+    state.counters["glukit_fp8out_us"] = med[6];
+    state.counters["unfused_fp8out_us"] = med[7];
+    state.counters["fp8out_vs_unfused"] = med[7] / med[6];
     state.counters["rel_l2"] = c.relative_l2;
     state.counters["sets"] = double(ops.sets.size());
     state.SetLabel("default " + std::string(glukit::sm90::default_gated_kernel(s.m, s.n, s.k, device_info().sm_count)

@@ -98,7 +98,20 @@ struct GatedFp8LaunchArgs {
   void* out;
   std::int64_t m, n, k, lda, ldw, ldo;
   bool w_interleaved;  ///< glukit::GateLayout::interleaved, else stacked
+  float* row_absmax;   ///< m zeroed floats the rows' largest |out| are merged into, or null
 };
+
+/// One glukit::quantize_rows_e4m3 call: x m x n (ldx, the output's dtype), absmax m, scale m,
+/// q m x n e4m3 (ldq bytes).
+struct QuantizeLaunchArgs {
+  const void* x;
+  const float* absmax;
+  float* scale;
+  void* q;
+  std::int64_t m, n, ldx, ldq;
+};
+LaunchStatus quantize_rows_f16(const QuantizeLaunchArgs& args, cudaStream_t stream);
+LaunchStatus quantize_rows_bf16(const QuantizeLaunchArgs& args, cudaStream_t stream);
 
 /// Operand pointers and element strides of one gated_backward call: dY m x k, W_down k x n
 /// (the down projection's nn.Linear weight), P and dP m x 2n (gate and up columns in

@@ -12,3 +12,7 @@ glukit_torch::LaunchStatus glukit_torch::addmm_glu_backward_bf16(const BackwardL
 glukit_torch::LaunchStatus glukit_torch::addmm_glu_fp8_bf16(const Fp8LaunchArgs& args, cudaStream_t stream) {
   return launch_fp8<glukit::bfloat16_t>(args, stream);
 }
+
+glukit_torch::LaunchStatus glukit_torch::quantize_rows_bf16(const QuantizeLaunchArgs& args, cudaStream_t stream) {
+  return launch_quantize<glukit::bfloat16_t>(args, stream);
+}

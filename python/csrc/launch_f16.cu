@@ -12,3 +12,7 @@ glukit_torch::LaunchStatus glukit_torch::addmm_glu_backward_f16(const BackwardLa
 glukit_torch::LaunchStatus glukit_torch::addmm_glu_fp8_f16(const Fp8LaunchArgs& args, cudaStream_t stream) {
   return launch_fp8<glukit::half_t>(args, stream);
 }
+
+glukit_torch::LaunchStatus glukit_torch::quantize_rows_f16(const QuantizeLaunchArgs& args, cudaStream_t stream) {
+  return launch_quantize<glukit::half_t>(args, stream);
+}

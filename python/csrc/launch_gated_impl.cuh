@@ -75,6 +75,7 @@ LaunchStatus launch_gated_fp8(const GatedFp8LaunchArgs& p, cudaStream_t stream) 
   args.m = p.m, args.n = p.n, args.k = p.k;
   args.lda = p.lda, args.ldw = p.ldw, args.ldo = p.ldo;
   args.w_layout = p.w_interleaved ? glukit::GateLayout::interleaved : glukit::GateLayout::stacked;
+  args.row_absmax = p.row_absmax;
   const glukit::Status s = glukit::gated_projection<Op>(args, stream);
   return {static_cast<int>(s.code()), s.message()};
 }

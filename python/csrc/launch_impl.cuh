@@ -46,4 +46,13 @@ LaunchStatus launch_fp8(const Fp8LaunchArgs& p, cudaStream_t stream) {
   return {static_cast<int>(s.code()), s.message()};
 }
 
+template <class T>
+LaunchStatus launch_quantize(const QuantizeLaunchArgs& p, cudaStream_t stream) {
+  glukit::QuantizeRowsArgsT<T> args;
+  args.x = static_cast<const T*>(p.x), args.absmax = p.absmax, args.scale = p.scale;
+  args.q = static_cast<glukit::float8_e4m3_t*>(p.q), args.m = p.m, args.n = p.n, args.ldx = p.ldx, args.ldq = p.ldq;
+  const glukit::Status s = glukit::quantize_rows_e4m3(args, stream);
+  return {static_cast<int>(s.code()), s.message()};
+}
+
 }  // namespace glukit_torch

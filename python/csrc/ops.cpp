@@ -496,7 +496,8 @@ void launch_addmm_glu(const at::Tensor& a, const at::Tensor& b, const std::optio
 /// kernel. A scale with more than one value is per row (m for A, 2n for W).
 void launch_gated_projection_fp8(const at::Tensor& a, const at::Tensor& w, const at::Tensor& scale_a,
                                  const at::Tensor& scale_w, const std::optional<at::Tensor>& bias,
-                                 const at::Tensor& out, int64_t n, c10::string_view activation, bool interleaved) {
+                                 const at::Tensor& out, int64_t n, c10::string_view activation, bool interleaved,
+                                 const std::optional<at::Tensor>& row_absmax) {
   const Activation& act = find_activation(activation);
   const int64_t m = a.size(0), k = a.size(1);
   for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&a, &w, &scale_a, &scale_w, &out})
@@ -514,6 +515,10 @@ void launch_gated_projection_fp8(const at::Tensor& a, const at::Tensor& w, const
   require(!bias.has_value() || (bias->is_contiguous() && bias->device() == a.device() &&
                                 bias->scalar_type() == out.scalar_type() && bias->numel() == 2 * n),
           "_launch_gated_projection_fp8: bias must be 2n contiguous values of out's dtype");
+  require(!row_absmax.has_value() ||
+              (row_absmax->is_contiguous() && row_absmax->device() == a.device() &&
+               row_absmax->scalar_type() == at::kFloat && row_absmax->numel() == m && out.size(1) == n),
+          "_launch_gated_projection_fp8: row_absmax must be m contiguous float32 values (out m x n)");
   const c10::cuda::CUDAGuard guard(a.device());
   const glukit_torch::GatedFp8LaunchArgs args{a.data_ptr(),
                                               w.data_ptr(),
@@ -529,7 +534,8 @@ void launch_gated_projection_fp8(const at::Tensor& a, const at::Tensor& w, const
                                               k,
                                               k,
                                               out.size(1),
-                                              interleaved};
+                                              interleaved,
+                                              row_absmax.has_value() ? row_absmax->data_ptr<float>() : nullptr};
   const Fp8Launcher launcher = out.scalar_type() == at::kHalf ? act.fp8_f16 : act.fp8_bf16;
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
   check_status("glukit.gated_projection_fp8", launcher(args, stream));
@@ -568,6 +574,26 @@ void launch_addmm_glu_fp8(const at::Tensor& a, const at::Tensor& b, const at::Te
                                                                      : glukit_torch::addmm_glu_fp8_bf16(args, stream));
 }
 
+/// glukit._C._launch_quantize_rows: glukit::quantize_rows_e4m3 of x (m x n, fp16 / bf16) with
+/// the row maxima absmax into scale (m) and q (m x n e4m3), after glukit.fp8's rules.
+void launch_quantize_rows(const at::Tensor& x, const at::Tensor& absmax, const at::Tensor& scale, const at::Tensor& q) {
+  for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&x, &absmax, &scale, &q})
+    require(t->is_cuda() && t->is_contiguous() && t->device() == x.device(),
+            "_launch_quantize_rows: contiguous CUDA operands on one device only");
+  require(x.dim() == 2 && q.dim() == 2 && q.size(0) == x.size(0) && q.size(1) == x.size(1) &&
+              absmax.numel() == x.size(0) && scale.numel() == x.size(0) &&
+              (x.scalar_type() == at::kHalf || x.scalar_type() == at::kBFloat16) &&
+              q.scalar_type() == at::kFloat8_e4m3fn && absmax.scalar_type() == at::kFloat &&
+              scale.scalar_type() == at::kFloat,
+          "_launch_quantize_rows: x m x n (fp16 / bf16), q m x n e4m3, absmax and scale m float32");
+  const c10::cuda::CUDAGuard guard(x.device());
+  const glukit_torch::QuantizeLaunchArgs args{x.data_ptr(), absmax.data_ptr<float>(), scale.data_ptr<float>(),
+                                              q.data_ptr(), x.size(0), x.size(1), x.size(1), q.size(1)};
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream(x.device().index()).stream();
+  check_status("glukit.quantize_rows", x.scalar_type() == at::kHalf ? glukit_torch::quantize_rows_f16(args, stream)
+                                                                    : glukit_torch::quantize_rows_bf16(args, stream));
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(glukit, CUDA, m) {
@@ -592,7 +618,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         "glukit's fp8 gated projection into a preallocated out (glukit.fp8's CUDA implementation)",
         pybind11::arg("a"), pybind11::arg("w"), pybind11::arg("scale_a"), pybind11::arg("scale_w"),
         pybind11::arg("bias"), pybind11::arg("out"), pybind11::arg("n"), pybind11::arg("activation"),
-        pybind11::arg("interleaved"));
+        pybind11::arg("interleaved"), pybind11::arg("row_absmax"));
+  m.def("_launch_quantize_rows", &launch_quantize_rows,
+        "glukit::quantize_rows_e4m3 into preallocated scale and q (glukit.fp8's CUDA implementation)",
+        pybind11::arg("x"), pybind11::arg("absmax"), pybind11::arg("scale"), pybind11::arg("q"));
   m.def("_launch_addmm_glu_fp8", &launch_addmm_glu_fp8,
         "glukit's fp8 addmm_glu into a preallocated out (glukit.fp8's CUDA implementation)", pybind11::arg("a"),
         pybind11::arg("b"), pybind11::arg("scale_a"), pybind11::arg("scale_b"), pybind11::arg("bias"),

@@ -5,6 +5,11 @@ addmm_glu, ``torch.ops.glukit.addmm_glu_fp8``, and the quantisation that feeds t
 scale_a * scale_b + bias`` with ``b`` an ``nn.Linear`` weight (n x k) in e4m3, ``scale_b`` one
 value or 1 x n, bias (n) and ``y`` (m x n) in the output's dtype (bfloat16 or float16).
 
+``gated_projection_fp8_quant(a, w, scale_a, scale_w, bias, *, activation, layout)`` returns
+``(q, scale)``: that output (bf16) quantised per row to e4m3 with m x 1 scales, the input of an
+fp8 down projection (on CUDA: the kernel also merges each row's maximum, then one
+quantisation kernel).
+
 ``gated_projection_fp8(a, w, scale_a, scale_w, bias, *, activation, layout, out_dtype)``:
 ``out = act(G) * U`` with ``[G, U] = (a @ w.T) * scale_a * scale_w + bias`` in w's row order,
 ``a`` (m x k) and ``w`` (2n x k, an ``nn.Linear`` weight) in ``torch.float8_e4m3fn`` and the
@@ -34,6 +39,9 @@ FP8_SCHEMA = ("(Tensor a, Tensor w, Tensor scale_a, Tensor scale_w, Tensor? bias
 _lib.define("gated_projection_fp8" + FP8_SCHEMA)
 ADDMM_FP8_SCHEMA = "(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, Tensor? bias, Tensor y) -> Tensor"
 _lib.define("addmm_glu_fp8" + ADDMM_FP8_SCHEMA)
+QUANT_SCHEMA = ("(Tensor a, Tensor w, Tensor scale_a, Tensor scale_w, Tensor? bias, *, str activation=\"silu\", "
+                "str layout=\"stacked\") -> (Tensor, Tensor)")
+_lib.define("gated_projection_fp8_quant" + QUANT_SCHEMA)
 
 FP8 = torch.float8_e4m3fn
 #: The largest finite e4m3 value.
@@ -116,6 +124,44 @@ def _gated_projection_fp8_torch(a, w, scale_a, scale_w, bias, *, activation="sil
 _lib.impl("gated_projection_fp8", _gated_projection_fp8_torch, "CPU")
 
 
+@torch.library.register_fake("glukit::gated_projection_fp8_quant", lib=_lib)
+def _quant_fake(a, w, scale_a, scale_w, bias, *, activation="silu", layout="stacked"):
+    m, n, _, _ = check_quant_args(a, w, scale_a, scale_w, bias, activation, layout)
+    return a.new_empty((m, n), dtype=FP8), a.new_empty((m, 1), dtype=torch.float32)
+
+
+def check_quant_args(a, w, scale_a, scale_w, bias, activation, layout) -> tuple:
+    """gated_projection_fp8_quant's rules: gated_projection_fp8's with a bf16 intermediate (the
+    bias's dtype must be bfloat16), and n a multiple of 8."""
+    m, n, k, dtype = check_gated_fp8_args(a, w, scale_a, scale_w, bias, activation, layout, torch.bfloat16)
+    if m != 0 and n % 8 != 0:
+        raise ValueError(f"n: must be a multiple of 8 for an fp8 output (w's rows / 2; got {n})")
+    return m, n, k, dtype
+
+
+def _quant_torch(a, w, scale_a, scale_w, bias, *, activation="silu", layout="stacked"):
+    """The CPU implementation (and the CUDA one without the extension): the bf16 output, then
+    quantize_rows, as the kernel and glukit::quantize_rows_e4m3 compute them."""
+    check_quant_args(a, w, scale_a, scale_w, bias, activation, layout)
+    h = gated_fp8_reference(a, w, scale_a, scale_w, bias, activation, layout, torch.bfloat16)
+    q, scale = quantize_rows(h)
+    return q.contiguous(), scale.contiguous()
+
+
+_lib.impl("gated_projection_fp8_quant", _quant_torch, "CPU")
+
+
+def gated_projection_fp8_quant(a: torch.Tensor, w: torch.Tensor, scale_a: torch.Tensor, scale_w: torch.Tensor,
+                               bias: Optional[torch.Tensor] = None, *, activation: str = "silu",
+                               layout: str = "stacked") -> tuple:
+    """(q, scale): the fp8 gated projection's output (bf16, then) quantised per row to e4m3
+    with its per-token scales (m x 1): what an fp8 down projection takes as its input and
+    scale_a. On CUDA: one glukit kernel that also merges each row's maximum, then
+    glukit::quantize_rows_e4m3."""
+    return torch.ops.glukit.gated_projection_fp8_quant(a, w, scale_a, scale_w, bias, activation=activation,
+                                                       layout=layout)
+
+
 def check_addmm_fp8_args(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor,
                          bias: Optional[torch.Tensor], y: torch.Tensor) -> tuple:
     """addmm_glu_fp8's rules; returns (m, n, k). Raises ValueError naming the argument."""
@@ -191,10 +237,26 @@ def register_cuda(extension) -> bool:
     registered."""
     launch = getattr(extension, "_launch_gated_projection_fp8", None) if extension is not None else None
     launch_addmm = getattr(extension, "_launch_addmm_glu_fp8", None) if extension is not None else None
-    if launch is None or launch_addmm is None:
+    launch_quant = getattr(extension, "_launch_quantize_rows", None) if extension is not None else None
+    if launch is None or launch_addmm is None or launch_quant is None:
         _lib.impl("gated_projection_fp8", _gated_projection_fp8_torch, "CUDA")
         _lib.impl("addmm_glu_fp8", _addmm_glu_fp8_torch, "CUDA")
+        _lib.impl("gated_projection_fp8_quant", _quant_torch, "CUDA")
         return False
+
+    def quant_cuda_impl(a, w, scale_a, scale_w, bias, *, activation="silu", layout="stacked"):
+        m, n, _, dtype = check_quant_args(a, w, scale_a, scale_w, bias, activation, layout)
+        q = torch.empty((m, n), dtype=FP8, device=a.device)
+        scale = torch.empty((m, 1), dtype=torch.float32, device=a.device)
+        if m != 0 and n != 0:
+            h = torch.empty((m, n), dtype=dtype, device=a.device)
+            absmax = torch.zeros((m,), dtype=torch.float32, device=a.device)
+            launch(a.contiguous(), w.contiguous(), scale_a.contiguous().reshape(-1), scale_w.contiguous().reshape(-1),
+                   bias.contiguous() if bias is not None else None, h, n, activation, layout == "interleaved", absmax)
+            launch_quant(h, absmax, scale, q)
+        return q, scale
+
+    _lib.impl("gated_projection_fp8_quant", quant_cuda_impl, "CUDA")
 
     def addmm_cuda_impl(a, b, scale_a, scale_b, bias, y):
         m, n, _ = check_addmm_fp8_args(a, b, scale_a, scale_b, bias, y)
@@ -215,7 +277,7 @@ def register_cuda(extension) -> bool:
         out = torch.empty((m, ldo), dtype=dtype, device=a.device)
         if m != 0 and n != 0:
             launch(a.contiguous(), w.contiguous(), scale_a.contiguous().reshape(-1), scale_w.contiguous().reshape(-1),
-                   bias.contiguous() if bias is not None else None, out, n, activation, layout == "interleaved")
+                   bias.contiguous() if bias is not None else None, out, n, activation, layout == "interleaved", None)
         return out if ldo == n else out[:, :n].contiguous()
 
     _lib.impl("gated_projection_fp8", cuda_impl, "CUDA")
@@ -231,13 +293,13 @@ def gated_projection_fp8(a: torch.Tensor, w: torch.Tensor, scale_a: torch.Tensor
 
 
 def quantize_rows(x: torch.Tensor) -> tuple:
-    """(q, scale): x (2-D) in e4m3 with one fp32 scale per row, scale = max |row| / 448 (a zero
-    row gets the smallest normal float, never a division by zero), q = x / scale saturated to
-    +-448; a NaN in a row makes its scale and values NaN. scale is rows x 1 (torch._scaled_mm's
+    """(q, scale): x (2-D) in e4m3 with one fp32 scale per row, scale = max(max |row| / 448,
+    the smallest normal float) (a zero row never divides by zero), q = x / scale saturated to
+    +-448 (glukit::quantize_rows_e4m3's formula); a NaN in a row makes its scale and values NaN. scale is rows x 1 (torch._scaled_mm's
     per-token scale_a); for a weight's per-channel scale_w pass ``scale.T``."""
     if x.dim() != 2:
         raise ValueError(f"x: must be 2-D (got {x.dim()}-D)")
     amax = x.abs().amax(dim=1, keepdim=True).float()
-    scale = torch.clamp(amax, min=torch.finfo(torch.float32).tiny) / FP8_MAX
+    scale = torch.clamp(amax / FP8_MAX, min=torch.finfo(torch.float32).tiny)
     q = torch.clamp(x.float() / scale, -FP8_MAX, FP8_MAX).to(FP8)
     return q, scale

@@ -235,3 +235,39 @@ def test_gpu_addmm_fp8_matches_fp64(shape, per_row, dtype):
     got = glukit.addmm_glu_fp8(a, b, sa, sb, bias, y)
     assert got.dtype == dtype and torch.isfinite(got).all()
     check_close(got, addmm_fp64(*(t.cpu() for t in (a, b, sa, sb, bias, y))))
+
+
+# ---- gated_projection_fp8_quant (the fp8 output) ----
+
+
+def test_quant_op_cpu_is_quantize_rows_of_the_output():
+    a, w, sa, sw, b = make_fp8(7, 64, 48)
+    q, scale = glukit.gated_projection_fp8_quant(a, w, sa, sw, b)
+    assert q.dtype == FP8 and q.shape == (7, 64) and scale.shape == (7, 1) and scale.dtype == torch.float32
+    h = torch.ops.glukit.gated_projection_fp8(a, w, sa, sw, b)
+    wq, ws = quantize_rows(h)
+    assert torch.equal(q.view(torch.uint8), wq.view(torch.uint8)) and torch.equal(scale, ws)
+    with pytest.raises(ValueError, match="n: must be a multiple of 8 for an fp8 output"):
+        glukit.gated_projection_fp8_quant(a, w[:-8], sa, sw[:, :-8], b[:-8])
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode() as mode:
+        fq, fs = torch.ops.glukit.gated_projection_fp8_quant(*(mode.from_tensor(t) for t in (a, w, sa, sw, b)))
+    assert fq.shape == (7, 64) and fq.dtype == FP8 and fs.shape == (7, 1)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["stacked", "interleaved"])
+def test_gpu_quant_op(layout):
+    _gpu()
+    a, w, sa, sw, b = make_fp8(300, 192, 400, device="cuda", seed=3)
+    a[5] = torch.zeros(400, device="cuda").to(FP8)  # a zero row (its output op(b_g, b_u) is not zero)
+    q, scale = glukit.gated_projection_fp8_quant(a, w, sa, sw, b, layout=layout)
+    ref = fp64_formula(a.cpu(), w.cpu(), sa.cpu(), sw.cpu(), b.cpu(), "silu", layout)
+    got = q.float().cpu().double() * scale.cpu().double()
+    assert torch.isfinite(got).all() and q.float().abs().max().item() <= FP8_MAX
+    assert ((got - ref).norm() / ref.norm()).item() < 2**-4  # e4m3's own rounding: 2^-4 per value
+    want_scale = ref.abs().amax(dim=1, keepdim=True) / FP8_MAX
+    torch.testing.assert_close(scale.cpu().double(), want_scale, rtol=2**-6, atol=0)
+    compiled = torch.compile(lambda *t: glukit.gated_projection_fp8_quant(*t, layout=layout), fullgraph=True)
+    q2, s2 = compiled(a, w, sa, sw, b)
+    assert torch.equal(q2.view(torch.uint8), q.view(torch.uint8)) and torch.equal(s2, scale)

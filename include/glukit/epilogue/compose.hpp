@@ -216,6 +216,13 @@ struct ProjectionBackward {
   }
 };
 
+/// C with the per-row absolute maxima of its output 0 (`row_absmax = 0`): what an fp8 output's
+/// per-row scales are computed from.
+template <class C>
+struct RowMax : C {
+  static constexpr int row_absmax = 0;
+};
+
 /// C on two adjacent output elements: its apply2 where it has one, else apply twice.
 template <class C, class T>
 GLUKIT_HOST_DEVICE void apply_two(const T (&v0)[Arity<C>::values], const T (&v1)[Arity<C>::values],

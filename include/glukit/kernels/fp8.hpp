@@ -1,7 +1,8 @@
 // The fp8 (e4m3) defaults: glukit::gated_projection(args) / gated_projection<Op>(args) and
 // glukit::addmm_glu(args) with GatedProjectionFp8ArgsT<T> / AddmmGluFp8ArgsT<T> run the
 // kernel the backend's default picks for the shape; the argument types, their rules and
-// the policy-taking launchers are kernels/fp8_kernel.hpp's.
+// the policy-taking launchers are kernels/fp8_kernel.hpp's; on CUDA also
+// glukit::quantize_rows_e4m3 (kernels/sm90/quantize_rows.hpp), an fp8 output's second step.
 #pragma once
 #include "glukit/kernels/fp8_kernel.hpp"
 #include "glukit/kernels/gated_projection.hpp"
@@ -35,4 +36,5 @@ Status addmm_glu(const AddmmGluFp8ArgsT<T>& args, stream_t stream = {}) {
 
 #if defined(GLUKIT_BACKEND_CUDA)
 #include "glukit/kernels/sm90/default_fp8.hpp"
+#include "glukit/kernels/sm90/quantize_rows.hpp"
 #endif

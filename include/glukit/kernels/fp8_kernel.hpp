@@ -31,6 +31,9 @@ enum class ScaleKind {
 /// The gated projection with e4m3 operands; row-major, element strides. a: m x k (lda);
 /// w: 2n x k (ldw), gate and up rows in w_layout's order; scale_a: 1 or m values;
 /// scale_w: 1 or 2n values in W's row order; bias: 2n in W's row order, or null; out: m x n.
+/// row_absmax (optional, m floats the caller zeroes): each output row's largest |value|, as
+/// stored, is merged into it (NaN wins), for an fp8 output's per-row scales
+/// (quantize_rows_e4m3, kernels/fp8.hpp); n must then be a multiple of 8.
 template <Element T>
 struct GatedProjectionFp8ArgsT {
   using element = T;
@@ -49,6 +52,7 @@ struct GatedProjectionFp8ArgsT {
   GateLayout w_layout = GateLayout::stacked;
   ScaleKind scale_a_kind = ScaleKind::tensor;
   ScaleKind scale_w_kind = ScaleKind::tensor;
+  float* row_absmax = nullptr;
 };
 
 /// addmm_glu with e4m3 operands: a m x k (lda), b n x k (ldb, an nn.Linear weight: e4m3
@@ -135,6 +139,10 @@ Status validate_gated_arguments(const GatedProjectionFp8ArgsT<T>& p) {
                                                p.scale_w_kind, true);
       !s.ok() && p.m > 0 && p.n > 0)
     return s;
+  if (p.row_absmax != nullptr && p.m > 0 && p.n % vector_elems != 0)
+    return Status::invalid("n: must be a multiple of 8 when row_absmax is written");
+  if (p.row_absmax != nullptr && reinterpret_cast<std::uintptr_t>(p.row_absmax) % 4 != 0)
+    return Status::invalid("row_absmax: must be 4-byte aligned");
   return validate_gated_arguments(detail::half_width_view(p));
 }
 /// reads_aux = false (an operation that ignores Y): y and ldy are not checked.
@@ -175,10 +183,16 @@ struct ScaledKernels {
     static_assert(check_policy<P, GatedScaledProblem<T, GateLayout::stacked>>(),
                   "gated_projection (fp8): policy check failed");
     const AddmmGluArgsT<T> gemm = detail::gemm_view(detail::half_width_view(args));
-    const auto extra = detail::scale_operands(args, args.scale_w, args.scale_w_kind);
-    if (args.w_layout == GateLayout::interleaved)
-      return detail::LauncherOf<P, GatedScaledProblem<T, GateLayout::interleaved>>::run(gemm, stream, device, extra);
-    return detail::LauncherOf<P, GatedScaledProblem<T, GateLayout::stacked>>::run(gemm, stream, device, extra);
+    auto extra = detail::scale_operands(args, args.scale_w, args.scale_w_kind);
+    extra.row_absmax = args.row_absmax;
+    const bool inter = args.w_layout == GateLayout::interleaved;
+    if (args.row_absmax != nullptr)
+      return inter ? detail::LauncherOf<P, GatedScaledProblem<T, GateLayout::interleaved, true>>::run(gemm, stream,
+                                                                                                      device, extra)
+                   : detail::LauncherOf<P, GatedScaledProblem<T, GateLayout::stacked, true>>::run(gemm, stream, device,
+                                                                                                  extra);
+    return inter ? detail::LauncherOf<P, GatedScaledProblem<T, GateLayout::interleaved>>::run(gemm, stream, device, extra)
+                 : detail::LauncherOf<P, GatedScaledProblem<T, GateLayout::stacked>>::run(gemm, stream, device, extra);
   }
   template <Element T>
   static Status launch(const AddmmGluFp8ArgsT<T>& args, stream_t stream, int device) {
@@ -199,6 +213,42 @@ template <class Policy, Element T>
   requires(!Element<Policy>)
 Status addmm_glu(const AddmmGluFp8ArgsT<T>& args, stream_t stream = {}) {
   return ScaledKernels<Policy>::run(args, stream);
+}
+
+/// Per-row e4m3 quantisation of an output (the fp8 output's second step, after a kernel merged
+/// each row's largest |value| into absmax: GatedProjectionFp8ArgsT::row_absmax):
+///   scale[i] = max(absmax[i] / 448, FLT_MIN)  (NaN stays NaN: a zero row never divides by 0)
+///   q[i][j]  = e4m3(x[i][j] / scale[i])      (round to nearest even, saturating to +-448, NaN kept)
+/// x: m x n (ldx), T; q: m x n (ldq, bytes); n a multiple of 8.
+template <Element T>
+struct QuantizeRowsArgsT {
+  const T* x = nullptr;
+  const float* absmax = nullptr;
+  float* scale = nullptr;
+  float8_e4m3_t* q = nullptr;
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t ldx = 0;
+  std::int64_t ldq = 0;
+};
+
+/// quantize_rows_e4m3's rules (host only), each naming its argument.
+template <Element T>
+Status validate_quantize_rows(const QuantizeRowsArgsT<T>& p) {
+  if (p.m < 0 || p.m >= max_dimension) return Status::invalid("m: must be >= 0 and < 2^31");
+  if (p.n < 0 || p.n >= max_dimension) return Status::invalid("n: must be >= 0 and < 2^31");
+  if (p.m == 0 || p.n == 0) return Status::success();
+  if (p.n % vector_elems != 0) return Status::invalid("n: must be a multiple of 8");
+  if (p.x == nullptr || !detail::aligned16(p.x)) return Status::invalid("x: must not be null, 16-byte aligned");
+  if (p.ldx < p.n || p.ldx % vector_elems != 0) return Status::invalid("ldx: must be >= n and a multiple of 8");
+  if (p.q == nullptr || reinterpret_cast<std::uintptr_t>(p.q) % 8 != 0)
+    return Status::invalid("q: must not be null, 8-byte aligned");
+  if (p.ldq < p.n || p.ldq % 8 != 0) return Status::invalid("ldq: must be >= n and a multiple of 8");
+  if (p.absmax == nullptr) return Status::invalid("absmax: must not be null");
+  if (p.scale == nullptr) return Status::invalid("scale: must not be null");
+  constexpr std::int64_t max_elems = std::int64_t{1} << 61;
+  if (p.ldx > max_elems / p.m || p.ldq > max_elems / p.m) return Status::invalid("ldx, ldq: m * ld overflows");
+  return Status::success();
 }
 
 namespace detail {

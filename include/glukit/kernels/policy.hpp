@@ -111,19 +111,23 @@ struct GatedProblem : Problem<T, Layout::col_major> {
 /// per-row (or per-tensor) scale and B's per-row (or per-tensor) scale, then the bias (T)
 /// and the epilogue of T-typed tiles, as the base problem's. The kernels hold the e4m3
 /// operands as pairs in T-typed pointers (kernels/fp8_kernel.hpp: the same bytes, k halved):
-/// a ring stage of 64 T columns is 128 e4m3 values.
-template <class Base>
+/// a ring stage of 64 T columns is 128 e4m3 values. RowMaxOut: the epilogue also merges each
+/// output row's absolute maximum (as stored) into a vector, an fp8 output's scales' input.
+template <class Base, bool RowMaxOut = false>
 struct Scaled : Base {
   using operand = float8_e4m3_t;
   static constexpr bool scaled = true;
   static_assert(Base::b_k_major, "Scaled<Problem>: e4m3 wgmma needs B stored n x k (K contiguous)");
+  template <class Op>
+  using composition = std::conditional_t<RowMaxOut, epilogue::RowMax<typename Base::template composition<Op>>,
+                                         typename Base::template composition<Op>>;
 };
 /// addmm_glu with e4m3 A and B (B n x k) and scales; Y, bias and out in T.
 template <Element T>
 using ScaledProblem = Scaled<Problem<T, Layout::col_major>>;
 /// The gated projection with e4m3 A and W and scales; bias and out in T.
-template <Element T, GateLayout GL>
-using GatedScaledProblem = Scaled<GatedProblem<T, GL>>;
+template <Element T, GateLayout GL, bool RowMaxOut = false>
+using GatedScaledProblem = Scaled<GatedProblem<T, GL>, RowMaxOut>;
 
 /// The gated projection's backward by recomputation: the GEMM is the gated projection's
 /// (P = A W^T + bias, gate/up pairs in GL's order, in the accumulators), and the epilogue
