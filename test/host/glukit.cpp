@@ -30,8 +30,11 @@ TEST_CASE("the public API names") {
   // the kernel type and launcher
   using P = glukit::policy::V1RegisterStaged<glukit::arch::gfx950>;
   STATIC_REQUIRE(std::is_same_v<glukit::AddmmGlu<P>::policy, P>);
-  STATIC_REQUIRE(std::is_same_v<decltype(glukit::addmm_glu<P, glukit::half_t>),
-                                glukit::Status(const glukit::AddmmGluArgs&, glukit::stream_t)>);
+  STATIC_REQUIRE(std::is_same_v<decltype(glukit::addmm_glu<P>(std::declval<const glukit::AddmmGluArgs&>())),
+                                glukit::Status>);
+  STATIC_REQUIRE(std::is_same_v<decltype(glukit::addmm_glu<P>(std::declval<const glukit::AddmmGluArgs&>(),
+                                                                glukit::stream_t{})),
+                                glukit::Status>);
   // Status
   STATIC_REQUIRE(std::is_same_v<decltype(std::declval<const glukit::Status&>().ok()), bool>);
   STATIC_REQUIRE(std::is_same_v<decltype(std::declval<const glukit::Status&>().message()), const char*>);

@@ -119,3 +119,42 @@ TEST_CASE("fp8: the kernels' half-width view and scale operands") {
   STATIC_REQUIRE(glukit::GatedScaledProblem<glukit::half_t, glukit::GateLayout::stacked>::gated);
   STATIC_REQUIRE(!glukit::Problem<glukit::half_t, glukit::Layout::col_major>::scaled);
 }
+
+TEST_CASE("fp8 output: row_absmax's rule and quantize_rows' rules name their argument") {
+  auto p = gated();
+  p.row_absmax = floats + 8;
+  CHECK(glukit::validate_gated_arguments(p).ok());
+  p.n = 14332;  // not whole 16-byte chunks of the output
+  CHECK(starts_with(message_of(p), "n:"));
+  p = gated(), p.row_absmax = reinterpret_cast<float*>(bytes + 2);
+  CHECK(starts_with(message_of(p), "row_absmax:"));
+  STATIC_REQUIRE(glukit::epilogue::Arity<glukit::composition_of<glukit::Bound<
+                     glukit::policy::GatedTma128x256<glukit::arch::sm90a>,
+                     glukit::GatedScaledProblem<glukit::bfloat16_t, glukit::GateLayout::stacked, true>>>>::row_absmax == 0);
+  STATIC_REQUIRE(glukit::epilogue::Arity<glukit::composition_of<glukit::Bound<
+                     glukit::policy::GatedTma128x256<glukit::arch::sm90a>,
+                     glukit::GatedScaledProblem<glukit::bfloat16_t, glukit::GateLayout::stacked>>>>::row_absmax == -1);
+
+  glukit::QuantizeRowsArgsT<glukit::bfloat16_t> q;
+  q.x = halves, q.absmax = floats, q.scale = floats + 4, q.q = reinterpret_cast<glukit::float8_e4m3_t*>(bytes);
+  q.m = 4096, q.n = 14336, q.ldx = 14336, q.ldq = 14336;
+  CHECK(glukit::validate_quantize_rows(q).ok());
+  const auto msg = [](const auto& a) { return std::string(glukit::validate_quantize_rows(a).message()); };
+  auto b = q;
+  b.n = 14330;
+  CHECK(starts_with(msg(b), "n:"));
+  b = q, b.ldx = 14330;
+  CHECK(starts_with(msg(b), "ldx:"));
+  b = q, b.ldq = 14332;
+  CHECK(starts_with(msg(b), "ldq:"));
+  b = q, b.q = reinterpret_cast<glukit::float8_e4m3_t*>(bytes + 4);
+  CHECK(starts_with(msg(b), "q:"));
+  b = q, b.x = halves + 1;
+  CHECK(starts_with(msg(b), "x:"));
+  b = q, b.absmax = nullptr;
+  CHECK(starts_with(msg(b), "absmax:"));
+  b = q, b.scale = nullptr;
+  CHECK(starts_with(msg(b), "scale:"));
+  b = q, b.m = 0;
+  CHECK(glukit::validate_quantize_rows(b).ok());
+}
