@@ -50,25 +50,42 @@ FP8_MAX = 448.0
 FP8_VECTOR = 16
 
 
+def _check_fp8_operands(named, weight: str, scale_w: str) -> None:
+    """The fp8 ops' common rules, in order: dims of [(name, tensor, dims or None), ...] (a
+    first), every operand on a's device, a and the weight e4m3, both scales float32."""
+    for name, t, dims in named:
+        if dims is not None and t.dim() != dims:
+            raise ValueError(f"{name}: must be {dims}-D (got {t.dim()}-D)")
+    a = named[0][1]
+    for name, t, _ in named[1:]:
+        if t.device != a.device:
+            raise ValueError(f"{name}: on {t.device}, a on {a.device} (all operands must be on one device)")
+    by_name = {name: t for name, t, _ in named}
+    for name in ("a", weight):
+        if by_name[name].dtype != FP8:
+            raise ValueError(f"{name}: dtype must be torch.float8_e4m3fn (got {by_name[name].dtype})")
+    for name in ("scale_a", scale_w):
+        if by_name[name].dtype != torch.float32:
+            raise ValueError(f"{name}: dtype must be torch.float32 (got {by_name[name].dtype})")
+
+
+def _check_scale_shapes(scale_a: torch.Tensor, scale_w: torch.Tensor, m: int, cols: int, scale_w_name: str,
+                        cols_name: str, order: str = "") -> None:
+    """scale_a one value or m x 1; the weight's scale one value or 1 x cols."""
+    if scale_a.numel() != 1 and tuple(scale_a.shape) != (m, 1):
+        raise ValueError(f"scale_a: must be one value or m x 1 = ({m}, 1) (got shape {tuple(scale_a.shape)})")
+    if scale_w.numel() != 1 and tuple(scale_w.shape) != (1, cols):
+        raise ValueError(f"{scale_w_name}: must be one value or 1 x {cols_name} = (1, {cols}){order} "
+                         f"(got shape {tuple(scale_w.shape)})")
+
+
 def check_gated_fp8_args(a: torch.Tensor, w: torch.Tensor, scale_a: torch.Tensor, scale_w: torch.Tensor,
                          bias: Optional[torch.Tensor], activation: str, layout: str,
                          out_dtype: Optional[torch.dtype]) -> tuple:
     """The op's argument rules; returns (m, n, k, the output's dtype). Raises ValueError
     naming the argument."""
     named = [("a", a, 2), ("w", w, 2), ("scale_a", scale_a, None), ("scale_w", scale_w, None)]
-    named += [("bias", bias, 1)] if bias is not None else []
-    for name, t, dims in named:
-        if dims is not None and t.dim() != dims:
-            raise ValueError(f"{name}: must be {dims}-D (got {t.dim()}-D)")
-    for name, t, _ in named[1:]:
-        if t.device != a.device:
-            raise ValueError(f"{name}: on {t.device}, a on {a.device} (all operands must be on one device)")
-    for name, t in (("a", a), ("w", w)):
-        if t.dtype != FP8:
-            raise ValueError(f"{name}: dtype must be torch.float8_e4m3fn (got {t.dtype})")
-    for name, t in (("scale_a", scale_a), ("scale_w", scale_w)):
-        if t.dtype != torch.float32:
-            raise ValueError(f"{name}: dtype must be torch.float32 (got {t.dtype})")
+    _check_fp8_operands(named + ([("bias", bias, 1)] if bias is not None else []), "w", "scale_w")
     _check_activation_and_layout(activation, layout)
     m, k = a.shape
     rows = w.shape[0]
@@ -77,11 +94,7 @@ def check_gated_fp8_args(a: torch.Tensor, w: torch.Tensor, scale_a: torch.Tensor
     n = rows // 2
     if w.shape[1] != k:
         raise ValueError(f"w: must be 2n x k with k = {k} (an nn.Linear weight; got {tuple(w.shape)})")
-    if scale_a.numel() != 1 and tuple(scale_a.shape) != (m, 1):
-        raise ValueError(f"scale_a: must be one value or m x 1 = ({m}, 1) (got shape {tuple(scale_a.shape)})")
-    if scale_w.numel() != 1 and tuple(scale_w.shape) != (1, rows):
-        raise ValueError(f"scale_w: must be one value or 1 x 2n = (1, {rows}), in w's row order "
-                         f"(got shape {tuple(scale_w.shape)})")
+    _check_scale_shapes(scale_a, scale_w, m, rows, "scale_w", "2n", ", in w's row order")
     if bias is not None and bias.shape[0] != rows:
         raise ValueError(f"bias: must have 2n = {rows} elements, in w's row order (got {bias.shape[0]})")
     dtype = out_dtype if out_dtype is not None else (bias.dtype if bias is not None else torch.bfloat16)
@@ -103,14 +116,17 @@ def _gated_projection_fp8_fake(a, w, scale_a, scale_w, bias, *, activation="silu
     return a.new_empty((m, n), dtype=dtype)
 
 
+def _dequantised_linear(a, w, scale_a, scale_w, bias) -> torch.Tensor:
+    """(a @ w.T) scale_a scale_w + bias in fp32, the scales broadcast as _scaled_mm's."""
+    x = (a.float() @ w.float().T) * scale_a.float().reshape(-1, 1) * scale_w.float().reshape(1, -1)
+    return x + bias.float() if bias is not None else x
+
+
 def gated_fp8_reference(a: torch.Tensor, w: torch.Tensor, scale_a: torch.Tensor, scale_w: torch.Tensor,
                         bias: Optional[torch.Tensor], activation: str = "silu", layout: str = "stacked",
                         out_dtype: torch.dtype = torch.bfloat16) -> torch.Tensor:
     """The op in fp32 on the dequantised operands, rounded once to out_dtype (any device)."""
-    x = (a.float() @ w.float().T) * scale_a.float().reshape(-1, 1) * scale_w.float().reshape(1, -1)
-    if bias is not None:
-        x = x + bias.float()
-    g, u = split_gate_up(x, layout)
+    g, u = split_gate_up(_dequantised_linear(a, w, scale_a, scale_w, bias), layout)
     return (ACTIVATIONS[activation](g) * u).to(out_dtype)
 
 
@@ -166,19 +182,7 @@ def check_addmm_fp8_args(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor
                          bias: Optional[torch.Tensor], y: torch.Tensor) -> tuple:
     """addmm_glu_fp8's rules; returns (m, n, k). Raises ValueError naming the argument."""
     named = [("a", a, 2), ("b", b, 2), ("scale_a", scale_a, None), ("scale_b", scale_b, None), ("y", y, 2)]
-    named += [("bias", bias, 1)] if bias is not None else []
-    for name, t, dims in named:
-        if dims is not None and t.dim() != dims:
-            raise ValueError(f"{name}: must be {dims}-D (got {t.dim()}-D)")
-    for name, t, _ in named[1:]:
-        if t.device != a.device:
-            raise ValueError(f"{name}: on {t.device}, a on {a.device} (all operands must be on one device)")
-    for name, t in (("a", a), ("b", b)):
-        if t.dtype != FP8:
-            raise ValueError(f"{name}: dtype must be torch.float8_e4m3fn (got {t.dtype})")
-    for name, t in (("scale_a", scale_a), ("scale_b", scale_b)):
-        if t.dtype != torch.float32:
-            raise ValueError(f"{name}: dtype must be torch.float32 (got {t.dtype})")
+    _check_fp8_operands(named + ([("bias", bias, 1)] if bias is not None else []), "b", "scale_b")
     if y.dtype not in DTYPES:
         raise ValueError(f"y: dtype must be torch.float16 or torch.bfloat16 (got {y.dtype})")
     if bias is not None and bias.dtype != y.dtype:
@@ -189,10 +193,7 @@ def check_addmm_fp8_args(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor
         raise ValueError(f"b: must be n x k with k = {k} (an nn.Linear weight; got {tuple(b.shape)})")
     if tuple(y.shape) != (m, n):
         raise ValueError(f"y: must be m x n = ({m}, {n}) (got {tuple(y.shape)})")
-    if scale_a.numel() != 1 and tuple(scale_a.shape) != (m, 1):
-        raise ValueError(f"scale_a: must be one value or m x 1 = ({m}, 1) (got shape {tuple(scale_a.shape)})")
-    if scale_b.numel() != 1 and tuple(scale_b.shape) != (1, n):
-        raise ValueError(f"scale_b: must be one value or 1 x n = (1, {n}) (got shape {tuple(scale_b.shape)})")
+    _check_scale_shapes(scale_a, scale_b, m, n, "scale_b", "n")
     if bias is not None and bias.shape[0] != n:
         raise ValueError(f"bias: must have n = {n} elements (got {bias.shape[0]})")
     if m != 0 and n != 0:
@@ -211,9 +212,7 @@ def _addmm_glu_fp8_fake(a, b, scale_a, scale_b, bias, y):
 
 def addmm_fp8_reference(a, b, scale_a, scale_b, bias, y) -> torch.Tensor:
     """addmm_glu_fp8 in fp32 on the dequantised operands, rounded once to y's dtype."""
-    x = (a.float() @ b.float().T) * scale_a.float().reshape(-1, 1) * scale_b.float().reshape(1, -1)
-    if bias is not None:
-        x = x + bias.float()
+    x = _dequantised_linear(a, b, scale_a, scale_b, bias)
     return (x + x * y.float()).to(y.dtype)
 
 
@@ -270,9 +269,7 @@ def register_cuda(extension) -> bool:
     _lib.impl("addmm_glu_fp8", addmm_cuda_impl, "CUDA")
 
     def cuda_impl(a, w, scale_a, scale_w, bias, *, activation="silu", layout="stacked", out_dtype=None):
-        m, n, k, dtype = check_gated_fp8_args(a, w, scale_a, scale_w, bias, activation, layout, out_dtype)
-        if not a.is_cuda:
-            raise ValueError(f"a: must be a CUDA tensor (got {a.device})")
+        m, n, _, dtype = check_gated_fp8_args(a, w, scale_a, scale_w, bias, activation, layout, out_dtype)
         ldo = -(-n // 8) * 8  # the kernel's rows are 16-byte chunks
         out = torch.empty((m, ldo), dtype=dtype, device=a.device)
         if m != 0 and n != 0:
