@@ -161,17 +161,19 @@ struct ScaledKernels {
   static_assert(arch_traits<typename P::arch>::backend == Backend::cuda,
                 "fp8: the e4m3 kernels are built for sm90a (the CDNA fp8 path is not built yet)");
 
+  /// The rules of either argument type (addmm_glu's Y only where P's operation reads it).
   template <Element T>
-  static Status run(const GatedProjectionFp8ArgsT<T>& args, stream_t stream = {}) {
-    if (Status s = validate_gated_arguments(args); !s.ok()) return s;
-    if (args.m == 0 || args.n == 0) return Status::success();
-    int device = 0;
-    if (Status s = detail::current_device<P>(&device); !s.ok()) return s;
-    return launch(args, stream, device);
+  static Status validate(const GatedProjectionFp8ArgsT<T>& args) {
+    return validate_gated_arguments(args);
   }
   template <Element T>
-  static Status run(const AddmmGluFp8ArgsT<T>& args, stream_t stream = {}) {
-    if (Status s = validate_arguments(args, P::epilogue_op::reads_aux); !s.ok()) return s;
+  static Status validate(const AddmmGluFp8ArgsT<T>& args) {
+    return validate_arguments(args, P::epilogue_op::reads_aux);
+  }
+  /// Validates, queries the device once and launches (m == 0 or n == 0: nothing).
+  template <class Args>
+  static Status run(const Args& args, stream_t stream = {}) {
+    if (Status s = validate(args); !s.ok()) return s;
     if (args.m == 0 || args.n == 0) return Status::success();
     int device = 0;
     if (Status s = detail::current_device<P>(&device); !s.ok()) return s;
