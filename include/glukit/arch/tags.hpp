@@ -39,6 +39,7 @@ struct arch_traits<arch::sm90a> {
   static constexpr int mma_m = 64, mma_k = 16;   ///< wgmma m64nNk16
   static constexpr int mma_n_max = 256, mma_n_step = 8;
   static constexpr int cc_major = 9, cc_minor = 0;
+  static constexpr bool fp8_fnuz = false;  ///< wgmma's e4m3 is OCP E4M3
 };
 
 template <>
@@ -56,6 +57,7 @@ struct arch_traits<arch::gfx942> {
   static constexpr int direct_to_lds_max_bytes = 4;
   static constexpr int lds_banks = 32;                ///< 4-byte LDS banks
   static constexpr bool transposed_lds_read = false;  ///< no ds_read_b64_tr_b16
+  static constexpr bool fp8_fnuz = true;               ///< the fp8 MFMAs read E4M3FNUZ
 };
 
 template <>
@@ -73,6 +75,7 @@ struct arch_traits<arch::gfx950> {
   static constexpr int direct_to_lds_max_bytes = 16;
   static constexpr int lds_banks = 64;               ///< 4-byte LDS banks
   static constexpr bool transposed_lds_read = true;  ///< ds_read_b64_tr_b16
+  static constexpr bool fp8_fnuz = false;            ///< the fp8 MFMAs read OCP E4M3
 };
 
 /// True when an arch tag names a known chip.

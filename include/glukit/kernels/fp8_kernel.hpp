@@ -4,21 +4,29 @@
 // output channel), fp32 accumulation, the bias and the output in T (bf16 or fp16):
 //   X = (A W^T) * scale_a[i] * scale_w[r] + bias[r]          (r: W's row of the column)
 //   gated_projection: out = op(X_gate, X_up);  addmm_glu: out = op(X, Y), Y in T.
-// The sm90a warp-specialised TMA kernels run them: an e4m3 row of 128 values is the same
-// 128 bytes as a 16-bit row of 64, so the kernels hold A and W as pairs in T-typed
-// pointers with k halved (the TMA boxes, ring stages and wgmma descriptors unchanged) and
-// issue m64nNk32 e4m3 wgmma (policy.hpp: Scaled problems); the epilogue dequantises the
+// An e4m3 row of 128 values is the same 128 bytes as a 16-bit row of 64, so the kernels
+// hold A and W as pairs in T-typed pointers with k halved (the tiles, rings, copies and
+// operand reads unchanged; policy.hpp: Scaled problems) and only the MMA differs: the
+// sm90a warp-specialised TMA kernels issue m64nNk32 e4m3 wgmma, the CDNA kernels
+// v_mfma_f32_16x16x32_fp8_fp8 (one per 16-bit MFMA's k-quad). The epilogue dequantises the
 // accumulators before it adds the bias.
 //   glukit::gated_projection(args) / gated_projection<Op>(args) / gated_projection<Policy>(args)
 //   glukit::addmm_glu(args) / addmm_glu<Policy>(args)
-// with GatedProjectionFp8ArgsT<T> / AddmmGluFp8ArgsT<T> (the defaults, which pick the kernel
-// by shape as the 16-bit ones do, are kernels/fp8.hpp's). CDNA: not built (the argument
-// types and rules compile on every backend).
+// with GatedProjectionFp8ArgsT<T, F8> / AddmmGluFp8ArgsT<T, F8> (the defaults, which pick the
+// kernel by shape as the 16-bit ones do, are kernels/fp8.hpp's).
+// The encoding is part of the operand type (platform/fp8.hpp): F8 = float8_e4m3_t (OCP
+// E4M3, torch.float8_e4m3fn) on sm90a and gfx950, float8_e4m3fnuz_t (E4M3FNUZ,
+// torch.float8_e4m3fnuz) on gfx942, whose MFMA reads the same bits as a different number
+// (bias 8: half the OCP value; 0x80 its NaN, OCP's -0). A policy given the other encoding is
+// a compile error naming both; the defaults answer unsupported_device for a GPU whose MFMA
+// reads the other one. Convert with fp8_to_float / float_to_fp8 (saturating at 240 for FNUZ).
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "glukit/kernels/addmm_glu_kernel.hpp"
 #include "glukit/kernels/gated_projection_kernel.hpp"
+#include "glukit/platform/fp8.hpp"
 
 namespace glukit {
 
@@ -34,11 +42,12 @@ enum class ScaleKind {
 /// row_absmax (optional, m floats the caller zeroes): each output row's largest |value|, as
 /// stored, is merged into it (NaN wins), for an fp8 output's per-row scales
 /// (quantize_rows_e4m3, kernels/fp8.hpp); n must then be a multiple of 8.
-template <Element T>
+template <Element T, Fp8Element F8 = float8_e4m3_t>
 struct GatedProjectionFp8ArgsT {
   using element = T;
-  const float8_e4m3_t* a = nullptr;
-  const float8_e4m3_t* w = nullptr;
+  using fp8 = F8;  ///< the operands' e4m3 encoding (see the file comment)
+  const F8* a = nullptr;
+  const F8* w = nullptr;
   const float* scale_a = nullptr;
   const float* scale_w = nullptr;
   const T* bias = nullptr;
@@ -58,11 +67,12 @@ struct GatedProjectionFp8ArgsT {
 /// addmm_glu with e4m3 operands: a m x k (lda), b n x k (ldb, an nn.Linear weight: e4m3
 /// wgmma reads B K-major only); scale_a: 1 or m values, scale_b: 1 or n; bias n (or null),
 /// y m x n (ldy; read when the operation reads Y), out m x n (ldo), in T.
-template <Element T>
+template <Element T, Fp8Element F8 = float8_e4m3_t>
 struct AddmmGluFp8ArgsT {
   using element = T;
-  const float8_e4m3_t* a = nullptr;
-  const float8_e4m3_t* b = nullptr;
+  using fp8 = F8;  ///< the operands' e4m3 encoding (see the file comment)
+  const F8* a = nullptr;
+  const F8* b = nullptr;
   const float* scale_a = nullptr;
   const float* scale_b = nullptr;
   const T* bias = nullptr;
@@ -104,16 +114,16 @@ inline Status validate_fp8_operands(std::int64_t k, std::int64_t lda, std::int64
 }
 
 /// The kernels' view of e4m3 operands: pairs of values as T, k and the strides halved.
-template <Element T>
-constexpr GatedProjectionArgsT<T> half_width_view(const GatedProjectionFp8ArgsT<T>& p) {
+template <Element T, class F8>
+constexpr GatedProjectionArgsT<T> half_width_view(const GatedProjectionFp8ArgsT<T, F8>& p) {
   GatedProjectionArgsT<T> v;
   v.a = reinterpret_cast<const T*>(p.a), v.w = reinterpret_cast<const T*>(p.w), v.bias = p.bias, v.out = p.out;
   v.m = p.m, v.n = p.n, v.k = p.k / 2, v.lda = p.lda / 2, v.ldw = p.ldw / 2, v.ldo = p.ldo;
   v.w_layout = p.w_layout;
   return v;
 }
-template <Element T>
-constexpr AddmmGluArgsT<T> half_width_view(const AddmmGluFp8ArgsT<T>& p) {
+template <Element T, class F8>
+constexpr AddmmGluArgsT<T> half_width_view(const AddmmGluFp8ArgsT<T, F8>& p) {
   AddmmGluArgsT<T> v;
   v.a = reinterpret_cast<const T*>(p.a), v.b = reinterpret_cast<const T*>(p.b), v.bias = p.bias, v.y = p.y;
   v.out = p.out, v.m = p.m, v.n = p.n, v.k = p.k / 2, v.lda = p.lda / 2, v.ldb = p.ldb / 2, v.ldy = p.ldy;
@@ -133,8 +143,8 @@ constexpr ExtraOperandsT<typename Args::element> scale_operands(const Args& p, c
 /// The argument rules (host only): the 16-bit gated projection's for m, n, the bias and
 /// the output, and k a multiple of 16, lda / ldw >= k and multiples of 16 (16-byte rows),
 /// a and w 16-byte aligned, both scales present.
-template <Element T>
-Status validate_gated_arguments(const GatedProjectionFp8ArgsT<T>& p) {
+template <Element T, class F8>
+Status validate_gated_arguments(const GatedProjectionFp8ArgsT<T, F8>& p) {
   if (Status s = detail::validate_fp8_operands(p.k, p.lda, p.ldw, p.scale_a, p.scale_w, p.scale_a_kind,
                                                p.scale_w_kind, true);
       !s.ok() && p.m > 0 && p.n > 0)
@@ -146,8 +156,8 @@ Status validate_gated_arguments(const GatedProjectionFp8ArgsT<T>& p) {
   return validate_gated_arguments(detail::half_width_view(p));
 }
 /// reads_aux = false (an operation that ignores Y): y and ldy are not checked.
-template <Element T>
-Status validate_arguments(const AddmmGluFp8ArgsT<T>& p, bool reads_aux = true) {
+template <Element T, class F8>
+Status validate_arguments(const AddmmGluFp8ArgsT<T, F8>& p, bool reads_aux = true) {
   if (Status s = detail::validate_fp8_operands(p.k, p.lda, p.ldb, p.scale_a, p.scale_b, p.scale_a_kind,
                                                p.scale_b_kind, false);
       !s.ok() && p.m > 0 && p.n > 0)
@@ -155,19 +165,34 @@ Status validate_arguments(const AddmmGluFp8ArgsT<T>& p, bool reads_aux = true) {
   return validate_arguments(detail::half_width_view(p), reads_aux);
 }
 
-/// The kernels of policy P on e4m3 operands (sm90a warp-specialised TMA policies).
+/// The e4m3 encoding the MMAs of Arch read: E4M3FNUZ on gfx942, OCP E4M3 elsewhere.
+template <class Arch>
+inline constexpr Fp8Format fp8_format_of_arch = arch_traits<Arch>::fp8_fnuz ? Fp8Format::e4m3_fnuz : Fp8Format::e4m3;
+/// The storage type of that encoding.
+template <class Arch>
+using fp8_of_arch = std::conditional_t<arch_traits<Arch>::fp8_fnuz, float8_e4m3fnuz_t, float8_e4m3_t>;
+
+/// The kernels of policy P on e4m3 operands (the sm90a warp-specialised TMA policies; the
+/// CDNA policies), for operands in the encoding P's chip reads (fp8_of_arch).
 template <class P>
 struct ScaledKernels {
-  static_assert(arch_traits<typename P::arch>::backend == Backend::cuda,
-                "fp8: the e4m3 kernels are built for sm90a (the CDNA fp8 path is not built yet)");
-
+  /// Arguments of operand type F8 compile for P only in its chip's encoding.
+  template <class F8>
+  static constexpr bool encoding_check() {
+    static_assert(std::is_same_v<F8, fp8_of_arch<typename P::arch>>,
+                  "fp8: the policy's chip reads the other e4m3 encoding: gfx942's MFMA reads E4M3FNUZ "
+                  "(float8_e4m3fnuz_t), sm90a's wgmma and gfx950's MFMA read OCP E4M3 (float8_e4m3_t)");
+    return true;
+  }
   /// The rules of either argument type (addmm_glu's Y only where P's operation reads it).
-  template <Element T>
-  static Status validate(const GatedProjectionFp8ArgsT<T>& args) {
+  template <Element T, class F8>
+  static Status validate(const GatedProjectionFp8ArgsT<T, F8>& args) {
+    static_assert(encoding_check<F8>());
     return validate_gated_arguments(args);
   }
-  template <Element T>
-  static Status validate(const AddmmGluFp8ArgsT<T>& args) {
+  template <Element T, class F8>
+  static Status validate(const AddmmGluFp8ArgsT<T, F8>& args) {
+    static_assert(encoding_check<F8>());
     return validate_arguments(args, P::epilogue_op::reads_aux);
   }
   /// Validates, queries the device once and launches (m == 0 or n == 0: nothing).
@@ -180,40 +205,41 @@ struct ScaledKernels {
     return launch(args, stream, device);
   }
   /// run after validation and the device query.
-  template <Element T>
-  static Status launch(const GatedProjectionFp8ArgsT<T>& args, stream_t stream, int device) {
-    static_assert(check_policy<P, GatedScaledProblem<T, GateLayout::stacked>>(),
+  template <Element T, class F8>
+  static Status launch(const GatedProjectionFp8ArgsT<T, F8>& args, stream_t stream, int device) {
+    static_assert(encoding_check<F8>());
+    static_assert(check_policy<P, GatedScaledProblem<T, GateLayout::stacked, false, F8>>(),
                   "gated_projection (fp8): policy check failed");
     const AddmmGluArgsT<T> gemm = detail::gemm_view(detail::half_width_view(args));
     auto extra = detail::scale_operands(args, args.scale_w, args.scale_w_kind);
     extra.row_absmax = args.row_absmax;
     const bool inter = args.w_layout == GateLayout::interleaved;
+    constexpr GateLayout st = GateLayout::stacked, il = GateLayout::interleaved;
     if (args.row_absmax != nullptr)
-      return inter ? detail::LauncherOf<P, GatedScaledProblem<T, GateLayout::interleaved, true>>::run(gemm, stream,
-                                                                                                      device, extra)
-                   : detail::LauncherOf<P, GatedScaledProblem<T, GateLayout::stacked, true>>::run(gemm, stream, device,
-                                                                                                  extra);
-    return inter ? detail::LauncherOf<P, GatedScaledProblem<T, GateLayout::interleaved>>::run(gemm, stream, device, extra)
-                 : detail::LauncherOf<P, GatedScaledProblem<T, GateLayout::stacked>>::run(gemm, stream, device, extra);
+      return inter ? detail::LauncherOf<P, GatedScaledProblem<T, il, true, F8>>::run(gemm, stream, device, extra)
+                   : detail::LauncherOf<P, GatedScaledProblem<T, st, true, F8>>::run(gemm, stream, device, extra);
+    return inter ? detail::LauncherOf<P, GatedScaledProblem<T, il, false, F8>>::run(gemm, stream, device, extra)
+                 : detail::LauncherOf<P, GatedScaledProblem<T, st, false, F8>>::run(gemm, stream, device, extra);
   }
-  template <Element T>
-  static Status launch(const AddmmGluFp8ArgsT<T>& args, stream_t stream, int device) {
-    static_assert(check_policy<P, ScaledProblem<T>>(), "addmm_glu (fp8): policy check failed");
-    return detail::LauncherOf<P, ScaledProblem<T>>::run(detail::half_width_view(args), stream, device,
-                                                         detail::scale_operands(args, args.scale_b, args.scale_b_kind));
+  template <Element T, class F8>
+  static Status launch(const AddmmGluFp8ArgsT<T, F8>& args, stream_t stream, int device) {
+    static_assert(encoding_check<F8>());
+    static_assert(check_policy<P, ScaledProblem<T, F8>>(), "addmm_glu (fp8): policy check failed");
+    return detail::LauncherOf<P, ScaledProblem<T, F8>>::run(detail::half_width_view(args), stream, device,
+                                                             detail::scale_operands(args, args.scale_b, args.scale_b_kind));
   }
 };
 
 /// out = epilogue_op(gate, up) of e4m3 operands with the kernel of Policy (a GatedTma policy).
-template <class Policy, Element T>
+template <class Policy, Element T, class F8>
   requires(!Element<Policy> && !EpilogueOp<Policy>)
-Status gated_projection(const GatedProjectionFp8ArgsT<T>& args, stream_t stream = {}) {
+Status gated_projection(const GatedProjectionFp8ArgsT<T, F8>& args, stream_t stream = {}) {
   return ScaledKernels<Policy>::run(args, stream);
 }
 /// out = epilogue_op(X, Y) of e4m3 operands with the kernel of Policy (a WarpSpecializedTma policy).
-template <class Policy, Element T>
+template <class Policy, Element T, class F8>
   requires(!Element<Policy>)
-Status addmm_glu(const AddmmGluFp8ArgsT<T>& args, stream_t stream = {}) {
+Status addmm_glu(const AddmmGluFp8ArgsT<T, F8>& args, stream_t stream = {}) {
   return ScaledKernels<Policy>::run(args, stream);
 }
 
@@ -255,8 +281,8 @@ Status validate_quantize_rows(const QuantizeRowsArgsT<T>& p) {
 
 namespace detail {
 /// The backend's fp8 default for element type T and operation Op: specialised next to its
-/// kernels with run(const GatedProjectionFp8ArgsT<T>&, stream_t) and
-/// run(const AddmmGluFp8ArgsT<T>&, stream_t).
+/// kernels with run(const GatedProjectionFp8ArgsT<T, F8>&, stream_t) and
+/// run(const AddmmGluFp8ArgsT<T, F8>&, stream_t).
 template <Backend B, class T, class Op>
 struct DefaultFp8Launcher;
 }  // namespace detail

@@ -67,7 +67,7 @@ concept Policy = detail::PolicyMembers<P> && ArchTag<typename P::arch> &&
 template <Element T, Layout LB>
 struct Problem {
   using element = T;
-  /// The type of A's and B's values in memory: T, or float8_e4m3_t for a scaled problem.
+  /// The type of A's and B's values in memory: T, or an e4m3 type for a scaled problem.
   using operand = T;
   /// A and B in e4m3 with dequantisation scales (ScaledProblem): the accumulators are
   /// multiplied by A's row scale and B's column scale before the bias is added.
@@ -106,28 +106,29 @@ struct GatedProblem : Problem<T, Layout::col_major> {
   using composition = std::conditional_t<Preact, epilogue::GatedPreact<Op>, epilogue::Gated<Op>>;
 };
 
-/// The scaled (fp8) forms: A and B (an nn.Linear weight, n x k or 2n x k, K contiguous: e4m3
-/// wgmma reads both operands K-major) in e4m3, the accumulators A B^T dequantised by A's
-/// per-row (or per-tensor) scale and B's per-row (or per-tensor) scale, then the bias (T)
-/// and the epilogue of T-typed tiles, as the base problem's. The kernels hold the e4m3
-/// operands as pairs in T-typed pointers (kernels/fp8_kernel.hpp: the same bytes, k halved):
-/// a ring stage of 64 T columns is 128 e4m3 values. RowMaxOut: the epilogue also merges each
+/// The scaled (fp8) forms: A and B (an nn.Linear weight, n x k or 2n x k, K contiguous: the
+/// e4m3 MMAs read both operands K-major) in e4m3 of storage type F8 (float8_e4m3_t: OCP;
+/// float8_e4m3fnuz_t: gfx942's FNUZ), the accumulators A B^T dequantised by A's per-row (or
+/// per-tensor) scale and B's per-row (or per-tensor) scale, then the bias (T) and the
+/// epilogue of T-typed tiles, as the base problem's. The kernels hold the e4m3 operands as
+/// pairs in T-typed pointers (kernels/fp8_kernel.hpp: the same bytes, k halved): a ring
+/// stage of 64 T columns is 128 e4m3 values. RowMaxOut: the epilogue also merges each
 /// output row's absolute maximum (as stored) into a vector, an fp8 output's scales' input.
-template <class Base, bool RowMaxOut = false>
+template <class Base, bool RowMaxOut = false, Fp8Element F8 = float8_e4m3_t>
 struct Scaled : Base {
-  using operand = float8_e4m3_t;
+  using operand = F8;
   static constexpr bool scaled = true;
-  static_assert(Base::b_k_major, "Scaled<Problem>: e4m3 wgmma needs B stored n x k (K contiguous)");
+  static_assert(Base::b_k_major, "Scaled<Problem>: the e4m3 MMAs need B stored n x k (K contiguous)");
   template <class Op>
   using composition = std::conditional_t<RowMaxOut, epilogue::RowMax<typename Base::template composition<Op>>,
                                          typename Base::template composition<Op>>;
 };
 /// addmm_glu with e4m3 A and B (B n x k) and scales; Y, bias and out in T.
-template <Element T>
-using ScaledProblem = Scaled<Problem<T, Layout::col_major>>;
+template <Element T, Fp8Element F8 = float8_e4m3_t>
+using ScaledProblem = Scaled<Problem<T, Layout::col_major>, false, F8>;
 /// The gated projection with e4m3 A and W and scales; bias and out in T.
-template <Element T, GateLayout GL, bool RowMaxOut = false>
-using GatedScaledProblem = Scaled<GatedProblem<T, GL>, RowMaxOut>;
+template <Element T, GateLayout GL, bool RowMaxOut = false, Fp8Element F8 = float8_e4m3_t>
+using GatedScaledProblem = Scaled<GatedProblem<T, GL>, RowMaxOut, F8>;
 
 /// The gated projection's backward by recomputation: the GEMM is the gated projection's
 /// (P = A W^T + bias, gate/up pairs in GL's order, in the accumulators), and the epilogue
@@ -190,7 +191,7 @@ template <class P>
 using problem_of = typename detail::ProblemOf<P>::type;
 template <class P>
 using element_of = typename problem_of<P>::element;
-/// The type of a bound policy's A and B values (element_of, or float8_e4m3_t).
+/// The type of a bound policy's A and B values (element_of, or an e4m3 type).
 template <class P>
 using operand_of = typename problem_of<P>::operand;
 /// The epilogue a bound policy's kernel runs: its problem's composition of its epilogue_op.

@@ -1,12 +1,15 @@
 // Tests of kernels/fp8_kernel.hpp: every rule of the e4m3 gated projection's and addmm_glu's
 // argument checks names its argument; valid arguments pass; the kernels' half-width view
 // holds the same bytes (k and the e4m3 strides halved, the 16-bit ones kept) and the scale
-// operands carry the kinds as steps; the scaled problems take B K-major only.
+// operands carry the kinds as steps; the scaled problems take B K-major only; each chip's e4m3
+// encoding (OCP on sm90a and gfx950, FNUZ on gfx942) and the FNUZ arguments' rules.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "glukit/kernels/fp8_kernel.hpp"
 
@@ -157,4 +160,41 @@ TEST_CASE("fp8 output: row_absmax's rule and quantize_rows' rules name their arg
   CHECK(starts_with(msg(b), "scale:"));
   b = q, b.m = 0;
   CHECK(glukit::validate_quantize_rows(b).ok());
+}
+
+TEST_CASE("fp8 encodings: each chip's e4m3 type, the FNUZ arguments' rules and view") {
+  using glukit::Fp8Format;
+  STATIC_REQUIRE(std::is_same_v<glukit::fp8_of_arch<glukit::arch::sm90a>, glukit::float8_e4m3_t>);
+  STATIC_REQUIRE(std::is_same_v<glukit::fp8_of_arch<glukit::arch::gfx950>, glukit::float8_e4m3_t>);
+  STATIC_REQUIRE(std::is_same_v<glukit::fp8_of_arch<glukit::arch::gfx942>, glukit::float8_e4m3fnuz_t>);
+  STATIC_REQUIRE(glukit::fp8_format_of<glukit::float8_e4m3_t> == Fp8Format::e4m3);
+  STATIC_REQUIRE(glukit::fp8_format_of<glukit::float8_e4m3fnuz_t> == Fp8Format::e4m3_fnuz);
+  STATIC_REQUIRE(glukit::fp8_format_of_arch<glukit::arch::gfx942> == Fp8Format::e4m3_fnuz);
+  STATIC_REQUIRE(std::is_same_v<glukit::ScaledProblem<glukit::half_t, glukit::float8_e4m3fnuz_t>::operand,
+                                glukit::float8_e4m3fnuz_t>);
+  STATIC_REQUIRE(std::is_same_v<glukit::GatedScaledProblem<glukit::bfloat16_t, glukit::GateLayout::interleaved, true,
+                                                           glukit::float8_e4m3fnuz_t>::operand,
+                                glukit::float8_e4m3fnuz_t>);
+  // The same bits, a different number: 0x7e is 448 in OCP e4m3 and 224 in FNUZ; 0x80 is -0 and NaN.
+  CHECK(glukit::fp8_to_float<Fp8Format::e4m3>(glukit::fp8_code(glukit::fp8_from_code(0x7e))) == 448.0f);
+  CHECK(glukit::fp8_to_float<Fp8Format::e4m3_fnuz>(
+            glukit::fp8_code(glukit::fp8_from_code<glukit::float8_e4m3fnuz_t>(0x7e))) == 224.0f);
+  CHECK(std::isnan(glukit::fp8_to_float<Fp8Format::e4m3_fnuz>(0x80)));
+  CHECK(glukit::float_to_fp8<Fp8Format::e4m3_fnuz>(1000.0f) == 0x7f);  // saturates at 240
+
+  // FNUZ arguments follow the same rules and view (the bytes are the kernel's to read).
+  glukit::GatedProjectionFp8ArgsT<glukit::bfloat16_t, glukit::float8_e4m3fnuz_t> p;
+  const auto o = gated();
+  p.a = reinterpret_cast<const glukit::float8_e4m3fnuz_t*>(o.a);
+  p.w = reinterpret_cast<const glukit::float8_e4m3fnuz_t*>(o.w);
+  p.scale_a = o.scale_a, p.scale_w = o.scale_w, p.bias = o.bias, p.out = o.out;
+  p.m = o.m, p.n = o.n, p.k = o.k, p.lda = o.lda, p.ldw = o.ldw, p.ldo = o.ldo;
+  CHECK(glukit::validate_gated_arguments(p).ok());
+  CHECK(glukit::detail::half_width_view(p).k == 2048);
+  p.ldw = 4104;
+  CHECK(starts_with(message_of(p), "ldw:"));
+  glukit::AddmmGluFp8ArgsT<glukit::half_t, glukit::float8_e4m3fnuz_t> x;
+  CHECK(glukit::validate_arguments(x).ok());  // m = n = 0
+  x.m = 4, x.n = 8, x.k = 24;
+  CHECK(starts_with(message_of(x), "k:"));
 }

@@ -12,7 +12,11 @@
 #                                  default addmm_glu_backward<GluGate> for fp16), the gated
 #                                  projection's backward (V4 and V2, SwiGlu and GeGlu,
 #                                  bf16/stacked and fp16/interleaved W, and the default
-#                                  gated_projection_backward<SwiGlu> for bf16),
+#                                  gated_projection_backward<SwiGlu> for bf16), and
+#                                  the scaled (fp8) forms in the chip's e4m3 encoding
+#                                  (V1, V2, V4 gated bf16/stacked, V4 fp16/interleaved, with
+#                                  row maxima, addmm_glu fp16 and bf16, and the defaults
+#                                  gated_projection<SwiGlu> and addmm_glu (fp8 args) for bf16),
 #                                  through each bound policy's launcher, device code
 #                                  only, -O3 -S (test/isa/cdna/variants.hip)
 #   isa.cdna.check.<arch>          check_cdna_isa.py on that assembly (docs/cdna.md)
@@ -110,7 +114,14 @@ set(_cdna_kernels --kernel V1RegisterStaged/fp16/row=v1 --kernel V2DirectToLds/f
              # the default gated_projection_backward<SwiGlu> (WithEpilogue<V4FusedEpilogue<chip>, SwiGlu>)
              --kernel WithEpilogue/bf16/pbwd-stacked=v4-op --kernel WithEpilogue/bf16/pbwd-interleaved=v4-op
              # broadcast vectors and row maxima (test/common/compositions.hpp)
-             --kernel V4FusedEpilogue/bf16/scaled-col=v4 --kernel V4FusedEpilogue/bf16/scaled-stacked=v4)
+             --kernel V4FusedEpilogue/bf16/scaled-col=v4 --kernel V4FusedEpilogue/bf16/scaled-stacked=v4
+             # the scaled (fp8) forms, the chip's e4m3 encoding (Scaled<Problem, RowMaxOut, F8>)
+             --kernel V1RegisterStaged/bf16/fp8-stacked=v1 --kernel V2DirectToLds/bf16/fp8-stacked=v2
+             --kernel V4Scaled/bf16/fp8-stacked=v4 --kernel V4Scaled/fp16/fp8-interleaved=v4
+             --kernel V4Scaled/bf16/fp8-stacked-max=v4 --kernel V4Scaled/fp16/fp8-col=v4 --kernel V4Scaled/bf16/fp8-col=v4
+             # the default gated_projection<SwiGlu>(fp8 args) (WithEpilogue<V4FusedEpilogue<chip>, SwiGlu>)
+             --kernel WithEpilogue/bf16/fp8-stacked=v4-op --kernel WithEpilogue/bf16/fp8-interleaved=v4-op
+             --kernel WithEpilogue/bf16/fp8-stacked-max=v4-op --kernel WithEpilogue/bf16/fp8-col=v4)
 set(_cdna_budget_gfx942 65536)
 set(_cdna_budget_gfx950 163840)
 
@@ -166,7 +177,12 @@ foreach(arch gfx942 gfx950)
       "colsum|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4GluBackward/fp16/xbwd-col=v4/fp16/xbwd-col-sum"
       "colsum-sum|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4GluBackward/fp16/xbwd-col-sum=v4/fp16/xbwd-col"
       "rowmax|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4FusedEpilogue/bf16/col=v4/bf16/scaled-col"
-      "rowmax-scaled|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4FusedEpilogue/bf16/scaled-stacked=v4/bf16/stacked")
+      "rowmax-scaled|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4FusedEpilogue/bf16/scaled-stacked=v4/bf16/stacked"
+      # an fp8 kernel judged as its 16-bit problem and back (the MFMA's operand type); the row
+      # maxima judged absent
+      "mfma-fp8|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4Scaled/bf16/fp8-stacked=v4/bf16/stacked"
+      "mfma-fp8-16|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4FusedEpilogue/bf16/stacked=v4/bf16/fp8-stacked"
+      "rowmax-fp8|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4Scaled/bf16/fp8-stacked-max=v4/bf16/fp8-stacked")
   if(arch STREQUAL "gfx942")  # gfx942 code judged as gfx950: wrong MFMA, 4-byte copies
     list(APPEND _cdna_fails "mfma|--arch,gfx950,--lds-budget,65536,--kernel,V4FusedEpilogue/fp16/row=v4"
                        "dma16|--arch,gfx950,--lds-budget,65536,--kernel,V4FusedEpilogue/fp16/row=v4")

@@ -15,7 +15,10 @@ bwd-stacked / bwd-interleaved: the gated backward, GatedBackwardProblem<T, GateL
 whose B is W_down, k x n, row-major, and whose P has that column order; or LAYOUT
 xbwd-row / xbwd-col: addmm_glu's backward, AddmmGluBackwardProblem<T, Layout>; or LAYOUT
 pbwd-stacked / pbwd-interleaved: the gated projection's backward,
-GatedProjectionBackwardProblem<T, GateLayout>, whose B is W as the gated projection's) must
+GatedProjectionBackwardProblem<T, GateLayout>, whose B is W as the gated projection's; or
+LAYOUT fp8-col / fp8-stacked / fp8-interleaved / fp8-stacked-max: the scaled (e4m3) forms,
+Scaled<Problem<T, col_major>> and Scaled<GatedProblem<T, GateLayout>> with the chip's e4m3
+type (gfx942: float8_e4m3fnuz_t, gfx950: float8_e4m3_t), -max with the output's row maxima) must
 name exactly one kernel symbol of the file; where it names one per chip (a default's
 dispatch instantiates both chips' kernels), the one naming --arch. A problem after
 VARIANT judges the kernel as that problem instead of its own (the negative tests).
@@ -23,7 +26,8 @@ Checks (names as printed):
 
   mfma          the chip's MFMA for the element type is present and no other MFMA is
                 (gfx942: v_mfma_f32_16x16x16_f16 / v_mfma_f32_16x16x16_bf16,
-                gfx950: v_mfma_f32_16x16x32_f16 / v_mfma_f32_16x16x32_bf16)
+                gfx950: v_mfma_f32_16x16x32_f16 / v_mfma_f32_16x16x32_bf16; the fp8
+                layouts, both chips: v_mfma_f32_16x16x32_fp8_fp8, the operands e4m3)
   bread         the B-fragment reads of the layout: row-major B on gfx950 uses
                 ds_read_b64_tr_b16, on gfx942 2-byte ds_read_u16*; col_major B (and
                 the gated projection's W) is read like A (8-byte reads) and uses neither
@@ -50,10 +54,11 @@ Checks (names as printed):
   calls         no calls (everything inlined; nothing from the device libraries)
   m0            every M0 write is the direct-to-LDS sequence (s_mov_b32 m0 directly
                 followed by a `... lds` load), and nothing else reads M0
-  noy           gated projection (judged stacked / interleaved): Y is not read -- fewer
-                register buffer loads (buffer_load_* without lds: the bias and Y
-                vectors) than the same policy's addmm_glu kernel of the same element
-                in the file (B col, else row), and, V2-V4, no streaming (sc0 nt)
+  noy           gated projection (judged stacked / interleaved, or their fp8 forms): Y is not
+                read -- fewer register buffer loads (buffer_load_* without lds: the bias and
+                Y vectors) than the same policy's addmm_glu kernel of the same element in
+                the file (fp8-col for an fp8 kernel if present, B col, else row), and, V2-V4,
+                no streaming (sc0 nt)
                 register load: Y is the only operand those policies read streaming
   dgated        gated backward (judged bwd-stacked / bwd-interleaved): P's G and U are
                 read (8-byte register buffer loads), dP and H written with 8-byte stores
@@ -69,8 +74,8 @@ Checks (names as printed):
                 dX's column sums added with global_atomic_add_f32; without it (xbwd-row /
                 xbwd-col), no atomic
   rowmax        the compositions of test/common/compositions.hpp (scaled-col, scaled-stacked:
-                broadcast vectors, the output's row maxima): global_atomic_umax; every other
-                kernel: none
+                broadcast vectors, the output's row maxima) and fp8-stacked-max:
+                global_atomic_umax; every other kernel: none
   pbackward     the gated projection's backward (judged pbwd-stacked / pbwd-interleaved):
                 every store is 8-byte (no 2-byte store: n is a multiple of 8), and each
                 basic block that holds stores holds exactly two per 8-byte register load
@@ -89,6 +94,7 @@ MFMA = {("gfx942", "fp16"): "v_mfma_f32_16x16x16_f16", ("gfx942", "bf16"): "v_mf
         ("gfx950", "fp16"): "v_mfma_f32_16x16x32_f16", ("gfx950", "bf16"): "v_mfma_f32_16x16x32_bf16"}
 # Other spellings of the same instruction an assembler may print.
 MFMA_ALIASES = {"v_mfma_f32_16x16x16_bf16": {"v_mfma_f32_16x16x16bf16_1k"}}
+MFMA_FP8 = "v_mfma_f32_16x16x32_fp8_fp8"
 ARCHS = sorted({a for a, _ in MFMA})
 # The mangled problem of a bound policy: its template's name (with the length prefix, so that
 # Problem does not match inside GatedProblem), the element, then the layout argument.
@@ -107,7 +113,14 @@ PROBLEMS = {"row": ("Problem", "LNS_6LayoutE0E"), "col": ("Problem", "LNS_6Layou
             "pbwd-interleaved": ("GatedProjectionBackwardProblem", "LNS_10GateLayoutE1E"),
             "scaled-col": ("ScaledProblem", "LNS_6LayoutE1E"),
             "scaled-stacked": ("ScaledGatedProblem", "LNS_10GateLayoutE0E")}
+# The scaled (e4m3) forms: LAYOUT -> (the base problem's layout, RowMaxOut), and the chip's
+# mangled e4m3 type.
+FP8 = {"fp8-col": ("col", 0), "fp8-stacked": ("stacked", 0), "fp8-interleaved": ("interleaved", 0),
+       "fp8-stacked-max": ("stacked", 1)}
+FP8_TYPE = {"gfx942": "17float8_e4m3fnuz_t", "gfx950": "13float8_e4m3_t"}
+PROBLEMS.update({layout: PROBLEMS[base] for layout, (base, _) in FP8.items()})
 GATED = {"stacked", "interleaved"}
+FP8_GATED = {layout for layout, (base, _) in FP8.items() if base in GATED}
 BACKWARD = {"bwd-stacked", "bwd-interleaved"}
 XBACKWARD = {"xbwd-row", "xbwd-col", "xbwd-row-sum", "xbwd-col-sum"}
 XSUM = {"xbwd-row-sum", "xbwd-col-sum"}  # with the bias gradient's column sums
@@ -116,7 +129,8 @@ PBACKWARD = {"pbwd-stacked", "pbwd-interleaved"}
 SCALED = {"scaled-col", "scaled-stacked"}
 # B read like A (8-byte reads): col_major B, the gated projection's W (also in its backward),
 # addmm_glu's backward's col_major B.
-K_MAJOR_B = {"col", "xbwd-col", "xbwd-col-sum"} | GATED | PBACKWARD | SCALED
+K_MAJOR_B = {"col", "xbwd-col", "xbwd-col-sum"} | GATED | PBACKWARD | SCALED | set(FP8)
+ROWMAX = SCALED | {"fp8-stacked-max"}  # kernels that merge the output's row maxima
 CHECKS = ["mfma", "bread", "cvt", "dma", "dma16", "setprio", "loop", "vmcnt", "fma", "scratch", "lds",
           "calls", "m0", "noy", "dgated", "xbackward",
           "pbackward", "colsum", "rowmax"]
@@ -128,9 +142,16 @@ def problem_symbol(element, layout):
 
 
 def kernels_named(kernels, name_sub, element, layout, arch):
-    """The kernel symbols of policy name_sub bound to the problem; of several, those of arch."""
-    problem = problem_symbol(element, layout)
-    names = [n for n in kernels if name_sub in n and problem in n]
+    """The kernel symbols of policy name_sub bound to the problem; of several, those of arch.
+    A scaled problem is its base problem inside Scaled<..., RowMaxOut, the chip's e4m3 type>;
+    the other layouts name only unscaled kernels."""
+    if layout in FP8:
+        base, rowmax = FP8[layout]
+        parts = ["6ScaledINS_" + problem_symbol(element, base), f"EELb{rowmax}ENS_{FP8_TYPE[arch]}E"]
+    else:
+        parts = [problem_symbol(element, layout)]
+    names = [n for n in kernels
+             if name_sub in n and all(p in n for p in parts) and (layout in FP8 or "6ScaledI" not in n)]
     if len(names) > 1:
         names = [n for n in names if f"6{arch}E" in n]
     return names
@@ -325,7 +346,7 @@ def check_kernel(name, k, variant, arch, budget, element="fp16", layout="row", r
     """Returns (results: {check: (ok, detail)}, facts: {...}). reference: (name, kernel) of the
     same policy's addmm_glu kernel, for the gated projection's noy check."""
     code = instructions(k["body"])
-    mfma = MFMA[(arch, element)]
+    mfma = MFMA_FP8 if layout in FP8 else MFMA[(arch, element)]
     names = {mfma} | MFMA_ALIASES.get(mfma, set())
 
     def is_mfma(line):
@@ -343,7 +364,7 @@ def check_kernel(name, k, variant, arch, budget, element="fp16", layout="row", r
         bread_ok = n_tr == 0 and n_u16 == 0
     else:
         bread_ok = n_tr > 0 if arch == "gfx950" else n_u16 > 0
-    b_name = (f"W ({layout})" if layout in GATED else f"W ({layout[5:]})" if layout in PBACKWARD else f"W_down row-major (P {layout[4:]})"
+    b_name = (f"W ({layout})" if layout in GATED | FP8_GATED else f"B ({layout})" if layout in FP8 else f"W ({layout[5:]})" if layout in PBACKWARD else f"W_down row-major (P {layout[4:]})"
               if layout in BACKWARD else f"B {layout[5:8]}-major" if layout in XBACKWARD else f"B {layout}-major")
     res["bread"] = (bread_ok, f"{b_name}: {n_tr} ds_read_b64_tr_b16, {n_u16} ds_read_u16*")
     n_f16_cvt = sum(1 for l in code if F16_CVT.match(l))
@@ -432,7 +453,7 @@ def check_kernel(name, k, variant, arch, budget, element="fp16", layout="row", r
     res["m0"] = (not m0_bad, f"{len(m0_bad)} other M0 uses" + (f" ({m0_bad[0]})" if m0_bad else ""))
 
     loads = register_loads(code)
-    if layout in GATED:
+    if layout in GATED | FP8_GATED:
         streaming = [l for l in loads if STREAMING.search(l)]
         if reference is None:
             res["noy"] = (False, "no addmm_glu kernel of the same policy and element to compare with")
@@ -469,9 +490,9 @@ def check_kernel(name, k, variant, arch, budget, element="fp16", layout="row", r
         res["colsum"] = (ok, f"{n_atomic} global_atomic_add_f32 (the bias gradient's column sums"
                              f"{'' if layout in XSUM else ': none asked'})")
     n_umax = sum(1 for l in code if ATOMIC_UMAX.match(l))
-    res["rowmax"] = (n_umax > 0 if layout in SCALED else n_umax == 0,
+    res["rowmax"] = (n_umax > 0 if layout in ROWMAX else n_umax == 0,
                      f"{n_umax} global_atomic_umax (a composition's row maxima"
-                     f"{'' if layout in SCALED else ': none asked'})")
+                     f"{'' if layout in ROWMAX else ': none asked'})")
     if layout in PBACKWARD:
         blocks, _ = basic_blocks(code)
         per_block = []  # (stores, 8-byte stores, 8-byte register loads) of each block that stores
@@ -531,8 +552,8 @@ def main():
             return 1
         name = names[0]
         reference = None
-        if judge_layout in GATED:  # the same policy's addmm_glu kernel (reads Y), B col_major if present
-            for ref_layout in ("col", "row"):
+        if judge_layout in GATED | FP8_GATED:  # the same policy's addmm_glu kernel (reads Y), B col_major if present
+            for ref_layout in (("fp8-col",) if judge_layout in FP8_GATED else ()) + ("col", "row"):
                 refs = kernels_named(kernels, name_sub, element, ref_layout, args.arch)
                 if len(refs) == 1:
                     reference = (refs[0], kernels[refs[0]])

@@ -18,6 +18,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "glukit/blocks/tile_scheduler.hpp"
@@ -25,6 +26,7 @@
 #include "glukit/kernels/cdna/plan_backward.hpp"
 #include "glukit/kernels/cdna/plan_check.hpp"
 #include "glukit/kernels/cdna/plan_gated.hpp"
+#include "glukit/kernels/fp8_kernel.hpp"
 #include "glukit/kernels/policies.hpp"
 #include "glukit/kernels/policy_check.hpp"
 #include "glukit/reference/addmm_glu_backward.hpp"
@@ -1031,6 +1033,82 @@ TEMPLATE_TEST_CASE("cdna lane model: the gated projection, ragged M, N, K, both 
   }
   SECTION("interleaved, N = 3 blocks of 64 (a ragged last tile where tiles are 128 columns wide)") {
     GatedProblemModel<GatedBf16<P, GateLayout::interleaved>> m(P::tile_m + 3, 3 * gate_interleave_rows, P::tile_k + 8);
+    m.run();
+  }
+}
+
+/// The scaled (fp8) gated projection: the e4m3 operands are pairs in the 16-bit slots the
+/// model above fills (the fp8 MFMA multiplies the two operands' bytes at the same (lane group,
+/// byte) and sums them, which is the pair products summed: the same lane-k map), so what the
+/// scaled form adds is the dequantisation: each accumulator times scale_a[row] and scale_w of
+/// the W row that dequantise (epilogue_tile.hpp) computes with GatedTilePlan::block_row, then
+/// the bias. Integer scales keep it exact: every stored gate and up must equal
+/// sa[row] sw[r] (A W_r^T) + bias[r] at W's true row r of its output column.
+template <class P>
+struct ScaledGatedModel : GatedProblemModel<P> {
+  using Base = GatedProblemModel<P>;
+  using typename Base::Plan, typename Base::Gated;
+  using Base::M, Base::N, Base::bad;
+  static std::int64_t sa(int row) { return 2 + row % 5; }
+  static std::int64_t sw(std::int64_t w_row) { return 3 + w_row % 7; }
+
+  ScaledGatedModel(int m, int n, int k) : Base(m, n, k, /*bias=*/false) {
+    for (std::int64_t r = 0; r < 2 * n; ++r) this->bias[static_cast<std::size_t>(r)] = GatedValues::bias(static_cast<int>(r));
+  }
+  void run() {
+    const TileSchedulePlan sched =
+        make_tile_schedule(M, N, P::tile_m, Plan::out_tile_n, P::group_size_m, P::chiplets, P::chiplet_chunk, 0);
+    for (std::int64_t slot = 0; slot < sched.tiles(); ++slot) {
+      const TileCoord t = sched.tile(slot);
+      tile(static_cast<int>(t.m) * P::tile_m, static_cast<int>(t.n) * Plan::out_tile_n);
+    }
+    REQUIRE(bad == 0);
+    for (int v : this->written) REQUIRE(v == 1);
+  }
+  void tile(int m0, int n0) {
+    const std::vector<std::int64_t> acc = this->accumulate(m0, n0);  // A W^T, no bias
+    for (int w = 0; w < P::warps; ++w)
+      for (int l = 0; l < 64; ++l)
+        for (int mb = 0; mb < Plan::Waves::blocks_m; ++mb)
+          for (int p = 0; p < Gated::out_blocks; ++p) {
+            const Coord2 c = Gated::out_coord(mb, p, w, l);
+            const int row = m0 + c.row;
+            if (row >= M) continue;
+            for (int i = 0; i < 4; ++i) {
+              const int col = n0 + c.col + i;
+              if (col >= N) continue;
+              ++this->written[static_cast<std::size_t>(row) * N + col];
+              for (const int nb : {Gated::gate_block(p), Gated::up_block(p)}) {
+                const int t = Plan::acc_coord(mb, nb, w, l).col;
+                REQUIRE(Gated::row_valid(n0, t + i, N));
+                const std::int64_t r = Gated::block_row(n0, t, i, N);  // what dequantise reads
+                const std::int64_t got = acc[Base::acc_index(w, l, mb, nb, i)] * sa(row) * sw(r) + this->bias_at(r);
+                const std::int64_t true_r = nb == Gated::gate_block(p) ? gate_row(col, N, Base::layout)
+                                                                       : up_row(col, N, Base::layout);
+                const std::int64_t want = this->ref(row, true_r) * sa(row) * sw(true_r) + this->bias_at(true_r);
+                if (got != want) ++bad;
+              }
+            }
+          }
+  }
+};
+
+template <class P, GateLayout GL>
+using Fp8Gated = Bound<P, GatedScaledProblem<bfloat16_t, GL, false, fp8_of_arch<typename P::arch>>>;
+
+TEMPLATE_TEST_CASE("cdna lane model: the scaled (fp8) gated projection's dequantisation, both row orders of W",
+                   "[cdna][gated][fp8]", policy::V1RegisterStaged<arch::gfx942>, policy::V4FusedEpilogue<arch::gfx942>,
+                   policy::V2DirectToLds<arch::gfx950>, policy::V4FusedEpilogue<arch::gfx950>, Gfx950Narrow) {
+  using P = TestType;
+  constexpr int out_n = cdna::MainloopPlan<Fp8Gated<P, GateLayout::stacked>>::out_tile_n;
+  STATIC_REQUIRE(glukit::cdna::check_policy<Fp8Gated<P, GateLayout::stacked>>());
+  STATIC_REQUIRE(std::is_same_v<operand_of<Fp8Gated<P, GateLayout::stacked>>, fp8_of_arch<typename P::arch>>);
+  SECTION("stacked, N odd") {
+    ScaledGatedModel<Fp8Gated<P, GateLayout::stacked>> m(P::tile_m + 3, out_n + 5, P::tile_k + 8);
+    m.run();
+  }
+  SECTION("interleaved, N = 3 blocks of 64") {
+    ScaledGatedModel<Fp8Gated<P, GateLayout::interleaved>> m(P::tile_m + 3, 3 * gate_interleave_rows, P::tile_k + 8);
     m.run();
   }
 }

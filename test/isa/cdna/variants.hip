@@ -23,17 +23,27 @@
 // A composition's broadcast vectors and row maxima (test/common/compositions.hpp, no shipped
 // problem binds them): V4 for bf16 with B col_major (ScaledElementwise) and with W stacked
 // (ScaledGated).
+// The scaled (fp8) forms, operands in the chip's e4m3 encoding (fp8_of_arch: E4M3FNUZ on gfx942,
+// OCP on gfx950): the gated projection on V1, V2 and V4 for bf16 with W stacked, V4 for fp16
+// interleaved and with the output's row maxima (bf16 stacked), addmm_glu on V4 for both types,
+// and the defaults glukit::gated_projection<SwiGlu>(fp8 args) (its V4 kernels for both row
+// orders, with and without the row maxima) and glukit::addmm_glu(fp8 args) for bf16.
 // With GLUKIT_ISA_LAUNCHER (the full-compile test), also the public entry points:
 // AddmmGlu<P>::run for V4 and the default glukit::addmm_glu(args), both types, and
 // GatedProjection<V4>::run and the default glukit::gated_projection(args), and
 // GatedBackward<V4 with SwiGlu>::run and the default glukit::gated_backward<SwiGlu>(args),
 // and AddmmGluBackward<V4>::run and the default addmm_glu_backward<GluGate>(args) for bf16,
-// and GatedProjectionBackward<V4 with SwiGlu>::run and its default <SwiGlu>(args) for fp16.
+// and GatedProjectionBackward<V4 with SwiGlu>::run and its default <SwiGlu>(args) for fp16,
+// and for fp8 the policy-taking gated_projection<V4>(args) and addmm_glu<V4>(args), the default
+// glukit::addmm_glu(fp8 args) for fp16, and the defaults given the other chip's encoding (they
+// compile to an unsupported_device answer on a GPU whose MFMA reads the other one).
 #include "glukit/glukit.hpp"
 #include "glukit/kernels/addmm_glu_backward.hpp"
 #include "glukit/kernels/gated_backward.hpp"
 #include "glukit/kernels/gated_projection.hpp"
 #include "glukit/kernels/gated_projection_backward.hpp"
+#include <type_traits>
+
 #include "compositions.hpp"
 
 #ifndef GLUKIT_ISA_ARCH
@@ -200,7 +210,37 @@ template struct glukit::detail::BackendLauncher<glukit::Bound<V4, glukit::test::
 template struct glukit::detail::BackendLauncher<
     glukit::Bound<V4, glukit::test::ScaledGatedProblem<bfloat16_t, stacked>>, glukit::Backend::hip>;
 
+// The scaled (fp8) forms; V4 named apart from the default's WithEpilogue<V4FusedEpilogue, SwiGlu>.
+using F8 = glukit::fp8_of_arch<Arch>;
+struct V4Scaled : V4 {
+  static constexpr const char* name() { return "V4Scaled"; }
+};
+template <class Policy, class T, glukit::GateLayout GL, bool RowMax = false>
+using BoundFp8Gated = glukit::Bound<Policy, glukit::GatedScaledProblem<T, GL, RowMax, F8>>;
+template struct glukit::detail::BackendLauncher<BoundFp8Gated<V1, bfloat16_t, stacked>, glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<BoundFp8Gated<V2, bfloat16_t, stacked>, glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<BoundFp8Gated<V4Scaled, bfloat16_t, stacked>, glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<BoundFp8Gated<V4Scaled, half_t, interleaved>, glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<BoundFp8Gated<V4Scaled, bfloat16_t, stacked, true>, glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<glukit::Bound<V4Scaled, glukit::ScaledProblem<half_t, F8>>,
+                                                glukit::Backend::hip>;
+template struct glukit::detail::BackendLauncher<glukit::Bound<V4Scaled, glukit::ScaledProblem<bfloat16_t, F8>>,
+                                                glukit::Backend::hip>;
+template glukit::Status glukit::gated_projection<SwiGlu>(const glukit::GatedProjectionFp8ArgsT<bfloat16_t, F8>&,
+                                                         glukit::stream_t);
+template glukit::Status glukit::addmm_glu(const glukit::AddmmGluFp8ArgsT<bfloat16_t, F8>&, glukit::stream_t);
+
 #if defined(GLUKIT_ISA_LAUNCHER)
+/// The other chip's e4m3 encoding.
+using OtherF8 = std::conditional_t<std::is_same_v<F8, glukit::float8_e4m3_t>, glukit::float8_e4m3fnuz_t,
+                                   glukit::float8_e4m3_t>;
+template glukit::Status glukit::gated_projection<V4>(const glukit::GatedProjectionFp8ArgsT<half_t, F8>&,
+                                                     glukit::stream_t);
+template glukit::Status glukit::addmm_glu<V4>(const glukit::AddmmGluFp8ArgsT<bfloat16_t, F8>&, glukit::stream_t);
+template glukit::Status glukit::addmm_glu(const glukit::AddmmGluFp8ArgsT<half_t, F8>&, glukit::stream_t);
+template glukit::Status glukit::gated_projection<SwiGlu>(const glukit::GatedProjectionFp8ArgsT<half_t, OtherF8>&,
+                                                         glukit::stream_t);
+template glukit::Status glukit::addmm_glu(const glukit::AddmmGluFp8ArgsT<bfloat16_t, OtherF8>&, glukit::stream_t);
 // The public entry points (clang: AddmmGlu<P>::run; see docs/cdna.md on addmm_glu<P>).
 template glukit::Status glukit::AddmmGlu<V4>::run(const glukit::AddmmGluArgsT<half_t>&, glukit::stream_t);
 template glukit::Status glukit::AddmmGlu<V4>::run(const glukit::AddmmGluArgsT<bfloat16_t>&, glukit::stream_t);

@@ -16,6 +16,7 @@ typedef std::uint32_t u32x2_t __attribute__((ext_vector_type(2)));
 typedef std::uint32_t u32x4_t __attribute__((ext_vector_type(4)));
 typedef std::int32_t i32x4_t __attribute__((ext_vector_type(4)));
 typedef short i16x4_t __attribute__((ext_vector_type(4)));
+typedef short i16x8_t __attribute__((ext_vector_type(8)));
 typedef __bf16 bf16x4_t __attribute__((ext_vector_type(4)));
 typedef __bf16 bf16x8_t __attribute__((ext_vector_type(8)));
 

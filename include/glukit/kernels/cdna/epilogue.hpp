@@ -1,8 +1,9 @@
 // The epilogue protocol on CDNA, one executor for every composition
 // (epilogue/compose.hpp) the policy's problem binds to its epilogue operation
 // (composition_of<P>):
-//   init(acc)     accumulators = bias (EpilogueStyle::fused) or 0
-//   add_bias(acc) acc += bias (EpilogueStyle::after_mainloop)
+//   init(acc)     accumulators = bias (EpilogueStyle::fused, not scaled) or 0
+//   dequantise(acc) (a scaled problem) acc *= A's row scale x B's row scale (EpilogueTile)
+//   add_bias(acc) acc += bias (EpilogueStyle::after_mainloop, or a scaled problem)
 //   prefetch()    addmm_glu's Y into registers, 8 bytes per accumulator block
 //   store(acc)    the composition's function per element in fp32 on its view of the
 //                 accumulators and its inputs, its outputs converted to T (fp16 or bf16,
@@ -75,7 +76,7 @@ class Epilogue : public EpilogueTile<P> {
   GLUKIT_DEVICE Epilogue(const KernelParams<T>& p, int wave, int lane) : Base(p, wave, lane) {}
 
   GLUKIT_DEVICE void init(float4_t (&acc)[bm][bn]) const {
-    if constexpr (P::epilogue_style == EpilogueStyle::fused) {
+    if constexpr (P::epilogue_style == EpilogueStyle::fused && !problem_of<P>::scaled) {
       if (p_.bias != nullptr) {
         float4_t bias[bn];
         load_bias(bias);

@@ -4,7 +4,9 @@
 // is 4 consecutive columns of one row (plan.hpp acc_coord), so the bias moves as 8-byte
 // vectors; vectors starting at columns >= N use the out-of-range offset (they read 0).
 // Streaming policies read and write with "sc0 nt". Bound to a gated problem
-// (GatedTilePlan), the bias comes from W's row order.
+// (GatedTilePlan), the bias comes from W's row order. A scaled (fp8) problem's accumulators
+// are multiplied by A's and B's dequantisation scales (dequantise), B's by the same W row
+// as the bias.
 #pragma once
 #include <cstdint>
 
@@ -39,6 +41,33 @@ class EpilogueTile {
   GLUKIT_DEVICE void begin_tile(int m0, int n0) {
     m0_ = m0;
     n0_ = n0;
+  }
+
+  /// acc(row, col) *= scale_a[row * step_a] * scale_b[r * step_b], r the B row of the
+  /// accumulator's column (W's row order for a gated tile; step 0: one value). Rows and
+  /// columns outside the output read the first scale (their values are never stored).
+  GLUKIT_DEVICE void dequantise(float4_t (&acc)[bm][bn]) const {
+    float4_t sb[bn];
+    for (int nb = 0; nb < bn; ++nb) {
+      const int t = Plan::acc_coord(0, nb, wave_, lane_).col;
+      for (int i = 0; i < 4; ++i) {
+        std::int64_t r;
+        bool valid;
+        if constexpr (gated) {
+          r = Gated::block_row(n0_, t, i, p_.n);
+          valid = Gated::row_valid(n0_, t + i, p_.n);
+        } else {
+          r = n0_ + t + i;
+          valid = r < p_.n;
+        }
+        sb[nb][i] = p_.scale_b[(valid ? r : 0) * p_.scale_b_step];
+      }
+    }
+    for (int mb = 0; mb < bm; ++mb) {
+      const int row = m0_ + Plan::acc_coord(mb, 0, wave_, lane_).row;
+      const float sa = p_.scale_a[(row < p_.m ? row : 0) * p_.scale_a_step];
+      for (int nb = 0; nb < bn; ++nb) acc[mb][nb] *= sa * sb[nb];
+    }
   }
 
  protected:

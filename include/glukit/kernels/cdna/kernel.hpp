@@ -8,7 +8,9 @@
 // epilogue reads P and writes dP and H), or addmm_glu's backward
 // (AddmmGluBackwardProblem: the epilogue reads the gradient and Y and writes dX and
 // dY), or the gated projection's backward (GatedProjectionBackwardProblem: the gated
-// projection's tiles, the epilogue reads dO and writes dP). The __global__ entry
+// projection's tiles, the epilogue reads dO and writes dP), or a scaled (fp8) form of
+// addmm_glu or the gated projection (Scaled problems: e4m3 MFMAs on the same tiles, the
+// accumulators dequantised before the bias is added). The __global__ entry
 // compiles to an empty body in device passes for other chips.
 #pragma once
 #include <cstdint>
@@ -79,10 +81,10 @@ struct AddmmGluKernel {
       Mainloop::run(copier, acc, lds, k_blocks, wave, lane, [&] {
         if constexpr (P::epilogue_style == EpilogueStyle::fused) epi.prefetch();
       });
-      if constexpr (P::epilogue_style == EpilogueStyle::after_mainloop) {
-        epi.add_bias(acc);
-        epi.prefetch();
-      }
+      // A scaled problem's bias comes after the dequantisation, never in the accumulators.
+      if constexpr (problem_of<P>::scaled) epi.dequantise(acc);
+      if constexpr (P::epilogue_style == EpilogueStyle::after_mainloop || problem_of<P>::scaled) epi.add_bias(acc);
+      if constexpr (P::epilogue_style == EpilogueStyle::after_mainloop) epi.prefetch();
       epi.store(acc);
     }
   }

@@ -6,7 +6,8 @@
 // gemm_view and H as the second output; addmm_glu's backward: AddmmGluBackward<P>::run passes
 // its gemm_view, dY as the second output and the gradient as the second input; the gated
 // projection's backward: GatedProjectionBackward<P>::run passes its gemm_view, dO as Y and
-// dP as the output). Not run in this repository's CI (no AMD GPU); compiled and
+// dP as the output; a scaled (fp8) problem: its half-width view and the scales). Not run in
+// this repository's CI (no AMD GPU); compiled and
 // disassembled by test/isa.
 #pragma once
 #include "glukit/blocks/tile_scheduler.hpp"
@@ -66,6 +67,10 @@ struct BackendLauncher<P, Backend::hip> {
     params.row_scale = extra.row_scale;
     params.column_scale = extra.column_scale;
     params.row_absmax = extra.row_absmax;
+    params.scale_a = extra.scale_a;
+    params.scale_a_step = static_cast<int>(extra.scale_a_step);
+    params.scale_b = extra.scale_b;
+    params.scale_b_step = static_cast<int>(extra.scale_b_step);
     // hipLaunchKernel reports this launch's own error, not an earlier one left in
     // the thread's last-error state by the caller.
     void* kernel_args[] = {&params};

@@ -48,7 +48,7 @@ GLUKIT_DEVICE inline void dispatch(int v, F&& f) {
 template <class P>
 struct Fragments {
   using Plan = MainloopPlan<P>;
-  using Mma = arch::cdna::Mfma<typename P::arch, typename Plan::element>;
+  using Mma = arch::cdna::Mfma<typename P::arch, operand_of<P>>;  ///< T, or e4m3 pairs
   using Geo = typename Plan::Mma;
   using quad = typename Mma::quad;
   static constexpr int steps = Plan::k_steps;

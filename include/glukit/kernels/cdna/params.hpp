@@ -5,7 +5,8 @@
 // parameter of the kernel). out2 / ld_out2: the gated backward's H or addmm_glu's
 // backward's dY; in2 / ld_in2: addmm_glu's backward's gradient; column_sums: its bias
 // gradient; row_scale, column_scale, row_absmax: a composition's broadcast vectors and row
-// maxima; all set by the launcher.
+// maxima; scale_a, scale_b: a scaled (fp8) problem's dequantisation scales; all set by the
+// launcher.
 #pragma once
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/args.hpp"
@@ -32,6 +33,10 @@ struct KernelParams {
   const float* row_scale;     ///< a composition's broadcast vectors (m; n or 2n)
   const float* column_scale;
   float* row_absmax;          ///< where a composition's per-row absolute maxima are merged (m)
+  const float* scale_a;       ///< A's scales: scale_a[row * scale_a_step] (step 0: one value)
+  int scale_a_step;
+  const float* scale_b;       ///< B's scales by B row (W's row order): scale_b[r * scale_b_step]
+  int scale_b_step;
 };
 
 template <class T>
@@ -56,7 +61,11 @@ inline KernelParams<T> make_kernel_params(const AddmmGluArgsT<T>& a, const TileS
           nullptr,
           nullptr,
           nullptr,
-          nullptr};
+          nullptr,
+          nullptr,
+          0,
+          nullptr,
+          0};
 }
 
 }  // namespace glukit::cdna

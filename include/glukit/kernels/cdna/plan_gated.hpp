@@ -64,6 +64,11 @@ struct GatedTilePlan {
       return static_cast<int>(Pairs::w_row(j0, t, n, layout) - half_base(j0, Pairs::is_up(t), n));
     }
   }
+  /// W row (bias and scale index) of element i of the 4-column accumulator block at tile
+  /// column t: the block's columns are 4 consecutive rows of one half.
+  GLUKIT_HOST_DEVICE static constexpr std::int64_t block_row(std::int64_t j0, int t, int i, std::int64_t n) {
+    return half_base(j0, Pairs::is_up(t), n) + row_in_half(j0, t, n) + i;
+  }
   /// Tile column t feeds an output column < n (else its row reads as zeros).
   GLUKIT_HOST_DEVICE static constexpr bool row_valid(std::int64_t j0, int t, std::int64_t n) {
     return j0 + Pairs::out_col(t) < n;
