@@ -51,10 +51,27 @@ cuBLASLt fp8 GEMM); the unfused path (that GEMM, then ``F.silu(g) * u``; with pe
 as glukit's second variant) and torch.compile of it. Quantisation is outside the timing
 (the operands arrive in e4m3, as a down projection's input would from the layer before).
 
-    python python/bench.py OUT.json [--iters 50] [--warmup 10] [--parts ops,training,addmm_training,fp8]
+The whole MLP's fp8 inference forward (``--parts fp8_mlp``): a Llama MLP without bias in
+bf16, SwiGLU, hidden d and intermediate i, M tokens: (d, i) = (4096, 14336) at M in {256,
+2048, 4096, 8192} and (8192, 28672) at M in {256, 2048, 4096}; both weights quantised once
+per output channel (``GatedMLP.to_fp8``, e4m3), x quantised per token in every call (inside
+the timing). In turns as the ops: "glukit", the fp8 ``glukit.nn.GatedMLP`` (quantize_rows(x),
+``glukit.gated_projection_fp8_quant``: h quantised per row from its kernel's row maxima,
+never in bf16 in memory, then ``torch._scaled_mm`` down with row-wise scales); "unfused",
+eager PyTorch on the same e4m3 weights (x quantised per row by the same torch ops as
+glukit.quantize_rows: amax, scale, clamp to +-448, to e4m3; ``torch._scaled_mm`` of width
+2n with row-wise scales, bf16 out; ``F.silu(g) * u``; h quantised per row by those torch
+ops; ``torch._scaled_mm`` down); "compile", torch.compile(fullgraph=True, dynamic=False) of
+the unfused function; "bf16_eager", the bf16 MLP (``F.linear`` of width 2n, ``F.silu(g) *
+u``, ``F.linear`` down) on the unquantised weights, for reference. The weights (larger than
+the L2) are shared; only x is rotated. Relative L2 distance of glukit's and the unfused
+output from the bf16 MLP's on the first x; TFLOP/s count the three GEMMs (6 M d i flops).
+
+    python python/bench.py OUT.json [--iters 50] [--warmup 10] [--parts ops,training,addmm_training,fp8,fp8_mlp]
 
 Prints markdown tables and writes the results as JSON to OUT.json ("results": the ops,
-"training": the MLP steps, "addmm_training": addmm_glu's steps, "fp8": the fp8 rows).
+"training": the MLP steps, "addmm_training": addmm_glu's steps, "fp8": the fp8 rows,
+"fp8_mlp": the fp8 MLP's rows).
 """
 import argparse
 import functools
@@ -545,6 +562,79 @@ def bench_fp8(args):
     return rows
 
 
+FP8_MLP_SHAPES = [  # (M tokens, hidden d, intermediate i): a Llama MLP, bf16, SwiGLU, no bias
+    *((m, 4096, 14336) for m in (256, 2048, 4096, 8192)),
+    *((m, 8192, 28672) for m in (256, 2048, 4096)),
+]
+FP8_MLP_VARIANTS = ("glukit", "unfused", "compile", "bf16_eager")
+
+
+def fp8_mlp_unfused(x, w1, s1, w2, s2):
+    """The fp8 MLP in eager PyTorch: x quantised per row, the gate-and-up GEMM of width 2n
+    (row-wise scales, bf16 out), the gated activation, h quantised per row, the down GEMM."""
+    q, sq = glukit.quantize_rows(x)  # torch ops: amax, scale, clamp to +-448, to e4m3
+    g, u = torch._scaled_mm(q, w1.t(), scale_a=sq, scale_b=s1, out_dtype=torch.bfloat16).chunk(2, -1)
+    hq, hs = glukit.quantize_rows(F.silu(g) * u)
+    return torch._scaled_mm(hq, w2.t(), scale_a=hs, scale_b=s2, out_dtype=torch.bfloat16)
+
+
+def bf16_mlp(x, w1, w2):
+    g, u = F.linear(x, w1).chunk(2, -1)
+    return F.linear(F.silu(g) * u, w2)
+
+
+def bench_fp8_mlp(args):
+    """The fp8 MLP's inference rows (see the module docstring)."""
+    rows = []
+    with torch.no_grad():
+        for d, i in dict.fromkeys((d, i) for _, d, i in FP8_MLP_SHAPES):
+            torch._dynamo.reset()
+            torch.manual_seed(0)
+            mlp = GatedMLP(d, i, bias=False, activation="silu", layout="stacked", device="cuda", dtype=torch.bfloat16)
+            w1, w2 = mlp.weight_gate_up.detach(), mlp.weight_down.detach()  # bf16, kept for bf16_eager
+            mlp.to_fp8()
+            fp8_weights = (mlp.weight_gate_up_fp8, mlp.weight_gate_up_scale, mlp.weight_down_fp8, mlp.weight_down_scale)
+            compiled = torch.compile(fp8_mlp_unfused, fullgraph=True, dynamic=False)
+            fns = {"glukit": mlp, "unfused": lambda x: fp8_mlp_unfused(x, *fp8_weights),
+                   "compile": lambda x: compiled(x, *fp8_weights), "bf16_eager": lambda x: bf16_mlp(x, w1, w2)}
+            for m in (m for m, dd, ii in FP8_MLP_SHAPES if (dd, ii) == (d, i)):
+                sets = [(torch.randn(m, d, device="cuda", dtype=torch.bfloat16),) for _ in range(set_count(m * d * 2))]
+                ref = fns["bf16_eager"](*sets[0])
+                row = {"name": f"fp8 MLP d={d} i={i} M={m}", "m": m, "d": d, "i": i, "dtype": "bfloat16",
+                       "activation": "silu", "bias": False, "input_sets": len(sets),
+                       "fp8_kernel": glukit._fp8_kernel,
+                       "glukit_rel_l2_vs_bf16": rel_l2(fns["glukit"](*sets[0]), ref),
+                       "unfused_rel_l2_vs_bf16": rel_l2(fns["unfused"](*sets[0]), ref),
+                       "glukit_rel_l2_vs_unfused": rel_l2(fns["glukit"](*sets[0]), fns["unfused"](*sets[0]))}
+                ms = time_in_turns(fns, sets, args.warmup, args.iters)
+                for label in FP8_MLP_VARIANTS:
+                    row[f"{label}_ms"] = ms[label]
+                    row[f"{label}_tflops"] = 6 * m * d * i / (ms[label] * 1e-3) / 1e12
+                row["glukit_vs_unfused"] = ms["unfused"] / ms["glukit"]
+                row["glukit_vs_compile"] = ms["compile"] / ms["glukit"]
+                row["glukit_vs_bf16_eager"] = ms["bf16_eager"] / ms["glukit"]
+                rows.append(row)
+                print(f"{row['name']}: " + ", ".join(f"{label} {ms[label]:.4f} ms" for label in FP8_MLP_VARIANTS),
+                      flush=True)
+                del sets, ref
+                torch.cuda.empty_cache()
+            del mlp, w1, w2, fp8_weights, fns, compiled
+            torch._dynamo.reset()
+            torch.cuda.empty_cache()
+    print()
+    print("| fp8 MLP | M | d | i | glukit ms | unfused ms | compile ms | bf16 eager ms | vs unfused | vs compile "
+          "| vs bf16 eager | glukit TFLOP/s | rel L2 vs bf16: glukit / unfused |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        print(f"| {r['name']} | {r['m']} | {r['d']} | {r['i']} | {r['glukit_ms']:.4f} | {r['unfused_ms']:.4f} | "
+              f"{r['compile_ms']:.4f} | {r['bf16_eager_ms']:.4f} | {r['glukit_vs_unfused']:.2f}x | "
+              f"{r['glukit_vs_compile']:.2f}x | {r['glukit_vs_bf16_eager']:.2f}x | {r['glukit_tflops']:.0f} | "
+              f"{r['glukit_rel_l2_vs_bf16']:.4f} / {r['unfused_rel_l2_vs_bf16']:.4f} |")
+    if rows and not rows[0]["fp8_kernel"]:
+        print("(glukit._C registers no fp8 kernel: the torch stand-in ran)")
+    return rows
+
+
 def bench_ops(args):
     """The addmm_glu and gated_projection rows (see the module docstring)."""
     rows = []
@@ -586,18 +676,20 @@ def main():
     p.add_argument("json_out")
     p.add_argument("--iters", type=int, default=50)
     p.add_argument("--warmup", type=int, default=10)
-    p.add_argument("--parts", default="ops,training", help="comma-separated: ops, training, addmm_training, fp8")
+    p.add_argument("--parts", default="ops,training",
+                   help="comma-separated: ops, training, addmm_training, fp8, fp8_mlp")
     p.add_argument("--training-rounds", type=int, default=TRAINING_ROUNDS)
     args = p.parse_args()
     parts = set(args.parts.split(","))
-    if not parts <= {"ops", "training", "addmm_training", "fp8"}:
-        sys.exit(f"bench.py: --parts takes ops, training, addmm_training and fp8 (got {args.parts!r})")
+    if not parts <= {"ops", "training", "addmm_training", "fp8", "fp8_mlp"}:
+        sys.exit(f"bench.py: --parts takes ops, training, addmm_training, fp8 and fp8_mlp (got {args.parts!r})")
     if not torch.cuda.is_available() or not glukit.cuda_available():
         sys.exit(f"bench.py: needs a GPU and glukit._C ({glukit.extension_error()!r})")
     rows = bench_ops(args) if "ops" in parts else []
     training = bench_training(args.training_rounds) if "training" in parts else []
     addmm_training = bench_addmm_training(args.training_rounds) if "addmm_training" in parts else []
     fp8 = bench_fp8(args) if "fp8" in parts else []
+    fp8_mlp = bench_fp8_mlp(args) if "fp8_mlp" in parts else []
     meta = {"torch": torch.__version__, "cuda": torch.version.cuda, "device": torch.cuda.get_device_name(),
             "iters": args.iters, "warmup": args.warmup, "warmup_seconds": WARMUP_SECONDS,
             "timing": f"CUDA events per call (created before the timed loop), the variants in turns of {BLOCK} "
@@ -610,7 +702,7 @@ def main():
                                "*_step_mib: peak allocation of one step less what was allocated before it"}
     with open(args.json_out, "w") as f:
         json.dump({"meta": meta, "results": rows, "training": training, "addmm_training": addmm_training,
-                   "fp8": fp8}, f,
+                   "fp8": fp8, "fp8_mlp": fp8_mlp}, f,
                   indent=2)
     print(f"\nwrote {args.json_out}")
 

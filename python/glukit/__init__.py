@@ -41,7 +41,8 @@ _projection_backward_kernel = not ops.register_cuda_fallback("gated_projection_b
                                                              ops._gated_projection_backward_torch)
 
 from . import fp8  # noqa: E402
-from .fp8 import addmm_glu_fp8, gated_projection_fp8, gated_projection_fp8_quant, quantize_rows  # noqa: E402
+from .fp8 import (addmm_glu_fp8, gated_projection_fp8, gated_projection_fp8_quant, quantize_rows,  # noqa: E402
+                  scaled_linear)
 
 _fp8_kernel = fp8.register_cuda(_C)
 
@@ -70,4 +71,4 @@ __all__ = ["addmm_glu", "addmm_glu_backward", "check_backward_args", "check_args
            "gated_reference", "gated_reference_backward", "interleave_gate_up", "gated_down_projection",
            "check_gated_down_args", "gated_down_reference", "gated_mlp_backward", "check_gated_mlp_backward_args",
            "gated_mlp_backward_reference", "gated_mlp", "gated_projection_preact", "preact_reference", "ops", "mlp",
-           "nn", "fp8", "addmm_glu_fp8", "gated_projection_fp8", "gated_projection_fp8_quant", "quantize_rows", "cuda_available", "fused_mlp_backward_available", "extension_error"]
+           "nn", "fp8", "addmm_glu_fp8", "gated_projection_fp8", "gated_projection_fp8_quant", "quantize_rows", "scaled_linear", "cuda_available", "fused_mlp_backward_available", "extension_error"]

@@ -24,6 +24,10 @@ extension) the fp32 reference of the dequantised operands. Forward only: no auto
 
 :func:`quantize_rows` quantises a tensor per row (a dynamic per-token scale of the
 activations, or a weight once per output channel), saturating, as the op expects.
+
+:func:`scaled_linear` is the fp8 down projection that takes ``gated_projection_fp8_quant``'s
+output: ``(a @ w.T) * scale_a * scale_w + bias`` with ``w`` an e4m3 ``nn.Linear`` weight,
+``torch._scaled_mm`` on CUDA, the same fp32 reference of the dequantised operands on the CPU.
 """
 from __future__ import annotations
 
@@ -300,3 +304,58 @@ def quantize_rows(x: torch.Tensor) -> tuple:
     scale = torch.clamp(amax / FP8_MAX, min=torch.finfo(torch.float32).tiny)
     q = torch.clamp(x.float() / scale, -FP8_MAX, FP8_MAX).to(FP8)
     return q, scale
+
+
+def check_scaled_linear_args(a: torch.Tensor, w: torch.Tensor, scale_a: torch.Tensor, scale_w: torch.Tensor,
+                             bias: Optional[torch.Tensor], out_dtype: Optional[torch.dtype]) -> tuple:
+    """scaled_linear's rules (torch._scaled_mm's on CUDA, checked on every device); returns
+    (m, n, k, the output's dtype). Raises ValueError naming the argument."""
+    named = [("a", a, 2), ("w", w, 2), ("scale_a", scale_a, None), ("scale_w", scale_w, None)]
+    _check_fp8_operands(named + ([("bias", bias, 1)] if bias is not None else []), "w", "scale_w")
+    m, k = a.shape
+    n = w.shape[0]
+    if w.shape[1] != k:
+        raise ValueError(f"w: must be n x k with k = {k} (an nn.Linear weight; got {tuple(w.shape)})")
+    _check_scale_shapes(scale_a, scale_w, m, n, "scale_w", "n")
+    if bias is not None and bias.shape[0] != n:
+        raise ValueError(f"bias: must have n = {n} elements (got {bias.shape[0]})")
+    dtype = out_dtype if out_dtype is not None else (bias.dtype if bias is not None else torch.bfloat16)
+    if dtype not in DTYPES:
+        raise ValueError(f"out_dtype: must be torch.float16 or torch.bfloat16 (got {dtype})")
+    if bias is not None and bias.dtype != dtype:
+        raise ValueError(f"bias: dtype {bias.dtype} differs from the output's {dtype}")
+    if k % FP8_VECTOR != 0:
+        raise ValueError(f"k: must be a multiple of 16 (a's columns; got {k})")
+    if n % FP8_VECTOR != 0:
+        raise ValueError(f"n: must be a multiple of 16 (w's rows, torch._scaled_mm's output columns; got {n})")
+    return m, n, k, dtype
+
+
+def scaled_linear(a: torch.Tensor, w: torch.Tensor, scale_a: torch.Tensor, scale_w: torch.Tensor,
+                  bias: Optional[torch.Tensor] = None, *, out_dtype: Optional[torch.dtype] = None) -> torch.Tensor:
+    """``(a @ w.T) * scale_a * scale_w + bias``, a new m x n tensor in ``out_dtype``: the fp8
+    down projection of a gated MLP, whose ``a`` and ``scale_a`` are
+    ``gated_projection_fp8_quant``'s ``(q, scale)``. ``a`` (m x k) and ``w`` (n x k, an
+    ``nn.Linear`` weight) in ``torch.float8_e4m3fn``, the scales float32 in
+    ``torch._scaled_mm``'s conventions (``scale_a`` one value or m x 1, ``scale_w`` one value
+    or 1 x n), ``bias`` (n) and the output in ``out_dtype`` (bfloat16 or float16; default:
+    bias's dtype, else bfloat16); k and n multiples of 16.
+
+    On CUDA ``torch._scaled_mm(a, w.t(), scale_a, scale_w, bias, out_dtype=out_dtype)``
+    (fp32 accumulation, the scales applied to the accumulators before the bias, rounded
+    once to out_dtype); a one-value scale next to a per-row one is broadcast to its m x 1 or
+    1 x n form first (_scaled_mm takes both scales of one kind). Row-wise scales with a
+    float16 output (and a float16 bias) need a PyTorch whose row-wise _scaled_mm takes
+    them; the bfloat16 output is the one every version takes. Elsewhere (the CPU) the fp32
+    formula on the dequantised operands, rounded once to out_dtype. Forward only: no
+    autograd."""
+    m, n, _, dtype = check_scaled_linear_args(a, w, scale_a, scale_w, bias, out_dtype)
+    if a.device.type != "cuda":
+        return _dequantised_linear(a, w, scale_a, scale_w, bias).to(dtype)
+    if (scale_a.numel() == 1) != (scale_w.numel() == 1):
+        if scale_a.numel() == 1:
+            scale_a = scale_a.reshape(1, 1).expand(m, 1)
+        else:
+            scale_w = scale_w.reshape(1, 1).expand(1, n)
+    return torch._scaled_mm(a.contiguous(), w.contiguous().t(), scale_a=scale_a.contiguous(),
+                            scale_b=scale_w.contiguous(), bias=bias, out_dtype=dtype)

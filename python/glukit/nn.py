@@ -3,8 +3,9 @@
 ``glukit.nn.GatedMLPUp``: an LLM MLP's gate and up projections with their gated
 activation, ``forward(x) = act(gate_proj(x)) * up_proj(x)``, in one glukit kernel;
 ``glukit.nn.GatedMLP``: a whole gated MLP, ``down(act(gate(x)) * up(x))``, whose backward
-runs glukit's fused kernel (for training); and ``glukit.nn.replace_gated_mlps``, which puts
-GatedMLPs in place of a Hugging Face model's MLPs."""
+runs glukit's fused kernel (for training), with an fp8 inference form (``to_fp8``); and
+``glukit.nn.replace_gated_mlps``, which puts GatedMLPs in place of a Hugging Face model's
+MLPs."""
 from __future__ import annotations
 
 import math
@@ -15,7 +16,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .ops import LAYOUTS, addmm_glu, check_activation, gated_projection, interleave_gate_up, split_gate_up
-from .fp8 import gated_projection_fp8, quantize_rows
+from .fp8 import FP8_VECTOR, gated_projection_fp8, gated_projection_fp8_quant, quantize_rows, scaled_linear
 
 
 class LinearGlu(nn.Module):
@@ -237,7 +238,8 @@ class GatedMLP(nn.Module):
     (dh = dy W_down with the gated activation's derivative in the GEMM's epilogue, and h for
     dW_down = dy^T h) and torch's GEMMs for dx = dP W1, dW1 = dP^T x and dW_down. ``x`` is
     ``(..., in_features)``, float16 or bfloat16; in_features and hidden_features multiples
-    of 8. Build it from existing projections with :meth:`from_linears` or :meth:`from_hf`.
+    of 8. Build it from existing projections with :meth:`from_linears` or :meth:`from_hf`;
+    :meth:`to_fp8` turns it into its fp8 inference form.
     """
 
     def __init__(self, in_features: int, hidden_features: int, bias: bool = True, activation: str = "silu",
@@ -305,6 +307,8 @@ class GatedMLP(nn.Module):
     def copy_to_linears(self, gate_proj: nn.Linear, up_proj: nn.Linear, down_proj: nn.Linear) -> None:
         """Writes this module's weights and biases into three Linears of the matching shapes
         (from_linears' inverse: the gate and up rows back from ``layout``'s order)."""
+        if getattr(self, "weight_gate_up_fp8", None) is not None:
+            raise ValueError("self: holds its weights in fp8 (to_fp8); there are no 16-bit weights to copy")
         hidden, d = self.hidden_features, self.in_features
         for name, linear, shape in (("gate_proj", gate_proj, (hidden, d)), ("up_proj", up_proj, (hidden, d)),
                                     ("down_proj", down_proj, (d, hidden))):
@@ -327,17 +331,72 @@ class GatedMLP(nn.Module):
         if self.bias_down is not None:
             down_proj.bias.copy_(self.bias_down)
 
+    def to_fp8(self) -> "GatedMLP":
+        """The inference form of the whole MLP: holds both weights in e4m3 from here on, each
+        quantised once per output channel (glukit.fp8.quantize_rows): buffers
+        ``weight_gate_up_fp8`` (2 * hidden_features x in_features, ``layout``'s row order) and
+        ``weight_gate_up_scale`` (1 x 2 * hidden_features), ``weight_down_fp8``
+        (in_features x hidden_features) and ``weight_down_scale`` (1 x in_features), in place
+        of the parameters ``weight_gate_up`` and ``weight_down``; the biases stay as they are.
+
+        forward then computes, for x2 = x over its last dimension (tokens x in_features),
+        ``q, s = quantize_rows(x2)`` (dynamic per-token scales), ``hq, hs =
+        glukit.gated_projection_fp8_quant(q, weight_gate_up_fp8, s, weight_gate_up_scale,
+        bias_gate_up)`` (h = act(G) U in bf16, quantised per row to e4m3 by the same kernel's
+        row maxima: h never reaches memory in 16 bits) and ``glukit.fp8.scaled_linear(hq,
+        weight_down_fp8, hs, weight_down_scale, bias_down)`` (torch._scaled_mm on CUDA, fp32
+        accumulation, bias added after the scales), output in the weights' former dtype. The
+        gate and up bias enters the fp8 op in bfloat16, that op's intermediate type (a
+        float16 module's is rounded to bfloat16 there). Inference only: the ops have no
+        autograd (the biases are detached). The weights' dtype must be bfloat16 or float16
+        (bias_down's too), in_features and hidden_features multiples of 16
+        (torch._scaled_mm's k and n); a float16 module needs row-wise _scaled_mm with a
+        float16 output on CUDA (see scaled_linear). Raises ValueError naming what breaks a
+        rule, before anything changes. Returns self."""
+        if getattr(self, "weight_gate_up_fp8", None) is not None:
+            return self
+        dtype = self.weight_gate_up.dtype
+        if dtype not in (torch.bfloat16, torch.float16):
+            raise ValueError(f"weight_gate_up: dtype must be torch.bfloat16 or torch.float16 for to_fp8 (got {dtype})")
+        for name, size in (("in_features", self.in_features), ("hidden_features", self.hidden_features)):
+            if size % FP8_VECTOR != 0:
+                raise ValueError(f"{name}: must be a multiple of 16 for to_fp8 (torch._scaled_mm's k and n; "
+                                 f"got {size})")
+        if self.bias_down is not None and self.bias_down.dtype != dtype:
+            raise ValueError(f"bias_down: dtype {self.bias_down.dtype} differs from the weights' {dtype} (the fp8 "
+                             f"down projection adds it in the output's dtype)")
+        with torch.no_grad():
+            q_gate_up, s_gate_up = quantize_rows(self.weight_gate_up.detach())
+            q_down, s_down = quantize_rows(self.weight_down.detach())
+        self.out_dtype = dtype
+        del self.weight_gate_up
+        del self.weight_down
+        self.register_buffer("weight_gate_up_fp8", q_gate_up)
+        self.register_buffer("weight_gate_up_scale", s_gate_up.T.contiguous())
+        self.register_buffer("weight_down_fp8", q_down)
+        self.register_buffer("weight_down_scale", s_down.T.contiguous())
+        return self
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         lead = x.shape[:-1]
         x2 = x.reshape(-1, self.in_features)
-        y, _ = torch.ops.glukit.gated_mlp(x2, self.weight_gate_up, self.bias_gate_up, self.weight_down,
-                                          self.bias_down, activation=self.activation, layout=self.layout)
+        if getattr(self, "weight_gate_up_fp8", None) is not None:
+            q, scale = quantize_rows(x2)
+            bias_gate_up = self.bias_gate_up.detach().to(torch.bfloat16) if self.bias_gate_up is not None else None
+            hq, hs = gated_projection_fp8_quant(q, self.weight_gate_up_fp8, scale, self.weight_gate_up_scale,
+                                                bias_gate_up, activation=self.activation, layout=self.layout)
+            bias_down = self.bias_down.detach() if self.bias_down is not None else None
+            y = scaled_linear(hq, self.weight_down_fp8, hs, self.weight_down_scale, bias_down, out_dtype=self.out_dtype)
+        else:
+            y, _ = torch.ops.glukit.gated_mlp(x2, self.weight_gate_up, self.bias_gate_up, self.weight_down,
+                                              self.bias_down, activation=self.activation, layout=self.layout)
         return y.reshape(*lead, self.in_features)
 
     def extra_repr(self) -> str:
+        fp8 = ", fp8=True" if getattr(self, "weight_gate_up_fp8", None) is not None else ""
         return (f"in_features={self.in_features}, hidden_features={self.hidden_features}, "
                 f"bias={self.bias_gate_up is not None}, bias_down={self.bias_down is not None}, "
-                f"activation={self.activation!r}, layout={self.layout!r}")
+                f"activation={self.activation!r}, layout={self.layout!r}{fp8}")
 
 
 #: Hugging Face transformers' activation classes (matched by name, transformers need not be

@@ -1,16 +1,19 @@
 """Tests of the fp8 gated projection (glukit.fp8): the rules name their argument, the fake
 implementation's shape and dtype, the CPU reference against the formula on dequantised
-operands, quantize_rows (saturation, zero rows, NaN), GatedMLPUp.to_fp8, and opcheck; with
-the ``gpu`` mark, glukit's kernel against the fp64 reference of the dequantised operands,
-every activation and both layouts, scales of both kinds, ragged shapes (relative error: the
-per-element bound is the C++ GPU tests'), NaN propagation,
-torch.compile(fullgraph=True), and the errors raised before anything launches."""
+operands, quantize_rows (saturation, zero rows, NaN), GatedMLPUp.to_fp8, GatedMLP.to_fp8 (the
+whole MLP's fp8 form: its buffers, its CPU forward against the formula it documents, against
+the 16-bit module) with scaled_linear (its fp8 down projection), and opcheck; with the
+``gpu`` mark, glukit's kernel against the fp64 reference of the dequantised operands, every
+activation and both layouts, scales of both kinds, ragged shapes (relative error: the
+per-element bound is the C++ GPU tests'), NaN propagation, torch.compile(fullgraph=True),
+the errors raised before anything launches, and the fp8 GatedMLP on CUDA against the fp64
+formula of its quantised operands, the 16-bit module and its compiled self."""
 import pytest
 import torch
 
 import glukit
-from glukit.fp8 import FP8, FP8_MAX, check_gated_fp8_args, quantize_rows
-from glukit.nn import GatedMLPUp
+from glukit.fp8 import FP8, FP8_MAX, check_gated_fp8_args, gated_fp8_reference, quantize_rows, scaled_linear
+from glukit.nn import GatedMLP, GatedMLPUp
 from gated_inputs import ACTIVATIONS, EAGER_ACT
 
 DEV = "cuda" if torch.cuda.is_available() else "cpu"
@@ -271,3 +274,204 @@ def test_gpu_quant_op(layout):
     compiled = torch.compile(lambda *t: glukit.gated_projection_fp8_quant(*t, layout=layout), fullgraph=True)
     q2, s2 = compiled(a, w, sa, sw, b)
     assert torch.equal(q2.view(torch.uint8), q.view(torch.uint8)) and torch.equal(s2, scale)
+
+
+# ---- GatedMLP.to_fp8: the whole MLP in fp8, with scaled_linear as its down projection ----
+
+#: Relative L2 distance allowed between an fp8 MLP and its 16-bit module: e4m3 keeps 3
+#: fraction bits, so rounding errs by at most 2^-4 relative, and in RMS by 2^-3 / sqrt(12)
+#: (a uniform error over a step of 2^-3 at the binade's start) x 0.74 (the mean over the
+#: binade) ~ 0.026. x and W1 are rounded (G and U: ~0.037), h = act(G) U carries both
+#: (~0.05), then h and W_down are rounded (two more ~0.026 each): ~0.06 for y, whose terms'
+#: errors are independent. The modules below measure 0.062 - 0.066
+#: without biases on the CPU (0.017 - 0.02 with biases of order 1, which are added
+#: unquantised); 0.08 leaves a fifth above the largest.
+FP8_MLP_REL_L2 = 0.08
+
+
+def rel_l2(got, want):
+    return ((got.double().cpu() - want.double().cpu()).norm() / want.double().cpu().norm()).item()
+
+
+def make_mlp(dtype=torch.bfloat16, bias=True, layout="stacked", activation="silu", device="cpu", d=256, n=384):
+    torch.manual_seed(0)
+    mlp = GatedMLP(d, n, bias=bias, activation=activation, layout=layout, device=device, dtype=dtype)
+    if bias:  # biases of order 1, so that a wrong bias path shows
+        with torch.no_grad():
+            mlp.bias_gate_up.normal_()
+            mlp.bias_down.normal_()
+    return mlp
+
+
+def fp8_mlp_formula(mlp, x):
+    """The fp8 GatedMLP's forward as its docstring writes it, from its buffers: x and then h
+    quantised per row (quantize_rows), the gated projection on the dequantised operands
+    (glukit.fp8.gated_fp8_reference, fp32, rounded to bf16), the down projection in fp32 on
+    the dequantised operands, rounded once to the module's dtype."""
+    x2 = x.reshape(-1, mlp.in_features)
+    q, s = quantize_rows(x2)
+    b1 = mlp.bias_gate_up.detach().to(torch.bfloat16) if mlp.bias_gate_up is not None else None
+    h = gated_fp8_reference(q, mlp.weight_gate_up_fp8, s, mlp.weight_gate_up_scale, b1, mlp.activation, mlp.layout,
+                            torch.bfloat16)
+    hq, hs = quantize_rows(h)
+    y = (hq.float() @ mlp.weight_down_fp8.float().T) * hs * mlp.weight_down_scale
+    if mlp.bias_down is not None:
+        y = y + mlp.bias_down.detach().float()
+    return y.to(mlp.out_dtype).reshape(*x.shape[:-1], mlp.in_features)
+
+
+def test_gated_mlp_to_fp8_buffers():
+    mlp = make_mlp()
+    w1, w2 = mlp.weight_gate_up.detach().clone(), mlp.weight_down.detach().clone()
+    b1, b2 = mlp.bias_gate_up, mlp.bias_down
+    assert mlp.to_fp8() is mlp
+    assert dict(mlp.named_parameters()) == {"bias_gate_up": b1, "bias_down": b2}  # the biases kept as they were
+    buffers = dict(mlp.named_buffers())
+    want = {"weight_gate_up_fp8": ((768, 256), FP8), "weight_gate_up_scale": ((1, 768), torch.float32),
+            "weight_down_fp8": ((256, 384), FP8), "weight_down_scale": ((1, 256), torch.float32)}
+    assert {name: (tuple(t.shape), t.dtype) for name, t in buffers.items()} == want
+    for w, q_name, s_name in ((w1, "weight_gate_up_fp8", "weight_gate_up_scale"),
+                              (w2, "weight_down_fp8", "weight_down_scale")):
+        q, scale = quantize_rows(w)  # once per output channel
+        assert torch.equal(buffers[q_name].view(torch.uint8), q.view(torch.uint8))
+        assert torch.equal(buffers[s_name], scale.T)
+    assert mlp.out_dtype == torch.bfloat16 and "fp8=True" in repr(mlp)
+    assert set(mlp.state_dict()) == set(want) | {"bias_gate_up", "bias_down"}
+    assert mlp.to_fp8() is mlp and mlp.weight_gate_up_fp8 is buffers["weight_gate_up_fp8"]  # a second call: nothing
+    linears = [torch.nn.Linear(256, 384, dtype=torch.bfloat16) for _ in range(2)] + [
+        torch.nn.Linear(384, 256, dtype=torch.bfloat16)]
+    with pytest.raises(ValueError, match="self: holds its weights in fp8"):
+        mlp.copy_to_linears(*linears)
+
+
+@pytest.mark.parametrize("dtype, d, n, message", [
+    (torch.float32, 256, 384, "weight_gate_up: dtype must be torch.bfloat16 or torch.float16 for to_fp8"),
+    (torch.bfloat16, 264, 384, "in_features: must be a multiple of 16 for to_fp8"),
+    (torch.bfloat16, 256, 392, "hidden_features: must be a multiple of 16 for to_fp8"),
+    (torch.bfloat16, 256, 384, "bias_down: dtype torch.float32 differs from the weights' torch.bfloat16"),
+])
+def test_gated_mlp_to_fp8_rules(dtype, d, n, message):
+    mlp = make_mlp(dtype, d=d, n=n)
+    if message.startswith("bias_down"):
+        mlp.bias_down = torch.nn.Parameter(mlp.bias_down.detach().float())
+    with pytest.raises(ValueError, match=message):
+        mlp.to_fp8()
+    assert "weight_gate_up" in dict(mlp.named_parameters()) and not hasattr(mlp, "weight_gate_up_fp8")  # unchanged
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("layout, activation, bias", [("stacked", "silu", True), ("interleaved", "gelu_tanh", True),
+                                                      ("stacked", "relu2", False)])
+def test_gated_mlp_fp8_cpu_is_the_formula(dtype, layout, activation, bias):
+    mlp = make_mlp(dtype, bias=bias, layout=layout, activation=activation)
+    x = torch.randn(2, 37, 256, generator=torch.Generator().manual_seed(1)).to(dtype)
+    want16 = mlp(x)
+    mlp.to_fp8()
+    got = mlp(x)
+    assert got.shape == (2, 37, 256) and got.dtype == dtype
+    assert torch.equal(got, fp8_mlp_formula(mlp, x))
+    assert rel_l2(got, want16) < FP8_MLP_REL_L2
+    for lead in ((1,), (0,)):  # one token, no token
+        xs = x.reshape(-1, 256)[:lead[0]]
+        assert torch.equal(mlp(xs), fp8_mlp_formula(mlp, xs))
+
+
+def test_gated_mlp_fp8_forward_with_grad_enabled():
+    mlp = make_mlp().to_fp8()
+    x = torch.randn(5, 256, dtype=torch.bfloat16)
+    with torch.no_grad():
+        want = mlp(x)
+    got = mlp(x.clone().requires_grad_())  # inference only, but a forward under autograd still runs
+    assert torch.equal(got.detach(), want)
+
+
+def make_scaled_linear(m, n, k, per_row=(True, True), dtype=torch.bfloat16, device="cpu", seed=0):
+    """Random e4m3 a (m x k), w (n x k), fp32 scales in [0.5, 2] of the kinds asked, a bias."""
+    g = torch.Generator().manual_seed(seed)
+    a = (torch.rand(m, k, generator=g) * 4 - 2).to(FP8)
+    w = (torch.rand(n, k, generator=g) * 4 - 2).to(FP8)
+    sa = torch.rand(m, 1, generator=g) * 1.5 + 0.5 if per_row[0] else torch.tensor(1.25)
+    sw = torch.rand(1, n, generator=g) * 1.5 + 0.5 if per_row[1] else torch.tensor(0.75)
+    b = torch.randn(n, generator=g).to(dtype)
+    return [t.to(device) for t in (a, w, sa, sw, b)]
+
+
+def scaled_linear_fp64(a, w, sa, sw, b):
+    x = (a.double() @ w.double().T) * sa.double().reshape(-1, 1) * sw.double().reshape(1, -1)
+    return x + b.double() if b is not None else x
+
+
+@pytest.mark.parametrize("per_row", [(True, True), (False, True), (True, False), (False, False)])
+def test_scaled_linear_cpu_and_rules(per_row):
+    a, w, sa, sw, b = make_scaled_linear(9, 48, 64, per_row)
+    got = scaled_linear(a, w, sa, sw, b)
+    assert got.dtype == torch.bfloat16 and got.shape == (9, 48)
+    torch.testing.assert_close(got.double(), scaled_linear_fp64(a, w, sa, sw, b), rtol=2**-7, atol=1e-2)
+    assert scaled_linear(a, w, sa, sw, None, out_dtype=torch.float16).dtype == torch.float16
+    rules = [
+        ((a, w[:40], sa, sw[:, :40] if per_row[1] else sw, b[:40]), None, "n: must be a multiple of 16"),
+        ((a[:, :24].contiguous(), w[:, :24].contiguous(), sa, sw, b), None, "k: must be a multiple of 16"),
+        ((a, w[:, :32], sa, sw, b), None, "w: must be n x k"),
+        ((a, w, sa, torch.ones(48, 1), b), None, "scale_w: must be one value or 1 x n"),
+        ((a, w, sa, sw, b.half()), torch.bfloat16, "bias: dtype torch.float16 differs"),
+        ((a, w, sa, sw, None), torch.float32, "out_dtype: must be torch.float16 or torch.bfloat16"),
+        ((a.to(torch.bfloat16), w, sa, sw, b), None, "a: dtype must be torch.float8_e4m3fn"),
+    ]
+    for args, out_dtype, message in rules:
+        with pytest.raises(ValueError, match=message):
+            scaled_linear(*args, out_dtype=out_dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("shape, per_row", [((1, 64, 48), (True, True)), ((131, 320, 400), (False, True)),
+                                            ((300, 192, 1040), (True, False)), ((64, 256, 512), (False, False))])
+def test_gpu_scaled_linear_matches_fp64(dtype, shape, per_row):
+    # torch._scaled_mm: fp32 accumulation, rounded once; the same bound as glukit's kernels.
+    _gpu()
+    m, n, k = shape
+    a, w, sa, sw, b = make_scaled_linear(m, n, k, per_row, dtype=dtype, device="cuda", seed=n)
+    sa, sw = sa / 16, sw / 16  # keep the output inside fp16's range at these k
+    for bias in (b, None):
+        got = scaled_linear(a, w, sa, sw, bias, out_dtype=dtype)
+        assert got.dtype == dtype and got.shape == (m, n) and torch.isfinite(got).all()
+        check_close(got, scaled_linear_fp64(*(t.cpu() if t is not None else None for t in (a, w, sa, sw, bias))))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("lead", [(1,), (37,), (2, 128)])
+def test_gpu_gated_mlp_fp8(dtype, bias, lead):
+    # The down projection against the fp64 formula of the very operands the module computes
+    # (x and h quantised as it does: quantize_rows, then gated_projection_fp8_quant's kernel;
+    # only torch._scaled_mm's accumulation and rounding remain: check_close's bound); h
+    # against the fp64 gated formula of x's quantised operands (e4m3's own rounding of h:
+    # 2^-4 per value, as test_gpu_quant_op); the whole against the 16-bit module.
+    _gpu()
+    mlp = make_mlp(dtype, bias=bias, device="cuda")
+    x = torch.randn(*lead, 256, device="cuda", generator=torch.Generator("cuda").manual_seed(1)).to(dtype)
+    want16 = mlp(x)
+    mlp.to_fp8()
+    got = mlp(x)
+    assert got.shape == (*lead, 256) and got.dtype == dtype and torch.isfinite(got).all()
+    q, s = quantize_rows(x.reshape(-1, 256))
+    b1 = mlp.bias_gate_up.detach().to(torch.bfloat16) if bias else None
+    hq, hs = glukit.gated_projection_fp8_quant(q, mlp.weight_gate_up_fp8, s, mlp.weight_gate_up_scale, b1)
+    cpu = [t.cpu() if t is not None else None for t in (hq, mlp.weight_down_fp8, hs, mlp.weight_down_scale,
+                                                         mlp.bias_down.detach() if bias else None)]
+    check_close(got.reshape(-1, 256), scaled_linear_fp64(*cpu))
+    h64 = fp64_formula(q.cpu(), mlp.weight_gate_up_fp8.cpu(), s.cpu(), mlp.weight_gate_up_scale.cpu(),
+                       b1.cpu() if bias else None, "silu", "stacked")
+    assert rel_l2(hq.float().cpu().double() * hs.cpu().double(), h64) < 2**-4
+    assert rel_l2(got, want16) < FP8_MLP_REL_L2
+
+
+@pytest.mark.gpu
+def test_gpu_gated_mlp_fp8_compile_fullgraph():
+    _gpu()
+    mlp = make_mlp(torch.bfloat16, device="cuda").to_fp8()
+    compiled = torch.compile(mlp, fullgraph=True, dynamic=False)
+    for lead in ((1,), (2, 37)):
+        x = torch.randn(*lead, 256, device="cuda", dtype=torch.bfloat16)
+        torch.testing.assert_close(compiled(x), mlp(x), rtol=0, atol=0)
