@@ -55,14 +55,15 @@ The whole MLP's fp8 inference forward (``--parts fp8_mlp``): a Llama MLP without
 bf16, SwiGLU, hidden d and intermediate i, M tokens: (d, i) = (4096, 14336) at M in {256,
 2048, 4096, 8192} and (8192, 28672) at M in {256, 2048, 4096}; both weights quantised once
 per output channel (``GatedMLP.to_fp8``, e4m3), x quantised per token in every call (inside
-the timing). In turns as the ops: "glukit", the fp8 ``glukit.nn.GatedMLP`` (quantize_rows(x),
+the timing). In turns as the ops: "glukit", the fp8 ``glukit.nn.GatedMLP`` (quantize_rows(x): one glukit kernel,
 ``glukit.gated_projection_fp8_quant``: h quantised per row from its kernel's row maxima,
 never in bf16 in memory, then ``torch._scaled_mm`` down with row-wise scales); "unfused",
-eager PyTorch on the same e4m3 weights (x quantised per row by the same torch ops as
-glukit.quantize_rows: amax, scale, clamp to +-448, to e4m3; ``torch._scaled_mm`` of width
+eager PyTorch on the same e4m3 weights (x quantised per row by torch ops, glukit.quantize_rows'
+formula: amax, scale, clamp to +-448, to e4m3; ``torch._scaled_mm`` of width
 2n with row-wise scales, bf16 out; ``F.silu(g) * u``; h quantised per row by those torch
 ops; ``torch._scaled_mm`` down); "compile", torch.compile(fullgraph=True, dynamic=False) of
-the unfused function; "bf16_eager", the bf16 MLP (``F.linear`` of width 2n, ``F.silu(g) *
+the unfused function; "glukit_compile", torch.compile(fullgraph=True, dynamic=False) of the
+fp8 GatedMLP; "bf16_eager", the bf16 MLP (``F.linear`` of width 2n, ``F.silu(g) *
 u``, ``F.linear`` down) on the unquantised weights, for reference. The weights (larger than
 the L2) are shared; only x is rotated. Relative L2 distance of glukit's and the unfused
 output from the bf16 MLP's on the first x; TFLOP/s count the three GEMMs (6 M d i flops).
@@ -86,6 +87,7 @@ from torch import nn
 
 import glukit
 from glukit.nn import GatedMLP, GatedMLPUp
+from glukit.fp8 import _quantize_rows_torch as quantize_rows_torch
 
 L2_BYTES = 50 * 2**20  # H200: 50 MiB of L2; the rotated sets together exceed it
 WARMUP_SECONDS = 0.25  # of calls before each timing
@@ -566,15 +568,15 @@ FP8_MLP_SHAPES = [  # (M tokens, hidden d, intermediate i): a Llama MLP, bf16, S
     *((m, 4096, 14336) for m in (256, 2048, 4096, 8192)),
     *((m, 8192, 28672) for m in (256, 2048, 4096)),
 ]
-FP8_MLP_VARIANTS = ("glukit", "unfused", "compile", "bf16_eager")
+FP8_MLP_VARIANTS = ("glukit", "glukit_compile", "unfused", "compile", "bf16_eager")
 
 
 def fp8_mlp_unfused(x, w1, s1, w2, s2):
     """The fp8 MLP in eager PyTorch: x quantised per row, the gate-and-up GEMM of width 2n
     (row-wise scales, bf16 out), the gated activation, h quantised per row, the down GEMM."""
-    q, sq = glukit.quantize_rows(x)  # torch ops: amax, scale, clamp to +-448, to e4m3
+    q, sq = quantize_rows_torch(x)  # torch ops: amax, scale, clamp to +-448, to e4m3
     g, u = torch._scaled_mm(q, w1.t(), scale_a=sq, scale_b=s1, out_dtype=torch.bfloat16).chunk(2, -1)
-    hq, hs = glukit.quantize_rows(F.silu(g) * u)
+    hq, hs = quantize_rows_torch(F.silu(g) * u)
     return torch._scaled_mm(hq, w2.t(), scale_a=hs, scale_b=s2, out_dtype=torch.bfloat16)
 
 
@@ -595,7 +597,8 @@ def bench_fp8_mlp(args):
             mlp.to_fp8()
             fp8_weights = (mlp.weight_gate_up_fp8, mlp.weight_gate_up_scale, mlp.weight_down_fp8, mlp.weight_down_scale)
             compiled = torch.compile(fp8_mlp_unfused, fullgraph=True, dynamic=False)
-            fns = {"glukit": mlp, "unfused": lambda x: fp8_mlp_unfused(x, *fp8_weights),
+            glukit_compiled = torch.compile(mlp, fullgraph=True, dynamic=False)
+            fns = {"glukit": mlp, "glukit_compile": glukit_compiled, "unfused": lambda x: fp8_mlp_unfused(x, *fp8_weights),
                    "compile": lambda x: compiled(x, *fp8_weights), "bf16_eager": lambda x: bf16_mlp(x, w1, w2)}
             for m in (m for m, dd, ii in FP8_MLP_SHAPES if (dd, ii) == (d, i)):
                 sets = [(torch.randn(m, d, device="cuda", dtype=torch.bfloat16),) for _ in range(set_count(m * d * 2))]
@@ -612,23 +615,26 @@ def bench_fp8_mlp(args):
                     row[f"{label}_tflops"] = 6 * m * d * i / (ms[label] * 1e-3) / 1e12
                 row["glukit_vs_unfused"] = ms["unfused"] / ms["glukit"]
                 row["glukit_vs_compile"] = ms["compile"] / ms["glukit"]
+                row["glukit_compile_vs_compile"] = ms["compile"] / ms["glukit_compile"]
                 row["glukit_vs_bf16_eager"] = ms["bf16_eager"] / ms["glukit"]
                 rows.append(row)
                 print(f"{row['name']}: " + ", ".join(f"{label} {ms[label]:.4f} ms" for label in FP8_MLP_VARIANTS),
                       flush=True)
                 del sets, ref
                 torch.cuda.empty_cache()
-            del mlp, w1, w2, fp8_weights, fns, compiled
+            del mlp, w1, w2, fp8_weights, fns, compiled, glukit_compiled
             torch._dynamo.reset()
             torch.cuda.empty_cache()
     print()
-    print("| fp8 MLP | M | d | i | glukit ms | unfused ms | compile ms | bf16 eager ms | vs unfused | vs compile "
-          "| vs bf16 eager | glukit TFLOP/s | rel L2 vs bf16: glukit / unfused |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| fp8 MLP | M | d | i | glukit ms | glukit compiled ms | unfused ms | compile ms | bf16 eager ms "
+          "| vs unfused | vs compile | compiled vs compile | vs bf16 eager | glukit TFLOP/s "
+          "| rel L2 vs bf16: glukit / unfused |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
-        print(f"| {r['name']} | {r['m']} | {r['d']} | {r['i']} | {r['glukit_ms']:.4f} | {r['unfused_ms']:.4f} | "
-              f"{r['compile_ms']:.4f} | {r['bf16_eager_ms']:.4f} | {r['glukit_vs_unfused']:.2f}x | "
-              f"{r['glukit_vs_compile']:.2f}x | {r['glukit_vs_bf16_eager']:.2f}x | {r['glukit_tflops']:.0f} | "
+        print(f"| {r['name']} | {r['m']} | {r['d']} | {r['i']} | {r['glukit_ms']:.4f} | {r['glukit_compile_ms']:.4f} | "
+              f"{r['unfused_ms']:.4f} | {r['compile_ms']:.4f} | {r['bf16_eager_ms']:.4f} | "
+              f"{r['glukit_vs_unfused']:.2f}x | {r['glukit_vs_compile']:.2f}x | {r['glukit_compile_vs_compile']:.2f}x | "
+              f"{r['glukit_vs_bf16_eager']:.2f}x | {r['glukit_tflops']:.0f} | "
               f"{r['glukit_rel_l2_vs_bf16']:.4f} / {r['unfused_rel_l2_vs_bf16']:.4f} |")
     if rows and not rows[0]["fp8_kernel"]:
         print("(glukit._C registers no fp8 kernel: the torch stand-in ran)")

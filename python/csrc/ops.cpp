@@ -575,20 +575,25 @@ void launch_addmm_glu_fp8(const at::Tensor& a, const at::Tensor& b, const at::Te
 }
 
 /// glukit._C._launch_quantize_rows: glukit::quantize_rows_e4m3 of x (m x n, fp16 / bf16) with
-/// the row maxima absmax into scale (m) and q (m x n e4m3), after glukit.fp8's rules.
-void launch_quantize_rows(const at::Tensor& x, const at::Tensor& absmax, const at::Tensor& scale, const at::Tensor& q) {
-  for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&x, &absmax, &scale, &q})
+/// the row maxima absmax (None: the kernel finds them) into scale (m) and q (m x n e4m3), after
+/// glukit.fp8's rules.
+void launch_quantize_rows(const at::Tensor& x, const c10::optional<at::Tensor>& absmax, const at::Tensor& scale,
+                          const at::Tensor& q) {
+  for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&x, &scale, &q})
     require(t->is_cuda() && t->is_contiguous() && t->device() == x.device(),
             "_launch_quantize_rows: contiguous CUDA operands on one device only");
+  if (absmax.has_value())
+    require(absmax->is_cuda() && absmax->is_contiguous() && absmax->device() == x.device() &&
+                absmax->numel() == x.size(0) && absmax->scalar_type() == at::kFloat,
+            "_launch_quantize_rows: absmax m float32 on x's device, contiguous");
   require(x.dim() == 2 && q.dim() == 2 && q.size(0) == x.size(0) && q.size(1) == x.size(1) &&
-              absmax.numel() == x.size(0) && scale.numel() == x.size(0) &&
-              (x.scalar_type() == at::kHalf || x.scalar_type() == at::kBFloat16) &&
-              q.scalar_type() == at::kFloat8_e4m3fn && absmax.scalar_type() == at::kFloat &&
-              scale.scalar_type() == at::kFloat,
-          "_launch_quantize_rows: x m x n (fp16 / bf16), q m x n e4m3, absmax and scale m float32");
+              scale.numel() == x.size(0) && (x.scalar_type() == at::kHalf || x.scalar_type() == at::kBFloat16) &&
+              q.scalar_type() == at::kFloat8_e4m3fn && scale.scalar_type() == at::kFloat,
+          "_launch_quantize_rows: x m x n (fp16 / bf16), q m x n e4m3, scale m float32");
   const c10::cuda::CUDAGuard guard(x.device());
-  const glukit_torch::QuantizeLaunchArgs args{x.data_ptr(), absmax.data_ptr<float>(), scale.data_ptr<float>(),
-                                              q.data_ptr(), x.size(0), x.size(1), x.size(1), q.size(1)};
+  const glukit_torch::QuantizeLaunchArgs args{x.data_ptr(), absmax.has_value() ? absmax->data_ptr<float>() : nullptr,
+                                              scale.data_ptr<float>(), q.data_ptr(), x.size(0), x.size(1), x.size(1),
+                                              q.size(1)};
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream(x.device().index()).stream();
   check_status("glukit.quantize_rows", x.scalar_type() == at::kHalf ? glukit_torch::quantize_rows_f16(args, stream)
                                                                     : glukit_torch::quantize_rows_bf16(args, stream));
@@ -620,7 +625,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         pybind11::arg("bias"), pybind11::arg("out"), pybind11::arg("n"), pybind11::arg("activation"),
         pybind11::arg("interleaved"), pybind11::arg("row_absmax"));
   m.def("_launch_quantize_rows", &launch_quantize_rows,
-        "glukit::quantize_rows_e4m3 into preallocated scale and q (glukit.fp8's CUDA implementation)",
+        "glukit::quantize_rows_e4m3 into preallocated scale and q, absmax None: the kernel finds the row maxima "
+        "(glukit.fp8's CUDA implementation)",
         pybind11::arg("x"), pybind11::arg("absmax"), pybind11::arg("scale"), pybind11::arg("q"));
   m.def("_launch_addmm_glu_fp8", &launch_addmm_glu_fp8,
         "glukit's fp8 addmm_glu into a preallocated out (glukit.fp8's CUDA implementation)", pybind11::arg("a"),

@@ -22,8 +22,9 @@ the bias) runs it when the extension ``glukit._C`` is built; the fake and CPU
 implementations and the rules are here, the CPU one (and the CUDA stand-in without the
 extension) the fp32 reference of the dequantised operands. Forward only: no autograd.
 
-:func:`quantize_rows` quantises a tensor per row (a dynamic per-token scale of the
-activations, or a weight once per output channel), saturating, as the op expects.
+:func:`quantize_rows` (``torch.ops.glukit.quantize_rows``) quantises a tensor per row (a
+dynamic per-token scale of the activations, or a weight once per output channel), saturating,
+as the op expects: one glukit kernel on CUDA for a 16-bit tensor.
 
 :func:`scaled_linear` is the fp8 down projection that takes ``gated_projection_fp8_quant``'s
 output: ``(a @ w.T) * scale_a * scale_w + bias`` with ``w`` an e4m3 ``nn.Linear`` weight,
@@ -46,6 +47,7 @@ _lib.define("addmm_glu_fp8" + ADDMM_FP8_SCHEMA)
 QUANT_SCHEMA = ("(Tensor a, Tensor w, Tensor scale_a, Tensor scale_w, Tensor? bias, *, str activation=\"silu\", "
                 "str layout=\"stacked\") -> (Tensor, Tensor)")
 _lib.define("gated_projection_fp8_quant" + QUANT_SCHEMA)
+_lib.define("quantize_rows(Tensor x) -> (Tensor, Tensor)")
 
 FP8 = torch.float8_e4m3fn
 #: The largest finite e4m3 value.
@@ -245,7 +247,9 @@ def register_cuda(extension) -> bool:
         _lib.impl("gated_projection_fp8", _gated_projection_fp8_torch, "CUDA")
         _lib.impl("addmm_glu_fp8", _addmm_glu_fp8_torch, "CUDA")
         _lib.impl("gated_projection_fp8_quant", _quant_torch, "CUDA")
+        _lib.impl("quantize_rows", _quantize_rows_torch, "CUDA")
         return False
+    _lib.impl("quantize_rows", _quantize_rows_cuda(launch_quant), "CUDA")
 
     def quant_cuda_impl(a, w, scale_a, scale_w, bias, *, activation="silu", layout="stacked"):
         m, n, _, dtype = check_quant_args(a, w, scale_a, scale_w, bias, activation, layout)
@@ -293,17 +297,59 @@ def gated_projection_fp8(a: torch.Tensor, w: torch.Tensor, scale_a: torch.Tensor
                                                  out_dtype=out_dtype)
 
 
+def _check_quantize_rows_args(x: torch.Tensor) -> None:
+    if x.dim() != 2:
+        raise ValueError(f"x: must be 2-D (got {x.dim()}-D)")
+    if not x.is_floating_point() or x.dtype == FP8:
+        raise ValueError(f"x: must be a float16, bfloat16 or float32 tensor (got {x.dtype})")
+
+
+def _quantize_rows_torch(x: torch.Tensor) -> tuple:
+    """quantize_rows' formula in torch ops (the CPU implementation, and the CUDA one where the
+    kernel does not apply)."""
+    _check_quantize_rows_args(x)
+    amax = x.abs().amax(dim=1, keepdim=True).float()
+    # A tensor divisor: torch divides by a Python number as a multiplication by its reciprocal
+    # on CUDA (one more rounding); the kernel's and this scale are the correctly rounded quotient.
+    scale = torch.clamp(amax / torch.full_like(amax, FP8_MAX), min=torch.finfo(torch.float32).tiny)
+    q = torch.clamp(x.float() / scale, -FP8_MAX, FP8_MAX).to(FP8)
+    return q, scale
+
+
+@torch.library.register_fake("glukit::quantize_rows", lib=_lib)
+def _quantize_rows_fake(x):
+    _check_quantize_rows_args(x)
+    return x.new_empty(x.shape, dtype=FP8), x.new_empty((x.shape[0], 1), dtype=torch.float32)
+
+
+_lib.impl("quantize_rows", _quantize_rows_torch, "CPU")
+
+
+def _quantize_rows_cuda(launch_quant):
+    """The CUDA implementation: glukit::quantize_rows_e4m3 finding the row maxima itself (one
+    launch) for a 16-bit x whose rows are whole 16-byte chunks, else the torch formula."""
+    def impl(x):
+        _check_quantize_rows_args(x)
+        if x.dtype not in (torch.float16, torch.bfloat16) or x.shape[1] % 8 != 0:
+            return _quantize_rows_torch(x)
+        q = torch.empty(x.shape, dtype=FP8, device=x.device)
+        scale = torch.empty((x.shape[0], 1), dtype=torch.float32, device=x.device)
+        if x.numel() != 0:
+            launch_quant(x.contiguous(), None, scale, q)
+        return q, scale
+    return impl
+
+
 def quantize_rows(x: torch.Tensor) -> tuple:
     """(q, scale): x (2-D) in e4m3 with one fp32 scale per row, scale = max(max |row| / 448,
     the smallest normal float) (a zero row never divides by zero), q = x / scale saturated to
-    +-448 (glukit::quantize_rows_e4m3's formula); a NaN in a row makes its scale and values NaN. scale is rows x 1 (torch._scaled_mm's
-    per-token scale_a); for a weight's per-channel scale_w pass ``scale.T``."""
-    if x.dim() != 2:
-        raise ValueError(f"x: must be 2-D (got {x.dim()}-D)")
-    amax = x.abs().amax(dim=1, keepdim=True).float()
-    scale = torch.clamp(amax / FP8_MAX, min=torch.finfo(torch.float32).tiny)
-    q = torch.clamp(x.float() / scale, -FP8_MAX, FP8_MAX).to(FP8)
-    return q, scale
+    +-448 (glukit::quantize_rows_e4m3's formula); a NaN in a row makes its scale and values NaN.
+    scale is rows x 1 (torch._scaled_mm's per-token scale_a); for a weight's per-channel scale_w
+    pass ``scale.T``. ``torch.ops.glukit.quantize_rows``: on CUDA, for float16 / bfloat16 x with
+    a multiple of 8 columns, one glukit kernel (each row's maximum, then its codes); otherwise
+    (and on the CPU) torch ops, bit for bit the same result."""
+    _check_quantize_rows_args(x)
+    return torch.ops.glukit.quantize_rows(x)
 
 
 def check_scaled_linear_args(a: torch.Tensor, w: torch.Tensor, scale_a: torch.Tensor, scale_w: torch.Tensor,

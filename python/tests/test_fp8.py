@@ -110,6 +110,15 @@ def test_opcheck():
     a, w, sa, sw, b = make_fp8(6, 32, 32)
     torch.library.opcheck(torch.ops.glukit.gated_projection_fp8, (a, w, sa, sw, b),
                           {"activation": "silu", "layout": "stacked"}, test_utils=("test_faketensor",))
+    x = torch.randn(5, 24, dtype=torch.bfloat16)
+    torch.library.opcheck(torch.ops.glukit.quantize_rows, (x,), test_utils=("test_faketensor", "test_schema"))
+
+
+def test_quantize_rows_rules():
+    with pytest.raises(ValueError, match="^x: must be 2-D"):
+        quantize_rows(torch.zeros(2, 3, 4))
+    with pytest.raises(ValueError, match="^x: must be a float16, bfloat16 or float32"):
+        quantize_rows(torch.zeros(2, 8, dtype=torch.int32))
 
 
 def test_gated_mlp_up_to_fp8_cpu():
@@ -163,6 +172,33 @@ def test_gpu_ragged_fp16_and_nan():
     a2[4, 7] = torch.tensor(float("nan")).to(FP8)
     out = glukit.gated_projection_fp8(a2, w, sa, sw, b)
     assert torch.isnan(out[4]).all() and not torch.isnan(out[torch.arange(37) != 4]).any()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("shape", [(1, 8), (37, 4104), (300, 14336)])
+def test_gpu_quantize_rows_kernel_is_the_formula(dtype, shape):
+    """On CUDA quantize_rows is one glukit kernel (each row's maximum, then its codes): bit for
+    bit the torch formula's codes and scales, a zero row and a NaN row among them."""
+    _gpu()
+    from glukit.fp8 import _quantize_rows_torch
+    m, n = shape
+    x = (torch.randn(m, n, device="cuda") * 7).to(dtype)
+    if m > 3:
+        x[1] = 0
+        x[2, n // 2] = float("nan")
+    q, s = quantize_rows(x)
+    q_ref, s_ref = _quantize_rows_torch(x)
+    assert q.dtype == FP8 and s.shape == (m, 1)
+    torch.testing.assert_close(s, s_ref, rtol=0, atol=0, equal_nan=True)
+    assert torch.equal(q.view(torch.uint8)[~torch.isnan(q.float())], q_ref.view(torch.uint8)[~torch.isnan(q.float())])
+    assert torch.equal(torch.isnan(q.float()), torch.isnan(q_ref.float()))
+    if glukit._fp8_kernel:  # the kernel ran (not the torch stand-in): its launch is one kernel
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            quantize_rows(x)
+            torch.cuda.synchronize()
+        names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+        assert sum("quantize_rows" in name for name in names) == 1, names
 
 
 @pytest.mark.gpu

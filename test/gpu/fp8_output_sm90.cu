@@ -15,23 +15,35 @@ std::uint8_t expected_code(float x, float s) {
 }
 std::uint8_t nan_folded(std::uint8_t c) { return Fp8Traits<Fp8Format::e4m3>::is_nan(c) ? nan_code : c; }
 
-/// Runs quantize_rows_e4m3 on out (m x n, ldo) with the row maxima in d_max; checks every
-/// scale and code exactly against the host's conversion, and the codes' padding untouched.
+/// Runs quantize_rows_e4m3 on out (m x n, ldo) with the row maxima in d_max (d_max null: the
+/// kernel finds them, and they are the host's max |x| of each row, NaN if the row holds one);
+/// checks every scale and code exactly against the host's conversion, and the codes' padding
+/// untouched.
 template <Element T>
 void check_quantized(const std::vector<T>& out, std::int64_t m, std::int64_t n, std::int64_t ldo, const T* d_out,
-                     const DeviceBuffer<float>& d_max) {
+                     const DeviceBuffer<float>* d_max) {
   const std::int64_t ldq = (n + 15) / 16 * 16 + 16;  // padded: the columns past n must stay poisoned
   DeviceBuffer<std::uint8_t> dq(static_cast<std::size_t>(m * ldq));
   DeviceBuffer<float> dscale(static_cast<std::size_t>(m));
   dq.poison();
   QuantizeRowsArgsT<T> qa;
-  qa.x = d_out, qa.ldx = ldo, qa.absmax = d_max.ptr, qa.scale = dscale.ptr;
+  qa.x = d_out, qa.ldx = ldo, qa.absmax = d_max != nullptr ? d_max->ptr : nullptr, qa.scale = dscale.ptr;
   qa.q = reinterpret_cast<float8_e4m3_t*>(dq.ptr), qa.ldq = ldq, qa.m = m, qa.n = n;
   const Status st = quantize_rows_e4m3(qa);
   INFO("quantize_rows_e4m3: " << st.message());
   REQUIRE(st.ok());
   GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
-  const std::vector<float> mx = d_max.download(), scale = dscale.download();
+  std::vector<float> mx(static_cast<std::size_t>(m), 0.f);
+  if (d_max != nullptr) {
+    mx = d_max->download();
+  } else {
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        const float v = std::fabs(to_float(out[i * ldo + j]));
+        mx[i] = std::isnan(v) || std::isnan(mx[i]) ? NAN : std::max(mx[i], v);
+      }
+  }
+  const std::vector<float> scale = dscale.download();
   const std::vector<std::uint8_t> q = dq.download();
   std::int64_t wrong_scale = 0, wrong_code = 0, padding = 0, first = -1;
   for (std::int64_t i = 0; i < m; ++i) {
@@ -81,7 +93,7 @@ TEST_CASE("fp8 output: row maxima from the gated kernel, then per-row e4m3 quant
     }
     CHECK(wrong == 0);
     if (!shape.bias) CHECK(mx[3] == 0.f);
-    check_quantized(out, pr.s.m, pr.s.n, pr.s.ldo, pr.dout.ptr, d_max);
+    check_quantized(out, pr.s.m, pr.s.n, pr.s.ldo, pr.dout.ptr, &d_max);
   }
 }
 
@@ -99,7 +111,8 @@ TEST_CASE("fp8 output: values past the scale's range saturate to +-448, NaN stay
   DeviceBuffer<float> d_max(mx.size());
   dx.upload(x);
   d_max.upload(mx);
-  check_quantized(x, m, n, n, dx.ptr, d_max);
+  check_quantized(x, m, n, n, dx.ptr, &d_max);
+  check_quantized(x, m, n, n, dx.ptr, nullptr);  // the same rows, their maxima found by the kernel
   // And explicitly: row 1 holds only the largest finite codes, never a NaN.
   DeviceBuffer<std::uint8_t> dq(static_cast<std::size_t>(m * n));
   DeviceBuffer<float> dscale(static_cast<std::size_t>(m));
@@ -111,6 +124,24 @@ TEST_CASE("fp8 output: values past the scale's range saturate to +-448, NaN stay
   for (std::int64_t j = 0; j < n; ++j) CHECK((q[static_cast<std::size_t>(n + j)] & 0x7f) == 0x7e);
   qa.n = 12;  // not whole 16-byte chunks
   CHECK(std::string(quantize_rows_e4m3(qa).message()).rfind("n:", 0) == 0);
+}
+
+TEST_CASE("fp8 quantisation without row maxima: one launch finds them, then quantises", "[fp8][sanitize]") {
+  for (const std::int64_t n : {std::int64_t{8}, std::int64_t{4096}, std::int64_t{14344}}) {
+    const std::int64_t m = 37, ldx = n + 8;  // a padded stride; rows longer and shorter than a block's 2048 values
+    const std::uint64_t seed = fresh_seed();
+    INFO("n=" << n << " seed=" << seed);
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<float> d(-20.f, 20.f);
+    std::vector<half_t> x(static_cast<std::size_t>(m * ldx));
+    for (std::int64_t i = 0; i < m; ++i)  // the padding NaN: a read past n would turn the row's scale NaN
+      for (std::int64_t j = 0; j < ldx; ++j) x[i * ldx + j] = from_float<half_t>(j < n ? d(rng) : NAN);
+    for (std::int64_t j = 0; j < n; ++j) x[5 * ldx + j] = from_float<half_t>(0.f);  // a zero row: scale FLT_MIN
+    x[9 * ldx + n / 2] = from_float<half_t>(NAN);                                   // a NaN: its row's scale NaN
+    DeviceBuffer<half_t> dx(x.size());
+    dx.upload(x);
+    check_quantized(x, m, n, ldx, dx.ptr, nullptr);
+  }
 }
 
 }  // namespace

@@ -244,7 +244,9 @@ Status addmm_glu(const AddmmGluFp8ArgsT<T, F8>& args, stream_t stream = {}) {
 }
 
 /// Per-row e4m3 quantisation of an output (the fp8 output's second step, after a kernel merged
-/// each row's largest |value| into absmax: GatedProjectionFp8ArgsT::row_absmax):
+/// each row's largest |value| into absmax: GatedProjectionFp8ArgsT::row_absmax), or of any
+/// 16-bit matrix (absmax null: the row maxima are found first, e.g. an activation's dynamic
+/// per-token scales):
 ///   scale[i] = max(absmax[i] / 448, FLT_MIN)  (NaN stays NaN: a zero row never divides by 0)
 ///   q[i][j]  = e4m3(x[i][j] / scale[i])      (round to nearest even, saturating to +-448, NaN kept)
 /// x: m x n (ldx), T; q: m x n (ldq, bytes); n a multiple of 8.
@@ -272,7 +274,6 @@ Status validate_quantize_rows(const QuantizeRowsArgsT<T>& p) {
   if (p.q == nullptr || reinterpret_cast<std::uintptr_t>(p.q) % 8 != 0)
     return Status::invalid("q: must not be null, 8-byte aligned");
   if (p.ldq < p.n || p.ldq % 8 != 0) return Status::invalid("ldq: must be >= n and a multiple of 8");
-  if (p.absmax == nullptr) return Status::invalid("absmax: must not be null");
   if (p.scale == nullptr) return Status::invalid("scale: must not be null");
   constexpr std::int64_t max_elems = std::int64_t{1} << 61;
   if (p.ldx > max_elems / p.m || p.ldq > max_elems / p.m) return Status::invalid("ldx, ldq: m * ld overflows");
