@@ -85,6 +85,17 @@ def _check_scale_shapes(scale_a: torch.Tensor, scale_w: torch.Tensor, m: int, co
                          f"(got shape {tuple(scale_w.shape)})")
 
 
+def _output_dtype(bias: Optional[torch.Tensor], out_dtype: Optional[torch.dtype]) -> torch.dtype:
+    """The output's dtype: out_dtype, else the bias's, else bfloat16; float16 or bfloat16, the
+    bias's the same."""
+    dtype = out_dtype if out_dtype is not None else (bias.dtype if bias is not None else torch.bfloat16)
+    if dtype not in DTYPES:
+        raise ValueError(f"out_dtype: must be torch.float16 or torch.bfloat16 (got {dtype})")
+    if bias is not None and bias.dtype != dtype:
+        raise ValueError(f"bias: dtype {bias.dtype} differs from the output's {dtype}")
+    return dtype
+
+
 def check_gated_fp8_args(a: torch.Tensor, w: torch.Tensor, scale_a: torch.Tensor, scale_w: torch.Tensor,
                          bias: Optional[torch.Tensor], activation: str, layout: str,
                          out_dtype: Optional[torch.dtype]) -> tuple:
@@ -103,11 +114,7 @@ def check_gated_fp8_args(a: torch.Tensor, w: torch.Tensor, scale_a: torch.Tensor
     _check_scale_shapes(scale_a, scale_w, m, rows, "scale_w", "2n", ", in w's row order")
     if bias is not None and bias.shape[0] != rows:
         raise ValueError(f"bias: must have 2n = {rows} elements, in w's row order (got {bias.shape[0]})")
-    dtype = out_dtype if out_dtype is not None else (bias.dtype if bias is not None else torch.bfloat16)
-    if dtype not in DTYPES:
-        raise ValueError(f"out_dtype: must be torch.float16 or torch.bfloat16 (got {dtype})")
-    if bias is not None and bias.dtype != dtype:
-        raise ValueError(f"bias: dtype {bias.dtype} differs from the output's {dtype}")
+    dtype = _output_dtype(bias, out_dtype)
     if layout == "interleaved" and n % GATE_INTERLEAVE_ROWS != 0:
         raise ValueError(
             f"n: must be a multiple of 64 for layout='interleaved' (whole blocks of gate and up rows; got {n})")
@@ -365,11 +372,7 @@ def check_scaled_linear_args(a: torch.Tensor, w: torch.Tensor, scale_a: torch.Te
     _check_scale_shapes(scale_a, scale_w, m, n, "scale_w", "n")
     if bias is not None and bias.shape[0] != n:
         raise ValueError(f"bias: must have n = {n} elements (got {bias.shape[0]})")
-    dtype = out_dtype if out_dtype is not None else (bias.dtype if bias is not None else torch.bfloat16)
-    if dtype not in DTYPES:
-        raise ValueError(f"out_dtype: must be torch.float16 or torch.bfloat16 (got {dtype})")
-    if bias is not None and bias.dtype != dtype:
-        raise ValueError(f"bias: dtype {bias.dtype} differs from the output's {dtype}")
+    dtype = _output_dtype(bias, out_dtype)
     if k % FP8_VECTOR != 0:
         raise ValueError(f"k: must be a multiple of 16 (a's columns; got {k})")
     if n % FP8_VECTOR != 0:
