@@ -19,12 +19,6 @@ namespace {
 /// addmm_glu on e4m3 operands (B n x k), bf16 bias, Y and out: glukit's default with per-tensor
 /// and per-row scales, cuBLASLt's fp8 GEMM alone (n wide), and the unfused path (its fp8 bias
 /// GEMM, then X + X * Y: gate_kernel.cuh), in turns.
-/// Probe: the 16-bit default's other candidates on e4m3 operands.
-using Ws128x192 = glukit::policy::WarpSpecializedTma<glukit::arch::sm90a>;
-using Ws128x128 = glukit::policy::WarpSpecializedTma128x128<glukit::arch::sm90a>;
-using Ws128x256 = glukit::policy::WarpSpecializedTma128x256<glukit::arch::sm90a>;
-using Ws128x256Ring = glukit::policy::WarpSpecializedTma128x256Ring<glukit::arch::sm90a>;
-
 void bm_fp8_addmm(benchmark::State& state, Fp8Shape s) {
   for (auto _ : state) {
     Stream stream;
@@ -55,16 +49,8 @@ void bm_fp8_addmm(benchmark::State& state, Fp8Shape s) {
         {[&] { ok = ok && glukit::addmm_glu(ops.addmm_args(call++, false), stream).ok(); },
          [&] { ok = ok && glukit::addmm_glu(ops.addmm_args(call++, true), stream).ok(); },
          [&] { ok = ok && gemm.run(gemm_algo, ops.set(call++), s.m, s.n, stream); },
-         [&] { ok = ok && unfused(unfused_algo, call++); },
-         [&] { ok = ok && glukit::addmm_glu<Ws128x192>(ops.addmm_args(call++, false), stream).ok(); },
-         [&] { ok = ok && glukit::addmm_glu<Ws128x128>(ops.addmm_args(call++, false), stream).ok(); },
-         [&] { ok = ok && glukit::addmm_glu<Ws128x256>(ops.addmm_args(call++, false), stream).ok(); },
-         [&] { ok = ok && glukit::addmm_glu<Ws128x256Ring>(ops.addmm_args(call++, false), stream).ok(); }},
+         [&] { ok = ok && unfused(unfused_algo, call++); }},
         counts.warmup, counts.samples);
-    state.counters["probe_128x192_us"] = med[4];
-    state.counters["probe_128x128_us"] = med[5];
-    state.counters["probe_128x256_us"] = med[6];
-    state.counters["probe_128x256ring_us"] = med[7];
     if (!ok) {
       fail(state, "fp8 addmm: a launch failed while timed");
       break;
