@@ -118,24 +118,13 @@ void bm_fp8_gated(benchmark::State& state, Fp8Shape s) {
       fail(state, "fp8: a launch failed while timed");
       break;
     }
-    state.SetIterationTime(med[0] * 1e-6);
-    state.counters["M"] = double(s.m);
-    state.counters["N"] = double(s.n);
-    state.counters["K"] = double(s.k);
-    state.counters["glukit_us"] = med[0];
-    state.counters["glukit_rowscale_us"] = med[1];
-    state.counters["cublaslt_us"] = med[2];
-    state.counters["unfused_us"] = med[3];
-    state.counters["TFLOPS"] = s.flops() / (med[0] * 1e-6) * 1e-12;
-    state.counters["vs_cublaslt"] = med[2] / med[0];
-    state.counters["vs_unfused"] = med[3] / med[0];
+    fp8_counters(state, s, med, s.flops(), c);
     state.counters["rowscale_vs_cublaslt"] = med[2] / med[1];
     state.counters["glukit_128x128_us"] = med[4];
     state.counters["glukit_128x256_us"] = med[5];
     state.counters["glukit_fp8out_us"] = med[6];
     state.counters["unfused_fp8out_us"] = med[7];
     state.counters["fp8out_vs_unfused"] = med[7] / med[6];
-    state.counters["rel_l2"] = c.relative_l2;
     state.counters["sets"] = double(ops.sets.size());
     state.SetLabel("default " + std::string(glukit::sm90::default_gated_kernel(s.m, s.n, s.k, device_info().sm_count)
                                                 .name()));

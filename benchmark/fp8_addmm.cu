@@ -55,19 +55,8 @@ void bm_fp8_addmm(benchmark::State& state, Fp8Shape s) {
       fail(state, "fp8 addmm: a launch failed while timed");
       break;
     }
-    state.SetIterationTime(med[0] * 1e-6);
-    state.counters["M"] = double(s.m);
-    state.counters["N"] = double(s.n);
-    state.counters["K"] = double(s.k);
-    state.counters["glukit_us"] = med[0];
-    state.counters["glukit_rowscale_us"] = med[1];
-    state.counters["cublaslt_us"] = med[2];
-    state.counters["unfused_us"] = med[3];
-    state.counters["TFLOPS"] = flops / (med[0] * 1e-6) * 1e-12;
-    state.counters["vs_cublaslt"] = med[2] / med[0];
-    state.counters["vs_unfused"] = med[3] / med[0];
+    fp8_counters(state, s, med, flops, c);
     state.counters["rowscale_vs_unfused"] = med[3] / med[1];
-    state.counters["rel_l2"] = c.relative_l2;
     state.SetLabel("default " +
                    std::string(glukit::sm90::default_kernel(s.m, s.n, s.k, device_info().sm_count).name()));
   }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <benchmark/benchmark.h>
 #include <cuda_fp8.h>
 
 #include "baseline_runs.cuh"
@@ -227,6 +228,23 @@ std::string pick_and_check(const char* who, const Fp8Operands& ops, std::int64_t
   return {};
 }
 
+/// The counters both fp8 benchmarks report from their first four medians (glukit per-tensor,
+/// glukit per-row, cuBLASLt alone, unfused), for a problem of `flops`.
+void fp8_counters(benchmark::State& state, const Fp8Shape& s, const std::vector<double>& med, double flops,
+                  const Comparison& check) {
+  state.SetIterationTime(med[0] * 1e-6);
+  state.counters["M"] = double(s.m);
+  state.counters["N"] = double(s.n);
+  state.counters["K"] = double(s.k);
+  state.counters["glukit_us"] = med[0];
+  state.counters["glukit_rowscale_us"] = med[1];
+  state.counters["cublaslt_us"] = med[2];
+  state.counters["unfused_us"] = med[3];
+  state.counters["TFLOPS"] = flops / (med[0] * 1e-6) * 1e-12;
+  state.counters["vs_cublaslt"] = med[2] / med[0];
+  state.counters["vs_unfused"] = med[3] / med[0];
+  state.counters["rel_l2"] = check.relative_l2;
+}
 
 }  // namespace
 }  // namespace glukit_bench

@@ -122,12 +122,8 @@ class GatedMLPUp(nn.Module):
         the op has no autograd. Returns self."""
         if getattr(self, "weight_fp8", None) is not None:
             return self
-        with torch.no_grad():
-            q, scale = quantize_rows(self.weight.detach())
         self.out_dtype = self.weight.dtype
-        del self.weight
-        self.register_buffer("weight_fp8", q)
-        self.register_buffer("weight_scale", scale.T.contiguous())
+        _weight_to_fp8(self, "weight")
         return self
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -146,6 +142,17 @@ class GatedMLPUp(nn.Module):
         fp8 = ", fp8=True" if getattr(self, "weight_fp8", None) is not None else ""
         return (f"in_features={self.in_features}, hidden_features={self.hidden_features}, "
                 f"bias={self.bias is not None}, activation={self.activation!r}, layout={self.layout!r}{fp8}")
+
+
+def _weight_to_fp8(module: nn.Module, name: str) -> None:
+    """Replaces the weight parameter ``name`` of ``module`` by its e4m3 codes, quantised once per
+    output channel (quantize_rows), and their scales as a 1 x rows vector: the buffers
+    ``name + "_fp8"`` and ``name + "_scale"`` (scale_w / scale_b of the fp8 ops)."""
+    with torch.no_grad():
+        q, scale = quantize_rows(getattr(module, name).detach())
+    delattr(module, name)
+    module.register_buffer(name + "_fp8", q)
+    module.register_buffer(name + "_scale", scale.T.contiguous())
 
 
 def _check_module_args(activation: str, layout: str, hidden_features: int) -> None:
@@ -365,16 +372,9 @@ class GatedMLP(nn.Module):
         if self.bias_down is not None and self.bias_down.dtype != dtype:
             raise ValueError(f"bias_down: dtype {self.bias_down.dtype} differs from the weights' {dtype} (the fp8 "
                              f"down projection adds it in the output's dtype)")
-        with torch.no_grad():
-            q_gate_up, s_gate_up = quantize_rows(self.weight_gate_up.detach())
-            q_down, s_down = quantize_rows(self.weight_down.detach())
         self.out_dtype = dtype
-        del self.weight_gate_up
-        del self.weight_down
-        self.register_buffer("weight_gate_up_fp8", q_gate_up)
-        self.register_buffer("weight_gate_up_scale", s_gate_up.T.contiguous())
-        self.register_buffer("weight_down_fp8", q_down)
-        self.register_buffer("weight_down_scale", s_down.T.contiguous())
+        _weight_to_fp8(self, "weight_gate_up")
+        _weight_to_fp8(self, "weight_down")
         return self
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

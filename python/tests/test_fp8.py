@@ -422,14 +422,9 @@ def test_gated_mlp_fp8_forward_with_grad_enabled():
 
 
 def make_scaled_linear(m, n, k, per_row=(True, True), dtype=torch.bfloat16, device="cpu", seed=0):
-    """Random e4m3 a (m x k), w (n x k), fp32 scales in [0.5, 2] of the kinds asked, a bias."""
-    g = torch.Generator().manual_seed(seed)
-    a = (torch.rand(m, k, generator=g) * 4 - 2).to(FP8)
-    w = (torch.rand(n, k, generator=g) * 4 - 2).to(FP8)
-    sa = torch.rand(m, 1, generator=g) * 1.5 + 0.5 if per_row[0] else torch.tensor(1.25)
-    sw = torch.rand(1, n, generator=g) * 1.5 + 0.5 if per_row[1] else torch.tensor(0.75)
-    b = torch.randn(n, generator=g).to(dtype)
-    return [t.to(device) for t in (a, w, sa, sw, b)]
+    """Random e4m3 a (m x k), w (n x k), fp32 scales in [0.5, 2] of the kinds asked, a bias:
+    make_addmm_fp8's operands without y."""
+    return make_addmm_fp8(m, n, k, per_row, dtype, device, seed)[:5]
 
 
 def scaled_linear_fp64(a, w, sa, sw, b):

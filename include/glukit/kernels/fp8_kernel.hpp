@@ -165,12 +165,25 @@ Status validate_arguments(const AddmmGluFp8ArgsT<T, F8>& p, bool reads_aux = tru
   return validate_arguments(detail::half_width_view(p), reads_aux);
 }
 
-/// The e4m3 encoding the MMAs of Arch read: E4M3FNUZ on gfx942, OCP E4M3 elsewhere.
-template <class Arch>
-inline constexpr Fp8Format fp8_format_of_arch = arch_traits<Arch>::fp8_fnuz ? Fp8Format::e4m3_fnuz : Fp8Format::e4m3;
-/// The storage type of that encoding.
+namespace detail {
+/// The rules of either fp8 argument type: the gated projection's, or addmm_glu's with Y
+/// checked where the operation reads it (reads_aux).
+template <Element T, class F8>
+Status validate_fp8(const GatedProjectionFp8ArgsT<T, F8>& args, bool /*reads_aux*/) {
+  return validate_gated_arguments(args);
+}
+template <Element T, class F8>
+Status validate_fp8(const AddmmGluFp8ArgsT<T, F8>& args, bool reads_aux) {
+  return validate_arguments(args, reads_aux);
+}
+}  // namespace detail
+
+/// The storage type of the e4m3 encoding the MMAs of Arch read (E4M3FNUZ on gfx942, OCP E4M3
+/// elsewhere), and that encoding.
 template <class Arch>
 using fp8_of_arch = std::conditional_t<arch_traits<Arch>::fp8_fnuz, float8_e4m3fnuz_t, float8_e4m3_t>;
+template <class Arch>
+inline constexpr Fp8Format fp8_format_of_arch = fp8_format_of<fp8_of_arch<Arch>>;
 
 /// The kernels of policy P on e4m3 operands (the sm90a warp-specialised TMA policies; the
 /// CDNA policies), for operands in the encoding P's chip reads (fp8_of_arch).
@@ -185,15 +198,10 @@ struct ScaledKernels {
     return true;
   }
   /// The rules of either argument type (addmm_glu's Y only where P's operation reads it).
-  template <Element T, class F8>
-  static Status validate(const GatedProjectionFp8ArgsT<T, F8>& args) {
-    static_assert(encoding_check<F8>());
-    return validate_gated_arguments(args);
-  }
-  template <Element T, class F8>
-  static Status validate(const AddmmGluFp8ArgsT<T, F8>& args) {
-    static_assert(encoding_check<F8>());
-    return validate_arguments(args, P::epilogue_op::reads_aux);
+  template <class Args>
+  static Status validate(const Args& args) {
+    static_assert(encoding_check<typename Args::fp8>());
+    return detail::validate_fp8(args, P::epilogue_op::reads_aux);
   }
   /// Validates, queries the device once and launches (m == 0 or n == 0: nothing).
   template <class Args>

@@ -40,24 +40,22 @@ struct float8_e4m3fnuz_t {
 };
 static_assert(sizeof(float8_e4m3fnuz_t) == 1, "glukit::float8_e4m3fnuz_t must be one byte");
 
-/// The code of an e4m3 value, and the value of a code (fp8_from_code<float8_e4m3fnuz_t>
-/// for the FNUZ type).
-template <class F8>
-inline std::uint8_t fp8_code(F8 v) {
-  static_assert(sizeof(F8) == 1, "fp8_code: a one-byte fp8 storage type");
-  return __builtin_bit_cast(std::uint8_t, v);
-}
-template <class F8 = float8_e4m3_t>
-inline F8 fp8_from_code(std::uint8_t c) {
-  static_assert(sizeof(F8) == 1, "fp8_from_code: a one-byte fp8 storage type");
-  return __builtin_bit_cast(F8, c);
-}
-
 /// The e4m3 storage types and their encodings: float8_e4m3_t (OCP) and float8_e4m3fnuz_t.
 template <class F8>
 concept Fp8Element = std::is_same_v<F8, float8_e4m3_t> || std::is_same_v<F8, float8_e4m3fnuz_t>;
 template <Fp8Element F8>
 inline constexpr Fp8Format fp8_format_of = std::is_same_v<F8, float8_e4m3_t> ? Fp8Format::e4m3 : Fp8Format::e4m3_fnuz;
+
+/// The code of an e4m3 value, and the value of a code (fp8_from_code<float8_e4m3fnuz_t>
+/// for the FNUZ type).
+template <Fp8Element F8>
+inline std::uint8_t fp8_code(F8 v) {
+  return __builtin_bit_cast(std::uint8_t, v);
+}
+template <Fp8Element F8 = float8_e4m3_t>
+inline F8 fp8_from_code(std::uint8_t c) {
+  return __builtin_bit_cast(F8, c);
+}
 
 /// A format's constants.
 template <Fp8Format F>

@@ -19,11 +19,7 @@ struct DefaultFp8Launcher<Backend::hip, T, Op> {
   template <class Args>
   static Status run(const Args& args, stream_t stream) {
     using F8 = typename Args::fp8;
-    if constexpr (requires { args.w; }) {
-      if (Status s = validate_gated_arguments(args); !s) return s;
-    } else {
-      if (Status s = validate_arguments(args, Op::reads_aux); !s) return s;
-    }
+    if (Status s = validate_fp8(args, Op::reads_aux); !s) return s;
     if (args.m == 0 || args.n == 0) return Status::success();
     return cdna::on_current_chip(
         "device: glukit's fp8 kernels on HIP need a gfx942 (MI300) or gfx950 (MI350) GPU",
