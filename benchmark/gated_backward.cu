@@ -283,6 +283,15 @@ struct CooperativeRun {
     return glukit::GatedBackward<Policy>::run(a, st);
   }
 };
+/// The ping-pong kernel in clusters of two blocks sharing W_down's panels (TMA multicast).
+struct Cluster2Run {
+  static glukit::Status run(const glukit::GatedBackwardArgsT<T>& a, cudaStream_t st) {
+    using Policy =
+        glukit::policy::WithEpilogue<glukit::policy::GatedBackwardTmaPingpong128x128Cluster2<glukit::arch::sm90a>,
+                                     glukit::epilogue::SwiGlu>;
+    return glukit::GatedBackward<Policy>::run(a, st);
+  }
+};
 struct ProjectionRun {
   static glukit::Status run(const glukit::GatedProjectionBackwardArgsT<T>& a, cudaStream_t st) {
     return glukit::gated_projection_backward<glukit::epilogue::SwiGlu>(a, st);
@@ -360,6 +369,8 @@ void register_gated_backward() {
       reg.template operator()<BwdOperands, DefaultRun>("gated_backward", BwdShape{m, di.i, di.d});
       configure(benchmark::RegisterBenchmark(("gated_backward_cooperative/" + s.key()).c_str(),
                                              bm_bwd_glukit<BwdOperands, CooperativeRun>, s));
+      configure(benchmark::RegisterBenchmark(("gated_backward_pingpong_cluster2/" + s.key()).c_str(),
+                                             bm_bwd_glukit<BwdOperands, Cluster2Run>, s));
       reg.template operator()<PbOperands, ProjectionRun>("gated_projection_backward", PbShape{{m, di.i, di.d}});
     }
 }

@@ -222,6 +222,14 @@ struct GatedBackwardTmaPingpong128x128 : GatedBackwardTma128x128<Arch> {
   static constexpr const char* name() { return "GatedBackwardTmaPingpong128x128"; }
   static constexpr bool pingpong = true;
 };
+/// GatedBackwardTmaPingpong128x128 in clusters of two blocks on vertically adjacent tiles:
+/// each W_down panel is loaded once for both (TMA multicast), so a tile reads 1.5 MiB from
+/// L2 per 4096 of depth instead of 2.
+template <class Arch>
+struct GatedBackwardTmaPingpong128x128Cluster2 : GatedBackwardTmaPingpong128x128<Arch> {
+  static constexpr const char* name() { return "GatedBackwardTmaPingpong128x128Cluster2"; }
+  static constexpr int cluster_m = 2;
+};
 
 
 /// addmm_glu's backward (AddmmGluBackward<P>): 128 x 128 tiles of X; five ring stages beside

@@ -89,8 +89,7 @@ struct MainloopPlan {
     if constexpr (requires { P::a_rows; }) return int(P::a_rows);
     else return int(P::tile_m);
   }();
-  /// Optional policy member cluster_m (default 1; 2 with the TMA copier and cooperative
-  /// consumers): blocks of a cluster take vertically adjacent tiles (the same B columns),
+  /// Optional policy member cluster_m (default 1; 2 with the TMA copier): blocks of a cluster take vertically adjacent tiles (the same B columns),
   /// and each B panel is loaded once for both of them (TMA multicast). A ring stage is
   /// then refilled only after every block's consumers released it: each consumer warp
   /// arrives on the stage's empty barrier in every block of the cluster.
@@ -99,10 +98,9 @@ struct MainloopPlan {
     else return 1;
   }();
   /// Arrivals that release a ring stage: one per consumer warp that reads it (its first
-  /// lane), in a cluster those of every block.
-  static constexpr int empty_arrivals =
-      cluster_m > 1 ? cluster_m * consumer_warpgroups * traits::warpgroup_size / traits::wave_size
-                    : tile_consumer_threads / traits::wave_size;
+  /// lane: both warpgroups' of a cooperative tile, one warpgroup's with ping-pong), in a
+  /// cluster those of every block.
+  static constexpr int empty_arrivals = cluster_m * tile_consumer_threads / traits::wave_size;
   /// Optional policy member `static constexpr int group_size_m_for_k(std::int64_t k)`: the
   /// raster's group size for a launch of depth k (default: group_size_m at every k). The
   /// schedule is a run-time parameter of the kernel, so this costs no second kernel.
