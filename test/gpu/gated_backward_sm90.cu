@@ -177,20 +177,21 @@ TEMPLATE_TEST_CASE("gated backward, ping-pong 128 x 128: several tiles per block
     for (const BwdShape& s : ragged_shapes(layout)) check_backward<TestType, half_t>("ping-pong", s, run);
 }
 
-/// The ping-pong kernel in clusters of two blocks sharing W_down's panels: odd numbers of
-/// 128-row tiles (m = 300, 131, 1: the last cluster's second block has no rows), several
-/// tiles per block, both orders.
-TEMPLATE_TEST_CASE("gated backward, ping-pong 128 x 128 in clusters of two: ragged shapes",
-                   "[gated_backward][sanitize][cluster]", epilogue::SwiGlu, epilogue::GeGlu) {
+/// The ping-pong kernel with the whole G/U tile pair staged (y_ring = 0, 5 stages).
+struct PingpongRing1 : policy::GatedBackwardTmaPingpong128x128<arch::sm90a> {
+  static constexpr int y_ring = 0;
+  static constexpr int num_buffers = 5;
+};
+TEMPLATE_TEST_CASE("gated backward, ping-pong 128 x 128 with the whole G/U pair staged: ragged shapes",
+                   "[gated_backward][sanitize][ring]", epilogue::SwiGlu, epilogue::GeGlu) {
   const auto run = [](const auto& args) {
-    using Policy = policy::WithEpilogue<policy::GatedBackwardTmaPingpong128x128Cluster2<arch::sm90a>, TestType>;
-    return GatedBackward<Policy>::run(args);
+    return GatedBackward<policy::WithEpilogue<PingpongRing1, TestType>>::run(args);
   };
-  check_backward<TestType, bfloat16_t>("ping-pong, clusters", BwdShape{2100, 2504, 40}, run);
-  check_backward<TestType, half_t>("ping-pong, clusters",
+  check_backward<TestType, bfloat16_t>("ping-pong, ring", BwdShape{2100, 2504, 40}, run);
+  check_backward<TestType, half_t>("ping-pong, ring",
                                    BwdShape{2100, 2496, 72, 0, 0, 0, 0, 0, GateLayout::interleaved}, run, true);
   for (GateLayout layout : {GateLayout::stacked, GateLayout::interleaved})
-    for (const BwdShape& s : ragged_shapes(layout)) check_backward<TestType, half_t>("ping-pong, clusters", s, run);
+    for (const BwdShape& s : ragged_shapes(layout)) check_backward<TestType, half_t>("ping-pong, ring", s, run);
 }
 
 TEST_CASE("gated backward: dP written over P, k = 0 (dH = 0), m = 0 and n = 0 launch nothing",

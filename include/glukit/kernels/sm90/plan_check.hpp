@@ -27,8 +27,8 @@ constexpr bool check_policy() {
                      Plan::stage_y),
                 "a_rows: tile_m, or 16 with pingpong, tile_m = 64 and the fused epilogue (each tile's "
                 "wgmma multiplies 64 rows, of which a_rows are stored)");
-  static_assert(Plan::cluster_m == 1 || (Plan::cluster_m == 2 && Plan::tma),
-                "cluster_m: 1, or 2 with copier = CopierKind::tma");
+  static_assert(Plan::cluster_m == 1 || (Plan::cluster_m == 2 && Plan::tma && !Plan::pingpong),
+                "cluster_m: 1, or 2 with copier = CopierKind::tma and cooperative consumers (pingpong = false)");
   static_assert(!Plan::pingpong || Plan::y_buffers == 1 || Plan::y_buffers % Plan::consumer_warpgroups == 0,
                 "y_buffers: with pingpong, 1 (the warpgroups' epilogues then take turns) or a multiple of "
                 "the consumer warpgroups (each Y buffer belongs to one warpgroup, or a parity wait could "
@@ -43,10 +43,10 @@ constexpr bool check_policy() {
   static_assert(!Plan::gated || (P::tile_n % 128 == 0 && Plan::b_k_major),
                 "tile_n: a gated projection's tile must hold whole gate/up pairs of 64 W rows "
                 "(a multiple of 128)");
-  static_assert(!Plan::dgated || (Plan::tma && Plan::stage_y && Plan::reads_y && Plan::a_rows == P::tile_m &&
-                                   EpilogueOpBackward<typename P::epilogue_op>),
+  static_assert(!Plan::dgated || (Plan::tma && Plan::stage_y && Plan::reads_y && Plan::cluster_m == 1 &&
+                                   Plan::a_rows == P::tile_m && EpilogueOpBackward<typename P::epilogue_op>),
                 "epilogue_op / copier: the gated backward needs a gated operation with `backward`, the "
-                "warp-specialised TMA kernel with the fused epilogue and a_rows = tile_m");
+                "warp-specialised TMA kernel with the fused epilogue, cluster_m = 1 and a_rows = tile_m");
   static_assert(!Plan::xbackward || (Plan::tma && Plan::stage_y && Plan::reads_y && Plan::cluster_m == 1 &&
                                      Plan::a_rows == P::tile_m && EpilogueOpAuxBackward<typename P::epilogue_op>),
                 "epilogue_op / copier: addmm_glu's backward needs an operation of Y with the two-gradient "
@@ -75,10 +75,12 @@ constexpr bool check_policy() {
   static_assert(!Plan::specialized || P::copier == CopierKind::tma || P::num_buffers >= 3,
                 "num_buffers: the warp-specialised cp.async producer signals a stage only after "
                 "issuing the next one, so it needs >= 3 buffers (2 would deadlock)");
-  static_assert(Plan::y_ring == 0 || (Plan::tma && Plan::stage_y && !Plan::gated && !Plan::dgated &&
-                                      !Plan::xbackward && !Plan::pingpong && Plan::y_buffers == 1 &&
-                                      Plan::y_ring >= 2 && Plan::y_ring < Plan::YLayout::panels),
-                "y_ring: 2 .. (panels - 1) slots, for addmm_glu's warp-specialised TMA forward with one Y buffer");
+  static_assert(Plan::y_ring == 0 ||
+                    (Plan::tma && Plan::stage_y && !Plan::gated && !Plan::xbackward && Plan::y_buffers == 1 &&
+                     Plan::y_ring < Plan::YLayout::panels &&
+                     (Plan::dgated ? Plan::y_ring >= 1 : (!Plan::pingpong && Plan::y_ring >= 2))),
+                "y_ring: 2 .. (panels - 1) slots for addmm_glu's warp-specialised TMA forward (cooperative), "
+                "1 .. (panels - 1) for the gated backward, with one Y buffer");
   static_assert(Plan::y_buffers == 1 || (Plan::stage_y && Plan::y_buffers >= 2 && Plan::y_buffers <= 4),
                 "y_buffers: 1, or 2 to 4 for a warp-specialised fused policy (it stages Y in shared memory)");
   static_assert(!requires { P::tma_store; } && !requires { P::out_via_smem; } &&
