@@ -283,32 +283,6 @@ struct CooperativeRun {
     return glukit::GatedBackward<Policy>::run(a, st);
   }
 };
-/// Probes: the ping-pong kernel with 4 ring stages instead of 5, and rasters of 4 and 16 row
-/// tiles instead of 8.
-template <int Stages, int Group>
-struct PingpongProbe : glukit::policy::GatedBackwardTmaPingpong128x128<glukit::arch::sm90a> {
-  static constexpr int num_buffers = Stages;
-  static constexpr int group_size_m = Group;
-  static constexpr int group_size_m_for_k(std::int64_t) { return Group; }
-};
-/// Probe: the whole G/U tile pair staged (64 KiB), 5 ring stages.
-struct PingpongRing1 : glukit::policy::GatedBackwardTmaPingpong128x128<glukit::arch::sm90a> {
-  static constexpr int y_ring = 0;
-  static constexpr int num_buffers = 5;
-};
-struct Ring1Run {
-  static glukit::Status run(const glukit::GatedBackwardArgsT<T>& a, cudaStream_t st) {
-    using Policy = glukit::policy::WithEpilogue<PingpongRing1, glukit::epilogue::SwiGlu>;
-    return glukit::GatedBackward<Policy>::run(a, st);
-  }
-};
-template <int Stages, int Group>
-struct ProbeRun {
-  static glukit::Status run(const glukit::GatedBackwardArgsT<T>& a, cudaStream_t st) {
-    using Policy = glukit::policy::WithEpilogue<PingpongProbe<Stages, Group>, glukit::epilogue::SwiGlu>;
-    return glukit::GatedBackward<Policy>::run(a, st);
-  }
-};
 struct ProjectionRun {
   static glukit::Status run(const glukit::GatedProjectionBackwardArgsT<T>& a, cudaStream_t st) {
     return glukit::gated_projection_backward<glukit::epilogue::SwiGlu>(a, st);
@@ -386,10 +360,6 @@ void register_gated_backward() {
       reg.template operator()<BwdOperands, DefaultRun>("gated_backward", BwdShape{m, di.i, di.d});
       configure(benchmark::RegisterBenchmark(("gated_backward_cooperative/" + s.key()).c_str(),
                                              bm_bwd_glukit<BwdOperands, CooperativeRun>, s));
-      configure(benchmark::RegisterBenchmark(("gated_backward_probe_s4/" + s.key()).c_str(),
-                                             bm_bwd_glukit<BwdOperands, ProbeRun<4, 8>>, s));
-      configure(benchmark::RegisterBenchmark(("gated_backward_probe_whole5/" + s.key()).c_str(),
-                                             bm_bwd_glukit<BwdOperands, Ring1Run>, s));
       reg.template operator()<PbOperands, ProjectionRun>("gated_projection_backward", PbShape{{m, di.i, di.d}});
     }
 }

@@ -177,23 +177,6 @@ TEMPLATE_TEST_CASE("gated backward, ping-pong 128 x 128: several tiles per block
     for (const BwdShape& s : ragged_shapes(layout)) check_backward<TestType, half_t>("ping-pong", s, run);
 }
 
-/// The ping-pong kernel with the whole G/U tile pair staged (y_ring = 0, 5 stages).
-struct PingpongRing1 : policy::GatedBackwardTmaPingpong128x128<arch::sm90a> {
-  static constexpr int y_ring = 0;
-  static constexpr int num_buffers = 5;
-};
-TEMPLATE_TEST_CASE("gated backward, ping-pong 128 x 128 with the whole G/U pair staged: ragged shapes",
-                   "[gated_backward][sanitize][ring]", epilogue::SwiGlu, epilogue::GeGlu) {
-  const auto run = [](const auto& args) {
-    return GatedBackward<policy::WithEpilogue<PingpongRing1, TestType>>::run(args);
-  };
-  check_backward<TestType, bfloat16_t>("ping-pong, ring", BwdShape{2100, 2504, 40}, run);
-  check_backward<TestType, half_t>("ping-pong, ring",
-                                   BwdShape{2100, 2496, 72, 0, 0, 0, 0, 0, GateLayout::interleaved}, run, true);
-  for (GateLayout layout : {GateLayout::stacked, GateLayout::interleaved})
-    for (const BwdShape& s : ragged_shapes(layout)) check_backward<TestType, half_t>("ping-pong, ring", s, run);
-}
-
 TEST_CASE("gated backward: dP written over P, k = 0 (dH = 0), m = 0 and n = 0 launch nothing",
           "[gated_backward]") {
   const auto run = [](const auto& args) { return gated_backward<epilogue::SwiGlu>(args); };

@@ -214,16 +214,13 @@ struct GatedBackwardTma128x128 : WarpSpecializedTma128x128<Arch> {
 };
 /// The gated backward with ping-pong consumers: each consumer warpgroup computes whole
 /// 128 x 128 tiles (two 64-row slices) in turns, so one warpgroup's epilogue (two tiles
-/// read, three written) runs under the other's wgmma. G and U come through a ring of one
-/// slot of a 64-column panel of each (y_ring = 1; the epilogues take turns, panel after
-/// panel), so six ring stages fit (6 x 32 KiB + 32 KiB): the main loop of a 128 x 128 tile
-/// waits on its loads with fewer (4 stages: 6-8 % slower than 5).
+/// read, three written) runs under the other's wgmma. One staged G/U pair, refilled panel
+/// by panel as the previous tile's epilogue releases it (the epilogues take turns), keeps
+/// the five ring stages (5 x 32 KiB + 64 KiB).
 template <class Arch>
 struct GatedBackwardTmaPingpong128x128 : GatedBackwardTma128x128<Arch> {
   static constexpr const char* name() { return "GatedBackwardTmaPingpong128x128"; }
   static constexpr bool pingpong = true;
-  static constexpr int y_ring = 1;
-  static constexpr int num_buffers = 6;
 };
 
 
