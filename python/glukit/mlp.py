@@ -158,13 +158,40 @@ def _gated_mlp_backward(ctx, grad_y, grad_p):
     else:
         dp, h = torch.ops.glukit.gated_mlp_backward(grad_y, w_down, p, activation=ctx.activation, layout=ctx.layout)
         dp = dp + grad_p
-    gw2 = grad_y.t() @ h if need_w2 else None
-    del h  # before dW_gate_up's 2i x d and dx are allocated
+    del p
+    # dP's last use before or after dW_down's GEMM, whichever keeps the backward's peak lower
+    # (the gradients' sum is the same either way): dW_down first holds dP with every gradient
+    # allocated (peak dP), dW_down last holds H and dP while dx and dW_gate_up are allocated,
+    # then H alone (peak dP + H - dW_down, or H). The second needs autograd to let go of the
+    # saved P (maybe_clear_saved_tensors: not under retain_graph, which keeps it).
+    w2_last = need_w2 and _release_saved(ctx) and _peak_w2_last(dp, h, w_down) < dp.numel()
+    gw2 = grad_y.t() @ h if need_w2 and not w2_last else None
+    if not w2_last:
+        del h  # before dW_gate_up's 2i x d and dx are allocated
     gb2 = grad_y.sum(0) if need_b2 and ctx.has_bias_down else None
     gx = dp @ w_gate_up if need_x else None
     gw1 = dp.t() @ x if need_w1 else None
     gb1 = dp.sum(0) if need_b1 and ctx.has_bias_gate_up else None
+    if w2_last:
+        del dp  # P's memory (dP) goes back before dW_down's d x i is allocated
+        gw2 = grad_y.t() @ h
     return gx, gw1, gb1, gw2, gb2
+
+
+def _release_saved(ctx) -> bool:
+    """Lets autograd drop ctx's saved tensors (the caller holds them) where the engine allows
+    it; True when they are no longer held by the graph."""
+    clear = getattr(ctx, "maybe_clear_saved_tensors", None)
+    keep_graph = getattr(torch._C._autograd, "_get_current_graph_task_keep_graph", None)
+    if clear is None or keep_graph is None or keep_graph():
+        return False
+    clear()
+    return True
+
+
+def _peak_w2_last(dp: torch.Tensor, h: torch.Tensor, w_down: torch.Tensor) -> int:
+    """Elements live beyond the gradients at the backward's peak when dW_down comes last."""
+    return max(dp.numel() + h.numel() - w_down.numel(), h.numel())
 
 
 torch.library.register_autograd("glukit::gated_mlp", _gated_mlp_backward, setup_context=_gated_mlp_setup_context,

@@ -318,6 +318,43 @@ def test_gated_mlp_training_step_torch_compile_fullgraph(layout):
     assert explanation.graph_break_count == 0 and explanation.graph_count == 1
 
 
+@pytest.mark.parametrize("m, d, i, w2_last", [(512, 4096, 4096, True), (4096, 512, 4096, False)])
+def test_gated_mlp_backward_peak_memory(m, d, i, w2_last):
+    """The backward's peak beyond the step's gradients: with m < d it releases P (dP) before
+    dW_down's d x i is allocated, so the peak stays below P + y (the peak when dW_down comes
+    first, which it does with m >= d); under retain_graph P stays saved and the gradients are
+    the same."""
+    mlp = GatedMLP(d, i, bias=False, device="cuda", dtype=torch.bfloat16)
+    x = torch.randn(m, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    dy = torch.randn(m, d, device="cuda", dtype=torch.bfloat16)
+    elem = 2
+    p_bytes, h_bytes, y_bytes, w2_bytes = 2 * m * i * elem, m * i * elem, m * d * elem, d * i * elem
+
+    def step(retain=False):
+        for prm in mlp.parameters():
+            prm.grad = None
+        x.grad = None
+        y = mlp(x)
+        y.backward(dy, retain_graph=retain)
+        return [x.grad.clone()] + [prm.grad.clone() for prm in mlp.parameters()]
+
+    step()  # every gradient allocated once, so the next step frees and reallocates them
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    got = step()
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated() - before - sum(g.numel() * elem for g in got)  # less the clones
+    if w2_last:
+        assert peak < p_bytes + y_bytes, (peak, p_bytes + y_bytes)
+        assert peak <= max(p_bytes + h_bytes - w2_bytes, h_bytes) + y_bytes + (4 << 20)
+    else:
+        assert peak >= p_bytes + y_bytes - (4 << 20)
+    kept = step(retain=True)
+    for a, b in zip(got, kept):
+        assert torch.equal(a, b)
+
+
 def test_gated_mlp_inference_mode_and_no_grad():
     mod = cuda_mlp(256, 512, torch.bfloat16, True, "silu")
     mlp = GatedMLP.from_hf(mod)
