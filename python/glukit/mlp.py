@@ -162,9 +162,10 @@ def _gated_mlp_backward(ctx, grad_y, grad_p):
     # dP's last use before or after dW_down's GEMM, whichever keeps the backward's peak lower
     # (the gradients' sum is the same either way): dW_down first holds dP with every gradient
     # allocated (peak dP), dW_down last holds H and dP while dx and dW_gate_up are allocated,
-    # then H alone (peak dP + H - dW_down, or H). The second needs autograd to let go of the
-    # saved P (maybe_clear_saved_tensors: not under retain_graph, which keeps it).
-    w2_last = need_w2 and _release_saved(ctx) and _peak_w2_last(dp, h, w_down) < dp.numel()
+    # then H alone (peak max(dP + H - dW_down, H)). dP is 2H, so the second is lower exactly
+    # when H (m x i) is smaller than dW_down (d x i), i.e. m < d. It needs autograd to let go
+    # of the saved P (maybe_clear_saved_tensors: not under retain_graph, which keeps it).
+    w2_last = need_w2 and h.numel() < w_down.numel() and _release_saved(ctx)
     gw2 = grad_y.t() @ h if need_w2 and not w2_last else None
     if not w2_last:
         del h  # before dW_gate_up's 2i x d and dx are allocated
@@ -188,10 +189,6 @@ def _release_saved(ctx) -> bool:
     clear()
     return True
 
-
-def _peak_w2_last(dp: torch.Tensor, h: torch.Tensor, w_down: torch.Tensor) -> int:
-    """Elements live beyond the gradients at the backward's peak when dW_down comes last."""
-    return max(dp.numel() + h.numel() - w_down.numel(), h.numel())
 
 
 torch.library.register_autograd("glukit::gated_mlp", _gated_mlp_backward, setup_context=_gated_mlp_setup_context,

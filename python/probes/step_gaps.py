@@ -20,11 +20,9 @@ N = 10
 
 
 def kernels_of(prof):
+    """The profile's GPU activities (kernels, copies, memsets) in order of their start."""
     evs = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA and e.time_range.elapsed_us() > 0]
-    evs = [e for e in evs if "Memcpy" not in e.name and "Memset" not in e.name] + \
-          [e for e in evs if "Memcpy" in e.name or "Memset" in e.name]
-    evs.sort(key=lambda e: e.time_range.start)
-    return evs
+    return sorted(evs, key=lambda e: e.time_range.start)
 
 
 def main():
@@ -53,10 +51,8 @@ def main():
         evs = kernels_of(prof)
         busy = sum(e.time_range.elapsed_us() for e in evs) / N / 1000
         span = (evs[-1].time_range.end - evs[0].time_range.start) / N / 1000
-        gaps = []
-        for p, q in zip(evs, evs[1:]):
-            gaps.append((q.time_range.start - p.time_range.end, p.name[:60], q.name[:60]))
-        gaps.sort(reverse=True)
+        gaps = sorted(((q.time_range.start - p.time_range.end, p.name[:60], q.name[:60]) for p, q in zip(evs, evs[1:])),
+                      reverse=True)
         gap_sum = sum(max(g[0], 0) for g in gaps) / N / 1000
         print(f"== {name} M={m} d={d} i={i}: events {a.elapsed_time(b) / N:.3f} ms/step, GPU span {span:.3f}, "
               f"kernels {busy:.3f}, gaps {gap_sum:.3f} ms/step ({len(evs) // N} kernels a step)")
