@@ -29,7 +29,10 @@ eager PyTorch (three ``nn.Linear``, ``F.silu``, a product), torch.compile of it 
 mode, ``dynamic=False``), ``glukit.nn.GatedMLP`` built from the same Linears (eager; its
 backward reads the pre-activations its forward saved), torch.compile of the GatedMLP, and
 ``glukit.nn.GatedMLPUp`` with the down Linear ("recompute": its backward recomputes the
-pre-activations in glukit::gated_projection_backward instead of saving them). Timed in turns: each round times one step of each variant
+pre-activations in glukit::gated_projection_backward instead of saving them), and the step's
+nine GEMM units alone ("gemm_floor", _GemmFloor: cuBLAS through PyTorch, no element-wise
+kernel, values meaningless): the floor of any step that runs these GEMMs at cuBLAS's rate,
+so eager / floor bounds what a fused step can gain over eager. Timed in turns: each round times one step of each variant
 between two CUDA events; the median of TRAINING_ROUNDS rounds after a warm-up (the
 compiles, then at least TRAINING_WARMUP_SECONDS of steps). Memory: torch.cuda's peak
 allocation during one step of each variant (peak statistics reset just before), less what
@@ -261,7 +264,7 @@ TRAINING_SHAPES = [
 TRAINING_ROUNDS = 25  # rounds of one timed step per variant; the median is reported
 TRAINING_WARMUP_STEPS = 3  # steps of each variant before timing (the first compiles)
 TRAINING_WARMUP_SECONDS = 0.5  # then steps in turns for at least this long (the clock ramps up)
-TRAINING_VARIANTS = ("eager", "compile", "glukit", "glukit_compile", "glukit_recompute")
+TRAINING_VARIANTS = ("eager", "compile", "glukit", "glukit_compile", "glukit_recompute", "gemm_floor")
 
 
 class EagerMLP(nn.Module):
@@ -300,6 +303,46 @@ class RecomputeMLP(nn.Module):
 
     def forward(self, x):
         return self.down(self.up(x))
+
+
+class _GemmFloor(torch.autograd.Function):
+    """The MLP step's GEMMs and nothing else, each as cuBLAS runs it through PyTorch: the
+    forward's x W_gate_up^T (m x 2i; 2 units of m x i x d) and h W_down^T, the backward's
+    dY W_down (the fused backward's GEMM, its result dropped), dY^T h, dP W_gate_up and
+    dP^T x (2 units each), with the saved m x 2i product standing in for dP and a fixed m x i
+    buffer for h. 9 units, no element-wise kernel: the floor of any step that runs these
+    GEMMs at cuBLAS's rate. Its values are not an MLP's."""
+
+    @staticmethod
+    def forward(ctx, x, w_gate_up, w_down, h):
+        p = x @ w_gate_up.t()
+        ctx.save_for_backward(x, w_gate_up, w_down, p, h)
+        return h @ w_down.t()
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, w_gate_up, w_down, p, h = ctx.saved_tensors
+        dh = dy @ w_down
+        del dh
+        gw2 = dy.t() @ h
+        gx = p @ w_gate_up
+        gw1 = p.t() @ x
+        return gx, gw1, gw2, None
+
+
+class GemmFloorMLP(nn.Module):
+    """The "gemm_floor" variant (_GemmFloor) on the stacked gate/up weight and the down
+    weight; h is a fixed buffer of m x i random values."""
+
+    def __init__(self, gate_proj, up_proj, down_proj, m):
+        super().__init__()
+        w = down_proj.weight
+        self.w_gate_up = nn.Parameter(torch.cat([gate_proj.weight.detach(), up_proj.weight.detach()]))
+        self.w_down = nn.Parameter(w.detach().clone())
+        self.register_buffer("h", torch.randn(m, w.shape[1], device=w.device, dtype=w.dtype))
+
+    def forward(self, x):
+        return _GemmFloor.apply(x, self.w_gate_up, self.w_down, self.h)
 
 
 def training_step(module, params, x, dy):
@@ -388,7 +431,8 @@ def bench_training(rounds=TRAINING_ROUNDS):
         mlp = GatedMLP.from_linears(eager.gate_proj, eager.up_proj, eager.down_proj, "silu", "stacked")
         modules = {"eager": eager, "compile": torch.compile(eager, dynamic=False), "glukit": mlp,
                    "glukit_compile": torch.compile(mlp, dynamic=False),
-                   "glukit_recompute": RecomputeMLP(eager.gate_proj, eager.up_proj, eager.down_proj)}
+                   "glukit_recompute": RecomputeMLP(eager.gate_proj, eager.up_proj, eager.down_proj),
+                   "gemm_floor": GemmFloorMLP(eager.gate_proj, eager.up_proj, eager.down_proj, m)}
         params = {label: list(mod.parameters()) for label, mod in modules.items()}
         x = torch.randn(m, d, device="cuda", dtype=dtype).requires_grad_()
         dy = torch.randn(m, d, device="cuda", dtype=dtype)
@@ -419,15 +463,18 @@ def bench_training(rounds=TRAINING_ROUNDS):
         torch.cuda.empty_cache()
     print()
     print("| MLP step | M | d | i | eager ms | compile ms | glukit ms | glukit compile ms | glukit recompute ms "
-          "| glukit vs eager | glukit vs compile | glukit compile vs eager | glukit compile vs compile "
-          "| recompute vs eager | step MiB: eager / compile / glukit / glukit compile / recompute |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "| GEMM floor ms | glukit vs eager | glukit vs compile | glukit compile vs eager | glukit compile vs compile "
+          "| recompute vs eager | floor vs eager / compile | step MiB: eager / compile / glukit / glukit compile "
+          "/ recompute |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
-        mib = " / ".join(f"{r[f'{label}_step_mib']:.0f}" for label in TRAINING_VARIANTS)
+        mib = " / ".join(f"{r[f'{label}_step_mib']:.0f}" for label in TRAINING_VARIANTS if label != "gemm_floor")
         print(f"| {r['name']} | {r['m']} | {r['d']} | {r['i']} | {r['eager_ms']:.3f} | {r['compile_ms']:.3f} | "
               f"{r['glukit_ms']:.3f} | {r['glukit_compile_ms']:.3f} | {r['glukit_recompute_ms']:.3f} | "
+              f"{r['gemm_floor_ms']:.3f} | "
               f"{r['glukit_vs_eager']:.2f}x | {r['glukit_vs_compile']:.2f}x | {r['glukit_compile_vs_eager']:.2f}x | "
-              f"{r['glukit_compile_vs_compile']:.2f}x | {r['glukit_recompute_vs_eager']:.2f}x | {mib} |")
+              f"{r['glukit_compile_vs_compile']:.2f}x | {r['glukit_recompute_vs_eager']:.2f}x | "
+              f"{r['gemm_floor_vs_eager']:.3f}x / {r['gemm_floor_vs_compile']:.3f}x | {mib} |")
     if rows and not rows[0]["fused_backward_kernel"]:
         print("(glukit._C registers no gated_mlp_backward kernel: the torch-ops stand-in ran)")
     return rows
