@@ -283,21 +283,6 @@ struct CooperativeRun {
     return glukit::GatedBackward<Policy>::run(a, st);
   }
 };
-/// Probes: the cooperative 128 x 256 kernel with G/U through a Y ring (policy::GatedBackwardTma128x256Ring),
-/// its L2 prefetch off, and one slot with four stages.
-template <int Ring, int Stages, bool Prefetch>
-struct Ring256Probe : glukit::policy::GatedBackwardTma128x256Ring<glukit::arch::sm90a> {
-  static constexpr int y_ring = Ring;
-  static constexpr int num_buffers = Stages;
-  static constexpr bool y_prefetch_l2 = Prefetch;
-};
-template <int Ring, int Stages, bool Prefetch>
-struct Ring256Run {
-  static glukit::Status run(const glukit::GatedBackwardArgsT<T>& a, cudaStream_t st) {
-    using Policy = glukit::policy::WithEpilogue<Ring256Probe<Ring, Stages, Prefetch>, glukit::epilogue::SwiGlu>;
-    return glukit::GatedBackward<Policy>::run(a, st);
-  }
-};
 struct ProjectionRun {
   static glukit::Status run(const glukit::GatedProjectionBackwardArgsT<T>& a, cudaStream_t st) {
     return glukit::gated_projection_backward<glukit::epilogue::SwiGlu>(a, st);
@@ -375,12 +360,6 @@ void register_gated_backward() {
       reg.template operator()<BwdOperands, DefaultRun>("gated_backward", BwdShape{m, di.i, di.d});
       configure(benchmark::RegisterBenchmark(("gated_backward_cooperative/" + s.key()).c_str(),
                                              bm_bwd_glukit<BwdOperands, CooperativeRun>, s));
-      configure(benchmark::RegisterBenchmark(("gated_backward_ring256/" + s.key()).c_str(),
-                                             bm_bwd_glukit<BwdOperands, Ring256Run<2, 3, true>>, s));
-      configure(benchmark::RegisterBenchmark(("gated_backward_ring256_nopf/" + s.key()).c_str(),
-                                             bm_bwd_glukit<BwdOperands, Ring256Run<2, 3, false>>, s));
-      configure(benchmark::RegisterBenchmark(("gated_backward_ring256_r1s4/" + s.key()).c_str(),
-                                             bm_bwd_glukit<BwdOperands, Ring256Run<1, 4, true>>, s));
       reg.template operator()<PbOperands, ProjectionRun>("gated_projection_backward", PbShape{{m, di.i, di.d}});
     }
 }

@@ -177,22 +177,6 @@ TEMPLATE_TEST_CASE("gated backward, ping-pong 128 x 128: several tiles per block
     for (const BwdShape& s : ragged_shapes(layout)) check_backward<TestType, half_t>("ping-pong", s, run);
 }
 
-/// The cooperative 128 x 256 kernel with G and U through two ring slots and the L2 prefetch of
-/// each tile's last panels: several tiles per block (2100 x 2504: 170 tiles), ragged shapes
-/// (a last tile of 1 .. 3 panels inside n), both orders, dP over P.
-TEMPLATE_TEST_CASE("gated backward, cooperative 128 x 256 with the G/U ring: several tiles per block, ragged shapes",
-                   "[gated_backward][sanitize]", epilogue::SwiGlu, epilogue::GeGlu) {
-  const auto run = [](const auto& args) {
-    using Policy = policy::WithEpilogue<policy::GatedBackwardTma128x256Ring<arch::sm90a>, TestType>;
-    return GatedBackward<Policy>::run(args);
-  };
-  check_backward<TestType, bfloat16_t>("128 x 256 ring", BwdShape{2100, 2504, 40}, run);
-  check_backward<TestType, half_t>("128 x 256 ring",
-                                   BwdShape{2100, 2496, 72, 0, 0, 0, 0, 0, GateLayout::interleaved}, run, true);
-  for (GateLayout layout : {GateLayout::stacked, GateLayout::interleaved})
-    for (const BwdShape& s : ragged_shapes(layout)) check_backward<TestType, half_t>("128 x 256 ring", s, run);
-}
-
 TEST_CASE("gated backward: dP written over P, k = 0 (dH = 0), m = 0 and n = 0 launch nothing",
           "[gated_backward]") {
   const auto run = [](const auto& args) { return gated_backward<epilogue::SwiGlu>(args); };

@@ -223,20 +223,6 @@ struct GatedBackwardTmaPingpong128x128 : GatedBackwardTma128x128<Arch> {
   static constexpr bool pingpong = true;
 };
 
-/// The gated backward on cooperative 128 x 256 tiles of dH: each consumer warpgroup's
-/// 64 x 256 slice is one wgmma of n = 256 per k-step, whose operands cost the shared memory
-/// 0.8x the bytes per flop of the 128 x 128 tiles' two 64-row slices of n = 128. The whole
-/// G/U pair of such a tile (128 KiB) leaves no room for the ring, so G and U come through a
-/// ring of two slots, each a 64-column panel of both (y_ring = 2, 64 KiB), beside three ring
-/// stages of 48 KiB; the tile's last two panels are asked of L2 at its start (y_prefetch_l2).
-template <class Arch>
-struct GatedBackwardTma128x256Ring : WarpSpecializedTma128x256<Arch> {
-  static constexpr const char* name() { return "GatedBackwardTma128x256Ring"; }
-  using epilogue_op = epilogue::SwiGlu;
-  static constexpr int num_buffers = 3;
-  static constexpr int y_ring = 2;
-  static constexpr bool y_prefetch_l2 = true;
-};
 
 /// addmm_glu's backward (AddmmGluBackward<P>): 128 x 128 tiles of X; five ring stages beside
 /// the staged gradient and Y tiles (5 x 32 KiB + 2 x 32 KiB + the 1 KiB bias row).

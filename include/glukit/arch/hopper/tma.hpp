@@ -54,14 +54,6 @@ GLUKIT_DEVICE inline void tma_load_2d_evict_first(void* dst, const CUtensorMap* 
       "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_u32(bar)), "l"(policy)
       : "memory");
 }
-/// Starts bringing the box at (c0, c1) of `map` into L2 (no shared memory, no barrier):
-/// a later tma_load_2d of the box then reads it from L2 instead of DRAM.
-GLUKIT_DEVICE inline void tma_prefetch_l2_2d(const CUtensorMap* map, int c0, int c1) {
-  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(
-                   reinterpret_cast<std::uint64_t>(map)),
-               "r"(c0), "r"(c1)
-               : "memory");
-}
 GLUKIT_DEVICE inline void prefetch_tensor_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");
 }

@@ -51,18 +51,10 @@ struct MainloopPlan {
   /// 64-column panel slots instead of whole-tile buffers (the tile's panels take the slots in
   /// turn, tile after tile), so the shared memory of the rest of the tile holds ring stages:
   /// a 128 x 256 tile keeps 4 stages of 48 KiB instead of 3. Without Y (bias-only) the slots
-  /// stage the output panel by panel. TMA, y_buffers = 1: addmm_glu's forward (2 or more
-  /// slots) and the gated backward (a slot holds a panel of G and one of U).
+  /// stage the output panel by panel. TMA, addmm_glu's forward, y_buffers = 1.
   static constexpr int y_ring = [] {
     if constexpr (requires { P::y_ring; }) return int(P::y_ring);
     else return 0;
-  }();
-  /// Optional policy member y_prefetch_l2 (default false; the gated backward with a Y ring):
-  /// at each tile's start the Y producer asks L2 for the tile's panels that its ring slots
-  /// cannot take yet, so their loads during the epilogue hit L2 rather than wait on DRAM.
-  static constexpr bool y_prefetch_l2 = [] {
-    if constexpr (requires { P::y_prefetch_l2; }) return bool(P::y_prefetch_l2);
-    else return false;
   }();
   /// Producer thread that loads Y with TMA: warp 2's first lane.
   static constexpr int y_producer_tid = 2 * traits::wave_size;
@@ -232,11 +224,9 @@ struct MainloopPlan {
   static constexpr int y_offset = Buffers::bytes;  ///< Y buffer 0, after the ring, 1024-aligned
   /// y_tiles Y tiles + the bias row (tile_n: gated, W's order; none for the gated backward,
   /// which has no bias).
-  /// A Y ring slot: one 64-column panel of each staged tile (the gated backward: G's and U's).
-  static constexpr int y_slot_bytes = y_tiles * YLayout::panel_bytes;
   static constexpr int y_stride = y_tiles * YLayout::bytes + (biased ? align_up(P::tile_n * 2, 1024) : 0);
   static constexpr int y_bytes =
-      !stage_y ? 0 : y_ring > 0 ? y_stride - y_tiles * YLayout::bytes + y_ring * y_slot_bytes : y_buffers * y_stride;
+      !stage_y ? 0 : y_ring > 0 ? y_stride - y_tiles * YLayout::bytes + y_ring * YLayout::panel_bytes : y_buffers * y_stride;
   /// Parts of a Y buffer with a full and an empty barrier of their own: each 64-column
   /// panel when the kernel reads Y, so the epilogue releases a panel as soon as it has
   /// stored it and the producer loads the next tile's Y there while the rest of the tile
@@ -247,7 +237,7 @@ struct MainloopPlan {
   /// Offsets from the ring's base of Y buffer b and of the bias row beside it.
   GLUKIT_HOST_DEVICE static constexpr int y_tile_offset(int b) { return y_offset + b * y_stride; }
   GLUKIT_HOST_DEVICE static constexpr int y_bias_offset(int b) {
-    return y_tile_offset(b) + (y_ring > 0 ? y_ring * y_slot_bytes : y_tiles * YLayout::bytes);
+    return y_tile_offset(b) + (y_ring > 0 ? y_ring * YLayout::panel_bytes : y_tiles * YLayout::bytes);
   }
   /// Barrier pairs of the Y buffers: one per part of each buffer, or per slot of the ring.
   static constexpr int y_barriers = y_ring > 0 ? y_ring : y_buffers * y_parts;

@@ -75,14 +75,10 @@ constexpr bool check_policy() {
   static_assert(!Plan::specialized || P::copier == CopierKind::tma || P::num_buffers >= 3,
                 "num_buffers: the warp-specialised cp.async producer signals a stage only after "
                 "issuing the next one, so it needs >= 3 buffers (2 would deadlock)");
-  static_assert(Plan::y_ring == 0 ||
-                    (Plan::tma && Plan::stage_y && !Plan::gated && !Plan::xbackward && Plan::y_buffers == 1 &&
-                     Plan::y_ring < Plan::YLayout::panels &&
-                     (Plan::dgated ? Plan::y_ring >= 1 : (!Plan::pingpong && Plan::y_ring >= 2))),
-                "y_ring: 2 .. (panels - 1) slots for addmm_glu's warp-specialised TMA forward (cooperative), "
-                "1 .. (panels - 1) for the gated backward, with one Y buffer");
-  static_assert(!Plan::y_prefetch_l2 || (Plan::dgated && Plan::y_ring > 0),
-                "y_prefetch_l2: for the gated backward with a Y ring (y_ring > 0)");
+  static_assert(Plan::y_ring == 0 || (Plan::tma && Plan::stage_y && !Plan::gated && !Plan::dgated &&
+                                      !Plan::xbackward && !Plan::pingpong && Plan::y_buffers == 1 &&
+                                      Plan::y_ring >= 2 && Plan::y_ring < Plan::YLayout::panels),
+                "y_ring: 2 .. (panels - 1) slots, for addmm_glu's warp-specialised TMA forward with one Y buffer");
   static_assert(Plan::y_buffers == 1 || (Plan::stage_y && Plan::y_buffers >= 2 && Plan::y_buffers <= 4),
                 "y_buffers: 1, or 2 to 4 for a warp-specialised fused policy (it stages Y in shared memory)");
   static_assert(!requires { P::tma_store; } && !requires { P::out_via_smem; } &&

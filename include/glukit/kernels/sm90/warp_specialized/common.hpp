@@ -61,9 +61,8 @@ struct WsCommon {
   }
   /// With a Y ring (Plan::y_ring), part `part` of the li-th tile's Y: its slot's barriers,
   /// their parity, and the address that stands for the tile's first panel (a slot holds one
-  /// panel of each staged tile: the slot's address less the panel's offset, so the
-  /// epilogue's panel offsets land in the slot; a second tile's panel follows the first's,
-  /// at tile + YLayout::panel_bytes). The ring's uses run on across tiles.
+  /// panel: the slot's address less the panel's offset, so the epilogue's panel offsets
+  /// land in the slot). The ring's uses run on across tiles.
   struct YPart {
     int bar;
     std::uint32_t phase;
@@ -74,7 +73,7 @@ struct WsCommon {
     const std::int64_t use = li * YP + part;
     const int slot = static_cast<int>(use % Plan::y_ring);
     return {slot, static_cast<std::uint32_t>((use / Plan::y_ring) & 1),
-            sh.base + Plan::y_offset + slot * Plan::y_slot_bytes - part * Plan::YLayout::panel_bytes};
+            sh.base + Plan::y_offset + (slot - part) * Plan::YLayout::panel_bytes};
   }
 
   /// Is the tile's bias staged beside Y (and added in the epilogue)? Always when the

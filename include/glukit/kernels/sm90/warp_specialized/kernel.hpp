@@ -93,18 +93,12 @@ struct WsKernel : WsProducer<P> {
       if constexpr (Plan::y_ring > 0) {  // the part's panel in its ring slot
         const typename Base::YPart yp = Base::y_part(sh, li, Part);
         sh.y_parts.wait(yp.bar, yp.phase);
-        if constexpr (Plan::dgated) {
-#pragma unroll
-          for (int s = 0; s < SL; ++s)
-            GatedBackwardEpilogue<P>(p.args, m0, n0, tid + 128 * s, p.out2, p.ld_out2)
-                .template finish_panel<Part>(acc[s], yp.tile, yp.tile + Plan::YLayout::panel_bytes, m0);
-        } else if (stores) {
+        if (stores)
 #pragma unroll
           for (int s = 0; s < SL; ++s)
             ComposedEpilogue<P>(p.args, m0, n0, tid + 128 * s, p.out2, p.ld_out2, p.column_sums, p.row_scale,
                                 p.column_scale, p.row_absmax)
                 .template finish<P0, P1>(acc[s], yp.tile, Part == 0 ? bias_row : nullptr, m0);
-        }
         sh.y_parts.release(yp.bar);
         return;
       }

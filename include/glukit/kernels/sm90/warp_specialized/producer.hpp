@@ -150,27 +150,6 @@ struct WsProducer : WsCommon<P> {
           const typename Base::YPart yp = Base::y_part(sh, li, part);
           std::uint64_t* full = sh.y_parts.full_barrier(yp.bar);
           sh.y_parts.acquire(yp.bar, yp.phase);
-          if constexpr (Plan::dgated) {  // P's gate and up panels of the part's output columns
-            const std::int64_t j = tc.n * BN + 64 * part, row = tile_row(tc);
-            if constexpr (Plan::y_prefetch_l2)
-              if (part == 0)  // the parts past the ring's slots, into L2 while the main loop runs
-#pragma unroll
-                for (int later = Plan::y_ring; later < Base::YP; ++later) {
-                  const std::int64_t jl = j + 64 * later;
-                  if (jl >= p.args.n) break;
-                  tma_prefetch_l2_2d(&p.maps.y, static_cast<int>(gate_row(jl, p.args.n, Plan::gate_layout)),
-                                     static_cast<int>(row));
-                  tma_prefetch_l2_2d(&p.maps.y, static_cast<int>(up_row(jl, p.args.n, Plan::gate_layout)),
-                                     static_cast<int>(row));
-                }
-            unsigned char* dst = yp.tile + part * Plan::YLayout::panel_bytes;
-            sh.y_parts.commit_tx(yp.bar, Plan::y_part_tx_bytes);
-            tma_load_2d_evict_first(dst, &p.maps.y, full, static_cast<int>(gate_row(j, p.args.n, Plan::gate_layout)),
-                                    static_cast<int>(row));
-            tma_load_2d_evict_first(dst + Plan::YLayout::panel_bytes, &p.maps.y, full,
-                                    static_cast<int>(up_row(j, p.args.n, Plan::gate_layout)), static_cast<int>(row));
-            continue;
-          }
           const bool part_bias = part == 0 && with_bias;
           if (Plan::reads_y || part_bias)
             sh.y_parts.commit_tx(yp.bar, (Plan::reads_y ? Plan::y_part_tx_bytes : 0) +
