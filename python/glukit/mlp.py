@@ -149,15 +149,23 @@ def _gated_mlp_backward(ctx, grad_y, grad_p):
     need_x, need_w1, need_b1, need_w2, need_b2 = ctx.needs_input_grad
     if grad_y is None:
         grad_y = x.new_zeros((x.shape[0], w_down.shape[0]))
-    if grad_p is None:
+    if grad_p is None and not (_traced(p) and p.numel() <= x.numel() + w_gate_up.numel()):
         # dP over p (p is autograd's own copy: the op's output that GatedMLP drops; the
         # in-place op bumps its version, so a second backward through this graph raises
         # instead of reading dP as P): one m x 2i buffer fewer at the backward's peak.
         h = torch.ops.glukit.gated_mlp_backward_(grad_y, w_down, p, activation=ctx.activation, layout=ctx.layout)
         dp = p
     else:
+        # Out of place where a caller used p (its gradient is added), and traced (torch.compile)
+        # where it keeps the peak: functionalization would turn the in-place form's mutation of
+        # p, an input of the backward graph that nothing copies back into, into a copy of p for
+        # the kernel to write over (m x 2i: 0.11 ms a step at m = 4096, i = 14336). Out of
+        # place, P, dP and H live together (5 m x i) where the copy holds 4; that stays below
+        # the backward's later peak, dx and dW_gate_up beside dP and H (3 m x i + m x d +
+        # 2 d x i), exactly when P (2 m x i) is no larger than x and W_gate_up together.
         dp, h = torch.ops.glukit.gated_mlp_backward(grad_y, w_down, p, activation=ctx.activation, layout=ctx.layout)
-        dp = dp + grad_p
+        if grad_p is not None:
+            dp = dp + grad_p
     del p
     # dP's last use before or after dW_down's GEMM, whichever keeps the backward's peak lower
     # (the gradients' sum is the same either way): dW_down first holds dP with every gradient
@@ -177,6 +185,19 @@ def _gated_mlp_backward(ctx, grad_y, grad_p):
         del dp  # P's memory (dP) goes back before dW_down's d x i is allocated
         gw2 = grad_y.t() @ h
     return gx, gw1, gb1, gw2, gb2
+
+
+def _traced(t: torch.Tensor) -> bool:
+    """Is the backward being traced (torch.compile's AOTAutograd) rather than run? The tensors
+    are FunctionalTensors then; torch.compiler.is_compiling() is not set there on every torch
+    (2.11 on the H200 machine: not)."""
+    if torch.compiler.is_compiling():
+        return True
+    try:
+        from torch._subclasses.functional_tensor import FunctionalTensor
+    except ImportError:  # pragma: no cover - every torch glukit supports has it
+        return False
+    return isinstance(t, FunctionalTensor)
 
 
 def _release_saved(ctx) -> bool:

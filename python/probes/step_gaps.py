@@ -1,6 +1,6 @@
-"""Probe: is the GPU idle inside a Llama MLP training step? For eager PyTorch, torch.compile
-and glukit.nn.GatedMLP (bf16, no bias, SiLU), after warm-up in turns, each variant runs N steps
-back to back under torch.profiler: the GPU span of those steps (first kernel's start to the
+"""Probe: is the GPU idle inside a Llama MLP training step? For eager PyTorch, torch.compile,
+glukit.nn.GatedMLP and torch.compile of it (bf16, no bias, SiLU), after warm-up in turns,
+each variant runs N steps back to back under torch.profiler: the GPU span of those steps (first kernel's start to the
 last one's end) against the sum of their kernel times, per step, and the largest gaps between
 kernels with the kernels on either side; then the per-kernel table (ms per step).
 
@@ -30,7 +30,8 @@ def main():
     torch.manual_seed(0)
     eager = EagerMLP(d, i, "cuda", torch.bfloat16)
     mlp = GatedMLP.from_linears(eager.gate_proj, eager.up_proj, eager.down_proj, "silu", "stacked")
-    mods = {"eager": eager, "compile": torch.compile(eager, dynamic=False), "glukit": mlp}
+    mods = {"eager": eager, "compile": torch.compile(eager, dynamic=False), "glukit": mlp,
+            "glukit_compile": torch.compile(mlp, dynamic=False)}
     x = torch.randn(m, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     dy = torch.randn(m, d, device="cuda", dtype=torch.bfloat16)
     steps = {k: (lambda mod=mod: training_step(mod, list(mod.parameters()), x, dy)) for k, mod in mods.items()}

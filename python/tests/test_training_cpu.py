@@ -851,7 +851,11 @@ def test_gated_mlp_training_step_torch_compile_fullgraph(layout, backend):
     assert explanation.graph_break_count == 0 and explanation.graph_count == 1
 
 
-def test_gated_mlp_compiled_backward_calls_the_fused_op():
+@pytest.mark.parametrize("m, out_of_place", [(8, True), (512, False)])
+def test_gated_mlp_compiled_backward_calls_the_fused_op(m, out_of_place):
+    """The compiled backward calls gated_mlp_backward: out of place where P (2 m x i) is no
+    larger than x and W_gate_up together (the in-place form's mutation of the saved P would be
+    functionalized into a copy of P), else in place (its copy then keeps the peak lower)."""
     torch._dynamo.reset()
     mlp = GatedMLP(16, 64, bias=False, dtype=torch.bfloat16)
     graphs = []
@@ -865,10 +869,15 @@ def test_gated_mlp_compiled_backward_calls_the_fused_op():
             return make_boxed_func(g.forward)
         return aot_autograd(fw_compiler=keep, bw_compiler=keep)(gm, example_inputs)
 
-    x = torch.randn(8, 16).bfloat16().requires_grad_()
+    x = torch.randn(m, 16).bfloat16().requires_grad_()
     torch.compile(mlp, fullgraph=True, backend=backend)(x).float().sum().backward()
     code = "\n".join(g.code for g in graphs)
-    assert "glukit.gated_mlp." in code and "glukit.gated_mlp_backward" in code
+    assert "glukit.gated_mlp." in code
+    if out_of_place:
+        assert "glukit.gated_mlp_backward.default" in code
+        assert "auto_functionalized" not in code and "gated_mlp_backward_" not in code
+    else:
+        assert "glukit.gated_mlp_backward_.default" in code
     assert x.grad is not None and mlp.weight_gate_up.grad is not None
 
 
