@@ -19,6 +19,7 @@ from typing import Optional
 
 import torch
 import torch.nn.functional as F
+from torch._subclasses.functional_tensor import FunctionalTensor
 
 from .ops import (ACTIVATIONS, VECTOR_ELEMS, _check_activation_and_layout, _check_devices_and_dtypes, _check_dims,
                   _check_mlp_widths, _lib, check_gated_args, check_gated_mlp_backward_args, split_gate_up)
@@ -149,7 +150,7 @@ def _gated_mlp_backward(ctx, grad_y, grad_p):
     need_x, need_w1, need_b1, need_w2, need_b2 = ctx.needs_input_grad
     if grad_y is None:
         grad_y = x.new_zeros((x.shape[0], w_down.shape[0]))
-    if grad_p is None and not (_traced(p) and p.numel() <= x.numel() + w_gate_up.numel()):
+    if grad_p is None and _dp_over_p(p, x, w_gate_up):
         # dP over p (p is autograd's own copy: the op's output that GatedMLP drops; the
         # in-place op bumps its version, so a second backward through this graph raises
         # instead of reading dP as P): one m x 2i buffer fewer at the backward's peak.
@@ -187,17 +188,11 @@ def _gated_mlp_backward(ctx, grad_y, grad_p):
     return gx, gw1, gb1, gw2, gb2
 
 
-def _traced(t: torch.Tensor) -> bool:
-    """Is the backward being traced (torch.compile's AOTAutograd) rather than run? The tensors
-    are FunctionalTensors then; torch.compiler.is_compiling() is not set there on every torch
-    (2.11 on the H200 machine: not)."""
-    if torch.compiler.is_compiling():
-        return True
-    try:
-        from torch._subclasses.functional_tensor import FunctionalTensor
-    except ImportError:  # pragma: no cover - every torch glukit supports has it
-        return False
-    return isinstance(t, FunctionalTensor)
+def _dp_over_p(p: torch.Tensor, x: torch.Tensor, w_gate_up: torch.Tensor) -> bool:
+    """Does the backward write dP over the saved p (gated_mlp_backward_)? Yes when run; when
+    traced by torch.compile's AOTAutograd (p a FunctionalTensor), only where P (2 m x i) is
+    larger than x and W_gate_up together (see the caller)."""
+    return not isinstance(p, FunctionalTensor) or p.numel() > x.numel() + w_gate_up.numel()
 
 
 def _release_saved(ctx) -> bool:

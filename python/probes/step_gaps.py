@@ -1,8 +1,9 @@
 """Probe: is the GPU idle inside a Llama MLP training step? For eager PyTorch, torch.compile,
 glukit.nn.GatedMLP and torch.compile of it (bf16, no bias, SiLU), after warm-up in turns,
-each variant runs N steps back to back under torch.profiler: the GPU span of those steps (first kernel's start to the
-last one's end) against the sum of their kernel times, per step, and the largest gaps between
-kernels with the kernels on either side; then the per-kernel table (ms per step).
+each variant runs N steps back to back under torch.profiler: the GPU span of those steps
+(first kernel's start to the last one's end) against the sum of their kernel times, per
+step, and the largest gaps between kernels with the kernels on either side; then the
+per-kernel table (ms per step).
 
     python3 probes/step_gaps.py [M] [d] [i]      # default 4096 4096 14336
 """
