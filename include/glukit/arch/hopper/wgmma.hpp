@@ -19,17 +19,26 @@
 
 namespace glukit::arch::hopper {
 
-/// Shared-memory matrix descriptor for a 128-byte-swizzled operand.
-/// lbo/sbo in bytes: K-major: sbo = 8 rows x 128 B = 1024 (lbo unused);
-/// MN-major: lbo = bytes between 64-element MN panels, sbo = 1024 (8 K rows).
-GLUKIT_DEVICE inline std::uint64_t smem_desc_sw128(const void* smem, std::uint32_t lbo,
-                                                   std::uint32_t sbo) {
-  const auto addr = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem));
+/// Shared-memory matrix descriptor for a 128-byte-swizzled operand at shared-window
+/// address `addr` (smem_u32). lbo/sbo in bytes: K-major: sbo = 8 rows x 128 B = 1024 (lbo
+/// unused); MN-major: lbo = bytes between 64-element MN panels, sbo = 1024 (8 K rows).
+GLUKIT_DEVICE constexpr std::uint64_t smem_desc_sw128_at(std::uint32_t addr, std::uint32_t lbo, std::uint32_t sbo) {
   std::uint64_t desc = (addr & 0x3FFFFu) >> 4;
   desc |= static_cast<std::uint64_t>((lbo >> 4) & 0x3FFFu) << 16;
   desc |= static_cast<std::uint64_t>((sbo >> 4) & 0x3FFFu) << 32;
   desc |= std::uint64_t{1} << 62;  // layout type 1: SWIZZLE_128B
   return desc;
+}
+/// The same descriptor from a generic pointer into shared memory.
+GLUKIT_DEVICE inline std::uint64_t smem_desc_sw128(const void* smem, std::uint32_t lbo, std::uint32_t sbo) {
+  return smem_desc_sw128_at(static_cast<std::uint32_t>(__cvta_generic_to_shared(smem)), lbo, sbo);
+}
+/// `desc` moved on by `bytes` (a multiple of 16): the start address is the low field
+/// (address / 16, 14 bits) and every operand lies below 256 KiB of the shared window, so the
+/// sum never carries into the next field. One integer add per wgmma (in uniform registers
+/// when the base is uniform) instead of rebuilding the descriptor from an address.
+GLUKIT_DEVICE constexpr std::uint64_t desc_advance(std::uint64_t desc, std::uint32_t bytes) {
+  return desc + (bytes >> 4);
 }
 
 /// Orders register accesses to the accumulators before the next wgmma.

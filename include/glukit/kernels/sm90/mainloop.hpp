@@ -3,6 +3,7 @@
 // stored n x k; all in 128-byte swizzled panels), shared by the multistage and the
 // warp-specialised kernels.
 #pragma once
+#include "glukit/arch/hopper/mbarrier.hpp"
 #include "glukit/arch/hopper/wgmma.hpp"
 #include "glukit/blocks/smem_multi_buffer.hpp"
 #include "glukit/kernels/sm90/plan.hpp"
@@ -14,31 +15,59 @@ namespace glukit::sm90 {
 template <class P>
 using MmaOf = arch::hopper::Wgmma<P::tile_n, operand_of<P>, MainloopPlan<P>::b_k_major>;
 
-/// k_steps m64n(tile_n)k16 (e4m3: k32) products of warpgroup `wg` from ring stage `stage`,
-/// committed as one wgmma group (the caller waits for it).
-template <class P>
-GLUKIT_DEVICE void mma_k_block(const SmemMultiBuffer<typename MainloopPlan<P>::Buffers>& ring, int stage, int wg,
-                               float (&acc)[MmaOf<P>::accumulators]) {
+/// One k-block of `SL` 64-row slices of A against the same B (slice s: A's rows
+/// 64 (wg + s).., its accumulators acc_of(s)) from ring stage `stage`, the ring at
+/// shared-window address `ring_addr` (smem_u32 of its base): k_steps m64n(tile_n)k16
+/// (e4m3: k32) products per slice, the slices in turn at each k-step (one B descriptor
+/// for both, as CUTLASS's 128-row ping-pong tile issues them), committed as one wgmma
+/// group (the caller waits for it). The descriptors are one base per operand moved on by
+/// constant offsets: rebuilt from generic addresses for every wgmma they cost ~70
+/// per-thread instructions a k-block on the 128-row ping-pong tile (docs/perf-notes.md,
+/// "Against the CUTLASS peer").
+template <class P, int SL, class AccOf>
+GLUKIT_DEVICE void mma_slices(std::uint32_t ring_addr, int stage, int wg, AccOf&& acc_of) {
   using Plan = MainloopPlan<P>;
   using Mma = MmaOf<P>;
+  using Buffers = typename Plan::Buffers;
   using namespace arch::hopper;
-  const unsigned char* a = ring.template tile<0>(stage) + wg * Plan::wg_rows * Plan::ALayout::row_bytes;
-  const unsigned char* b = ring.template tile<1>(stage);
-  fence_accumulators(acc);  // no accumulator write may move into the wgmma batch (C7515)
+  constexpr std::uint32_t slice_bytes = Plan::wg_rows * Plan::ALayout::row_bytes;
+  const std::uint32_t stage_addr = ring_addr + Buffers::stage_offset(stage);
+  const std::uint64_t da0 =
+      smem_desc_sw128_at(stage_addr + Buffers::template member_offset<0>() + wg * slice_bytes, 16, 1024);
+  const std::uint64_t db0 = smem_desc_sw128_at(stage_addr + Buffers::template member_offset<1>(),
+                                               Plan::b_k_major ? 16 : Plan::BLayout::panel_bytes, 1024);
+#pragma unroll
+  for (int s = 0; s < SL; ++s) fence_accumulators(acc_of(s));  // no accumulator write may move into the batch (C7515)
   wgmma_fence();
 #pragma unroll
   for (int ks = 0; ks < Plan::k_steps; ++ks) {
     // A: +32 bytes per k16 inside the 128-byte swizzle row (BK = 64 is one panel).
-    const auto da = smem_desc_sw128(a + (ks % 4) * 32 + (ks / 4) * Plan::ALayout::panel_bytes, 16, 1024);
     // B, N-major: +16 rows of 128 bytes per k16; panels of 64 columns are panel_bytes apart.
     // K-major: as A.
-    const auto db = Plan::b_k_major
-                        ? smem_desc_sw128(b + (ks % 4) * 32 + (ks / 4) * Plan::BLayout::panel_bytes, 16, 1024)
-                        : smem_desc_sw128(b + ks * 16 * Plan::BLayout::row_bytes, Plan::BLayout::panel_bytes, 1024);
-    Mma::mma(acc, da, db, 1);
+    const std::uint32_t a_step = (ks % 4) * 32 + (ks / 4) * Plan::ALayout::panel_bytes;
+    const std::uint32_t b_step = Plan::b_k_major ? (ks % 4) * 32 + (ks / 4) * Plan::BLayout::panel_bytes
+                                                 : ks * 16 * Plan::BLayout::row_bytes;
+    const std::uint64_t db = desc_advance(db0, b_step);
+#pragma unroll
+    for (int s = 0; s < SL; ++s) Mma::mma(acc_of(s), desc_advance(da0, a_step + s * slice_bytes), db, 1);
   }
   wgmma_commit();
-  fence_accumulators(acc);
+#pragma unroll
+  for (int s = 0; s < SL; ++s) fence_accumulators(acc_of(s));
+}
+
+/// The warp-specialised kernels: SL slices of a ping-pong tile (or one of a cooperative one).
+template <class P, int SL>
+GLUKIT_DEVICE void mma_k_block(std::uint32_t ring_addr, int stage, int wg, float (&acc)[SL][MmaOf<P>::accumulators]) {
+  mma_slices<P, SL>(ring_addr, stage, wg, [&](int s) -> float(&)[MmaOf<P>::accumulators] { return acc[s]; });
+}
+
+/// The multistage kernels: warpgroup `wg`'s 64 rows of A.
+template <class P>
+GLUKIT_DEVICE void mma_k_block(const SmemMultiBuffer<typename MainloopPlan<P>::Buffers>& ring, int stage, int wg,
+                               float (&acc)[MmaOf<P>::accumulators]) {
+  mma_slices<P, 1>(arch::hopper::smem_u32(ring.base), stage, wg,
+                   [&](int) -> float(&)[MmaOf<P>::accumulators] { return acc; });
 }
 
 }  // namespace glukit::sm90

@@ -127,7 +127,11 @@ struct WsKernel : WsProducer<P> {
 
   GLUKIT_DEVICE static void consume(const Params<P>& p, const Shared& sh, int ctid) {
     using namespace arch::hopper;
-    const int cwg = ctid / 128;
+    // The warpgroup, broadcast from lane 0 so that the compiler knows it is warp-uniform:
+    // the ring position and the wgmma descriptors derived from it then live in uniform
+    // registers (from threadIdx alone, ping-pong's turn test made them per-thread values).
+    const int cwg = __shfl_sync(0xffffffffu, ctid / 128, 0);
+    const std::uint32_t ring_addr = smem_u32(sh.ring.base);
     // Ping-pong: this warpgroup takes every consumer_warpgroups-th tile of the block and
     // works on it alone (all its rows, in 64-row slices from A's row 0).
     constexpr int turns = Plan::pingpong ? Plan::consumer_warpgroups : 1;
@@ -177,11 +181,10 @@ struct WsKernel : WsProducer<P> {
       int release = -1;
       for (int kb = 0; kb < p.k_blocks; ++kb) {
         sh.stages.wait(st.index, st.phase);
-#pragma unroll
-        for (int s = 0; s < SL; ++s) mma_k_block<P>(sh.ring, st.index, a_wg + s, acc[s]);
+        mma_k_block<P, SL>(ring_addr, st.index, a_wg, acc);
         if constexpr (!Plan::stage_y)
           if (kb == p.k_blocks - 1) epi.prefetch();
-        wgmma_wait<SL>();  // the previous k-block's MMAs (a group per slice) are done with their stage
+        wgmma_wait<1>();  // the previous k-block's MMAs (one group) are done with their stage
 #pragma unroll
         for (int s = 0; s < SL; ++s) fence_accumulators(acc[s]);
         if (release >= 0) release_stage(sh, release);
