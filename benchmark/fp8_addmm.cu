@@ -58,7 +58,7 @@ void bm_fp8_addmm(benchmark::State& state, Fp8Shape s) {
     fp8_counters(state, s, med, flops, c);
     state.counters["rowscale_vs_unfused"] = med[3] / med[1];
     state.SetLabel("default " +
-                   std::string(glukit::sm90::default_kernel(s.m, s.n, s.k, device_info().sm_count).name()));
+                   std::string(glukit::sm90::default_kernel_by_waves(s.m, s.n, device_info().sm_count).name()));
   }
 }
 

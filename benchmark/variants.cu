@@ -113,6 +113,12 @@ struct Pingpong : Tma {
   static constexpr const char* name() { return "WarpSpecializedTma_Pingpong"; }
 };
 
+/// The shipped ping-pong 128 x 128 kernel without Y (bias only).
+struct BiasOnlyPingpong128 : glukit::policy::WarpSpecializedTmaPingpong128x128<Arch> {
+  using epilogue_op = glukit::epilogue::BiasOnly;
+  static constexpr const char* name() { return "WarpSpecializedTma_BiasOnly_Pingpong128x128"; }
+};
+
 /// Clusters of two blocks along M that share each B panel (TMA multicast).
 struct Cluster2 : Tma {
   static constexpr int cluster_m = 2;
@@ -179,6 +185,8 @@ void register_glukit_variants(std::int64_t k) {
   register_variant<glukit::policy::WarpSpecializedTma<Arch>>(k);
   register_variant<TwoY128>(k);
   register_variant<Pingpong>(k);
+  register_variant<glukit::policy::WarpSpecializedTmaPingpong128x128<Arch>>(k);
+  register_variant<BiasOnlyPingpong128>(k);
   register_variant<Cluster2>(k);
   register_variant<ThreeBuffers>(k);
   register_variant<PlainStores>(k);

@@ -14,7 +14,7 @@ bench=$1 peer=$2 rounds=${3:-2}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${OUT:-$PWD/peer-out}
 mkdir -p "$out"
-filter='^(WarpSpecializedTma|WarpSpecializedTma128x128|WarpSpecializedTmaPingpong64x128|cublas_gemm)/(256|512|1024)/iter'
+filter='^(WarpSpecializedTma|WarpSpecializedTma128x128|WarpSpecializedTmaPingpong128x128|WarpSpecializedTmaPingpong64x128|cublas_gemm)/(256|512|1024)/iter'
 filter+='|^(default|cublas_gemm)/bf16/nk/(256|2048|8192)/(14336/4096|28672/8192|11008/4096)/iter'
 status=0
 for r in $(seq 1 "$rounds"); do

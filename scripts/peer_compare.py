@@ -24,7 +24,8 @@ from bench_ab import times  # noqa: E402
 
 BEST = re.compile(r"^BEST shape=(\d+)x(\d+)x(\d+) (\w+) (\w+) kernel=(\S+) raster=(\S+) swz=(\d+) median_us=([\d.]+)")
 #: The kernels glukit ships for the reference shape's rows (named by K alone in glukit_bench).
-REF_KERNELS = ("WarpSpecializedTma", "WarpSpecializedTma128x128", "WarpSpecializedTmaPingpong64x128")
+REF_KERNELS = ("WarpSpecializedTma", "WarpSpecializedTma128x128", "WarpSpecializedTmaPingpong128x128",
+               "WarpSpecializedTmaPingpong64x128")
 
 
 def peer_best(path: str) -> dict[tuple, tuple[float, str]]:

@@ -1,9 +1,9 @@
 // glukit_turns_probe: the shipped cooperative kernel (WarpSpecializedTma, 128 x 192) with
-// the GLU gate and bias-only, and its 128 x 128 form, against cuBLAS GEMM alone, launched
-// in turns, at the reference shapes (fp16, B stored k x n, M = 1024, N = 21568,
+// the GLU gate and bias-only, its 128 x 128 form and the ping-pong 128 x 128 kernel (with
+// the gate and bias-only), against cuBLAS GEMM alone, launched in turns, at the reference shapes (fp16, B stored k x n, M = 1024, N = 21568,
 // K = 256 / 512 / 1024). Every launch reads the next of three input sets (A, B, bias, Y;
 // 2 x 44 MB of Y and output per set, so the L2 holds none of them from the launch
-// before). The 128 x 128 kernel's output is compared first with the shipped kernel's
+// before). The 128 x 128 kernels' outputs are compared first with the 128 x 192 kernel's
 // (max |difference| / max |value|; the k order is the same, so 0 is expected). Medians
 // of 30 rounds after 8. `llm`: bf16, B n x k, at 2048 / 8192 x 14336 x 4096 instead; a
 // number: that K of the reference shape alone (scripts/ncu_turns.sh profiles one K at a time).
@@ -31,6 +31,7 @@ using glukit_bench::DeviceBuffer;
 
 using Coop = glukit::policy::WarpSpecializedTma<sm90a>;
 using Coop128 = glukit::policy::WarpSpecializedTma128x128<sm90a>;
+using Pingpong128 = glukit::policy::WarpSpecializedTmaPingpong128x128<sm90a>;
 template <class P>
 using BiasOnly = glukit::policy::WithEpilogue<P, glukit::epilogue::BiasOnly>;
 
@@ -78,7 +79,10 @@ bool run_shape(const glukit_bench::GemmShape& s, glukit::Layout layout, cudaStre
   const auto coop = launch_of(std::type_identity<Coop>{});
   const auto coop128 = launch_of(std::type_identity<Coop128>{});
   const auto coop_b = launch_of(std::type_identity<BiasOnly<Coop>>{});
+  const auto pp128 = launch_of(std::type_identity<Pingpong128>{});
+  const auto pp128_b = launch_of(std::type_identity<BiasOnly<Pingpong128>>{});
   compare("WarpSpecializedTma128x128", coop, coop128);
+  compare("WarpSpecializedTmaPingpong128x128", coop, pp128);
   const auto gemm = [&] {
     const int i = next++ % sets;
     glukit_bench::cublas_gemm_rowmajor(handle, {m, n, k}, a[i].get(), k, b[i].get(), nk ? k : n, c.get(), n, layout);
@@ -87,6 +91,8 @@ bool run_shape(const glukit_bench::GemmShape& s, glukit::Layout layout, cudaStre
                                {{"WarpSpecializedTma (128 x 192)", [&] { coop(out.get()); }},
                                 {"WarpSpecializedTma128x128", [&] { coop128(out.get()); }},
                                 {"WarpSpecializedTma bias-only", [&] { coop_b(out.get()); }},
+                                {"WarpSpecializedTmaPingpong128x128", [&] { pp128(out.get()); }},
+                                {"WarpSpecializedTmaPingpong128x128 bias-only", [&] { pp128_b(out.get()); }},
                                 {"cuBLAS GEMM", gemm}},
                                "cuBLAS GEMM");
   return ok;

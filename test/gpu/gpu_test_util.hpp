@@ -268,6 +268,7 @@ using Sm90Variants = std::tuple<policy::V1RegisterStaged<arch::sm90a>, policy::V
                                 policy::WarpSpecializedTma128x128<arch::sm90a>,
                                 policy::WarpSpecializedTma128x256<arch::sm90a>,
                                 policy::WarpSpecializedTma128x256Ring<arch::sm90a>,
+                                policy::WarpSpecializedTmaPingpong128x128<arch::sm90a>,
                                 policy::WarpSpecializedTmaPingpong64x128<arch::sm90a>,
                                 policy::WarpSpecializedTmaDecode16x128<arch::sm90a>>;
 

@@ -33,7 +33,8 @@ endfunction()
 # (suffix _bf16) for bf16. One translation unit holds the kernels of both layouts of B
 # (the launcher picks one per call), so each PTX shows B's MN-major and K-major wgmma.
 set(_glukit_sm90_policies V1RegisterStaged V2DirectToLds V3DeepPipelinePersistent V4FusedEpilogue WarpSpecializedTma
-    WarpSpecializedTma128x128 WarpSpecializedTma128x256 WarpSpecializedTmaPingpong64x128 WarpSpecializedTmaDecode16x128
+    WarpSpecializedTma128x128 WarpSpecializedTma128x256 WarpSpecializedTmaPingpong128x128 WarpSpecializedTmaPingpong64x128
+    WarpSpecializedTmaDecode16x128
     WarpSpecializedTmaPingpong WarpSpecializedTmaCluster)
 set(_glukit_sm90_variants)
 foreach(policy IN LISTS _glukit_sm90_policies)

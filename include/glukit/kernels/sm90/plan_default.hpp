@@ -6,8 +6,12 @@
 // half of its wgmma on rows past m, and at M = 16 the 64-row ping-pong kernel measured
 // faster than the 128-row ones; at m <= 16 its 16-row-tile
 // form WarpSpecializedTmaDecode16x128, whose smaller A tiles leave room for more stages
-// of the weight. (A ping-pong 128 x 128 kernel ran k <= 512 until the cooperative
-// kernel's epilogue went panel by panel and beat it there.) Above, the candidates are
+// of the weight. With several rows of tiles and 512 <= k <= 1024 it runs
+// WarpSpecializedTmaPingpong128x128: there a tile's epilogue weighs against its main loop,
+// and the ping-pong consumers run it under the other warpgroup's wgmma (measured at the
+// reference shape; at k = 256 the main loop is too short to cover it, and at k >= 4096 the
+// 128 x 256 tiles, fewer bytes moved per flop, keep a higher clock under the power cap).
+// Elsewhere the candidates are
 // WarpSpecializedTma at 128 x 128, 128 x 192 (the tuned kernel) and 128 x 256 tiles. A persistent kernel's time is close to
 //   waves x (time of one tile),  waves = ceil(tiles / SMs),
 // and where the output has several rows of tiles a tile's time grows with its width
@@ -73,7 +77,8 @@ using DefaultCandidates =
     std::tuple<policy::WarpSpecializedTma128x128<arch::sm90a>, policy::WarpSpecializedTma<arch::sm90a>,
                policy::WarpSpecializedTma128x256<arch::sm90a>, policy::WarpSpecializedTma128x256Ring<arch::sm90a>,
                policy::WarpSpecializedTmaPingpong64x128<arch::sm90a>,
-               policy::WarpSpecializedTmaDecode16x128<arch::sm90a>>;
+               policy::WarpSpecializedTmaDecode16x128<arch::sm90a>,
+               policy::WarpSpecializedTmaPingpong128x128<arch::sm90a>>;
 using DefaultKernel = Pick<DefaultCandidates>;
 
 struct DefaultRule {
@@ -95,9 +100,14 @@ inline constexpr std::int64_t decode_rows = 64;
 inline constexpr std::int64_t decode16_rows = 16;
 /// Rows of 128-row tiles up to which the 128 x 256 pick runs its Y-ring form.
 inline constexpr std::int64_t ring_tile_rows = 2;
+/// The k (16-bit operands) at which the default runs the ping-pong 128 x 128 kernel when
+/// the output has several rows of tiles.
+inline constexpr std::int64_t pingpong_min_k = 512;
+inline constexpr std::int64_t pingpong_max_k = 1024;
 
-/// The kernel the sm90a default runs for an m x n x k problem on a device with `sms` SMs.
-constexpr DefaultKernel default_kernel(std::int64_t m, std::int64_t n, std::int64_t /*k*/, int sms) {
+/// The kernel of the rule's wave scores alone (k not read): the pick for e4m3 operands
+/// (kernels/sm90/default_fp8.hpp), and for 16-bit ones outside the ping-pong k band.
+constexpr DefaultKernel default_kernel_by_waves(std::int64_t m, std::int64_t n, int sms) {
   using namespace policy;
   if (m <= decode16_rows) return DefaultKernel::of<WarpSpecializedTmaDecode16x128>();
   if (m <= decode_rows) return DefaultKernel::of<WarpSpecializedTmaPingpong64x128>();
@@ -113,6 +123,14 @@ constexpr DefaultKernel default_kernel(std::int64_t m, std::int64_t n, std::int6
   if (s128 <= s256) return DefaultKernel::of<WarpSpecializedTma128x128>();
   return tile_rows <= ring_tile_rows ? DefaultKernel::of<WarpSpecializedTma128x256Ring>()
                                      : DefaultKernel::of<WarpSpecializedTma128x256>();
+}
+
+/// The kernel the sm90a default runs for an m x n x k problem (16-bit operands) on a
+/// device with `sms` SMs.
+constexpr DefaultKernel default_kernel(std::int64_t m, std::int64_t n, std::int64_t k, int sms) {
+  if (m > DefaultRule::tile_m && k >= pingpong_min_k && k <= pingpong_max_k)
+    return DefaultKernel::of<policy::WarpSpecializedTmaPingpong128x128>();
+  return default_kernel_by_waves(m, n, sms);
 }
 
 /// The policy name of a pick (examples/04 prints it).

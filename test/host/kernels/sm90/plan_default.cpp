@@ -26,10 +26,21 @@ TEST_CASE("the rule's score is waves x (tile_n + the per-tile overhead)") {
   CHECK(DefaultRule::score(16, 28672, 256, 132) == 1);
 }
 
-TEST_CASE("the reference shape keeps the tuned 128 x 192 kernel") {
+TEST_CASE("the reference shape: the tuned 128 x 192 kernel, ping-pong 128 x 128 at 512 <= k <= 1024") {
   // 8 x 113 = 904 tiles of 192: 7 waves; 8 x 169 = 1352 of 128: 11; 8 x 85 = 680 of 256: 6.
-  for (const std::int64_t k : {0, 64, 256, 512, 1024, 4096})
+  for (const std::int64_t k : {0, 64, 256, 511, 1025, 4096})
     CHECK(default_kernel(1024, 21568, k, 132) == DefaultKernel::of<WarpSpecializedTma>());
+  for (const std::int64_t k : {512, 768, 1024})
+    CHECK(default_kernel(1024, 21568, k, 132) == DefaultKernel::of<WarpSpecializedTmaPingpong128x128>());
+  // The wave scores alone (the e4m3 default) never read k.
+  for (const std::int64_t k : {256, 512, 1024}) {
+    (void)k;
+    CHECK(glukit::sm90::default_kernel_by_waves(1024, 21568, 132) == DefaultKernel::of<WarpSpecializedTma>());
+  }
+  // One row of tiles (m <= 128) keeps the wave rule in the k band too.
+  CHECK(default_kernel(128, 11008, 512, 132) == DefaultKernel::of<WarpSpecializedTma128x128>());
+  CHECK(default_kernel(129, 11008, 512, 132) == DefaultKernel::of<WarpSpecializedTmaPingpong128x128>());
+  CHECK(default_kernel(64, 11008, 1024, 132) == DefaultKernel::of<WarpSpecializedTmaPingpong64x128>());
 }
 
 TEST_CASE("few row tiles: the width whose tiles fill the SMs in the fewest waves") {
@@ -67,6 +78,8 @@ TEST_CASE("default_kernel_name names the policies") {
         "WarpSpecializedTmaPingpong64x128");
   CHECK(std::string(glukit::sm90::default_kernel_name(DefaultKernel::of<WarpSpecializedTmaDecode16x128>())) ==
         "WarpSpecializedTmaDecode16x128");
+  CHECK(std::string(glukit::sm90::default_kernel_name(DefaultKernel::of<WarpSpecializedTmaPingpong128x128>())) ==
+        "WarpSpecializedTmaPingpong128x128");
 }
 
 TEST_CASE("the gated default: decode ping-pong, then the wave score over the tiles' W rows") {
