@@ -20,7 +20,8 @@ std::vector<Fp8Shape> ragged_fp8_shapes(GateLayout layout) {
 using Fp8GatedPolicies = std::tuple<policy::GatedTma128x256<arch::sm90a>, policy::GatedTma128x128<arch::sm90a>,
                                     policy::GatedTmaPingpong64x128<arch::sm90a>,
                                     policy::GatedTmaDecode16x128<arch::sm90a>,
-                                    policy::GatedTmaDecode16x256<arch::sm90a>>;
+                                    policy::GatedTmaDecode16x256<arch::sm90a>,
+                                    policy::GatedTmaPingpong128x128<arch::sm90a>>;
 
 TEMPLATE_LIST_TEST_CASE("fp8 gated projection: the default's kernels, fp16 and bf16, both W orders, ragged shapes",
                         "[fp8][sanitize]", Fp8GatedPolicies) {

@@ -59,7 +59,7 @@ endforeach()
 # glukit::gated_projection<Policy>, fp16 and bf16; one translation unit holds both W
 # orders. VARIANT Gated_<policy>[_bf16] (sm90_check_ptx.cmake checks the prefix Gated_).
 set(_glukit_sm90_gated V1RegisterStaged V2DirectToLds V3DeepPipelinePersistent V4FusedEpilogue GatedTma128x256
-    GatedTma128x128 GatedTmaPingpong64x128 GatedTmaDecode16x128 GatedTmaDecode16x256)
+    GatedTma128x128 GatedTmaPingpong128x128 GatedTmaPingpong64x128 GatedTmaDecode16x128 GatedTmaDecode16x256)
 foreach(base IN LISTS _glukit_sm90_gated)
   foreach(element glukit::half_t glukit::bfloat16_t)
     set(variant "Gated_${base}")

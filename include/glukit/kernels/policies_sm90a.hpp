@@ -192,6 +192,18 @@ struct GatedTma128x128 : WarpSpecializedTma128x128<Arch> {
   using epilogue_op = epilogue::SwiGlu;
   static constexpr int num_buffers = 6;  ///< 6 x 32 KiB + the 17 KiB output tile (215,152 bytes)
 };
+/// GatedTma128x128 with ping-pong consumers (two 64-row slices per warpgroup, the
+/// epilogues in turns through the one output tile): the e4m3 gated default's kernel at
+/// m >= 2048 (sm90::default_gated_fp8_kernel), where an e4m3 main loop, half a 16-bit one,
+/// leaves the epilogue twice the weight to hide (H200, in turns: 0.995-1.013x cuBLASLt's fp8
+/// GEMM of width 2n against the cooperative kernels' 0.960-0.992x). With 16-bit operands it
+/// lost at every measured shape (1.02-1.07x the default's time), and the 16-bit default
+/// never runs it.
+template <class Arch>
+struct GatedTmaPingpong128x128 : GatedTma128x128<Arch> {
+  static constexpr const char* name() { return "GatedTmaPingpong128x128"; }
+  static constexpr bool pingpong = true;
+};
 template <class Arch>
 struct GatedTmaPingpong64x128 : WarpSpecializedTmaPingpong64x128<Arch> {
   static constexpr const char* name() { return "GatedTmaPingpong64x128"; }

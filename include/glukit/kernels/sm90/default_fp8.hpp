@@ -1,7 +1,9 @@
 // The sm90a fp8 defaults: the e4m3 gated projection and addmm_glu run the kernel the
 // 16-bit defaults' rules pick for the shape (plan_default.hpp). An e4m3 k-block holds
 // twice the k of a 16-bit one in the same bytes, so a tile's loads, shared memory and
-// epilogue are the 16-bit tile's at half the k. addmm_glu takes the wave-score rule alone
+// epilogue are the 16-bit tile's at half the k. The gated projection runs the 16-bit rule's
+// pick below m = 2048 and the ping-pong 128 x 128 kernel from there
+// (sm90::default_gated_fp8_kernel). addmm_glu takes the wave-score rule alone
 // (sm90::default_kernel_by_waves): the 16-bit default's ping-pong k band was measured with
 // 16-bit operands only, so the e4m3 launcher never instantiates that kernel.
 #pragma once
@@ -22,7 +24,7 @@ struct DefaultFp8Launcher<Backend::cuda, T, Op> {
     int device = 0, sms = 0;
     if (Status s = CurrentDevice<Backend::cuda>::get(&device); !s.ok()) return s;
     if (Status s = DefaultLauncher<Backend::cuda, T>::sm_count(device, &sms); !s.ok()) return s;
-    return run_pick(sm90::default_gated_kernel(args.m, args.n, args.k, sms), [&]<class P>() {
+    return run_pick(sm90::default_gated_fp8_kernel(args.m, args.n, args.k, sms), [&]<class P>() {
       return ScaledKernels<policy::WithEpilogue<P, Op>>::launch(args, stream, device);
     });
   }
