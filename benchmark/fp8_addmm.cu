@@ -1,8 +1,9 @@
 // glukit_bench's fp8_addmm_glu/bf16/nk/M/N/K (bm_fp8_addmm): addmm_glu on e4m3 A and B (B n x K,
 // an nn.Linear weight), bf16 bias, Y and out, at the blog's shapes and M = 2048 / 8192 x 14336 x
 // 4096: glukit's default with per-tensor and per-row scales, cuBLASLt's fp8 GEMM alone and its fp8
-// bias GEMM + the gate (gate_kernel.cuh), in turns; counters glukit_us, glukit_rowscale_us,
-// cublaslt_us, unfused_us, vs_cublaslt, vs_unfused, rowscale_vs_unfused, rel_l2.
+// bias GEMM + the gate (gate_kernel.cuh), and the ping-pong 128 x 128 kernel (per-tensor), in
+// turns; counters glukit_us, glukit_rowscale_us, cublaslt_us, unfused_us, vs_cublaslt,
+// vs_unfused, rowscale_vs_unfused, glukit_pp128_us, rel_l2.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,6 +16,8 @@
 
 namespace glukit_bench {
 namespace {
+
+using Pingpong128 = glukit::policy::WarpSpecializedTmaPingpong128x128<glukit::arch::sm90a>;
 
 /// addmm_glu on e4m3 operands (B n x k), bf16 bias, Y and out: glukit's default with per-tensor
 /// and per-row scales, cuBLASLt's fp8 GEMM alone (n wide), and the unfused path (its fp8 bias
@@ -49,7 +52,8 @@ void bm_fp8_addmm(benchmark::State& state, Fp8Shape s) {
         {[&] { ok = ok && glukit::addmm_glu(ops.addmm_args(call++, false), stream).ok(); },
          [&] { ok = ok && glukit::addmm_glu(ops.addmm_args(call++, true), stream).ok(); },
          [&] { ok = ok && gemm.run(gemm_algo, ops.set(call++), s.m, s.n, stream); },
-         [&] { ok = ok && unfused(unfused_algo, call++); }},
+         [&] { ok = ok && unfused(unfused_algo, call++); },
+         [&] { ok = ok && glukit::addmm_glu<Pingpong128>(ops.addmm_args(call++, false), stream).ok(); }},
         counts.warmup, counts.samples);
     if (!ok) {
       fail(state, "fp8 addmm: a launch failed while timed");
@@ -57,8 +61,9 @@ void bm_fp8_addmm(benchmark::State& state, Fp8Shape s) {
     }
     fp8_counters(state, s, med, flops, c);
     state.counters["rowscale_vs_unfused"] = med[3] / med[1];
+    state.counters["glukit_pp128_us"] = med[4];
     state.SetLabel("default " +
-                   std::string(glukit::sm90::default_kernel_by_waves(s.m, s.n, device_info().sm_count).name()));
+                   std::string(glukit::sm90::default_kernel_fp8(s.m, s.n, s.k, device_info().sm_count).name()));
   }
 }
 

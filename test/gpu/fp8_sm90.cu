@@ -58,7 +58,10 @@ TEMPLATE_LIST_TEST_CASE("fp8 addmm_glu: the default's kernels, fp16 and bf16, ra
 }
 
 TEST_CASE("fp8: the defaults on decode and LLM-like shapes", "[fp8]") {
-  for (const Fp8Shape& s : {Fp8Shape{16, 1000, 512}, Fp8Shape{256, 1408, 512}, Fp8Shape{1000, 600, 384}}) {
+  // The last two: the ping-pong 128 x 128 picks (addmm_glu from 1024 rows and k = 1024, the
+  // gated projection from 2048 rows).
+  for (const Fp8Shape& s : {Fp8Shape{16, 1000, 512}, Fp8Shape{256, 1408, 512}, Fp8Shape{1000, 600, 384},
+                            Fp8Shape{1030, 264, 1040}, Fp8Shape{2050, 136, 272}}) {
     check_fp8<epilogue::SwiGlu, bfloat16_t, true>("default", s, [](const auto& a) { return gated_projection(a); });
     check_fp8<epilogue::GluGate, bfloat16_t, false>("default", s, [](const auto& a) { return addmm_glu(a); });
   }

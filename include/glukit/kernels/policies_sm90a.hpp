@@ -138,7 +138,9 @@ struct WarpSpecializedTma128x256Ring : WarpSpecializedTma128x256<Arch> {
 /// (sm90::default_kernel; at the reference shape, H200: 48.9 / 74.8 against the 128 x 192
 /// kernel's 54.7 / 79.9 us at K = 512 / 1024). At K = 256 a tile's main loop is too short
 /// to cover the other's epilogue, and at the LLM shapes' K >= 4096 the 128 x 256 tiles,
-/// which move fewer bytes per flop, run at a higher clock under the card's power cap.
+/// which move fewer bytes per flop, run at a higher clock under the card's power cap. With
+/// e4m3 operands, whose main loop is half as long, the default runs it at m >= 1024 and
+/// k >= 1024 (sm90::default_kernel_fp8).
 template <class Arch>
 struct WarpSpecializedTmaPingpong128x128 : WarpSpecializedTma128x128<Arch> {
   static constexpr const char* name() { return "WarpSpecializedTmaPingpong128x128"; }

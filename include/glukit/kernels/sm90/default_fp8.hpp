@@ -3,12 +3,9 @@
 // twice the k of a 16-bit one in the same bytes, so a tile's loads, shared memory and
 // epilogue are the 16-bit tile's at half the k. The gated projection runs the 16-bit rule's
 // pick below m = 2048 and the ping-pong 128 x 128 kernel from there
-// (sm90::default_gated_fp8_kernel). addmm_glu takes the wave-score rule alone
-// (sm90::default_kernel_by_waves): the 16-bit default's ping-pong k band was measured with
-// 16-bit operands only, so the e4m3 launcher never instantiates that kernel.
+// (sm90::default_gated_fp8_kernel); addmm_glu the ping-pong 128 x 128 kernel at m >= 1024 and
+// k >= 1024, the wave-score rule's pick elsewhere (sm90::default_kernel_fp8).
 #pragma once
-#include <type_traits>
-
 #include "glukit/kernels/fp8_kernel.hpp"
 #include "glukit/kernels/policies.hpp"
 #include "glukit/kernels/sm90/default.hpp"
@@ -34,11 +31,8 @@ struct DefaultFp8Launcher<Backend::cuda, T, Op> {
     int device = 0, sms = 0;
     if (Status s = CurrentDevice<Backend::cuda>::get(&device); !s.ok()) return s;
     if (Status s = DefaultLauncher<Backend::cuda, T>::sm_count(device, &sms); !s.ok()) return s;
-    return run_pick(sm90::default_kernel_by_waves(args.m, args.n, sms), [&]<class P>() -> Status {
-      if constexpr (std::is_same_v<P, policy::WarpSpecializedTmaPingpong128x128<arch::sm90a>>)
-        return {StatusCode::invalid_argument, "fp8 default: the ping-pong 128 x 128 kernel is not an e4m3 pick"};
-      else
-        return ScaledKernels<policy::WithEpilogue<P, Op>>::launch(args, stream, device);
+    return run_pick(sm90::default_kernel_fp8(args.m, args.n, args.k, sms), [&]<class P>() {
+      return ScaledKernels<policy::WithEpilogue<P, Op>>::launch(args, stream, device);
     });
   }
 };

@@ -105,8 +105,8 @@ inline constexpr std::int64_t ring_tile_rows = 2;
 inline constexpr std::int64_t pingpong_min_k = 512;
 inline constexpr std::int64_t pingpong_max_k = 1024;
 
-/// The kernel of the rule's wave scores alone (k not read): the pick for e4m3 operands
-/// (kernels/sm90/default_fp8.hpp), and for 16-bit ones outside the ping-pong k band.
+/// The kernel of the rule's wave scores alone (k not read): the pick for 16-bit operands
+/// outside the ping-pong k band, and for e4m3 ones outside default_kernel_fp8's.
 constexpr DefaultKernel default_kernel_by_waves(std::int64_t m, std::int64_t n, int sms) {
   using namespace policy;
   if (m <= decode16_rows) return DefaultKernel::of<WarpSpecializedTmaDecode16x128>();
@@ -123,6 +123,22 @@ constexpr DefaultKernel default_kernel_by_waves(std::int64_t m, std::int64_t n, 
   if (s128 <= s256) return DefaultKernel::of<WarpSpecializedTma128x128>();
   return tile_rows <= ring_tile_rows ? DefaultKernel::of<WarpSpecializedTma128x256Ring>()
                                      : DefaultKernel::of<WarpSpecializedTma128x256>();
+}
+
+/// Rows and k from which the e4m3 addmm_glu default runs the ping-pong 128 x 128 kernel.
+inline constexpr std::int64_t fp8_pingpong_rows = 1024;
+inline constexpr std::int64_t fp8_pingpong_min_k = 1024;
+
+/// The kernel the sm90a addmm_glu default runs for e4m3 operands (kernels/sm90/default_fp8.hpp):
+/// WarpSpecializedTmaPingpong128x128 at m >= 1024 and k >= 1024, where its epilogue under the
+/// other warpgroup's half-length e4m3 main loop measured faster than the wave rule's pick
+/// (H200, in turns: 53.8 against 59.6 us at 1024 x 21568 x 1024, 216.7 / 811.1 against 222.8 /
+/// 861.3 at 2048 / 8192 x 14336 x 4096; at k = 256 / 512 slower or even); below, the wave
+/// rule alone (the 16-bit rule's k band is not an e4m3 one).
+constexpr DefaultKernel default_kernel_fp8(std::int64_t m, std::int64_t n, std::int64_t k, int sms) {
+  if (m >= fp8_pingpong_rows && k >= fp8_pingpong_min_k)
+    return DefaultKernel::of<policy::WarpSpecializedTmaPingpong128x128>();
+  return default_kernel_by_waves(m, n, sms);
 }
 
 /// The kernel the sm90a default runs for an m x n x k problem (16-bit operands) on a

@@ -32,7 +32,14 @@ TEST_CASE("the reference shape: the tuned 128 x 192 kernel, ping-pong 128 x 128 
     CHECK(default_kernel(1024, 21568, k, 132) == DefaultKernel::of<WarpSpecializedTma>());
   for (const std::int64_t k : {512, 768, 1024})
     CHECK(default_kernel(1024, 21568, k, 132) == DefaultKernel::of<WarpSpecializedTmaPingpong128x128>());
-  // The wave scores alone (the e4m3 default) never read k.
+  // e4m3 addmm_glu: the ping-pong kernel from 1024 rows and k = 1024, the wave rule elsewhere.
+  using glukit::sm90::default_kernel_fp8;
+  CHECK(default_kernel_fp8(1024, 21568, 1024, 132) == DefaultKernel::of<WarpSpecializedTmaPingpong128x128>());
+  CHECK(default_kernel_fp8(8192, 14336, 4096, 132) == DefaultKernel::of<WarpSpecializedTmaPingpong128x128>());
+  CHECK(default_kernel_fp8(1024, 21568, 512, 132) == DefaultKernel::of<WarpSpecializedTma>());
+  CHECK(default_kernel_fp8(1023, 21568, 4096, 132) == glukit::sm90::default_kernel_by_waves(1023, 21568, 132));
+  CHECK(default_kernel_fp8(256, 14336, 4096, 132) == DefaultKernel::of<WarpSpecializedTma128x256Ring>());
+  // The wave scores alone never read k.
   for (const std::int64_t k : {256, 512, 1024}) {
     (void)k;
     CHECK(glukit::sm90::default_kernel_by_waves(1024, 21568, 132) == DefaultKernel::of<WarpSpecializedTma>());
