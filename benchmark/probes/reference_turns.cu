@@ -1,14 +1,14 @@
-// glukit_turns_probe: the shipped cooperative kernel (WarpSpecializedTma, 128 x 192) with
-// the GLU gate and bias-only, its 128 x 128 form and the ping-pong 128 x 128 kernel (with
-// the gate and bias-only), against cuBLAS GEMM alone, launched in turns, at the reference shapes (fp16, B stored k x n, M = 1024, N = 21568,
-// K = 256 / 512 / 1024). Every launch reads the next of three input sets (A, B, bias, Y;
-// 2 x 44 MB of Y and output per set, so the L2 holds none of them from the launch
-// before). The 128 x 128 kernels' outputs are compared first with the 128 x 192 kernel's
-// (max |difference| / max |value|; the k order is the same, so 0 is expected). Medians
-// of 30 rounds after 8. `llm`: bf16, B n x k, at 2048 / 8192 x 14336 x 4096 instead; a
-// number: that K of the reference shape alone (scripts/ncu_turns.sh profiles one K at a time).
-// Builds of two libraries run one after the other in one device call make an A/B
-// (docs/perf-notes.md quotes it). Standalone.
+// glukit_turns_probe: the shipped cooperative kernel (WarpSpecializedTma, 128 x 192) with the
+// GLU gate and bias-only, its 128 x 128 form and the ping-pong 128 x 128 kernel (with the
+// gate and bias-only), against cuBLAS GEMM alone, launched in turns, at the reference shapes
+// (fp16, B stored k x n, M = 1024, N = 21568, K = 256 / 512 / 1024). Every launch reads the
+// next of three input sets (A, B, bias, Y; 2 x 44 MB of Y and output per set, so the L2 holds
+// none of them from the launch before). The 128 x 128 kernels' outputs are compared first
+// with the 128 x 192 kernel's (max |difference| / max |value|; the k order is the same, so 0
+// is expected). Medians of 30 rounds after 8. `llm`: bf16, B n x k, at 2048 / 8192 x 14336 x
+// 4096 instead; a number: that K of the reference shape alone (scripts/ncu_turns.sh profiles
+// one K at a time). Builds of two libraries run one after the other in one device call make
+// an A/B (docs/perf-notes.md quotes it). Standalone.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 

@@ -1,7 +1,7 @@
 // quantize_rows_e4m3 (kernels/fp8_kernel.hpp's QuantizeRowsArgsT) on CUDA: with the row maxima
-// given, one thread per 8 values of a row (a 16-byte load of T, an 8-byte store of e4m3),
-// rows along the grid's y; without, one block per row that finds its maximum first (an activation's
-// dynamic per-token quantisation in one launch). The conversion is CUDA's saturating e4m3
+// given, one thread per 8 values of a row (a 16-byte load of T, an 8-byte store of e4m3), rows
+// along the grid's y; without, one block per row that finds its maximum first (an
+// activation's dynamic per-token quantisation in one launch). The conversion is CUDA's saturating e4m3
 // (__NV_SATFINITE), NaN kept.
 #pragma once
 #include <algorithm>
@@ -18,9 +18,9 @@ namespace sm90 {
 
 /// x / s rounded to nearest, from inv = __frcp_rn(s): q0 = x inv and one fma correction give
 /// the correctly rounded quotient while x, q0 and the residual stay clear of fp32's subnormal
-/// and overflow ranges; elsewhere (0, tiny or huge values, inf, NaN) the IEEE division. Three
-/// instructions instead of a division per value: the division bound this memory-bound pass.
-/// (Checked against x / s on 2e9 random fp32 pairs with |x| <= 448 s: no difference.)
+/// and overflow ranges; elsewhere (0, tiny or huge values, inf, NaN) the IEEE division: three
+/// instructions instead of a division per value. (Checked against x / s on 2e9 random fp32
+/// pairs with |x| <= 448 s: no difference.)
 __device__ inline float div_by_scale(float x, float s, float inv) {
   const float q0 = __fmul_rn(x, inv);
   const float a = fabsf(x), aq = fabsf(q0);
