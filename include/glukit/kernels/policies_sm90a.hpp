@@ -130,17 +130,17 @@ struct WarpSpecializedTma128x256Ring : WarpSpecializedTma128x256<Arch> {
   static constexpr int num_buffers = 4;
 };
 
-/// WarpSpecializedTma128x128 with ping-pong consumers: each consumer warpgroup computes
-/// whole 128 x 128 tiles (two 64-row slices, Plan::wg_slices) in turns, so one warpgroup's
-/// epilogue runs under the other's wgmma (the epilogues take turns through the one Y
-/// buffer); 6 stages of 32 KiB beside the 32 KiB Y tile. It pays where the epilogue weighs
-/// against a short main loop: the sm90a default runs it at 512 <= k <= 1024
+/// WarpSpecializedTma128x128 with ping-pong consumers: each consumer warpgroup computes whole
+/// 128 x 128 tiles (two 64-row slices, Plan::wg_slices) in turns, so one warpgroup's epilogue
+/// runs under the other's wgmma (the epilogues take turns through the one Y buffer); 6 stages
+/// of 32 KiB beside the 32 KiB Y tile, the most that fit 227 KiB. It pays where the epilogue
+/// weighs against a short main loop: the sm90a default runs it at 512 <= k <= 1024
 /// (sm90::default_kernel; at the reference shape, H200: 48.9 / 74.8 against the 128 x 192
-/// kernel's 54.7 / 79.9 us at K = 512 / 1024). At K = 256 a tile's main loop is too short
-/// to cover the other's epilogue, and at the LLM shapes' K >= 4096 the 128 x 256 tiles,
-/// which move fewer bytes per flop, run at a higher clock under the card's power cap. With
-/// e4m3 operands, whose main loop is half as long, the default runs it at m >= 1024 and
-/// k >= 1024 (sm90::default_kernel_fp8).
+/// kernel's 54.7 / 79.9 us at K = 512 / 1024). At K = 256 a tile's main loop is too short to
+/// cover the other's epilogue, and at the LLM shapes' K >= 4096 the 128 x 256 tiles, which move
+/// fewer bytes per flop, run at a higher clock under the card's power cap. With e4m3 operands,
+/// whose main loop is half as long, the default runs it at m >= 1024 and k >= 1024
+/// (sm90::default_kernel_fp8).
 template <class Arch>
 struct WarpSpecializedTmaPingpong128x128 : WarpSpecializedTma128x128<Arch> {
   static constexpr const char* name() { return "WarpSpecializedTmaPingpong128x128"; }
