@@ -15,6 +15,18 @@ std::uint8_t expected_code(float x, float s) {
 }
 std::uint8_t nan_folded(std::uint8_t c) { return Fp8Traits<Fp8Format::e4m3>::is_nan(c) ? nan_code : c; }
 
+/// The largest |value| of each row of x (m x n, ldx), NaN where the row holds one.
+template <Element T>
+std::vector<float> host_row_absmax(const std::vector<T>& x, std::int64_t m, std::int64_t n, std::int64_t ldx) {
+  std::vector<float> mx(static_cast<std::size_t>(m), 0.f);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      const float v = std::fabs(to_float(x[i * ldx + j]));
+      mx[i] = std::isnan(v) || std::isnan(mx[i]) ? NAN : std::max(mx[i], v);
+    }
+  return mx;
+}
+
 /// Runs quantize_rows_e4m3 on out (m x n, ldo) with the row maxima in d_max (d_max null: the
 /// kernel finds them, and they are the host's max |x| of each row, NaN if the row holds one);
 /// checks every scale and code exactly against the host's conversion, and the codes' padding
@@ -33,16 +45,7 @@ void check_quantized(const std::vector<T>& out, std::int64_t m, std::int64_t n, 
   INFO("quantize_rows_e4m3: " << st.message());
   REQUIRE(st.ok());
   GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
-  std::vector<float> mx(static_cast<std::size_t>(m), 0.f);
-  if (d_max != nullptr) {
-    mx = d_max->download();
-  } else {
-    for (std::int64_t i = 0; i < m; ++i)
-      for (std::int64_t j = 0; j < n; ++j) {
-        const float v = std::fabs(to_float(out[i * ldo + j]));
-        mx[i] = std::isnan(v) || std::isnan(mx[i]) ? NAN : std::max(mx[i], v);
-      }
-  }
+  const std::vector<float> mx = d_max != nullptr ? d_max->download() : host_row_absmax(out, m, n, ldo);
   const std::vector<float> scale = dscale.download();
   const std::vector<std::uint8_t> q = dq.download();
   std::int64_t wrong_scale = 0, wrong_code = 0, padding = 0, first = -1;
@@ -128,9 +131,43 @@ TEST_CASE("fp8 output: values past the scale's range saturate to +-448, NaN stay
   CHECK(std::string(quantize_rows_e4m3(qa).message()).rfind("n:", 0) == 0);
 }
 
-TEST_CASE("fp8 quantisation without row maxima: one launch finds them, then quantises", "[fp8][sanitize]") {
-  for (const std::int64_t n : {std::int64_t{8}, std::int64_t{4096}, std::int64_t{14344}}) {
-    const std::int64_t m = 37, ldx = n + 8;  // a padded stride; rows longer and shorter than a block's 2048 values
+TEST_CASE("fp8 quantisation: values across bf16's exponent range, every row's scale kind", "[fp8][sanitize]") {
+  // Each row's values spread over 2^-133 .. 2^lo_top (subnormals, zeros of both signs, values far
+  // below the scale, whose codes are zeros); rows whose maximum is huge, tiny (a scale under
+  // 2^-88: IEEE division per value), infinite or NaN. Codes exact against the host's x / s.
+  using T = bfloat16_t;
+  const std::int64_t m = 40, n = 4104;
+  const std::uint64_t seed = fresh_seed();
+  INFO("seed=" << seed);
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> sign(0, 1);
+  std::vector<T> x(static_cast<std::size_t>(m * n));
+  for (std::int64_t i = 0; i < m; ++i) {
+    const int top = i < 30 ? -120 + 8 * static_cast<int>(i) : 127;  // the row's largest exponent
+    std::uniform_int_distribution<int> e(-133, top);
+    for (std::int64_t j = 0; j < n; ++j) {
+      const float v = std::ldexp(1.0f + float(j % 7) / 8.0f, e(rng));
+      x[i * n + j] = from_float<T>(j % 97 == 0 ? 0.0f : sign(rng) ? -v : v);
+      if (j % 97 == 0 && sign(rng)) x[i * n + j] = from_float<T>(-0.0f);
+    }
+  }
+  x[31 * n + 17] = from_float<T>(INFINITY);  // scale inf: every other value's quotient 0
+  x[32 * n + 5] = from_float<T>(-INFINITY);
+  x[33 * n + 4000] = from_float<T>(NAN);
+  DeviceBuffer<T> dx(x.size());
+  dx.upload(x);
+  check_quantized(x, m, n, n, dx.ptr, nullptr);
+  const std::vector<float> mx = host_row_absmax(x, m, n, n);
+  DeviceBuffer<float> d_max(mx.size());
+  d_max.upload(mx);
+  check_quantized(x, m, n, n, dx.ptr, &d_max);
+}
+
+TEST_CASE("fp8 quantisation of padded rows, their maxima found by the kernel or given", "[fp8][sanitize]") {
+  // Rows shorter and longer than the own-maximum kernel's 2048 values per pass and the
+  // given-maximum kernel's 4096 values per block (4104: one chunk into a second block).
+  for (const std::int64_t n : {std::int64_t{8}, std::int64_t{4096}, std::int64_t{4104}, std::int64_t{14344}}) {
+    const std::int64_t m = 37, ldx = n + 8;  // a padded stride
     const std::uint64_t seed = fresh_seed();
     INFO("n=" << n << " seed=" << seed);
     std::mt19937_64 rng(seed);
@@ -140,9 +177,15 @@ TEST_CASE("fp8 quantisation without row maxima: one launch finds them, then quan
       for (std::int64_t j = 0; j < ldx; ++j) x[i * ldx + j] = from_float<half_t>(j < n ? d(rng) : NAN);
     for (std::int64_t j = 0; j < n; ++j) x[5 * ldx + j] = from_float<half_t>(0.f);  // a zero row: scale FLT_MIN
     x[9 * ldx + n / 2] = from_float<half_t>(NAN);                                   // a NaN: its row's scale NaN
+    for (std::int64_t j = 0; j < n; j += 2) x[7 * ldx + j] = from_float<half_t>(j % 4 ? 0.f : -0.f);  // zeros' signs kept
+    for (std::int64_t j = 0; j < n; ++j) x[11 * ldx + j] = from_float<half_t>(-0.f);  // a row of -0
     DeviceBuffer<half_t> dx(x.size());
     dx.upload(x);
     check_quantized(x, m, n, ldx, dx.ptr, nullptr);
+    const std::vector<float> mx = host_row_absmax(x, m, n, ldx);
+    DeviceBuffer<float> d_max(mx.size());
+    d_max.upload(mx);
+    check_quantized(x, m, n, ldx, dx.ptr, &d_max);
   }
 }
 
