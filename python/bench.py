@@ -51,8 +51,12 @@ bf16 out, at M in {256, 2048, 4096, 8192} x (K, n) in {(4096, 14336), (8192, 286
 turns as the ops: ``glukit.gated_projection_fp8`` with per-tensor scales and with per-token
 x per-channel scales; ``torch._scaled_mm`` of width 2n alone (per-tensor, bf16 out: the
 cuBLASLt fp8 GEMM); the unfused path (that GEMM, then ``F.silu(g) * u``; with per-row scales
-as glukit's second variant) and torch.compile of it. Quantisation is outside the timing
-(the operands arrive in e4m3, as a down projection's input would from the layer before).
+as glukit's second variant) and torch.compile of it. Quantisation of the operands is outside
+the timing (they arrive in e4m3, as a down projection's input would from the layer before).
+With an fp8 output (per-tensor input scales): ``glukit.gated_projection_fp8_quant`` (the gated
+kernel merging each row's maximum, then glukit::quantize_rows_e4m3); the unfused path, then h
+quantised per row by torch ops (amax, scale, clamp, cast); the same with
+``glukit.quantize_rows`` (one kernel) as its quantisation; torch.compile of the torch-op form.
 
 The whole MLP's fp8 inference forward (``--parts fp8_mlp``): a Llama MLP without bias in
 bf16, SwiGLU, hidden d and intermediate i, M tokens: (d, i) = (4096, 14336) at M in {256,
@@ -571,15 +575,29 @@ def fp8_unfused_rowwise(a, w, sa, sw, ra, rw):
     return F.silu(g) * u
 
 
+def fp8_unfused_quant(a, w, sa, sw, ra, rw):
+    """The unfused path with an fp8 output: h quantised per row by torch ops."""
+    return quantize_rows_torch(fp8_unfused(a, w, sa, sw, ra, rw))
+
+
+def fp8_unfused_glukit_quant(a, w, sa, sw, ra, rw):
+    """The unfused path with an fp8 output, h quantised by glukit.quantize_rows (one kernel)."""
+    return glukit.quantize_rows(fp8_unfused(a, w, sa, sw, ra, rw))
+
+
 def bench_fp8(args):
     """The fp8 gated projection rows (see the module docstring)."""
     rows = []
     compiled = torch.compile(fp8_unfused, fullgraph=True, dynamic=False)
+    compiled_quant = torch.compile(fp8_unfused_quant, fullgraph=True, dynamic=False)
     fns = {
         "glukit": lambda a, w, sa, sw, ra, rw: glukit.gated_projection_fp8(a, w, sa, sw),
         "glukit_rowwise": lambda a, w, sa, sw, ra, rw: glukit.gated_projection_fp8(a, w, ra, rw),
         "scaled_mm": lambda a, w, sa, sw, ra, rw: torch._scaled_mm(a, w.t(), sa, sw, out_dtype=torch.bfloat16),
-        "unfused": fp8_unfused, "unfused_rowwise": fp8_unfused_rowwise, "compile": compiled}
+        "unfused": fp8_unfused, "unfused_rowwise": fp8_unfused_rowwise, "compile": compiled,
+        "glukit_fp8out": lambda a, w, sa, sw, ra, rw: glukit.gated_projection_fp8_quant(a, w, sa, sw),
+        "unfused_fp8out": fp8_unfused_quant, "unfused_glukitq_fp8out": fp8_unfused_glukit_quant,
+        "compile_fp8out": compiled_quant}
     with torch.no_grad():
         for m, n, k in FP8_SHAPES:
             sets = fp8_input_sets(m, n, k)
@@ -607,6 +625,17 @@ def bench_fp8(args):
               f"{r['compile_ms']:.4f} | {r['scaled_mm_ms'] / r['glukit_ms']:.2f}x | "
               f"{r['unfused_ms'] / r['glukit_ms']:.2f}x | {r['compile_ms'] / r['glukit_ms']:.2f}x | "
               f"{r['unfused_rowwise_ms'] / r['glukit_rowwise_ms']:.2f}x | {r['glukit_tflops']:.0f} |")
+    print()
+    print("fp8 output (h quantised per row: q and its m x 1 scales)")
+    print("| M | n | K | glukit ms | unfused, torch-op quantisation ms | unfused, glukit.quantize_rows ms "
+          "| compile ms | vs unfused | vs unfused with glukit.quantize_rows | vs compile |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        g = r["glukit_fp8out_ms"]
+        print(f"| {r['m']} | {r['n']} | {r['k']} | {g:.4f} | {r['unfused_fp8out_ms']:.4f} | "
+              f"{r['unfused_glukitq_fp8out_ms']:.4f} | {r['compile_fp8out_ms']:.4f} | "
+              f"{r['unfused_fp8out_ms'] / g:.2f}x | {r['unfused_glukitq_fp8out_ms'] / g:.2f}x | "
+              f"{r['compile_fp8out_ms'] / g:.2f}x |")
     return rows
 
 

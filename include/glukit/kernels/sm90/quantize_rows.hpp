@@ -21,9 +21,10 @@ namespace sm90 {
 /// stay clear of fp32's subnormal and overflow ranges, which |x| in [lo, hi] ensures (the
 /// quotient within a factor 2 of |x| / s). Below lo the quotient is under 2^-11, a quarter of
 /// e4m3's smallest step, so its code is a signed zero; above hi (inf included) it is past
-/// 2^99 and saturates to +-448; NaN stays NaN. So every value of a row takes that form, with
-/// two selects and no branch, when 2^-88 <= s <= FLT_MAX (lo then ensures the quotient bound);
-/// a row with a smaller, infinite or NaN scale divides each value by IEEE division instead.
+/// 2^99 and saturates to +-448; NaN stays NaN. So every value of a row takes that form (no
+/// division, no call; ptxas lays the two cases out as short forward jumps) when
+/// 2^-88 <= s <= FLT_MAX (lo then ensures the quotient bound); a row with a smaller, infinite
+/// or NaN scale divides each value by IEEE division instead.
 /// A branch per value (or per chunk) cost the pass its bandwidth: an activation's output holds
 /// values near fp32's bottom (silu of a large negative gate), each warp met one, and every
 /// warp then ran the division's slow path (ncu: 66 instructions per value, 25 % of DRAM's rate).
