@@ -131,6 +131,19 @@ TEST_CASE("fp8 output: values past the scale's range saturate to +-448, NaN stay
   CHECK(std::string(quantize_rows_e4m3(qa).message()).rfind("n:", 0) == 0);
 }
 
+/// check_quantized of x (m x n, ldx) uploaded, its row maxima found by the kernel, then given
+/// (the host's).
+template <Element T>
+void check_quantized_both_ways(const std::vector<T>& x, std::int64_t m, std::int64_t n, std::int64_t ldx) {
+  DeviceBuffer<T> dx(x.size());
+  dx.upload(x);
+  check_quantized(x, m, n, ldx, dx.ptr, nullptr);
+  const std::vector<float> mx = host_row_absmax(x, m, n, ldx);
+  DeviceBuffer<float> d_max(mx.size());
+  d_max.upload(mx);
+  check_quantized(x, m, n, ldx, dx.ptr, &d_max);
+}
+
 TEST_CASE("fp8 quantisation: values across bf16's exponent range, every row's scale kind", "[fp8][sanitize]") {
   // Each row's values spread over 2^-133 .. 2^lo_top (subnormals, zeros of both signs, values far
   // below the scale, whose codes are zeros); rows whose maximum is huge, tiny (a scale under
@@ -154,13 +167,7 @@ TEST_CASE("fp8 quantisation: values across bf16's exponent range, every row's sc
   x[31 * n + 17] = from_float<T>(INFINITY);  // scale inf: every other value's quotient 0
   x[32 * n + 5] = from_float<T>(-INFINITY);
   x[33 * n + 4000] = from_float<T>(NAN);
-  DeviceBuffer<T> dx(x.size());
-  dx.upload(x);
-  check_quantized(x, m, n, n, dx.ptr, nullptr);
-  const std::vector<float> mx = host_row_absmax(x, m, n, n);
-  DeviceBuffer<float> d_max(mx.size());
-  d_max.upload(mx);
-  check_quantized(x, m, n, n, dx.ptr, &d_max);
+  check_quantized_both_ways(x, m, n, n);
 }
 
 TEST_CASE("fp8 quantisation of padded rows, their maxima found by the kernel or given", "[fp8][sanitize]") {
@@ -179,13 +186,7 @@ TEST_CASE("fp8 quantisation of padded rows, their maxima found by the kernel or 
     x[9 * ldx + n / 2] = from_float<half_t>(NAN);                                   // a NaN: its row's scale NaN
     for (std::int64_t j = 0; j < n; j += 2) x[7 * ldx + j] = from_float<half_t>(j % 4 ? 0.f : -0.f);  // zeros' signs kept
     for (std::int64_t j = 0; j < n; ++j) x[11 * ldx + j] = from_float<half_t>(-0.f);  // a row of -0
-    DeviceBuffer<half_t> dx(x.size());
-    dx.upload(x);
-    check_quantized(x, m, n, ldx, dx.ptr, nullptr);
-    const std::vector<float> mx = host_row_absmax(x, m, n, ldx);
-    DeviceBuffer<float> d_max(mx.size());
-    d_max.upload(mx);
-    check_quantized(x, m, n, ldx, dx.ptr, &d_max);
+    check_quantized_both_ways(x, m, n, ldx);
   }
 }
 

@@ -2,8 +2,6 @@
 // operation Op (SwiGLU unless named) with the GatedTma kernel that
 // sm90::default_gated_kernel (plan_default.hpp) picks for the shape.
 #pragma once
-#include <type_traits>
-
 #include "glukit/kernels/gated_projection_kernel.hpp"
 #include "glukit/kernels/policies.hpp"
 #include "glukit/kernels/sm90/default.hpp"
@@ -23,12 +21,7 @@ struct DefaultGatedLauncher<Backend::cuda, T, Op> {
     const sm90::DefaultGatedKernel pick = args.preact != nullptr
                                               ? sm90::default_gated_preact_kernel(args.m, args.n, args.k, sms)
                                               : sm90::default_gated_kernel(args.m, args.n, args.k, sms);
-    return run_pick(pick, [&]<class P>() -> Status {
-      if constexpr (std::is_same_v<P, policy::GatedTmaPingpong128x128<arch::sm90a>>)
-        return {StatusCode::invalid_argument, "gated default: the ping-pong 128 x 128 kernel is an e4m3 pick only"};
-      else
-        return run_validated<Kernel<P>>(args, stream, device);
-    });
+    return run_pick(pick, [&]<class P>() { return run_validated<Kernel<P>>(args, stream, device); });
   }
 
  private:

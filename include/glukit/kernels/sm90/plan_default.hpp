@@ -41,13 +41,29 @@
 
 namespace glukit::sm90 {
 
+/// Whether the std::tuple Shorter's types are the first ones of the std::tuple Longer's.
+template <class Shorter, class Longer>
+inline constexpr bool list_prefix_v = false;
+template <class... S, class... L>
+  requires(sizeof...(S) <= sizeof...(L))
+inline constexpr bool list_prefix_v<std::tuple<S...>, std::tuple<L...>> = []<std::size_t... I>(
+                                                                               std::index_sequence<I...>) {
+  return (std::is_same_v<S, std::tuple_element_t<I, std::tuple<L...>>> && ...);
+}(std::index_sequence_for<S...>{});
+
 /// One of a default's candidate policies (List: a std::tuple of sm90a policies, the one
 /// list the rule picks from, the launcher instantiates and the names come from): its
 /// position in List. `Pick<List>::of<policy::X>()` is policy X's pick, a compile error
-/// when X is not in List.
+/// when X is not in List. A pick from a list that List extends converts to the same
+/// policy's pick in List.
 template <class List>
 struct Pick {
   int index = 0;
+  constexpr Pick() = default;
+  constexpr explicit Pick(int i) : index(i) {}
+  template <class Prefix>
+    requires list_prefix_v<Prefix, List>
+  constexpr Pick(Pick<Prefix> p) : index(p.index) {}
   constexpr bool operator==(const Pick&) const = default;
   template <template <class> class Policy>
   static constexpr int position() {
@@ -61,7 +77,7 @@ struct Pick {
   template <template <class> class Policy>
   static constexpr Pick of() {
     static_assert(position<Policy>() >= 0, "Pick::of: the policy is not one of this default's candidates");
-    return {position<Policy>()};
+    return Pick{position<Policy>()};
   }
   /// The candidate's policy name (Policy::name()).
   constexpr const char* name() const {
@@ -157,8 +173,13 @@ constexpr const char* default_kernel_name(DefaultKernel k) { return k.name(); }
 using DefaultGatedCandidates =
     std::tuple<policy::GatedTma128x128<arch::sm90a>, policy::GatedTma128x256<arch::sm90a>,
                policy::GatedTmaPingpong64x128<arch::sm90a>, policy::GatedTmaDecode16x128<arch::sm90a>,
-               policy::GatedTmaDecode16x256<arch::sm90a>, policy::GatedTmaPingpong128x128<arch::sm90a>>;
+               policy::GatedTmaDecode16x256<arch::sm90a>>;
 using DefaultGatedKernel = Pick<DefaultGatedCandidates>;
+/// The e4m3 gated default's: the 16-bit list, then the ping-pong 128 x 128 kernel, which
+/// only the e4m3 rule picks (the 16-bit launcher never instantiates it).
+using DefaultGatedFp8Candidates =
+    decltype(std::tuple_cat(DefaultGatedCandidates{}, std::tuple<policy::GatedTmaPingpong128x128<arch::sm90a>>{}));
+using DefaultGatedFp8Kernel = Pick<DefaultGatedFp8Candidates>;
 
 /// Gated decode (m <= 16): GatedTmaDecode16x256 (tiles of 256 W rows, 128 output columns)
 /// where its waves, each streaming twice the columns, take no longer than those of
@@ -193,8 +214,8 @@ inline constexpr std::int64_t fp8_gated_pingpong_rows = 2048;
 /// GatedTmaPingpong128x128 at m >= 2048, where one warpgroup's epilogue under the other's
 /// half-length e4m3 main loop measured 2-4 % faster than the cooperative pick at every
 /// shape (H200, in turns; at m = 256 it was 1-4 % slower); below, default_gated_kernel.
-constexpr DefaultGatedKernel default_gated_fp8_kernel(std::int64_t m, std::int64_t n, std::int64_t k, int sms) {
-  if (m >= fp8_gated_pingpong_rows) return DefaultGatedKernel::of<policy::GatedTmaPingpong128x128>();
+constexpr DefaultGatedFp8Kernel default_gated_fp8_kernel(std::int64_t m, std::int64_t n, std::int64_t k, int sms) {
+  if (m >= fp8_gated_pingpong_rows) return DefaultGatedFp8Kernel::of<policy::GatedTmaPingpong128x128>();
   return default_gated_kernel(m, n, k, sms);
 }
 

@@ -117,9 +117,10 @@ TEST_CASE("the gated default: decode ping-pong, then the wave score over the til
   CHECK(default_gated_kernel(8192, 28672, 8192, 132) == DefaultGatedKernel::of<GatedTma128x256>());
   // e4m3: the ping-pong 128 x 128 kernel from 2048 rows, the 16-bit rule's pick below.
   using glukit::sm90::default_gated_fp8_kernel;
+  using glukit::sm90::DefaultGatedFp8Kernel;  // the 16-bit list and the e4m3-only ping-pong kernel
   CHECK(default_gated_fp8_kernel(2047, 14336, 4096, 132) == default_gated_kernel(2047, 14336, 4096, 132));
   CHECK(default_gated_fp8_kernel(256, 28672, 8192, 132) == DefaultGatedKernel::of<GatedTma128x128>());
   CHECK(default_gated_fp8_kernel(16, 28672, 8192, 132) == DefaultGatedKernel::of<GatedTmaDecode16x256>());
   for (const std::int64_t m : {2048, 4096, 8192})
-    CHECK(default_gated_fp8_kernel(m, 14336, 4096, 132) == DefaultGatedKernel::of<GatedTmaPingpong128x128>());
+    CHECK(default_gated_fp8_kernel(m, 14336, 4096, 132) == DefaultGatedFp8Kernel::of<GatedTmaPingpong128x128>());
 }
