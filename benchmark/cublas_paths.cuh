@@ -24,7 +24,7 @@
 #include <cuda_fp16.h>
 
 #include "common/cuda_check.hpp"
-#include "glukit/kernels/args.hpp"
+#include "glukit/ops/addmm_glu.hpp"
 #include "problem.hpp"
 
 namespace glukit_bench {

@@ -243,7 +243,7 @@ struct PreactPick {
     static DeviceBuffer<T> p;
     const auto need = std::size_t(a.m * 2 * a.n);
     if (p.size() < need) p = DeviceBuffer<T>(need);
-    a.preact = p.get();
+    a.p = p.get();
     a.ldp = 2 * a.n;
     if constexpr (std::is_same_v<Policy, DefaultPolicy>) return glukit::gated_projection(a, st);
     else return glukit::gated_projection<Policy>(a, st);

@@ -154,7 +154,7 @@ struct BwdOperands {
 /// unfused path's P (m x 2i), rotated as BwdOperands.
 struct PbOperands {
   struct Set {
-    DeviceBuffer<T> x, w, grad, p, dp;
+    DeviceBuffer<T> x, w, dout, p, dp;
   };
   PbShape s;
   std::vector<Set> sets;
@@ -167,7 +167,7 @@ struct PbOperands {
              DeviceBuffer<T>(2 * mi)};
       fill_nonzero(st.x.get(), md, seed + 4 * c, 1.f, stream);
       fill_nonzero(st.w.get(), di, seed + 4 * c + 1, 1.f / 16, stream);
-      fill_nonzero(st.grad.get(), mi, seed + 4 * c + 2, 1.f, stream);
+      fill_nonzero(st.dout.get(), mi, seed + 4 * c + 2, 1.f, stream);
       poison(st.dp.get(), 2 * mi, stream);
       sets.push_back(std::move(st));
     }
@@ -175,7 +175,7 @@ struct PbOperands {
   const Set& set(int c) const { return sets[std::size_t(c) % sets.size()]; }
   glukit::GatedProjectionBackwardArgsT<T> args(int c) const {
     const Set& st = set(c);
-    return {st.x.get(), st.w.get(), nullptr, st.grad.get(), st.dp.get(), s.m, s.i, s.d,
+    return {st.x.get(), st.w.get(), nullptr, st.dout.get(), st.dp.get(), s.m, s.i, s.d,
             s.d,        s.d,        s.i,     2 * s.i,       glukit::GateLayout::stacked};
   }
   std::vector<Output> outputs(int c) const { return {{"dP", set(c).dp.get(), std::size_t(2 * s.m * s.i)}}; }
@@ -183,7 +183,7 @@ struct PbOperands {
   const T* gemm_b(int c) const { return set(c).w.get(); }
   void unfused_pass(int c, cudaStream_t stream) const {
     const Set& st = set(c);
-    launch_dswiglu(st.grad.get(), st.p.get(), st.dp.get(), nullptr, s.m, s.i, stream);
+    launch_dswiglu(st.dout.get(), st.p.get(), st.dp.get(), nullptr, s.m, s.i, stream);
   }
   T* gemm_out(int c) const { return set(c).p.get(); }
 };

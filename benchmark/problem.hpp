@@ -14,7 +14,7 @@
 
 #include "common/cuda_check.hpp"
 #include "common/device_data.cuh"
-#include "glukit/kernels/args.hpp"
+#include "glukit/ops/addmm_glu.hpp"
 
 namespace glukit_bench {
 

@@ -17,7 +17,7 @@
 #include "common/cuda_check.hpp"
 #include "common/device_data.cuh"
 #include "common/event_timer.hpp"
-#include "glukit/kernels/addmm_glu.hpp"
+#include "glukit/glukit.hpp"
 
 namespace glukit_bench {
 

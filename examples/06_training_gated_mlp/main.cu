@@ -113,7 +113,7 @@ int main() {
 
   // Forward: h (m x n) and P (m x 2n, [G, U]) from one launch. Llama has no bias.
   glukit::GatedProjectionArgsT<bf16> fwd{d_x, d_w, nullptr, d_h, m, n, k, k, k, n, glukit::GateLayout::stacked};
-  fwd.preact = d_p;
+  fwd.p = d_p;
   fwd.ldp = 2 * n;
   const float fwd_ms = median_ms("gated_projection", [&] { return glukit::gated_projection<glukit::epilogue::SwiGlu>(fwd); });
 

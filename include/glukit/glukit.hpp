@@ -1,4 +1,5 @@
-// glukit umbrella header: platform, arch tags, blocks, epilogues, kernels, reference.
+// glukit umbrella header: platform, arch tags, blocks, epilogues, ops, the kernels of this
+// translation unit's backend, reference.
 #pragma once
 #include "glukit/platform/platform.hpp"
 #include "glukit/arch/tags.hpp"
@@ -7,13 +8,14 @@
 #include "glukit/blocks/smem_layout.hpp"
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/epilogue/functors.hpp"
-#include "glukit/kernels/addmm_glu.hpp"
-#include "glukit/kernels/addmm_glu_backward.hpp"
-#include "glukit/kernels/gated_args.hpp"
-#include "glukit/kernels/gated_backward.hpp"
-#include "glukit/kernels/gated_projection.hpp"
-#include "glukit/kernels/fp8.hpp"
-#include "glukit/kernels/gated_projection_backward.hpp"
+#include "glukit/kernels/backend.hpp"
+#include "glukit/ops/addmm_glu.hpp"
+#include "glukit/ops/addmm_glu_backward.hpp"
+#include "glukit/ops/fp8.hpp"
+#include "glukit/ops/gated_backward.hpp"
+#include "glukit/ops/gated_projection.hpp"
+#include "glukit/ops/gated_projection_backward.hpp"
+#include "glukit/ops/quantize_rows.hpp"
 #include "glukit/reference/addmm_glu.hpp"
 #include "glukit/reference/addmm_glu_backward.hpp"
 #include "glukit/reference/gated_backward.hpp"

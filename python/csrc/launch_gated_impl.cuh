@@ -6,10 +6,6 @@
 // kernels for both row orders).
 #pragma once
 #include <glukit/glukit.hpp>
-#include <glukit/kernels/gated_backward.hpp>
-#include <glukit/kernels/gated_projection.hpp>
-#include <glukit/kernels/fp8.hpp>
-#include <glukit/kernels/gated_projection_backward.hpp>
 
 #include "launch.h"
 
@@ -25,7 +21,7 @@ LaunchStatus launch_gated(const GatedLaunchArgs& p, cudaStream_t stream) {
   args.m = p.m, args.n = p.n, args.k = p.k;
   args.lda = p.lda, args.ldw = p.ldw, args.ldo = p.ldo;
   args.w_layout = p.w_interleaved ? glukit::GateLayout::interleaved : glukit::GateLayout::stacked;
-  args.preact = static_cast<T*>(p.preact);
+  args.p = static_cast<T*>(p.preact);
   args.ldp = p.ldp;
   const glukit::Status s = glukit::gated_projection<Op>(args, stream);
   return {static_cast<int>(s.code()), s.message()};
@@ -40,8 +36,8 @@ LaunchStatus launch_gated_backward(const GatedBackwardLaunchArgs& p, cudaStream_
   args.dp = static_cast<T*>(p.dp);
   args.h = static_cast<T*>(p.h);
   args.m = p.m, args.n = p.n, args.k = p.k;
-  args.ld_dy = p.ld_dy, args.ldw = p.ldw, args.ldp = p.ldp, args.lddp = p.lddp, args.ldh = p.ldh;
-  args.layout = p.interleaved ? glukit::GateLayout::interleaved : glukit::GateLayout::stacked;
+  args.lddy = p.ld_dy, args.ldw_down = p.ldw, args.ldp = p.ldp, args.lddp = p.lddp, args.ldh = p.ldh;
+  args.w_layout = p.interleaved ? glukit::GateLayout::interleaved : glukit::GateLayout::stacked;
   const glukit::Status s = glukit::gated_backward<Op>(args, stream);
   return {static_cast<int>(s.code()), s.message()};
 }
@@ -52,10 +48,10 @@ LaunchStatus launch_gated_projection_backward(const GatedProjectionBackwardLaunc
   args.a = static_cast<const T*>(p.a);
   args.w = static_cast<const T*>(p.w);
   args.bias = static_cast<const T*>(p.bias);
-  args.grad = static_cast<const T*>(p.grad);
+  args.dout = static_cast<const T*>(p.grad);
   args.dp = static_cast<T*>(p.dp);
   args.m = p.m, args.n = p.n, args.k = p.k;
-  args.lda = p.lda, args.ldw = p.ldw, args.ld_grad = p.ld_grad, args.lddp = p.lddp;
+  args.lda = p.lda, args.ldw = p.ldw, args.lddout = p.ld_grad, args.lddp = p.lddp;
   args.w_layout = p.w_interleaved ? glukit::GateLayout::interleaved : glukit::GateLayout::stacked;
   const glukit::Status s = glukit::gated_projection_backward<Op>(args, stream);
   return {static_cast<int>(s.code()), s.message()};

@@ -52,8 +52,8 @@
 #include <vector>
 
 #include "glukit/epilogue/functors.hpp"
-#include "glukit/kernels/args.hpp"
-#include "glukit/kernels/gated_args.hpp"
+#include "glukit/ops/addmm_glu.hpp"
+#include "glukit/ops/gated_projection.hpp"
 #include "glukit/platform/element.hpp"
 #include "glukit/reference/addmm_glu.hpp"
 

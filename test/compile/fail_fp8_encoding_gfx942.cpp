@@ -3,5 +3,5 @@
 // expect-error: gfx942's MFMA reads E4M3FNUZ
 #include <glukit/glukit.hpp>
 
-using Kernels = glukit::ScaledKernels<glukit::policy::V4FusedEpilogue<glukit::arch::gfx942>>;
+using Kernels = glukit::GatedProjectionFp8<glukit::policy::V4FusedEpilogue<glukit::arch::gfx942>>;
 const glukit::Status status = Kernels::validate(glukit::GatedProjectionFp8ArgsT<glukit::bfloat16_t>{});

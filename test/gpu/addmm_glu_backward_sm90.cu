@@ -1,4 +1,4 @@
-// GPU tests of addmm_glu's backward on sm90a (kernels/addmm_glu_backward.hpp): X = A B +
+// GPU tests of addmm_glu's backward on sm90a (ops/addmm_glu_backward.hpp): X = A B +
 // bias recomputed, dX = G (1 + Y) and dY = G X from its epilogue, fp16 / bf16 x B k x n /
 // n x k x with / without bias on ragged shapes (m = 1, n not a multiple of the tile, padded
 // leading dimensions, k not a multiple of 64, k = 0), dX written over G and dY over Y,
@@ -51,7 +51,7 @@ void references(const AddmmGluBackwardArgsT<T>& g, Reference& dx, Reference& dy)
   dy.magnitude = std::move(r.x_magnitude), dy.sensitivity.assign(dy.value.size(), 0.0);
   for (std::int64_t i = 0; i < g.m; ++i)
     for (std::int64_t j = 0; j < g.n; ++j)
-      dy.sensitivity[static_cast<std::size_t>(i * g.n + j)] = std::fabs(to_float(g.grad[i * g.ld_grad + j])) * 1.01;
+      dy.sensitivity[static_cast<std::size_t>(i * g.n + j)] = std::fabs(to_float(g.dout[i * g.lddout + j])) * 1.01;
 }
 
 /// The bias gradient the kernel added into sums (n values, then 8 NaN guards, zeros before
@@ -85,7 +85,7 @@ void check_xbackward(const char* what, const Shape& shape, Launch launch, bool i
   XBwdProblem<T> pr(shape, seed);
   AddmmGluBackwardArgsT<T> args = pr.device_args();
   if (in_place) {  // dX over G, dY over Y (their padding poisoned, NaN)
-    args.dx = const_cast<T*>(args.grad), args.lddx = args.ld_grad;
+    args.dx = const_cast<T*>(args.dout), args.lddx = args.lddout;
     args.dy = const_cast<T*>(args.y), args.lddy = args.ldy;
   }
   DeviceBuffer<float> d_sums(static_cast<std::size_t>(shape.n + 8));
@@ -178,15 +178,15 @@ TEST_CASE("addmm_glu backward: argument errors name the argument, nothing launch
   CHECK(addmm_glu_backward(args).code() == StatusCode::invalid_argument);
   CHECK(first_word(addmm_glu_backward(args)) == "n");
   args = pr.device_args();
-  args.grad = nullptr;
-  CHECK(first_word(addmm_glu_backward(args)) == "grad");
+  args.dout = nullptr;
+  CHECK(first_word(addmm_glu_backward(args)) == "dout");
   args = pr.device_args();
   DeviceBuffer<float> sums(96 + 8);
   args.dbias = sums.ptr + 1;  // not 16-byte aligned
   CHECK(first_word(addmm_glu_backward(args)) == "dbias");
   args = pr.device_args();
-  args.ld_grad = 88;  // < n
-  CHECK(first_word(addmm_glu_backward(args)) == "ld_grad");
+  args.lddout = 88;  // < n
+  CHECK(first_word(addmm_glu_backward(args)) == "lddout");
   args = pr.device_args();
   args.dx = nullptr;
   CHECK(first_word(addmm_glu_backward(args)) == "dx");

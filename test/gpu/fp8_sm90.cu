@@ -1,4 +1,4 @@
-// GPU tests of the fp8 (e4m3) gated projection and addmm_glu on sm90a (kernels/fp8.hpp) on the
+// GPU tests of the fp8 (e4m3) gated projection and addmm_glu on sm90a (ops/fp8.hpp) on the
 // problems of fp8_problem.hpp (its file comment derives the bound): both W orders, every
 // activation, ragged shapes (m = 1, n odd, k not a multiple of 128, padded leading
 // dimensions), the default's picks from decode to wide tiles; a NaN input propagates to its

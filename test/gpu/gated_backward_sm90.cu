@@ -1,5 +1,5 @@
 // GPU tests of training on sm90a: the gated projection writing its pre-activations, and
-// the gated backward (kernels/gated_backward.hpp): every
+// the gated backward (ops/gated_backward.hpp): every
 // activation x fp16 / bf16 x stacked / interleaved P on ragged shapes (m = 1, n not a
 // multiple of the tile, padded leading dimensions, k not a multiple of 64, k = 0), dP
 // written over P, against the fp64 reference with the per-element bound of
@@ -11,11 +11,11 @@ namespace glukit::test {
 namespace {
 
 struct BwdShape {
-  std::int64_t m, n, k, ld_dy = 0, ldw = 0, ldp = 0, lddp = 0, ldh = 0;
+  std::int64_t m, n, k, lddy = 0, ldw = 0, ldp = 0, lddp = 0, ldh = 0;
   GateLayout layout = GateLayout::stacked;
   BwdShape tight() const {
     BwdShape s = *this;
-    if (!s.ld_dy) s.ld_dy = up8(std::max<std::int64_t>(k, 8));
+    if (!s.lddy) s.lddy = up8(std::max<std::int64_t>(k, 8));
     if (!s.ldw) s.ldw = up8(std::max<std::int64_t>(n, 8));
     if (!s.ldp) s.ldp = up8(2 * n);
     if (!s.lddp) s.lddp = up8(2 * n);
@@ -34,7 +34,7 @@ struct BwdProblemT {
   DeviceBuffer<T> d_dy, d_w, d_p, d_dp, d_h;
   BwdProblemT(BwdShape shape, std::uint64_t seed)
       : s(shape.tight()),
-        dy(static_cast<std::size_t>(s.m * s.ld_dy)),
+        dy(static_cast<std::size_t>(s.m * s.lddy)),
         w(static_cast<std::size_t>(s.k * s.ldw)),
         p(static_cast<std::size_t>(s.m * s.ldp)),
         d_dy(dy.size()),
@@ -43,7 +43,7 @@ struct BwdProblemT {
         d_dp(static_cast<std::size_t>(s.m * s.lddp + guard_elements(s.dp_shape()))),
         d_h(static_cast<std::size_t>(s.m * s.ldh + guard_elements(s.h_shape()))) {
     std::mt19937_64 rng(seed);
-    fill_random_rows(dy, s.m, s.k, s.ld_dy, rng);
+    fill_random_rows(dy, s.m, s.k, s.lddy, rng);
     fill_random_rows(w, s.k, s.n, s.ldw, rng);
     fill_random_rows(p, s.m, 2 * s.n, s.ldp, rng, -4.f, 4.f);  // the activations' curved range
     d_dy.upload(dy);
@@ -53,10 +53,10 @@ struct BwdProblemT {
     d_h.poison();
   }
   GatedBackwardArgsT<T> device_args() const {
-    return {d_dy.ptr, d_w.ptr, d_p.ptr, d_dp.ptr, d_h.ptr, s.m, s.n, s.k, s.ld_dy, s.ldw, s.ldp, s.lddp, s.ldh, s.layout};
+    return {d_dy.ptr, d_w.ptr, d_p.ptr, d_dp.ptr, d_h.ptr, s.m, s.n, s.k, s.lddy, s.ldw, s.ldp, s.lddp, s.ldh, s.layout};
   }
   GatedBackwardArgsT<T> host_args() const {
-    return {dy.data(), w.data(), p.data(), nullptr, nullptr, s.m, s.n, s.k, s.ld_dy, s.ldw, s.ldp, s.lddp, s.ldh, s.layout};
+    return {dy.data(), w.data(), p.data(), nullptr, nullptr, s.m, s.n, s.k, s.lddy, s.ldw, s.ldp, s.lddp, s.ldh, s.layout};
   }
 };
 
@@ -79,10 +79,10 @@ void references(const GatedBackwardArgsT<T>& g, Op op, Reference& dp, Reference&
     for (std::int64_t j = 0; j < g.n; ++j) {
       double s = 0.0, dh = 0.0;
       for (std::int64_t kk = 0; kk < g.k; ++kk) {
-        const double t = double(to_float(g.dy[i * g.ld_dy + kk])) * double(to_float(g.w_down[kk * g.ldw + j]));
+        const double t = double(to_float(g.dy[i * g.lddy + kk])) * double(to_float(g.w_down[kk * g.ldw_down + j]));
         s += std::fabs(t), dh += t;
       }
-      const std::int64_t gc = gate_row(j, g.n, g.layout), uc = up_row(j, g.n, g.layout);
+      const std::int64_t gc = gate_row(j, g.n, g.w_layout), uc = up_row(j, g.n, g.w_layout);
       const double gv = to_float(g.p[i * g.ldp + gc]), uv = to_float(g.p[i * g.ldp + uc]);
       double dg1 = 0, du1 = 0, h1 = 0;
       op.backward(gv, uv, 1.0, dg1, du1, h1);  // d out / d dH: the outputs at dH = 1
@@ -198,7 +198,7 @@ TEST_CASE("gated backward: argument errors name the argument, nothing launches",
     return m.substr(0, m.find(':'));
   };
   auto args = pr.device_args();
-  args.layout = GateLayout::interleaved;  // n = 96 is not whole blocks of 64
+  args.w_layout = GateLayout::interleaved;  // n = 96 is not whole blocks of 64
   CHECK(gated_backward<epilogue::SwiGlu>(args).code() == StatusCode::invalid_argument);
   CHECK(first_word(gated_backward<epilogue::SwiGlu>(args)) == "n");
   args = pr.device_args();
@@ -211,8 +211,8 @@ TEST_CASE("gated backward: argument errors name the argument, nothing launches",
   args.n = 92;  // not a multiple of 8
   CHECK(first_word(gated_backward<epilogue::SwiGlu>(args)) == "n");
   args = pr.device_args();
-  args.ldw = 90;
-  CHECK(first_word(gated_backward<epilogue::SwiGlu>(args)) == "ldw");
+  args.ldw_down = 90;
+  CHECK(first_word(gated_backward<epilogue::SwiGlu>(args)) == "ldw_down");
   args = pr.device_args();
   args.dp = const_cast<bfloat16_t*>(args.p);
   args.lddp = args.ldp + 8;
@@ -243,7 +243,7 @@ void check_preact(const char* what, std::int64_t m, std::int64_t n, std::int64_t
   DeviceBuffer<T> dout(std::size_t(m * ldo + guard_elements(os))), dp(std::size_t(m * ldp + guard_elements(ps)));
   dout.poison(), dp.poison();
   GatedProjectionArgsT<T> args{da.ptr, dw.ptr, bias ? db.ptr : nullptr, dout.ptr, m, n, k, lda, ldw, ldo, layout};
-  args.preact = dp.ptr;
+  args.p = dp.ptr;
   args.ldp = ldp;
   const Status st = run(args);
   INFO("status: " << st.message());
@@ -293,11 +293,11 @@ TEST_CASE("gated projection with pre-activations: the default and each kernel th
 TEST_CASE("gated projection with pre-activations: a decode policy and n % 8 != 0 are refused", "[gated_backward]") {
   DeviceBuffer<bfloat16_t> a(64 * 64), w(2 * 64 * 64), out(64 * 64), p(64 * 128);
   GatedProjectionArgsT<bfloat16_t> args{a.ptr, w.ptr, nullptr, out.ptr, 16, 64, 64, 64, 64, 64};
-  args.preact = p.ptr;
+  args.p = p.ptr;
   args.ldp = 128;
   const Status st = gated_projection<policy::GatedTmaDecode16x128<arch::sm90a>>(args);
   CHECK(st.code() == StatusCode::invalid_argument);
-  CHECK(std::string(st.message()).rfind("preact:", 0) == 0);
+  CHECK(std::string(st.message()).rfind("p:", 0) == 0);
   args.n = 60;
   CHECK(std::string(gated_projection(args).message()).rfind("n:", 0) == 0);
   args.n = 64;

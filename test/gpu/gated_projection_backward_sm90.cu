@@ -1,5 +1,5 @@
 // GPU tests of the gated projection's backward by recomputation on sm90a
-// (kernels/gated_projection_backward.hpp): P = A W^T + bias recomputed and dP = [dG, dU]
+// (ops/gated_projection_backward.hpp): P = A W^T + bias recomputed and dP = [dG, dU]
 // from its epilogue, every activation x fp16 / bf16 x stacked / interleaved W x with /
 // without bias on ragged shapes (m = 1, n not a multiple of the 128-column output tile,
 // padded leading dimensions, k not a multiple of 64, k = 0), against the fp64 reference
@@ -12,14 +12,14 @@ namespace glukit::test {
 namespace {
 
 struct PbShape {
-  std::int64_t m, n, k, lda = 0, ldw = 0, ld_grad = 0, lddp = 0;
+  std::int64_t m, n, k, lda = 0, ldw = 0, lddout = 0, lddp = 0;
   GateLayout layout = GateLayout::stacked;
   bool bias = true;
   PbShape tight() const {
     PbShape s = *this;
     if (!s.lda) s.lda = up8(std::max<std::int64_t>(k, 8));
     if (!s.ldw) s.ldw = up8(std::max<std::int64_t>(k, 8));
-    if (!s.ld_grad) s.ld_grad = up8(n);
+    if (!s.lddout) s.lddout = up8(n);
     if (!s.lddp) s.lddp = up8(2 * n);
     return s;
   }
@@ -38,7 +38,7 @@ struct PbProblem {
         a(static_cast<std::size_t>(s.m * s.lda)),
         w(static_cast<std::size_t>(2 * s.n * s.ldw)),
         bias(static_cast<std::size_t>(2 * s.n)),
-        grad(static_cast<std::size_t>(s.m * s.ld_grad)),
+        grad(static_cast<std::size_t>(s.m * s.lddout)),
         d_a(a.size()),
         d_w(w.size()),
         d_bias(bias.size()),
@@ -49,17 +49,17 @@ struct PbProblem {
     fill_random_rows(a, s.m, s.k, s.lda, rng);
     fill_random_rows(w, 2 * s.n, s.k, s.ldw, rng, -wr, wr);
     fill_random(bias, rng);
-    fill_random_rows(grad, s.m, s.n, s.ld_grad, rng);
+    fill_random_rows(grad, s.m, s.n, s.lddout, rng);
     d_a.upload(a), d_w.upload(w), d_bias.upload(bias), d_grad.upload(grad);
     d_dp.poison();
   }
   GatedProjectionBackwardArgsT<T> device_args() const {
     return {d_a.ptr, d_w.ptr, s.bias ? d_bias.ptr : nullptr, d_grad.ptr, d_dp.ptr, s.m, s.n, s.k,
-            s.lda, s.ldw, s.ld_grad, s.lddp, s.layout};
+            s.lda, s.ldw, s.lddout, s.lddp, s.layout};
   }
   GatedProjectionBackwardArgsT<T> host_args() const {
     return {a.data(), w.data(), s.bias ? bias.data() : nullptr, grad.data(), nullptr, s.m, s.n, s.k,
-            s.lda, s.ldw, s.ld_grad, s.lddp, s.layout};
+            s.lda, s.ldw, s.lddout, s.lddp, s.layout};
   }
 };
 
@@ -86,7 +86,7 @@ Reference reference_dp(const GatedProjectionBackwardArgsT<T>& g, Op op) {
     for (std::int64_t j = 0; j < g.n; ++j) {
       const auto gc = static_cast<std::size_t>(i * 2 * g.n + gate_row(j, g.n, g.w_layout));
       const auto uc = static_cast<std::size_t>(i * 2 * g.n + up_row(j, g.n, g.w_layout));
-      const double gv = p[gc], uv = p[uc], d = to_float(g.grad[i * g.ld_grad + j]);
+      const double gv = p[gc], uv = p[uc], d = to_float(g.dout[i * g.lddout + j]);
       const double eg = 1e-4 * (1.0 + std::fabs(gv)), eu = 1e-4 * (1.0 + std::fabs(uv));
       double dg_gp, du_gp, dg_gm, du_gm, dg_up, du_up, dg_um, du_um;
       grads(gv + eg, uv, d, dg_gp, du_gp), grads(gv - eg, uv, d, dg_gm, du_gm);
@@ -176,11 +176,11 @@ TEST_CASE("gated projection backward: argument errors name the argument, nothing
   args.n = 92;  // not a multiple of 8
   CHECK(first_word(run(args)) == "n");
   args = pr.device_args();
-  args.grad = nullptr;
-  CHECK(first_word(run(args)) == "grad");
+  args.dout = nullptr;
+  CHECK(first_word(run(args)) == "dout");
   args = pr.device_args();
-  args.ld_grad = 88;  // < n
-  CHECK(first_word(run(args)) == "ld_grad");
+  args.lddout = 88;  // < n
+  CHECK(first_word(run(args)) == "lddout");
   args = pr.device_args();
   args.dp = nullptr;
   CHECK(first_word(run(args)) == "dp");
@@ -188,7 +188,7 @@ TEST_CASE("gated projection backward: argument errors name the argument, nothing
   args.lddp = 184;  // < 2n
   CHECK(first_word(run(args)) == "lddp");
   args = pr.device_args();
-  args.dp = const_cast<bfloat16_t*>(args.grad);
+  args.dp = const_cast<bfloat16_t*>(args.dout);
   CHECK(first_word(run(args)) == "dp");
   args = pr.device_args();
   args.ldw = 60;  // < k

@@ -12,7 +12,7 @@
 
 #include "glukit/blocks/smem_layout.hpp"
 #include "glukit/blocks/tile_scheduler.hpp"
-#include "glukit/kernels/args.hpp"
+#include "glukit/ops/addmm_glu.hpp"
 
 namespace {
 

@@ -9,13 +9,13 @@ if(NOT GLUKIT_HAVE_CUDA)
 endif()
 # The PTX is regenerated when any library header changes (not only the wrapper).
 file(GLOB_RECURSE _glukit_sm90_headers CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/include/*.hpp")
-# One variant's check: a translation unit instantiating `launcher<policy, element>` for
+# One variant's check: a translation unit instantiating `launcher<policy>` on
 # its args type, compiled to PTX, then sm90_check_ptx.cmake with VARIANT = variant.
 function(glukit_sm90_ptx_check variant launcher args_type policy element)
   set(src "${CMAKE_CURRENT_BINARY_DIR}/sm90_${variant}.cu")
   file(WRITE "${src}.in"
     "#include \"${CMAKE_CURRENT_SOURCE_DIR}/sm90_policies.hpp\"\n"
-    "template glukit::Status glukit::${launcher}<${policy}, ${element}>(\n"
+    "template glukit::Status glukit::${launcher}<${policy}>(\n"
     "    const glukit::${args_type}<${element}>&, glukit::stream_t);\n")
   configure_file("${src}.in" "${src}" COPYONLY)
   set(ptx "${CMAKE_CURRENT_BINARY_DIR}/sm90_${variant}.ptx")

@@ -50,8 +50,8 @@ function(compile_and_report out_var name arch body)
 endfunction()
 
 compile_and_report(sm90 default_sm90 90
-  "template glukit::Status glukit::addmm_glu<glukit::half_t>(const glukit::AddmmGluArgsT<glukit::half_t>&, glukit::stream_t);
-template glukit::Status glukit::addmm_glu<glukit::bfloat16_t>(const glukit::AddmmGluArgsT<glukit::bfloat16_t>&, glukit::stream_t);")
+  "template glukit::Status glukit::addmm_glu(const glukit::AddmmGluArgsT<glukit::half_t>&, glukit::stream_t);
+template glukit::Status glukit::addmm_glu(const glukit::AddmmGluArgsT<glukit::bfloat16_t>&, glukit::stream_t);")
 list(LENGTH sm90 n90)
 foreach(e IN LISTS sm90)
   string(REGEX REPLACE ".*\\|" "" smem "${e}")
@@ -62,7 +62,7 @@ endforeach()
 message(STATUS "sm_90: ${n90} kernel entries, each with the ${marker}-byte marker")
 
 compile_and_report(sm90a ws_sm90a 90a
-  "template glukit::Status glukit::addmm_glu<glukit::policy::WarpSpecializedTma<glukit::arch::sm90a>, glukit::half_t>(
+  "template glukit::Status glukit::addmm_glu<glukit::policy::WarpSpecializedTma<glukit::arch::sm90a>>(
     const glukit::AddmmGluArgsT<glukit::half_t>&, glukit::stream_t);")
 list(LENGTH sm90a n90a)
 foreach(e IN LISTS sm90a)

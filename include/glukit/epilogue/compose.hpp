@@ -46,7 +46,7 @@ enum class Operand { y, in2, out, out2, row_scale, column_scale };
 constexpr bool is_vector(Operand o) { return o == Operand::row_scale || o == Operand::column_scale; }
 /// The columns of a tile-shaped operand at output column j of n: j itself, or the gate's or
 /// the up projection's column of j in a 2n-wide matrix in W's row order (gate_row /
-/// up_row, kernels/gated_args.hpp).
+/// up_row, ops/gated_projection.hpp).
 enum class Columns { own, gate, up };
 
 template <Operand O, Columns C = Columns::own>

@@ -17,7 +17,7 @@
 // h itself, which the backward's weight gradient needs (the gated backward epilogue);
 //   template <class T> void backward(T x, T y, T g, T& dx, T& dy) const;
 // an operation of X and Y's two gradients for the upstream gradient g: dx = g dop/dx,
-// dy = g dop/dy (addmm_glu's backward epilogue, kernels/addmm_glu_backward.hpp);
+// dy = g dop/dy (addmm_glu's backward epilogue, ops/addmm_glu_backward.hpp);
 //   static constexpr double slope_bound(double g);   // >= |act'(x)|, |x - g| <= 1/16
 //   static constexpr double value_bound(double g);   // >= |act(g)|
 // a gated activation's bounds for accuracy checks (test/common/output_check.hpp): the

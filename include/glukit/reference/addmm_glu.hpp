@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "glukit/epilogue/functors.hpp"
-#include "glukit/kernels/args.hpp"
-#include "glukit/kernels/gated_args.hpp"
+#include "glukit/ops/addmm_glu.hpp"
+#include "glukit/ops/gated_projection.hpp"
 #include "glukit/platform/element.hpp"
 
 namespace glukit::reference {
@@ -87,7 +87,7 @@ std::vector<double> addmm_glu(const AddmmGluArgsT<T>& p, Op op = {}) {
 }
 
 /// out = op(A W_g^T + b_g, A W_u^T + b_u) in fp64 (row-major m x n, ld = n), the gate and
-/// up rows of W found through w_layout's row map (kernels/gated_args.hpp).
+/// up rows of W found through w_layout's row map (ops/gated_projection.hpp).
 template <class T, class Op = epilogue::SwiGlu>
 std::vector<double> gated_projection(const GatedProjectionArgsT<T>& p, Op op = {}) {
   std::vector<double> out(static_cast<std::size_t>(p.m * p.n), 0.0);

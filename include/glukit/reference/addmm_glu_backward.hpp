@@ -1,4 +1,4 @@
-// The fp64 host reference of addmm_glu's backward (kernels/addmm_glu_backward.hpp): the
+// The fp64 host reference of addmm_glu's backward (ops/addmm_glu_backward.hpp): the
 // operation's own `backward(x, y, g, dx, dy)`, evaluated in double, on X = A B + bias
 // computed in double from the same rounded inputs the kernel reads, with X's magnitude
 // |A| |B| + |bias| for the tests' per-element bounds.
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "glukit/epilogue/functors.hpp"
-#include "glukit/kernels/addmm_glu_backward.hpp"
+#include "glukit/ops/addmm_glu_backward.hpp"
 #include "glukit/platform/element.hpp"
 #include "glukit/reference/addmm_glu.hpp"
 
@@ -27,7 +27,7 @@ AddmmGluBackwardResult addmm_glu_backward(const AddmmGluBackwardArgsT<T>& g, Op 
   for (std::int64_t i = 0; i < g.m; ++i)
     for (std::int64_t j = 0; j < g.n; ++j) {
       const std::size_t e = static_cast<std::size_t>(i * g.n + j);
-      const double y = to_float(g.y[i * g.ldy + j]), gr = to_float(g.grad[i * g.ld_grad + j]);
+      const double y = to_float(g.y[i * g.ldy + j]), gr = to_float(g.dout[i * g.lddout + j]);
       op.backward(t.x[e], y, gr, r.dx[e], r.dy[e]);
     }
   return r;

@@ -1,5 +1,5 @@
 // The fp64 host reference of the gated projection's backward
-// (kernels/gated_projection_backward.hpp): the operation's own `backward`, evaluated in
+// (ops/gated_projection_backward.hpp): the operation's own `backward`, evaluated in
 // double, on P = A W^T + bias computed in double from the same rounded inputs the kernel
 // reads, with P's magnitude |A| |W^T| + |bias| for the tests' per-element bounds.
 #pragma once
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "glukit/epilogue/functors.hpp"
-#include "glukit/kernels/gated_projection_backward.hpp"
+#include "glukit/ops/gated_projection_backward.hpp"
 #include "glukit/platform/element.hpp"
 #include "glukit/reference/addmm_glu.hpp"
 
@@ -32,7 +32,7 @@ GatedProjectionBackwardResult gated_projection_backward(const GatedProjectionBac
       const std::int64_t gc = i * 2 * g.n + gate_row(j, g.n, g.w_layout), uc = i * 2 * g.n + up_row(j, g.n, g.w_layout);
       double h = 0;
       op.backward(r.p[static_cast<std::size_t>(gc)], r.p[static_cast<std::size_t>(uc)],
-                  double(to_float(g.grad[i * g.ld_grad + j])), r.dp[static_cast<std::size_t>(gc)],
+                  double(to_float(g.dout[i * g.lddout + j])), r.dp[static_cast<std::size_t>(gc)],
                   r.dp[static_cast<std::size_t>(uc)], h);
     }
   return r;

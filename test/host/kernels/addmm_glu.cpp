@@ -1,4 +1,4 @@
-// Tests of kernels/addmm_glu.hpp from plain C++: AddmmGlu<Policy> exposes its
+// Tests of kernels/op_kernel.hpp's addmm_glu from plain C++: AddmmGlu<Policy> exposes its
 // policy, arch, epilogue and name; its host-side validation is
 // validate_arguments; the launcher has the documented signature. (Launching
 // needs the device compiler of the policy's arch: test/gpu, test/isa.)
@@ -7,7 +7,7 @@
 #include <string>
 #include <type_traits>
 
-#include "glukit/kernels/addmm_glu.hpp"
+#include "glukit/glukit.hpp"
 #include "variants.hpp"
 
 using glukit_test::AllVariants;
@@ -19,10 +19,10 @@ TEMPLATE_LIST_TEST_CASE("AddmmGlu<P> exposes its policy", "[kernel]", AllVariant
   STATIC_REQUIRE(std::is_same_v<typename K::arch, typename P::arch>);
   STATIC_REQUIRE(std::is_same_v<typename K::epilogue_op, typename P::epilogue_op>);
   CHECK(std::string(K::name()) == P::name());
-  // the launcher's signature for each element type: Status addmm_glu<P, T>(const AddmmGluArgsT<T>&, stream_t)
-  STATIC_REQUIRE(std::is_same_v<decltype(glukit::addmm_glu<P, glukit::half_t>),
+  // the launcher's signature for each argument type: Status addmm_glu<P, A>(const A&, stream_t)
+  STATIC_REQUIRE(std::is_same_v<decltype(glukit::addmm_glu<P, glukit::AddmmGluArgs>),
                                 glukit::Status(const glukit::AddmmGluArgs&, glukit::stream_t)>);
-  STATIC_REQUIRE(std::is_same_v<decltype(glukit::addmm_glu<P, glukit::bfloat16_t>),
+  STATIC_REQUIRE(std::is_same_v<decltype(glukit::addmm_glu<P, glukit::AddmmGluArgsT<glukit::bfloat16_t>>),
                                 glukit::Status(const glukit::AddmmGluArgsT<glukit::bfloat16_t>&, glukit::stream_t)>);
 }
 
@@ -32,13 +32,15 @@ template <class X, class A>
 concept Launchable = requires(const A& a) { glukit::addmm_glu<X>(a); };
 }  // namespace
 
-TEST_CASE("addmm_glu<T>(args) without a policy, and with one, resolve to the right overload") {
+TEST_CASE("addmm_glu<X>(args) takes a policy, an operation or nothing, and only addmm_glu's arguments") {
   using P = glukit::policy::V4FusedEpilogue<glukit::arch::sm90a>;
   using Bf16Args = glukit::AddmmGluArgsT<glukit::bfloat16_t>;
-  STATIC_REQUIRE(Launchable<P, glukit::AddmmGluArgs>);  // policy, T deduced
+  STATIC_REQUIRE(Launchable<P, glukit::AddmmGluArgs>);  // a policy: its kernel
   STATIC_REQUIRE(Launchable<P, Bf16Args>);
-  STATIC_REQUIRE(Launchable<glukit::bfloat16_t, Bf16Args>);      // the default, T given
-  STATIC_REQUIRE_FALSE(Launchable<glukit::half_t, Bf16Args>);    // T given and mismatched
+  STATIC_REQUIRE(Launchable<glukit::epilogue::GluGate, Bf16Args>);  // an operation: the default
+  STATIC_REQUIRE(Launchable<void, Bf16Args>);                       // nothing: the default's operation
+  STATIC_REQUIRE_FALSE(Launchable<glukit::bfloat16_t, Bf16Args>);   // neither
+  STATIC_REQUIRE_FALSE(Launchable<P, glukit::GatedProjectionArgsT<glukit::bfloat16_t>>);  // another op's arguments
 }
 
 TEST_CASE("AddmmGlu<P>::validate checks y only when the epilogue reads it") {

@@ -1,4 +1,4 @@
-// Tests of kernels/addmm_glu_backward.hpp (and reference/addmm_glu_backward.hpp): every rule
+// Tests of ops/addmm_glu_backward.hpp (and reference/addmm_glu_backward.hpp): every rule
 // of validate_addmm_glu_backward_arguments names its argument; the GEMM view is addmm_glu's
 // with dX as the output; GluGate's two-gradient `backward` and the fp64 reference agree with
 // dX = G (1 + Y), dY = G X on a small problem in both layouts of B.
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <vector>
 
-#include "glukit/kernels/addmm_glu_backward.hpp"
+#include "glukit/ops/addmm_glu_backward.hpp"
 #include "glukit/reference/addmm_glu_backward.hpp"
 
 using glukit::AddmmGluBackwardArgsT;
@@ -24,11 +24,11 @@ AddmmGluBackwardArgsT<glukit::bfloat16_t> valid() {
   g.b = storage + 8;
   g.bias = storage + 16;
   g.y = storage + 24;
-  g.grad = storage + 32;
+  g.dout = storage + 32;
   g.dx = storage + 40;
   g.dy = storage + 48;
   g.m = 4096, g.n = 4096, g.k = 1024;
-  g.lda = 1024, g.ldb = 4096, g.ldy = 4096, g.ld_grad = 4096, g.lddx = 4096, g.lddy = 4096;
+  g.lda = 1024, g.ldb = 4096, g.ldy = 4096, g.lddout = 4096, g.lddx = 4096, g.lddy = 4096;
   return g;
 }
 bool starts_with(const char* s, const char* prefix) { return std::strncmp(s, prefix, std::strlen(prefix)) == 0; }
@@ -48,21 +48,21 @@ TEST_CASE("addmm_glu backward arguments: each rule names its argument") {
   };
   const Case cases[] = {
       {"m:", [](G& g) { g.m = -1; }},
-      {"n:", [](G& g) { g.n = 100, g.ldb = 104, g.ldy = 104, g.ld_grad = 104, g.lddx = 104, g.lddy = 104; }},
+      {"n:", [](G& g) { g.n = 100, g.ldb = 104, g.ldy = 104, g.lddout = 104, g.lddx = 104, g.lddy = 104; }},
       {"k:", [](G& g) { g.k = 100; }},
       {"a:", [](G& g) { g.a = nullptr; }},
       {"y:", [](G& g) { g.y = nullptr; }},
-      {"grad:", [](G& g) { g.grad = nullptr; }},
-      {"grad:", [](G& g) { g.grad = storage + 33; }},
+      {"dout:", [](G& g) { g.dout = nullptr; }},
+      {"dout:", [](G& g) { g.dout = storage + 33; }},
       {"dx:", [](G& g) { g.dx = nullptr; }},
       {"dx:", [](G& g) { g.dx = storage + 41; }},
       {"dy:", [](G& g) { g.dy = nullptr; }},
       {"dy:", [](G& g) { g.dy = g.dx; }},
       {"dy:", [](G& g) { g.dx = const_cast<glukit::bfloat16_t*>(g.y); }},
-      {"ld_grad:", [](G& g) { g.ld_grad = 4000; }},
+      {"lddout:", [](G& g) { g.lddout = 4000; }},
       {"lddx:", [](G& g) { g.lddx = 4100; }},
       {"lddy:", [](G& g) { g.lddy = 4090; }},
-      {"lddx:", [](G& g) { g.dx = const_cast<glukit::bfloat16_t*>(g.grad), g.lddx = 4104; }},
+      {"lddx:", [](G& g) { g.dx = const_cast<glukit::bfloat16_t*>(g.dout), g.lddx = 4104; }},
       {"lddy:", [](G& g) { g.dy = const_cast<glukit::bfloat16_t*>(g.y), g.lddy = 4104; }},
       {"b_layout:", [](G& g) { g.b_layout = static_cast<Layout>(7); }},
   };
@@ -73,11 +73,11 @@ TEST_CASE("addmm_glu backward arguments: each rule names its argument") {
     CHECK(starts_with(s.message(), c.prefix));
   }
   // dX over G and dY over Y with equal strides, no bias, k = 0 without A and B, empty: valid.
-  CHECK(broken([](G& g) { g.dx = const_cast<glukit::bfloat16_t*>(g.grad), g.dy = const_cast<glukit::bfloat16_t*>(g.y); })
+  CHECK(broken([](G& g) { g.dx = const_cast<glukit::bfloat16_t*>(g.dout), g.dy = const_cast<glukit::bfloat16_t*>(g.y); })
             .ok());
   CHECK(broken([](G& g) { g.bias = nullptr; }).ok());
   CHECK(broken([](G& g) { g.k = 0, g.a = nullptr, g.b = nullptr; }).ok());
-  CHECK(broken([](G& g) { g.m = 0, g.grad = nullptr; }).ok());
+  CHECK(broken([](G& g) { g.m = 0, g.dout = nullptr; }).ok());
 }
 
 TEST_CASE("addmm_glu backward: the GEMM view is addmm_glu's with dX as the output") {

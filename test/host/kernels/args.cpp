@@ -1,4 +1,4 @@
-// Tests of kernels/args.hpp: the AddmmGluArgs members, Status, and every rule
+// Tests of ops/operands.hpp: the AddmmGluArgs members, Status, and every rule
 // of validate_arguments (each broken rule gives a non-ok status whose message
 // names the argument; the documented edge cases are accepted).
 #include <catch2/catch.hpp>
@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "glukit/kernels/args.hpp"
+#include "glukit/ops/addmm_glu.hpp"
 
 using glukit::AddmmGluArgs;
 using glukit::half_t;

@@ -1,4 +1,4 @@
-// Tests of kernels/fp8_kernel.hpp: every rule of the e4m3 gated projection's and addmm_glu's
+// Tests of ops/fp8.hpp: every rule of the e4m3 gated projection's and addmm_glu's
 // argument checks names its argument; valid arguments pass; the kernels' half-width view
 // holds the same bytes (k and the e4m3 strides halved, the 16-bit ones kept) and the scale
 // operands carry the kinds as steps; the scaled problems take B K-major only; each chip's e4m3
@@ -11,7 +11,7 @@
 #include <string>
 #include <type_traits>
 
-#include "glukit/kernels/fp8_kernel.hpp"
+#include "glukit/glukit.hpp"
 
 using glukit::ScaleKind;
 using glukit::Status;

@@ -1,4 +1,4 @@
-// Tests of kernels/gated_args.hpp: the gate/up row maps of both weight orders are
+// Tests of ops/gated_projection.hpp: the gate/up row maps of both weight orders are
 // bijections onto W's 2n rows, the one-time conversion of a stacked weight agrees
 // with them, and every rule of validate_gated_arguments names its argument.
 #include <catch2/catch.hpp>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "glukit/kernels/gated_args.hpp"
+#include "glukit/ops/gated_projection.hpp"
 
 using glukit::GateLayout;
 using glukit::GatedProjectionArgsT;
@@ -156,18 +156,18 @@ TEST_CASE("GatePairs: every output column's gate and up tile columns are Q apart
 
 TEST_CASE("gated arguments: the pre-activations' rules name their argument") {
   auto p = valid();
-  p.preact = storage + 40;
+  p.p = storage + 40;
   p.ldp = 2 * p.n;
   CHECK(glukit::validate_gated_arguments(p).ok());
   auto q = p;
   q.ldp = p.n;
   CHECK(starts_with(glukit::validate_gated_arguments(q).message(), "ldp:"));
   q = p;
-  q.preact = storage + 41;
-  CHECK(starts_with(glukit::validate_gated_arguments(q).message(), "preact:"));
+  q.p = storage + 41;
+  CHECK(starts_with(glukit::validate_gated_arguments(q).message(), "p:"));
   q = p;
   q.n = 1001, q.ldo = 1008, q.ldp = 2008;
   CHECK(starts_with(glukit::validate_gated_arguments(q).message(), "n:"));
-  q.preact = nullptr;  // without P, any n
+  q.p = nullptr;  // without P, any n
   CHECK(glukit::validate_gated_arguments(q).ok());
 }

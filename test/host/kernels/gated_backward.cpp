@@ -1,4 +1,4 @@
-// Tests of kernels/gated_backward.hpp (and reference/gated_backward.hpp): every rule of
+// Tests of ops/gated_backward.hpp (and reference/gated_backward.hpp): every rule of
 // validate_gated_backward_arguments names its argument; the GEMM view is dY W_down with P
 // as Y and dP as the output; the fp64 reference agrees with the operation's formulas on a
 // small problem in both orders of P.
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <vector>
 
-#include "glukit/kernels/gated_backward.hpp"
+#include "glukit/ops/gated_backward.hpp"
 #include "glukit/reference/gated_backward.hpp"
 
 using glukit::GateLayout;
@@ -26,7 +26,7 @@ GatedBackwardArgsT<glukit::bfloat16_t> valid() {
   g.dp = storage + 24;
   g.h = storage + 32;
   g.m = 4096, g.n = 14336, g.k = 4096;
-  g.ld_dy = 4096, g.ldw = 14336, g.ldp = 28672, g.lddp = 28672, g.ldh = 14336;
+  g.lddy = 4096, g.ldw_down = 14336, g.ldp = 28672, g.lddp = 28672, g.ldh = 14336;
   return g;
 }
 bool starts_with(const char* s, const char* prefix) { return std::strncmp(s, prefix, std::strlen(prefix)) == 0; }
@@ -46,23 +46,23 @@ TEST_CASE("gated backward arguments: each rule names its argument") {
   const Case cases[] = {
       {"m:", [](auto& g) { g.m = -1; }},
       {"n:", [](auto& g) { g.n = i64{1} << 30; }},
-      {"n:", [](auto& g) { g.n = 100, g.ldw = 104, g.ldh = 104, g.layout = GateLayout::interleaved; }},
-      {"n:", [](auto& g) { g.n = 100, g.ldw = 104, g.ldh = 104; }},
+      {"n:", [](auto& g) { g.n = 100, g.ldw_down = 104, g.ldh = 104, g.w_layout = GateLayout::interleaved; }},
+      {"n:", [](auto& g) { g.n = 100, g.ldw_down = 104, g.ldh = 104; }},
       {"k:", [](auto& g) { g.k = 100; }},
       {"dy:", [](auto& g) { g.dy = nullptr; }},
       {"w_down:", [](auto& g) { g.w_down = nullptr; }},
       {"p:", [](auto& g) { g.p = nullptr; }},
       {"dp:", [](auto& g) { g.dp = nullptr; }},
       {"h:", [](auto& g) { g.h = nullptr; }},
-      {"ld_dy:", [](auto& g) { g.ld_dy = 4088; }},
-      {"ldw:", [](auto& g) { g.ldw = 14330; }},
+      {"lddy:", [](auto& g) { g.lddy = 4088; }},
+      {"ldw_down:", [](auto& g) { g.ldw_down = 14330; }},
       {"ldp:", [](auto& g) { g.ldp = 14336; }},
       {"lddp:", [](auto& g) { g.lddp = 28670; }},
       {"ldh:", [](auto& g) { g.ldh = 100; }},
       {"p:", [](auto& g) { g.p = storage + 17; }},
       {"h:", [](auto& g) { g.h = storage + 33; }},
       {"lddp:", [](auto& g) { g.dp = const_cast<glukit::bfloat16_t*>(g.p), g.lddp = 28680; }},
-      {"layout:", [](auto& g) { g.layout = static_cast<GateLayout>(7); }},
+      {"w_layout:", [](auto& g) { g.w_layout = static_cast<GateLayout>(7); }},
   };
   for (const Case& c : cases) {
     const glukit::Status s = broken(c.change);
@@ -85,7 +85,7 @@ TEST_CASE("gated backward: the GEMM view is dY W_down with P as Y and dP as the 
   CHECK(v.y == g.p);
   CHECK(v.out == g.dp);
   CHECK((v.m == g.m && v.n == g.n && v.k == g.k));
-  CHECK((v.lda == g.ld_dy && v.ldb == g.ldw && v.ldy == g.ldp && v.ldo == g.lddp));
+  CHECK((v.lda == g.lddy && v.ldb == g.ldw_down && v.ldy == g.ldp && v.ldo == g.lddp));
   CHECK(v.b_layout == glukit::Layout::row_major);
 }
 

@@ -1,4 +1,4 @@
-// Tests of kernels/gated_projection_backward.hpp (and reference/gated_projection_backward.hpp):
+// Tests of ops/gated_projection_backward.hpp (and reference/gated_projection_backward.hpp):
 // every rule of validate_gated_projection_backward_arguments names its argument; the GEMM
 // view is the gated projection's with dO as Y and dP as the output; the fp64 reference
 // agrees with dG = dO U silu'(G), dU = dO silu(G) on a small problem in both W orders.
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <vector>
 
-#include "glukit/kernels/gated_projection_backward.hpp"
+#include "glukit/ops/gated_projection_backward.hpp"
 #include "glukit/reference/gated_projection_backward.hpp"
 
 using glukit::GatedProjectionBackwardArgsT;
@@ -23,10 +23,10 @@ GatedProjectionBackwardArgsT<glukit::bfloat16_t> valid() {
   g.a = storage;
   g.w = storage + 8;
   g.bias = storage + 16;
-  g.grad = storage + 24;
+  g.dout = storage + 24;
   g.dp = storage + 32;
   g.m = 4096, g.n = 14336, g.k = 4096;
-  g.lda = 4096, g.ldw = 4096, g.ld_grad = 14336, g.lddp = 2 * 14336;
+  g.lda = 4096, g.ldw = 4096, g.lddout = 14336, g.lddp = 2 * 14336;
   return g;
 }
 bool starts_with(const char* s, const char* prefix) { return std::strncmp(s, prefix, std::strlen(prefix)) == 0; }
@@ -46,18 +46,18 @@ TEST_CASE("gated projection backward arguments: each rule names its argument") {
   };
   const Case cases[] = {
       {"m:", [](G& g) { g.m = -1; }},
-      {"n:", [](G& g) { g.n = 100, g.ld_grad = 104, g.lddp = 200; }},  // not a multiple of 8
+      {"n:", [](G& g) { g.n = 100, g.lddout = 104, g.lddp = 200; }},  // not a multiple of 8
       {"n:", [](G& g) { g.n = 96, g.w_layout = GateLayout::interleaved; }},
       {"k:", [](G& g) { g.k = 100; }},
       {"a:", [](G& g) { g.a = nullptr; }},
       {"w:", [](G& g) { g.w = nullptr; }},
       {"bias:", [](G& g) { g.bias = storage + 17; }},
-      {"grad:", [](G& g) { g.grad = nullptr; }},
-      {"grad:", [](G& g) { g.grad = storage + 25; }},
+      {"dout:", [](G& g) { g.dout = nullptr; }},
+      {"dout:", [](G& g) { g.dout = storage + 25; }},
       {"dp:", [](G& g) { g.dp = nullptr; }},
       {"dp:", [](G& g) { g.dp = storage + 33; }},
-      {"dp:", [](G& g) { g.dp = const_cast<glukit::bfloat16_t*>(g.grad); }},
-      {"ld_grad:", [](G& g) { g.ld_grad = 14000; }},
+      {"dp:", [](G& g) { g.dp = const_cast<glukit::bfloat16_t*>(g.dout); }},
+      {"lddout:", [](G& g) { g.lddout = 14000; }},
       {"lddp:", [](G& g) { g.lddp = 14336; }},
       {"ldw:", [](G& g) { g.ldw = 4000; }},
       {"w_layout:", [](G& g) { g.w_layout = static_cast<GateLayout>(7); }},
@@ -71,15 +71,15 @@ TEST_CASE("gated projection backward arguments: each rule names its argument") {
   // No bias, k = 0 without A and W, empty: valid.
   CHECK(broken([](G& g) { g.bias = nullptr; }).ok());
   CHECK(broken([](G& g) { g.k = 0, g.a = nullptr, g.w = nullptr; }).ok());
-  CHECK(broken([](G& g) { g.m = 0, g.grad = nullptr, g.dp = nullptr; }).ok());
+  CHECK(broken([](G& g) { g.m = 0, g.dout = nullptr, g.dp = nullptr; }).ok());
 }
 
 TEST_CASE("gated projection backward: the GEMM view is the gated projection's with dO as Y and dP as out") {
   const auto g = valid();
   const glukit::AddmmGluArgsT<glukit::bfloat16_t> v = glukit::detail::gemm_view(g);
-  CHECK((v.a == g.a && v.b == g.w && v.bias == g.bias && v.y == g.grad && v.out == g.dp));
+  CHECK((v.a == g.a && v.b == g.w && v.bias == g.bias && v.y == g.dout && v.out == g.dp));
   CHECK((v.m == g.m && v.n == g.n && v.k == g.k));
-  CHECK((v.lda == g.lda && v.ldb == g.ldw && v.ldy == g.ld_grad && v.ldo == g.lddp));
+  CHECK((v.lda == g.lda && v.ldb == g.ldw && v.ldy == g.lddout && v.ldo == g.lddp));
   CHECK(v.b_layout == glukit::Layout::col_major);
 }
 

@@ -26,7 +26,7 @@
 #include "glukit/kernels/cdna/plan_backward.hpp"
 #include "glukit/kernels/cdna/plan_check.hpp"
 #include "glukit/kernels/cdna/plan_gated.hpp"
-#include "glukit/kernels/fp8_kernel.hpp"
+#include "glukit/ops/fp8.hpp"
 #include "glukit/kernels/policies.hpp"
 #include "glukit/kernels/policy_check.hpp"
 #include "glukit/reference/addmm_glu_backward.hpp"
@@ -555,7 +555,7 @@ struct AddmmGluBackwardModel {
   using Plan = cdna::MainloopPlan<P>;
   using Xb = cdna::AddmmGluBackwardPlan<P>;
   static constexpr Layout b_layout = problem_of<P>::b_layout;
-  int M, N, K, lda, ldb, ld_grad, ldy, lddx, lddy;
+  int M, N, K, lda, ldb, lddout, ldy, lddx, lddy;
   bool in_place, with_bias;
   std::vector<T> a, b, bias, grad, y, dx_mem, dy_mem;  // dx_mem, dy_mem: the pointers validation sees
   std::vector<double> dx, dy;                           // what the stores write, at dX's and dY's indices
@@ -563,11 +563,11 @@ struct AddmmGluBackwardModel {
   long bad = 0;
 
   AddmmGluBackwardModel(int m, int n, int k, bool bias_, bool in_place_)
-      : M(m), N(n), K(k), lda(k + 8), ldb(b_layout == Layout::row_major ? n + 8 : k + 16), ld_grad(n + 8),
-        ldy(n + 16), lddx(in_place_ ? ld_grad : n + 24), lddy(in_place_ ? ldy : n + 8), in_place(in_place_),
+      : M(m), N(n), K(k), lda(k + 8), ldb(b_layout == Layout::row_major ? n + 8 : k + 16), lddout(n + 8),
+        ldy(n + 16), lddx(in_place_ ? lddout : n + 24), lddy(in_place_ ? ldy : n + 8), in_place(in_place_),
         with_bias(bias_), a(static_cast<std::size_t>(m) * lda),
         b(static_cast<std::size_t>(b_layout == Layout::row_major ? k : n) * ldb), bias(static_cast<std::size_t>(n)),
-        grad(static_cast<std::size_t>(m) * ld_grad), y(static_cast<std::size_t>(m) * ldy),
+        grad(static_cast<std::size_t>(m) * lddout), y(static_cast<std::size_t>(m) * ldy),
         dx_mem(static_cast<std::size_t>(m) * lddx), dy_mem(static_cast<std::size_t>(m) * lddy),
         dx(dx_mem.size(), -1e30), dy(dy_mem.size(), -1e30), dx_written(dx.size(), 0), dy_written(dy.size(), 0) {
     for (int r = 0; r < M; ++r)
@@ -578,7 +578,7 @@ struct AddmmGluBackwardModel {
     for (int r = 0; r < M; ++r)
       for (int c = 0; c < N; ++c) {
         y[r * ldy + c] = from_float<T>(((r * 3 + c * 5) % 13 - 6) / 4.0f);
-        grad[r * ld_grad + c] = from_float<T>(((r * 5 + c * 7) % 9 - 4) / 8.0f);
+        grad[r * lddout + c] = from_float<T>(((r * 5 + c * 7) % 9 - 4) / 8.0f);
       }
   }
   std::size_t b_index(int kk, int j) const {
@@ -586,9 +586,9 @@ struct AddmmGluBackwardModel {
   }
   AddmmGluBackwardArgsT<T> args() {
     AddmmGluBackwardArgsT<T> g;
-    g.a = a.data(), g.b = b.data(), g.bias = with_bias ? bias.data() : nullptr, g.y = y.data(), g.grad = grad.data();
+    g.a = a.data(), g.b = b.data(), g.bias = with_bias ? bias.data() : nullptr, g.y = y.data(), g.dout = grad.data();
     g.dx = in_place ? grad.data() : dx_mem.data(), g.dy = in_place ? y.data() : dy_mem.data();
-    g.m = M, g.n = N, g.k = K, g.lda = lda, g.ldb = ldb, g.ldy = ldy, g.ld_grad = ld_grad;
+    g.m = M, g.n = N, g.k = K, g.lda = lda, g.ldb = ldb, g.ldy = ldy, g.lddout = lddout;
     g.lddx = lddx, g.lddy = lddy, g.b_layout = b_layout;
     return g;
   }
@@ -660,7 +660,7 @@ struct AddmmGluBackwardModel {
             const Coord2 c = Plan::acc_coord(mb, nb, wv, l);
             const bool ok = Xb::block_in(m0, n0, c, M, N);
             for (int i = 0; i < vec; ++i) {
-              g[mb][nb][i] = load(grad, ld_grad, over_grad, m0, n0, Xb::offset(ok, c, ld_grad), i);
+              g[mb][nb][i] = load(grad, lddout, over_grad, m0, n0, Xb::offset(ok, c, lddout), i);
               yv[mb][nb][i] = load(y, ldy, over_y, m0, n0, Xb::offset(ok, c, ldy), i);
             }
           }
@@ -719,8 +719,8 @@ struct GatedBackwardModel {
   GatedBackwardArgsT<T> args() const {
     GatedBackwardArgsT<T> g;
     g.dy = dy.data(), g.w_down = w.data(), g.p = p.data();
-    g.m = M, g.n = N, g.k = K, g.ld_dy = ld_dy, g.ldw = ldw, g.ldp = ldp, g.lddp = lddp, g.ldh = ldh;
-    g.layout = layout;
+    g.m = M, g.n = N, g.k = K, g.lddy = ld_dy, g.ldw_down = ldw, g.ldp = ldp, g.lddp = lddp, g.ldh = ldh;
+    g.w_layout = layout;
     return g;
   }
   double dh_at(int r, int c) const {
@@ -825,15 +825,15 @@ struct ProjectionBackwardModel {
   using Pb = cdna::ProjectionBackwardPlan<P>;
   static constexpr double a_scale = 1.0 / 8, w_scale = 1.0 / 4, p_scale = a_scale * w_scale;
   GatedProblemModel<P, SmallGatedValues> gemm;
-  int M, N, K, ld_grad, lddp;
+  int M, N, K, lddout, lddp;
   std::vector<T> a, w, bias, grad, dp_mem;  // dp_mem: the pointer validation sees
   std::vector<double> dp;                   // what the stores write, at dP's indices
   std::vector<int> dp_written;
   long bad = 0;
 
   ProjectionBackwardModel(int m, int n, int k, bool with_bias)
-      : gemm(m, n, k, with_bias), M(m), N(n), K(k), ld_grad(n + 8), lddp(2 * n + 16), a(gemm.A.size()),
-        w(gemm.W.size()), bias(gemm.bias.size()), grad(static_cast<std::size_t>(m) * ld_grad),
+      : gemm(m, n, k, with_bias), M(m), N(n), K(k), lddout(n + 8), lddp(2 * n + 16), a(gemm.A.size()),
+        w(gemm.W.size()), bias(gemm.bias.size()), grad(static_cast<std::size_t>(m) * lddout),
         dp_mem(static_cast<std::size_t>(m) * lddp), dp(dp_mem.size(), -1e30), dp_written(dp.size(), 0) {
     // The padding of A and W (poison in gemm) is never read by the reference; the mainloop
     // model reads gemm's own arrays and fails on it.
@@ -843,21 +843,21 @@ struct ProjectionBackwardModel {
       w[i] = from_float<T>(static_cast<int>(i % gemm.ldw) < K ? static_cast<float>(gemm.W[i] * w_scale) : 0.f);
     for (std::size_t i = 0; i < bias.size(); ++i) bias[i] = from_float<T>(static_cast<float>(gemm.bias[i] * p_scale));
     for (int r = 0; r < M; ++r)
-      for (int c = 0; c < N; ++c) grad[r * ld_grad + c] = from_float<T>(((r * 5 + c * 7) % 9 - 4) / 8.0f);
+      for (int c = 0; c < N; ++c) grad[r * lddout + c] = from_float<T>(((r * 5 + c * 7) % 9 - 4) / 8.0f);
   }
   GatedProjectionBackwardArgsT<T> args() const {
     GatedProjectionBackwardArgsT<T> g;
-    g.a = a.data(), g.w = w.data(), g.bias = gemm.with_bias ? bias.data() : nullptr, g.grad = grad.data();
+    g.a = a.data(), g.w = w.data(), g.bias = gemm.with_bias ? bias.data() : nullptr, g.dout = grad.data();
     g.dp = const_cast<T*>(dp_mem.data());
-    g.m = M, g.n = N, g.k = K, g.lda = gemm.lda, g.ldw = gemm.ldw, g.ld_grad = ld_grad, g.lddp = lddp;
+    g.m = M, g.n = N, g.k = K, g.lda = gemm.lda, g.ldw = gemm.ldw, g.lddout = lddout, g.lddp = lddp;
     g.w_layout = problem_of<P>::gate_layout;
     return g;
   }
   /// Element i of the 8-byte dO vector at byte offset `offset` from dO's tile base (m0, n0).
   double load(int m0, int n0, std::uint32_t offset, int i) {
     if (offset == cdna::oob_offset) return 0.0;
-    const std::int64_t e = std::int64_t{m0} * ld_grad + n0 + offset / 2 + i;
-    const std::int64_t r = e / ld_grad, c = e % ld_grad;
+    const std::int64_t e = std::int64_t{m0} * lddout + n0 + offset / 2 + i;
+    const std::int64_t r = e / lddout, c = e % lddout;
     if (offset % 8 != 0 || r >= M || c >= N) {
       ++bad;
       return 0.0;
@@ -908,7 +908,7 @@ struct ProjectionBackwardModel {
         for (int mb = 0; mb < bm; ++mb)
           for (int q = 0; q < ob; ++q) {
             const Coord2 c = Gated::out_coord(mb, q, wv, l);
-            const std::uint32_t offset = Pb::grad_offset(Pb::block_in(m0, n0, c, M, N), c, ld_grad);
+            const std::uint32_t offset = Pb::grad_offset(Pb::block_in(m0, n0, c, M, N), c, lddout);
             for (int i = 0; i < vec; ++i) d[mb][q][i] = load(m0, n0, offset, i);
           }
         for (int mb = 0; mb < bm; ++mb)

@@ -38,10 +38,10 @@
 // glukit::addmm_glu(fp8 args) for fp16, and the defaults given the other chip's encoding (they
 // compile to an unsupported_device answer on a GPU whose MFMA reads the other one).
 #include "glukit/glukit.hpp"
-#include "glukit/kernels/addmm_glu_backward.hpp"
-#include "glukit/kernels/gated_backward.hpp"
-#include "glukit/kernels/gated_projection.hpp"
-#include "glukit/kernels/gated_projection_backward.hpp"
+#include "glukit/ops/addmm_glu_backward.hpp"
+#include "glukit/ops/gated_backward.hpp"
+#include "glukit/glukit.hpp"
+#include "glukit/ops/gated_projection_backward.hpp"
 #include <type_traits>
 
 #include "compositions.hpp"

@@ -4,7 +4,7 @@
 //   gfx942 bf16: v_mfma_f32_16x16x16_bf16 (4 bf16 as shorts; the "_1k" builtin)
 //   gfx950 fp16: v_mfma_f32_16x16x32_f16  (8 fp16 per lane per operand)
 //   gfx950 bf16: v_mfma_f32_16x16x32_bf16 (8 __bf16 per lane per operand)
-//   e4m3 (a scaled problem's operands, held as 16-bit pairs: kernels/fp8_kernel.hpp):
+//   e4m3 (a scaled problem's operands, held as 16-bit pairs: ops/fp8.hpp):
 //   gfx942: v_mfma_f32_16x16x32_fp8_fp8 on E4M3FNUZ, one per 8-byte k-quad (8 e4m3 values);
 //   gfx950: the same instruction, reading OCP E4M3 there, one per k-quad of its two.
 //   Its k is counted in pairs, as the 16-bit step it replaces: the same fragments and

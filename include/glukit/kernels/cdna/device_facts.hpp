@@ -8,8 +8,8 @@
 #include <cstring>
 
 #include "glukit/arch/tags.hpp"
-#include "glukit/kernels/addmm_glu_kernel.hpp"
-#include "glukit/kernels/args.hpp"
+#include "glukit/kernels/op_kernel.hpp"
+#include "glukit/ops/addmm_glu.hpp"
 #include "glukit/platform/runtime.hpp"
 
 namespace glukit::detail {

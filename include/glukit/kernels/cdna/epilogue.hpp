@@ -32,7 +32,7 @@
 #include "glukit/arch/cdna/cdna.hpp"
 #include "glukit/epilogue/compose.hpp"
 #include "glukit/kernels/cdna/epilogue_tile.hpp"
-#include "glukit/kernels/gated_args.hpp"
+#include "glukit/ops/gated_projection.hpp"
 
 // The helpers marked GLUKIT_CDNA_INLINE are inlined before the optimizer runs, so it sees
 // the forwards as the code they were tuned with: the inlining order decides how the per-lane

@@ -11,8 +11,7 @@
 // disassembled by test/isa.
 #pragma once
 #include "glukit/blocks/tile_scheduler.hpp"
-#include "glukit/kernels/addmm_glu_kernel.hpp"
-#include "glukit/kernels/args.hpp"
+#include "glukit/kernels/op_kernel.hpp"
 #include "glukit/kernels/cdna/device_facts.hpp"
 #include "glukit/kernels/cdna/kernel.hpp"
 #include "glukit/kernels/cdna/params.hpp"
@@ -38,10 +37,14 @@ inline TileSchedulePlan plan_schedule(const AddmmGluArgsT<T>& args, int compute_
 namespace glukit::detail {
 
 /// P: a policy bound to a problem; called as BackendLauncher's contract says
-/// (kernels/addmm_glu_kernel.hpp), with the arguments this file's header comment lists.
+/// (kernels/op_kernel.hpp), with the arguments this file's header comment lists.
 template <class P>
 struct BackendLauncher<P, Backend::hip> {
   using T = element_of<P>;
+  /// The CDNA epilogue does not write the pre-activations beside the output.
+  static constexpr bool runs = !problem_of<P>::store_preact;
+  static constexpr const char* refusal =
+      "p: this policy cannot write the pre-activations (an sm90a warp-specialised TMA policy with a_rows = tile_m can)";
   /// The plan's own rules, host only (before the device check): ld_out2 the second output's
   /// stride, ld_in2 the second input's (0: none).
   static Status check(const AddmmGluArgsT<T>& args, const ExtraOperandsT<T>& extra = {}) {
@@ -50,7 +53,7 @@ struct BackendLauncher<P, Backend::hip> {
     return cdna::validate_in2_for_plan<P>(extra.ld_in2);
   }
 
-  /// extra: the operands beyond addmm_glu's of a kernel that has them (kernels/args.hpp).
+  /// extra: the operands beyond addmm_glu's of a kernel that has them (ops/operands.hpp).
   static Status run(const AddmmGluArgsT<T>& args, stream_t stream, int device, const ExtraOperandsT<T>& extra = {}) {
     int compute_units = 0;
     if (Status s = cdna::DeviceFacts::query<typename P::arch>(device, &compute_units); !s) return s;

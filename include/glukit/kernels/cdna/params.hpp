@@ -9,7 +9,7 @@
 // launcher.
 #pragma once
 #include "glukit/blocks/tile_scheduler.hpp"
-#include "glukit/kernels/args.hpp"
+#include "glukit/ops/addmm_glu.hpp"
 #include "glukit/platform/element.hpp"
 
 namespace glukit::cdna {

@@ -6,10 +6,10 @@
 #pragma once
 #include <cstdint>
 
-#include "glukit/kernels/args.hpp"
+#include "glukit/ops/addmm_glu.hpp"
 #include "glukit/kernels/cdna/geometry.hpp"
 #include "glukit/kernels/cdna/plan_tile.hpp"
-#include "glukit/kernels/gated_args.hpp"
+#include "glukit/ops/gated_projection.hpp"
 #include "glukit/kernels/policy.hpp"
 
 namespace glukit::cdna {

@@ -8,7 +8,7 @@
 #include "glukit/arch/tags.hpp"
 #include "glukit/kernels/cdna/geometry.hpp"
 #include "glukit/kernels/cdna/plan.hpp"
-#include "glukit/kernels/gated_args.hpp"
+#include "glukit/ops/gated_projection.hpp"
 #include "glukit/kernels/policy.hpp"
 
 namespace glukit::cdna {

@@ -20,7 +20,7 @@
 #include "glukit/arch/hopper/memory.hpp"
 #include "glukit/epilogue/compose.hpp"
 #include "glukit/blocks/smem_layout.hpp"
-#include "glukit/kernels/args.hpp"
+#include "glukit/ops/addmm_glu.hpp"
 #include "glukit/kernels/policy.hpp"
 #include "glukit/kernels/sm90/fragment.hpp"
 #include "glukit/kernels/sm90/global_io.hpp"

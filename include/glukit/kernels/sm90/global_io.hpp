@@ -6,7 +6,7 @@
 
 #include "glukit/arch/hopper/memory.hpp"
 #include "glukit/epilogue/functors.hpp"
-#include "glukit/kernels/args.hpp"
+#include "glukit/ops/addmm_glu.hpp"
 #include "glukit/kernels/policy.hpp"
 #include "glukit/kernels/sm90/fragment.hpp"
 #include "glukit/kernels/sm90/params.hpp"

@@ -7,7 +7,7 @@
 #include <atomic>
 
 #include "glukit/blocks/tile_scheduler.hpp"
-#include "glukit/kernels/addmm_glu_kernel.hpp"
+#include "glukit/kernels/op_kernel.hpp"
 #include "glukit/kernels/sm90/entry.hpp"
 #include "glukit/platform/runtime.hpp"
 
@@ -129,14 +129,22 @@ struct CurrentDevice<Backend::cuda> {
   }
 };
 
-/// P: a policy bound to a problem (BackendLauncher's contract, kernels/addmm_glu_kernel.hpp).
+/// P: a policy bound to a problem (BackendLauncher's contract, kernels/op_kernel.hpp).
 template <class P>
 struct BackendLauncher<P, Backend::cuda> {
+  /// The pre-activations are written by the warp-specialised TMA kernels whose tiles store
+  /// all their rows; every other problem runs on every policy check_policy accepts.
+  static constexpr bool runs = !problem_of<P>::store_preact ||
+                               (sm90::MainloopPlan<P>::tma && sm90::MainloopPlan<P>::stage_y &&
+                                sm90::MainloopPlan<P>::a_rows == P::tile_m);
+  static constexpr const char* refusal =
+      "p: this policy cannot write the pre-activations (an sm90a warp-specialised TMA policy with a_rows = tile_m can)";
+
   /// No rules beyond the kernel types' validate before the device checks: the grid and TMA
   /// coordinate limits below are checked after them.
   static Status check(const sm90::Args<P>&, const ExtraOperandsT<element_of<P>>& = {}) { return Status::success(); }
 
-  /// extra: the operands beyond addmm_glu's of a kernel that has them (kernels/args.hpp).
+  /// extra: the operands beyond addmm_glu's of a kernel that has them (ops/operands.hpp).
   static Status run(const sm90::Args<P>& args, stream_t stream, int device,
                     const ExtraOperandsT<element_of<P>>& extra = {}) {
     int workers = 0;

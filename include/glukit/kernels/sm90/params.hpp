@@ -4,7 +4,7 @@
 #include <cuda.h>
 
 #include "glukit/blocks/tile_scheduler.hpp"
-#include "glukit/kernels/args.hpp"
+#include "glukit/ops/addmm_glu.hpp"
 #include "glukit/kernels/policy.hpp"
 
 namespace glukit::sm90 {

@@ -145,7 +145,7 @@ constexpr DefaultKernel default_kernel_by_waves(std::int64_t m, std::int64_t n, 
 inline constexpr std::int64_t fp8_pingpong_rows = 1024;
 inline constexpr std::int64_t fp8_pingpong_min_k = 1024;
 
-/// The kernel the sm90a addmm_glu default runs for e4m3 operands (kernels/sm90/default_fp8.hpp):
+/// The kernel the sm90a addmm_glu default runs for e4m3 operands (kernels/sm90/defaults.hpp):
 /// WarpSpecializedTmaPingpong128x128 at m >= 1024 and k >= 1024, where its epilogue under the
 /// other warpgroup's half-length e4m3 main loop measured faster than the wave rule's pick
 /// (H200, in turns: 53.8 against 59.6 us at 1024 x 21568 x 1024, 216.7 / 811.1 against 222.8 /
@@ -210,7 +210,7 @@ constexpr DefaultGatedKernel default_gated_kernel(std::int64_t m, std::int64_t n
 /// Rows from which the e4m3 gated default runs the ping-pong 128 x 128 kernel.
 inline constexpr std::int64_t fp8_gated_pingpong_rows = 2048;
 
-/// The kernel the sm90a gated default runs for e4m3 operands (kernels/sm90/default_fp8.hpp):
+/// The kernel the sm90a gated default runs for e4m3 operands (kernels/sm90/defaults.hpp):
 /// GatedTmaPingpong128x128 at m >= 2048, where one warpgroup's epilogue under the other's
 /// half-length e4m3 main loop measured 2-4 % faster than the cooperative pick at every
 /// shape (H200, in turns; at m = 256 it was 1-4 % slower); below, default_gated_kernel.
@@ -220,7 +220,7 @@ constexpr DefaultGatedFp8Kernel default_gated_fp8_kernel(std::int64_t m, std::in
 }
 
 /// The kernel the sm90a gated default runs when it also writes the pre-activations
-/// (GatedProjectionArgsT::preact): whole 64-row tiles for decode (the 16-row tiles store
+/// (GatedProjectionArgsT::p): whole 64-row tiles for decode (the 16-row tiles store
 /// 16 of each tile's rows), and above, 128 x 256 tiles: each tile's epilogue then also
 /// stores P, twice the output's columns, and the wider tiles store it with half as many
 /// tile boundaries (measured faster than 128 x 128 at every shape where the score rule
@@ -230,5 +230,14 @@ constexpr DefaultGatedKernel default_gated_preact_kernel(std::int64_t m, std::in
   return m <= decode_rows ? DefaultGatedKernel::of<policy::GatedTmaPingpong64x128>()
                           : DefaultGatedKernel::of<policy::GatedTma128x256>();
 }
+
+/// The backwards' defaults: one kernel each, at every shape (lists of one, so that the
+/// backend's defaults treat every op alike). The gated backward: ping-pong 128 x 128, one
+/// warpgroup's epilogue under the other's wgmma, faster than the cooperative
+/// GatedBackwardTma128x128 at every measured training shape; the recomputing backward: the
+/// gated projection's kernel above decode; addmm_glu's backward: the 128 x 128 kernel.
+using DefaultGatedBackwardKernel = Pick<std::tuple<policy::GatedBackwardTmaPingpong128x128<arch::sm90a>>>;
+using DefaultProjectionBackwardKernel = Pick<std::tuple<policy::GatedTma128x256<arch::sm90a>>>;
+using DefaultAddmmGluBackwardKernel = Pick<std::tuple<policy::AddmmGluBackwardTma128x128<arch::sm90a>>>;
 
 }  // namespace glukit::sm90

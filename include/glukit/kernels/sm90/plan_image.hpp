@@ -10,7 +10,7 @@
 #pragma once
 #include <cstddef>
 
-#include "glukit/kernels/args.hpp"
+#include "glukit/ops/addmm_glu.hpp"
 
 namespace glukit::sm90 {
 

@@ -1,4 +1,4 @@
-// quantize_rows_e4m3 (kernels/fp8_kernel.hpp's QuantizeRowsArgsT) on CUDA: with the row
+// quantize_rows_e4m3 (ops/quantize_rows.hpp's QuantizeRowsArgsT) on CUDA: with the row
 // maxima given, each thread four 8-value chunks of a row (16-byte loads of T, 8-byte stores of
 // e4m3), rows along the grid's y; without, one block per row that finds its maximum first (an
 // activation's dynamic per-token quantisation in one launch). The conversion is CUDA's
@@ -10,7 +10,7 @@
 
 #include <cuda_fp8.h>
 
-#include "glukit/kernels/fp8_kernel.hpp"
+#include "glukit/ops/quantize_rows.hpp"
 #include "glukit/platform/runtime.hpp"
 
 namespace glukit {

@@ -16,7 +16,7 @@
 #include "glukit/kernels/cdna/plan_check.hpp"
 #include "glukit/kernels/cdna/plan_gated.hpp"
 #include "glukit/kernels/cdna/plan_validate.hpp"
-#include "glukit/kernels/gated_args.hpp"
+#include "glukit/ops/gated_projection.hpp"
 #include "glukit/kernels/policies.hpp"
 
 namespace {

@@ -11,7 +11,7 @@
 #include "glukit/blocks/stage_pipeline.hpp"
 #include "glukit/blocks/tile_copier.hpp"
 #include "glukit/blocks/tile_scheduler.hpp"
-#include "glukit/kernels/args.hpp"
+#include "glukit/ops/addmm_glu.hpp"
 #include "glukit/kernels/sm90/multistage/b_tile.hpp"
 #include "glukit/kernels/sm90/epilogue.hpp"
 #include "glukit/kernels/sm90/mainloop.hpp"

@@ -22,7 +22,7 @@
 
 #include "glukit/arch/hopper/memory.hpp"
 #include "glukit/epilogue/compose.hpp"
-#include "glukit/kernels/gated_args.hpp"
+#include "glukit/ops/gated_projection.hpp"
 #include "glukit/kernels/sm90/warp_specialized/staged_epilogue.hpp"
 
 namespace glukit::sm90 {

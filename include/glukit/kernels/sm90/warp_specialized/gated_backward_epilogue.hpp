@@ -11,7 +11,7 @@
 #include <type_traits>
 
 #include "glukit/arch/hopper/memory.hpp"
-#include "glukit/kernels/gated_args.hpp"
+#include "glukit/ops/gated_projection.hpp"
 #include "glukit/kernels/sm90/warp_specialized/composed_epilogue.hpp"
 
 namespace glukit::sm90 {

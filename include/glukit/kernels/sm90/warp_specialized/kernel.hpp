@@ -30,7 +30,7 @@
 #include <utility>
 
 #include "glukit/arch/hopper/hopper.hpp"
-#include "glukit/kernels/args.hpp"
+#include "glukit/ops/addmm_glu.hpp"
 #include "glukit/kernels/sm90/epilogue.hpp"
 #include "glukit/kernels/sm90/warp_specialized/composed_epilogue.hpp"
 #include "glukit/kernels/sm90/warp_specialized/gated_backward_epilogue.hpp"

@@ -7,7 +7,7 @@
 
 #include "glukit/arch/hopper/hopper.hpp"
 #include "glukit/blocks/tile_copier.hpp"
-#include "glukit/kernels/args.hpp"
+#include "glukit/ops/addmm_glu.hpp"
 #include "glukit/kernels/sm90/warp_specialized/common.hpp"
 
 namespace glukit::sm90 {

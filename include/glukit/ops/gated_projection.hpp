@@ -1,17 +1,22 @@
-// The gated projection's problem: out = op(A W_g^T + b_g, A W_u^T + b_u) with the
-// gate and up weights of an LLM MLP held as one nn.Linear weight W of 2n rows
-// (GatedProjectionArgsT<T>), the two row orders frameworks use (GateLayout), the
-// row maps between them, a one-time conversion of a stacked weight to the
-// interleaved order, and the argument rules. Host and device use the same maps.
+// The gated projection as an op: out = op(A W_g^T + b_g, A W_u^T + b_u) with the gate
+// and up weights of an LLM MLP held as one nn.Linear weight W of 2n rows
+// (GatedProjectionArgsT<T>), the two row orders frameworks use (GateLayout), the row maps
+// between them (host and device use the same maps), a one-time conversion of a stacked
+// weight to the interleaved order, the argument rules, the problem (GatedProblem: each
+// tile's B rows are whole gate/up pairs) and the mapping onto the GEMM. No backend.
 #pragma once
 #include <cstdint>
 #include <cstring>
 
-#include "glukit/kernels/args.hpp"
+#include "glukit/ops/addmm_glu.hpp"
 #include "glukit/platform/config.hpp"
-#include "glukit/platform/element.hpp"
 
 namespace glukit {
+
+namespace op {
+struct GatedProjection;
+}
+
 
 /// How the gate and up rows of W (2n x k) are ordered.
 enum class GateLayout {
@@ -32,6 +37,7 @@ inline constexpr std::int64_t gate_interleave_rows = 64;
 template <Element T>
 struct GatedProjectionArgsT {
   using element = T;
+  using op = op::GatedProjection;
   const T* a = nullptr;
   const T* w = nullptr;
   const T* bias = nullptr;
@@ -44,9 +50,9 @@ struct GatedProjectionArgsT {
   std::int64_t ldo = 0;
   GateLayout w_layout = GateLayout::stacked;
   /// Optional, for training: the pre-activations P = A W^T + bias (m x 2n, ldp, columns in
-  /// W's row order), written beside out for the gated backward (kernels/gated_backward.hpp).
+  /// W's row order), written beside out for the gated backward (ops/gated_backward.hpp).
   /// n must then be a multiple of 8. sm90a warp-specialised kernels only.
-  T* preact = nullptr;
+  T* p = nullptr;
   std::int64_t ldp = 0;
 };
 
@@ -124,17 +130,17 @@ Status validate_gated_arguments(const GatedProjectionArgsT<T>& p) {
   if (uses_ab && !detail::aligned16(p.w)) return Status::invalid("w: must be 16-byte aligned");
   if (p.bias != nullptr && !detail::aligned16(p.bias)) return Status::invalid("bias: must be 16-byte aligned");
   if (!detail::aligned16(p.out)) return Status::invalid("out: must be 16-byte aligned");
-  if (p.preact != nullptr) {
-    if (p.n % vector_elems != 0) return Status::invalid("n: must be a multiple of 8 when preact is written");
+  if (p.p != nullptr) {
+    if (p.n % vector_elems != 0) return Status::invalid("n: must be a multiple of 8 when p is written");
     if (p.ldp < 2 * p.n || p.ldp % vector_elems != 0 || p.ldp >= max_dimension)
       return Status::invalid("ldp: must be >= 2n, a multiple of 8 and < 2^31");
-    if (!detail::aligned16(p.preact)) return Status::invalid("preact: must be 16-byte aligned");
+    if (!detail::aligned16(p.p)) return Status::invalid("p: must be 16-byte aligned");
   }
-  constexpr std::int64_t max_elems = std::int64_t{1} << 61;  // as validate_arguments
+  constexpr std::int64_t max_elems = max_elements;
   if (uses_ab && p.lda > max_elems / p.m) return Status::invalid("lda: m * lda overflows the index range");
   if (uses_ab && p.ldw > max_elems / (2 * p.n)) return Status::invalid("ldw: 2n * ldw overflows the index range");
   if (p.ldo > max_elems / p.m) return Status::invalid("ldo: m * ldo overflows the index range");
-  if (p.preact != nullptr && p.ldp > max_elems / p.m) return Status::invalid("ldp: m * ldp overflows the index range");
+  if (p.p != nullptr && p.ldp > max_elems / p.m) return Status::invalid("ldp: m * ldp overflows the index range");
   return Status::success();
 }
 
@@ -150,6 +156,21 @@ void interleave_gate_up_rows(const E* src, E* dst, std::int64_t n, std::int64_t 
   }
 }
 
+/// The gated projection's problem: B is an nn.Linear weight W (2n x k, K contiguous) whose
+/// rows are gate and up rows in layout GL's order; each tile multiplies whole gate/up
+/// pairs (GatePairs, ops/gated_projection.hpp) and its epilogue combines them, op(gate, up),
+/// into half as many output columns. Bound kernels read detail::gemm_view's arguments.
+/// Preact: the kernel also writes the pre-activations P = A W^T + bias (m x 2n, W's row
+/// order) beside the output (what the gated backward reads; GatedProjectionArgsT::p).
+template <Element T, GateLayout GL, bool Preact = false>
+struct GatedProblem : Problem<T, Layout::col_major> {
+  static constexpr bool gated = true;
+  static constexpr GateLayout gate_layout = GL;
+  static constexpr bool store_preact = Preact;
+  template <class Op>
+  using composition = std::conditional_t<Preact, epilogue::GatedPreact<Op>, epilogue::Gated<Op>>;
+};
+
 namespace detail {
 /// The GEMM a gated kernel runs, in addmm_glu's argument form: B = W stored n x k
 /// (col_major), n = the output's columns (W has 2n rows), the bias of W's 2n rows, no Y.
@@ -163,5 +184,39 @@ constexpr AddmmGluArgsT<T> gemm_view(const GatedProjectionArgsT<T>& p) {
   return g;
 }
 }  // namespace detail
+
+namespace op {
+/// The gated projection: the GEMM over W's 2n rows in gate/up pairs (w_layout's order),
+/// writing the pre-activations beside the output where p is given.
+struct GatedProjection {
+  static constexpr const char* name = "gated_projection";
+  /// The operation the default runs unless one is named, and the rule a named one meets.
+  using default_operation = epilogue::SwiGlu;
+  template <class Op>
+  static constexpr bool operation_check() {
+    static_assert(EpilogueOp<Op>, "gated_projection<Op>(args): Op must be a glukit policy or an epilogue operation "
+                                  "(epilogue::SwiGlu, GeGlu, ReGlu, SigmoidGlu, or one meeting glukit::EpilogueOp)");
+    return true;
+  }
+  template <class /*Arch*/ = void, Element T>
+  static Status validate(const GatedProjectionArgsT<T>& a, bool /*reads_aux*/) {
+    return validate_gated_arguments(a);
+  }
+  template <Element T, class F>
+  static Status bind(const GatedProjectionArgsT<T>& a, F&& f) {
+    const AddmmGluArgsT<T> gemm = detail::gemm_view(a);
+    constexpr GateLayout st = GateLayout::stacked, il = GateLayout::interleaved;
+    const bool inter = a.w_layout == il;
+    if (a.p != nullptr) {
+      const ExtraOperandsT<T> x{.out2 = a.p, .ld_out2 = a.ldp};
+      return inter ? f.template operator()<GatedProblem<T, il, true>>(gemm, x)
+                   : f.template operator()<GatedProblem<T, st, true>>(gemm, x);
+    }
+    return inter ? f.template operator()<GatedProblem<T, il>>(gemm, ExtraOperandsT<T>{})
+                 : f.template operator()<GatedProblem<T, st>>(gemm, ExtraOperandsT<T>{});
+  }
+  using policy_problem = GatedProblem<half_t, GateLayout::stacked>;
+};
+}  // namespace op
 
 }  // namespace glukit

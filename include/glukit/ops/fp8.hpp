@@ -12,8 +12,8 @@
 // accumulators before it adds the bias.
 //   glukit::gated_projection(args) / gated_projection<Op>(args) / gated_projection<Policy>(args)
 //   glukit::addmm_glu(args) / addmm_glu<Policy>(args)
-// with GatedProjectionFp8ArgsT<T, F8> / AddmmGluFp8ArgsT<T, F8> (the defaults, which pick the
-// kernel by shape as the 16-bit ones do, are kernels/fp8.hpp's).
+// with GatedProjectionFp8ArgsT<T, F8> / AddmmGluFp8ArgsT<T, F8>: their arguments, rules,
+// problems (Scaled) and mappings onto the GEMM. No backend.
 // The encoding is part of the operand type (platform/fp8.hpp): F8 = float8_e4m3_t (OCP
 // E4M3, torch.float8_e4m3fn) on sm90a and gfx950, float8_e4m3fnuz_t (E4M3FNUZ,
 // torch.float8_e4m3fnuz) on gfx942, whose MFMA reads the same bits as a different number
@@ -24,11 +24,16 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "glukit/kernels/addmm_glu_kernel.hpp"
-#include "glukit/kernels/gated_projection_kernel.hpp"
+#include "glukit/arch/tags.hpp"
+#include "glukit/ops/gated_projection.hpp"
 #include "glukit/platform/fp8.hpp"
 
 namespace glukit {
+
+namespace op {
+struct GatedProjectionFp8;
+struct AddmmGluFp8;
+}  // namespace op
 
 /// How a dequantisation scale covers its operand.
 enum class ScaleKind {
@@ -41,10 +46,11 @@ enum class ScaleKind {
 /// scale_w: 1 or 2n values in W's row order; bias: 2n in W's row order, or null; out: m x n.
 /// row_absmax (optional, m floats the caller zeroes): each output row's largest |value|, as
 /// stored, is merged into it (NaN wins), for an fp8 output's per-row scales
-/// (quantize_rows_e4m3, kernels/fp8.hpp); n must then be a multiple of 8.
+/// (quantize_rows_e4m3, ops/quantize_rows.hpp); n must then be a multiple of 8.
 template <Element T, Fp8Element F8 = float8_e4m3_t>
 struct GatedProjectionFp8ArgsT {
   using element = T;
+  using op = op::GatedProjectionFp8;
   using fp8 = F8;  ///< the operands' e4m3 encoding (see the file comment)
   const F8* a = nullptr;
   const F8* w = nullptr;
@@ -70,6 +76,7 @@ struct GatedProjectionFp8ArgsT {
 template <Element T, Fp8Element F8 = float8_e4m3_t>
 struct AddmmGluFp8ArgsT {
   using element = T;
+  using op = op::AddmmGluFp8;
   using fp8 = F8;  ///< the operands' e4m3 encoding (see the file comment)
   const F8* a = nullptr;
   const F8* b = nullptr;
@@ -165,18 +172,29 @@ Status validate_arguments(const AddmmGluFp8ArgsT<T, F8>& p, bool reads_aux = tru
   return validate_arguments(detail::half_width_view(p), reads_aux);
 }
 
-namespace detail {
-/// The rules of either fp8 argument type: the gated projection's, or addmm_glu's with Y
-/// checked where the operation reads it (reads_aux).
-template <Element T, class F8>
-Status validate_fp8(const GatedProjectionFp8ArgsT<T, F8>& args, bool /*reads_aux*/) {
-  return validate_gated_arguments(args);
-}
-template <Element T, class F8>
-Status validate_fp8(const AddmmGluFp8ArgsT<T, F8>& args, bool reads_aux) {
-  return validate_arguments(args, reads_aux);
-}
-}  // namespace detail
+/// The scaled (fp8) forms: A and B (an nn.Linear weight, n x k or 2n x k, K contiguous: the
+/// e4m3 MMAs read both operands K-major) in e4m3 of storage type F8 (float8_e4m3_t: OCP;
+/// float8_e4m3fnuz_t: gfx942's FNUZ), the accumulators A B^T dequantised by A's per-row (or
+/// per-tensor) scale and B's per-row (or per-tensor) scale, then the bias (T) and the
+/// epilogue of T-typed tiles, as the base problem's. The kernels hold the e4m3 operands as
+/// pairs in T-typed pointers (ops/fp8.hpp: the same bytes, k halved): a ring
+/// stage of 64 T columns is 128 e4m3 values. RowMaxOut: the epilogue also merges each
+/// output row's absolute maximum (as stored) into a vector, an fp8 output's scales' input.
+template <class Base, bool RowMaxOut = false, Fp8Element F8 = float8_e4m3_t>
+struct Scaled : Base {
+  using operand = F8;
+  static constexpr bool scaled = true;
+  static_assert(Base::b_k_major, "Scaled<Problem>: the e4m3 MMAs need B stored n x k (K contiguous)");
+  template <class Op>
+  using composition = std::conditional_t<RowMaxOut, epilogue::RowMax<typename Base::template composition<Op>>,
+                                         typename Base::template composition<Op>>;
+};
+/// addmm_glu with e4m3 A and B (B n x k) and scales; Y, bias and out in T.
+template <Element T, Fp8Element F8 = float8_e4m3_t>
+using ScaledProblem = Scaled<Problem<T, Layout::col_major>, false, F8>;
+/// The gated projection with e4m3 A and W and scales; bias and out in T.
+template <Element T, GateLayout GL, bool RowMaxOut = false, Fp8Element F8 = float8_e4m3_t>
+using GatedScaledProblem = Scaled<GatedProblem<T, GL>, RowMaxOut, F8>;
 
 /// The storage type of the e4m3 encoding the MMAs of Arch read (E4M3FNUZ on gfx942, OCP E4M3
 /// elsewhere), and that encoding.
@@ -185,115 +203,75 @@ using fp8_of_arch = std::conditional_t<arch_traits<Arch>::fp8_fnuz, float8_e4m3f
 template <class Arch>
 inline constexpr Fp8Format fp8_format_of_arch = fp8_format_of<fp8_of_arch<Arch>>;
 
-/// The kernels of policy P on e4m3 operands (the sm90a warp-specialised TMA policies; the
-/// CDNA policies), for operands in the encoding P's chip reads (fp8_of_arch).
-template <class P>
-struct ScaledKernels {
-  /// Arguments of operand type F8 compile for P only in its chip's encoding.
-  template <class F8>
-  static constexpr bool encoding_check() {
-    static_assert(std::is_same_v<F8, fp8_of_arch<typename P::arch>>,
+namespace detail {
+/// Arguments of operand type F8 compile for a policy of Arch only in its chip's encoding
+/// (Arch void: the defaults, which pick the chip at run time).
+template <class Arch, class F8>
+constexpr bool encoding_check() {
+  if constexpr (!std::is_void_v<Arch>)
+    static_assert(std::is_same_v<F8, fp8_of_arch<Arch>>,
                   "fp8: the policy's chip reads the other e4m3 encoding: gfx942's MFMA reads E4M3FNUZ "
                   "(float8_e4m3fnuz_t), sm90a's wgmma and gfx950's MFMA read OCP E4M3 (float8_e4m3_t)");
+  return true;
+}
+}  // namespace detail
+
+namespace op {
+/// The gated projection on e4m3 operands: the 16-bit form's GEMM at half the k, the scales
+/// dequantising the accumulators, the row maxima merged where row_absmax is given.
+struct GatedProjectionFp8 {
+  static constexpr const char* name = "gated_projection (fp8)";
+  /// The operation the default runs unless one is named, and the rule a named one meets.
+  using default_operation = epilogue::SwiGlu;
+  template <class Op>
+  static constexpr bool operation_check() {
+    static_assert(EpilogueOp<Op>, "gated_projection<Op>(fp8 args): Op must be a glukit policy or an epilogue operation "
+                                  "(epilogue::SwiGlu, GeGlu, ReGlu, SigmoidGlu, or one meeting glukit::EpilogueOp)");
     return true;
   }
-  /// The rules of either argument type (addmm_glu's Y only where P's operation reads it).
-  template <class Args>
-  static Status validate(const Args& args) {
-    static_assert(encoding_check<typename Args::fp8>());
-    return detail::validate_fp8(args, P::epilogue_op::reads_aux);
+  template <class Arch = void, Element T, class F8>
+  static Status validate(const GatedProjectionFp8ArgsT<T, F8>& a, bool /*reads_aux*/) {
+    static_assert(detail::encoding_check<Arch, F8>());
+    return validate_gated_arguments(a);
   }
-  /// Validates, queries the device once and launches (m == 0 or n == 0: nothing).
-  template <class Args>
-  static Status run(const Args& args, stream_t stream = {}) {
-    if (Status s = validate(args); !s.ok()) return s;
-    if (args.m == 0 || args.n == 0) return Status::success();
-    int device = 0;
-    if (Status s = detail::current_device<P>(&device); !s.ok()) return s;
-    return launch(args, stream, device);
-  }
-  /// run after validation and the device query.
-  template <Element T, class F8>
-  static Status launch(const GatedProjectionFp8ArgsT<T, F8>& args, stream_t stream, int device) {
-    static_assert(encoding_check<F8>());
-    static_assert(check_policy<P, GatedScaledProblem<T, GateLayout::stacked, false, F8>>(),
-                  "gated_projection (fp8): policy check failed");
-    const AddmmGluArgsT<T> gemm = detail::gemm_view(detail::half_width_view(args));
-    auto extra = detail::scale_operands(args, args.scale_w, args.scale_w_kind);
-    extra.row_absmax = args.row_absmax;
-    const bool inter = args.w_layout == GateLayout::interleaved;
+  template <Element T, class F8, class F>
+  static Status bind(const GatedProjectionFp8ArgsT<T, F8>& a, F&& f) {
+    const AddmmGluArgsT<T> gemm = detail::gemm_view(detail::half_width_view(a));
+    auto x = detail::scale_operands(a, a.scale_w, a.scale_w_kind);
+    x.row_absmax = a.row_absmax;
     constexpr GateLayout st = GateLayout::stacked, il = GateLayout::interleaved;
-    if (args.row_absmax != nullptr)
-      return inter ? detail::LauncherOf<P, GatedScaledProblem<T, il, true, F8>>::run(gemm, stream, device, extra)
-                   : detail::LauncherOf<P, GatedScaledProblem<T, st, true, F8>>::run(gemm, stream, device, extra);
-    return inter ? detail::LauncherOf<P, GatedScaledProblem<T, il, false, F8>>::run(gemm, stream, device, extra)
-                 : detail::LauncherOf<P, GatedScaledProblem<T, st, false, F8>>::run(gemm, stream, device, extra);
+    const bool inter = a.w_layout == il;
+    if (a.row_absmax != nullptr)
+      return inter ? f.template operator()<GatedScaledProblem<T, il, true, F8>>(gemm, x)
+                   : f.template operator()<GatedScaledProblem<T, st, true, F8>>(gemm, x);
+    return inter ? f.template operator()<GatedScaledProblem<T, il, false, F8>>(gemm, x)
+                 : f.template operator()<GatedScaledProblem<T, st, false, F8>>(gemm, x);
   }
-  template <Element T, class F8>
-  static Status launch(const AddmmGluFp8ArgsT<T, F8>& args, stream_t stream, int device) {
-    static_assert(encoding_check<F8>());
-    static_assert(check_policy<P, ScaledProblem<T, F8>>(), "addmm_glu (fp8): policy check failed");
-    return detail::LauncherOf<P, ScaledProblem<T, F8>>::run(detail::half_width_view(args), stream, device,
-                                                             detail::scale_operands(args, args.scale_b, args.scale_b_kind));
+  using policy_problem = GatedScaledProblem<bfloat16_t, GateLayout::stacked>;
+};
+/// addmm_glu on e4m3 operands (B n x k only: e4m3 wgmma reads B K-major).
+struct AddmmGluFp8 {
+  static constexpr const char* name = "addmm_glu (fp8)";
+  /// The operation the default runs unless one is named, and the rule a named one meets.
+  using default_operation = epilogue::GluGate;
+  template <class Op>
+  static constexpr bool operation_check() {
+    static_assert(EpilogueOp<Op>, "addmm_glu<Op>(fp8 args): Op must be a glukit policy or an epilogue operation "
+                                  "(epilogue::GluGate, BiasOnly, or one meeting glukit::EpilogueOp)");
+    return true;
   }
+  template <class Arch = void, Element T, class F8>
+  static Status validate(const AddmmGluFp8ArgsT<T, F8>& a, bool reads_aux) {
+    static_assert(detail::encoding_check<Arch, F8>());
+    return validate_arguments(a, reads_aux);
+  }
+  template <Element T, class F8, class F>
+  static Status bind(const AddmmGluFp8ArgsT<T, F8>& a, F&& f) {
+    return f.template operator()<ScaledProblem<T, F8>>(detail::half_width_view(a),
+                                                       detail::scale_operands(a, a.scale_b, a.scale_b_kind));
+  }
+  using policy_problem = ScaledProblem<bfloat16_t>;
 };
-
-/// out = epilogue_op(gate, up) of e4m3 operands with the kernel of Policy (a GatedTma policy).
-template <class Policy, Element T, class F8>
-  requires(!Element<Policy> && !EpilogueOp<Policy>)
-Status gated_projection(const GatedProjectionFp8ArgsT<T, F8>& args, stream_t stream = {}) {
-  return ScaledKernels<Policy>::run(args, stream);
-}
-/// out = epilogue_op(X, Y) of e4m3 operands with the kernel of Policy (a WarpSpecializedTma policy).
-template <class Policy, Element T, class F8>
-  requires(!Element<Policy>)
-Status addmm_glu(const AddmmGluFp8ArgsT<T, F8>& args, stream_t stream = {}) {
-  return ScaledKernels<Policy>::run(args, stream);
-}
-
-/// Per-row e4m3 quantisation of an output (the fp8 output's second step, after a kernel merged
-/// each row's largest |value| into absmax: GatedProjectionFp8ArgsT::row_absmax), or of any
-/// 16-bit matrix (absmax null: the row maxima are found first, e.g. an activation's dynamic
-/// per-token scales):
-///   scale[i] = max(absmax[i] / 448, FLT_MIN)  (NaN stays NaN: a zero row never divides by 0)
-///   q[i][j]  = e4m3(x[i][j] / scale[i])      (round to nearest even, saturating to +-448, NaN kept)
-/// x: m x n (ldx), T; q: m x n (ldq, bytes); n a multiple of 8.
-template <Element T>
-struct QuantizeRowsArgsT {
-  const T* x = nullptr;
-  const float* absmax = nullptr;
-  float* scale = nullptr;
-  float8_e4m3_t* q = nullptr;
-  std::int64_t m = 0;
-  std::int64_t n = 0;
-  std::int64_t ldx = 0;
-  std::int64_t ldq = 0;
-};
-
-/// quantize_rows_e4m3's rules (host only), each naming its argument.
-template <Element T>
-Status validate_quantize_rows(const QuantizeRowsArgsT<T>& p) {
-  if (p.m < 0 || p.m >= max_dimension) return Status::invalid("m: must be >= 0 and < 2^31");
-  if (p.n < 0 || p.n >= max_dimension) return Status::invalid("n: must be >= 0 and < 2^31");
-  if (p.m == 0 || p.n == 0) return Status::success();
-  if (p.n % vector_elems != 0) return Status::invalid("n: must be a multiple of 8");
-  if (p.x == nullptr || !detail::aligned16(p.x)) return Status::invalid("x: must not be null, 16-byte aligned");
-  if (p.ldx < p.n || p.ldx % vector_elems != 0) return Status::invalid("ldx: must be >= n and a multiple of 8");
-  if (p.q == nullptr || reinterpret_cast<std::uintptr_t>(p.q) % 8 != 0)
-    return Status::invalid("q: must not be null, 8-byte aligned");
-  if (p.ldq < p.n || p.ldq % 8 != 0) return Status::invalid("ldq: must be >= n and a multiple of 8");
-  if (p.scale == nullptr) return Status::invalid("scale: must not be null");
-  constexpr std::int64_t max_elems = std::int64_t{1} << 61;
-  if (p.ldx > max_elems / p.m || p.ldq > max_elems / p.m) return Status::invalid("ldx, ldq: m * ld overflows");
-  return Status::success();
-}
-
-namespace detail {
-/// The backend's fp8 default for element type T and operation Op: specialised next to its
-/// kernels with run(const GatedProjectionFp8ArgsT<T, F8>&, stream_t) and
-/// run(const AddmmGluFp8ArgsT<T, F8>&, stream_t).
-template <Backend B, class T, class Op>
-struct DefaultFp8Launcher;
-}  // namespace detail
+}  // namespace op
 
 }  // namespace glukit

@@ -1,18 +1,21 @@
-// The problem a launcher receives (AddmmGluArgsT<T>: element type, B's layout,
-// shape), the Status it returns, and the argument rules every launcher checks on
-// the host before touching the device.
+// addmm_glu as an op: its arguments (AddmmGluArgsT<T>), its rules, the problem the
+// kernels are compiled for (Problem<T, Layout>: the element type and B's layout, the base
+// of every op's problem) and its mapping onto the GEMM (op::AddmmGlu). No backend.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
+#include "glukit/epilogue/compose.hpp"
+#include "glukit/epilogue/functors.hpp"
+#include "glukit/ops/operands.hpp"
+#include "glukit/ops/status.hpp"
 #include "glukit/platform/element.hpp"
 
 namespace glukit {
 
-/// How B is stored.
-enum class Layout {
-  row_major,  ///< K x N, N contiguous (ldb >= n): the reference work's layout
-  col_major,  ///< N x K, K contiguous (ldb >= k): an nn.Linear weight, used as is
-};
+namespace op {
+struct AddmmGlu;
+}
 
 /// out = epilogue(a @ b + bias, y), element strides, T in {half_t, bfloat16_t}.
 /// A: m x k row-major (lda); B: k x n row-major, or its transpose stored n x k
@@ -22,6 +25,7 @@ enum class Layout {
 template <Element T>
 struct AddmmGluArgsT {
   using element = T;
+  using op = op::AddmmGlu;
   const T* a = nullptr;
   const T* b = nullptr;
   const T* bias = nullptr;
@@ -37,75 +41,8 @@ struct AddmmGluArgsT {
   Layout b_layout = Layout::row_major;
 };
 
-/// A kernel's operands beyond addmm_glu's (A, B, bias, Y, out), each null where its problem
-/// has none: a second output (the gated backward's H, addmm_glu's backward's dY, the gated
-/// projection's pre-activations P), a second input (addmm_glu's backward's gradient), the
-/// fp32 vector a composition's column sums are added into (addmm_glu's backward's dbias),
-/// a composition's broadcast vectors and per-row maxima (epilogue/compose.hpp:
-/// Operand::row_scale, column_scale; row_absmax), and a scaled (fp8) problem's
-/// dequantisation scales: A's of output row i at scale_a[i * scale_a_step], B's of its row r
-/// (the output column, or W's row) at scale_b[r * scale_b_step] (step 0: one scale for the
-/// whole operand). The kernel types fill it from their own argument structs for the backend
-/// launchers.
-template <Element T>
-struct ExtraOperandsT {
-  T* out2 = nullptr;
-  std::int64_t ld_out2 = 0;
-  const T* in2 = nullptr;
-  std::int64_t ld_in2 = 0;
-  float* column_sums = nullptr;
-  const float* row_scale = nullptr;
-  const float* column_scale = nullptr;
-  float* row_absmax = nullptr;
-  const float* scale_a = nullptr;
-  std::int64_t scale_a_step = 0;
-  const float* scale_b = nullptr;
-  std::int64_t scale_b_step = 0;
-};
-
 /// The fp16 problem of the reference work (B row-major unless b_layout says otherwise).
 using AddmmGluArgs = AddmmGluArgsT<half_t>;
-
-enum class StatusCode {
-  ok = 0,
-  invalid_argument,   ///< an argument breaks a documented rule; nothing was launched
-  unsupported_device, ///< the current device cannot run this policy
-  runtime_error,      ///< the runtime reported an error at launch
-};
-
-/// Result of a launcher call. Messages are static strings that name the
-/// argument and the rule it broke, e.g. "lda: must be >= k".
-class Status {
- public:
-  constexpr Status() = default;
-  constexpr Status(StatusCode code, const char* message) : code_(code), message_(message) {}
-  static constexpr Status success() { return {}; }
-  static constexpr Status invalid(const char* message) {
-    return {StatusCode::invalid_argument, message};
-  }
-  constexpr bool ok() const { return code_ == StatusCode::ok; }
-  constexpr StatusCode code() const { return code_; }
-  constexpr const char* message() const { return message_; }
-  constexpr explicit operator bool() const { return ok(); }
-
- private:
-  StatusCode code_ = StatusCode::ok;
-  const char* message_ = "ok";
-};
-
-/// Alignment, in elements, of k, the leading dimensions and (in bytes: x2) the
-/// pointers: the vectorised paths move 16-byte chunks (8 two-byte values).
-inline constexpr std::int64_t vector_elems = 8;
-
-/// Largest element count of one operand whose byte offsets still fit the
-/// 32-bit-per-row, 64-bit-total index arithmetic of the kernels.
-inline constexpr std::int64_t max_dimension = std::int64_t{1} << 31;
-
-namespace detail {
-inline bool aligned16(const void* p) {
-  return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0;
-}
-}  // namespace detail
 
 /// The argument rules shared by every launcher (host only, no device access).
 /// m == 0 or n == 0: valid no-op. k == 0: valid (out = epilogue(bias or 0, y)).
@@ -147,9 +84,7 @@ Status validate_arguments(const AddmmGluArgsT<T>& p, bool reads_aux = true) {
   if (p.k > 0 && p.ldb >= max_dimension) return Status::invalid("ldb: must be < 2^31");
   if (need_y && p.ldy >= max_dimension) return Status::invalid("ldy: must be < 2^31");
   if (p.ldo >= max_dimension) return Status::invalid("ldo: must be < 2^31");
-  // Element offsets (row * ld + col) are computed in 64 bits; keep the last one
-  // of each operand far below 2^62 bytes so no intermediate can overflow.
-  constexpr std::int64_t max_elems = std::int64_t{1} << 61;
+  constexpr std::int64_t max_elems = max_elements;
   const auto too_big = [&](std::int64_t rows, std::int64_t ld) {
     return rows > 0 && ld > max_elems / rows;
   };
@@ -160,5 +95,64 @@ Status validate_arguments(const AddmmGluArgsT<T>& p, bool reads_aux = true) {
   if (too_big(p.m, p.ldo)) return Status::invalid("ldo: m * ldo overflows the index range");
   return Status::success();
 }
+
+/// The problem a kernel is compiled for: the operands' element type and B's layout.
+/// A policy says how; a problem says what. The launcher picks the problem from the
+/// arguments (AddmmGluArgsT<T>::b_layout) and binds it to the policy (Bound).
+template <Element T, Layout LB>
+struct Problem {
+  using element = T;
+  /// The type of A's and B's values in memory: T, or an e4m3 type for a scaled problem.
+  using operand = T;
+  /// A and B in e4m3 with dequantisation scales (ScaledProblem): the accumulators are
+  /// multiplied by A's row scale and B's column scale before the bias is added.
+  static constexpr bool scaled = false;
+  static constexpr Layout b_layout = LB;
+  /// B stored n x k (K contiguous): read like A, the MMA's native K-major operand.
+  static constexpr bool b_k_major = LB == Layout::col_major;
+  /// addmm_glu's GEMM: B's columns are the output's columns.
+  static constexpr bool gated = false;
+  /// The gated backward's GEMM (GatedBackwardProblem): the epilogue reads gate/up pairs.
+  static constexpr bool gated_backward = false;
+  /// A gated projection that also writes its pre-activations (GatedProblem).
+  static constexpr bool store_preact = false;
+  /// addmm_glu's backward (AddmmGluBackwardProblem): the epilogue reads two tiles.
+  static constexpr bool aux_backward = false;
+  /// The gated projection's backward (GatedProjectionBackwardProblem): the pre-activations
+  /// recomputed, the epilogue reads the output's gradient.
+  static constexpr bool projection_backward = false;
+  /// The epilogue of operation Op on this problem's tile (epilogue/compose.hpp).
+  template <class Op>
+  using composition = epilogue::Elementwise<Op>;
+};
+
+namespace op {
+/// addmm_glu: the GEMM's own arguments, the problem of their b_layout.
+struct AddmmGlu {
+  static constexpr const char* name = "addmm_glu";
+  /// The operation the default runs unless one is named, and the rule a named one meets.
+  using default_operation = epilogue::GluGate;
+  template <class Op>
+  static constexpr bool operation_check() {
+    static_assert(EpilogueOp<Op>, "addmm_glu<Op>(args): Op must be a glukit policy or an epilogue operation "
+                                  "(epilogue::GluGate, BiasOnly, or one meeting glukit::EpilogueOp)");
+    return true;
+  }
+  template <class /*Arch*/ = void, Element T>
+  static Status validate(const AddmmGluArgsT<T>& a, bool reads_aux) {
+    return validate_arguments(a, reads_aux);
+  }
+  /// f.template operator()<Problem>(gemm arguments, operands beyond them) for the problem
+  /// the arguments pick; f's result.
+  template <Element T, class F>
+  static Status bind(const AddmmGluArgsT<T>& a, F&& f) {
+    if (a.b_layout == Layout::col_major)
+      return f.template operator()<Problem<T, Layout::col_major>>(a, ExtraOperandsT<T>{});
+    return f.template operator()<Problem<T, Layout::row_major>>(a, ExtraOperandsT<T>{});
+  }
+  /// The problem check_policy binds a policy to.
+  using policy_problem = Problem<half_t, Layout::row_major>;
+};
+}  // namespace op
 
 }  // namespace glukit

@@ -1,0 +1,52 @@
+// The HIP defaults: every op launched with an operation instead of a policy runs
+// V4FusedEpilogue of the current device's chip (gfx942 or gfx950) with that operation, for
+// the arguments' element type and layouts; e4m3 operands only in the encoding the chip's
+// MFMA reads (E4M3FNUZ on gfx942, OCP E4M3 on gfx950), unsupported_device naming it
+// otherwise; other devices get unsupported_device. V4 is the reference work's fastest
+// variant on the MI350X, and the one chosen for every op and shape: that choice is taken
+// from the reference, not measured (no AMD GPU is reachable from this project), so unlike
+// the sm90a defaults there is no per-shape rule.
+#pragma once
+#include <type_traits>
+
+#include "glukit/kernels/cdna/device_facts.hpp"
+#include "glukit/kernels/cdna/launcher.hpp"
+#include "glukit/kernels/op_kernel.hpp"
+
+namespace glukit::detail {
+
+template <>
+struct Defaults<Backend::hip> {
+  /// The encoding of an argument type's e4m3 operands (void: 16-bit operands).
+  template <class A>
+  static auto fp8_of(const A&) -> void;
+  template <Element T, class F8>
+  static auto fp8_of(const GatedProjectionFp8ArgsT<T, F8>&) -> F8;
+  template <Element T, class F8>
+  static auto fp8_of(const AddmmGluFp8ArgsT<T, F8>&) -> F8;
+
+  template <class Operation, class A>
+  static Status run(const A& args, stream_t stream) {
+    using Op = typename A::op;
+    using F8 = decltype(fp8_of(args));
+    if (Status s = Op::validate(args, Operation::reads_aux); !s) return s;
+    if (args.m == 0 || args.n == 0) return Status::success();
+    return cdna::on_current_chip(
+        "device: glukit's kernels on HIP need a gfx942 (MI300) or gfx950 (MI350) GPU",
+        [&]<class Arch>(Arch, int device) -> Status {
+          using Kernel = OpKernel<Op, with_operation<policy::V4FusedEpilogue<Arch>, Operation>>;
+          if constexpr (std::is_void_v<F8> || std::is_same_v<F8, fp8_of_arch<Arch>>) {
+            return run_validated<Kernel>(args, stream, device);
+          } else if constexpr (std::is_same_v<Arch, arch::gfx942>) {
+            return {StatusCode::unsupported_device,
+                    "a, w: this gfx942 GPU's MFMA reads E4M3FNUZ; pass float8_e4m3fnuz_t operands "
+                    "(torch.float8_e4m3fnuz)"};
+          } else {
+            return {StatusCode::unsupported_device,
+                    "a, w: this GPU's MFMA reads OCP E4M3; pass float8_e4m3_t operands (torch.float8_e4m3fn)"};
+          }
+        });
+  }
+};
+
+}  // namespace glukit::detail

@@ -1,0 +1,94 @@
+// The sm90a defaults: every op launched with an operation instead of a policy
+// (glukit::addmm_glu(args), gated_projection<epilogue::GeGlu>(args), gated_backward<Op>(args),
+// ...) runs the kernel its rule picks for the shape on the current device, from its
+// candidate list (kernels/sm90/plan_default.hpp: the lists and the rules, host-tested), with
+// the operation in the policy's epilogue.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <tuple>
+#include <utility>
+
+#include "glukit/kernels/op_kernel.hpp"
+#include "glukit/kernels/sm90/launcher.hpp"
+#include "glukit/kernels/sm90/plan_default.hpp"
+#include "glukit/platform/runtime.hpp"
+
+namespace glukit::detail {
+
+/// f.template operator()<Policy>() for the pick's policy: one instantiation per candidate
+/// of the list, one of them run.
+template <class List, class F>
+Status run_pick(sm90::Pick<List> pick, F&& f) {
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    Status s{StatusCode::invalid_argument, "default: no such candidate"};
+    (void)((pick.index == static_cast<int>(I) && (s = f.template operator()<std::tuple_element_t<I, List>>(), true)) ||
+           ...);
+    return s;
+  }(std::make_index_sequence<std::tuple_size_v<List>>{});
+}
+
+template <>
+struct Defaults<Backend::cuda> {
+  /// SM count of a device, read once (racing first calls read the same value).
+  static Status sm_count(int device, int* sms) {
+    constexpr int max_devices = 64;
+    static std::atomic<int> cache[max_devices] = {};
+    if (device < 0 || device >= max_devices) return {StatusCode::unsupported_device, "device: ordinal >= 64"};
+    int v = cache[device].load(std::memory_order_relaxed);
+    if (v == 0) {
+      if (device_sm_count(device, &v) != success || v < 1)
+        return {StatusCode::runtime_error, "device: cannot read the device's SM count"};
+      cache[device].store(v, std::memory_order_relaxed);
+    }
+    *sms = v;
+    return Status::success();
+  }
+
+  /// Each op's pick: its candidate list and rule.
+  template <Element T>
+  static sm90::DefaultKernel pick(const AddmmGluArgsT<T>& a, int sms) {
+    return sm90::default_kernel(a.m, a.n, a.k, sms);
+  }
+  template <Element T>
+  static sm90::DefaultGatedKernel pick(const GatedProjectionArgsT<T>& a, int sms) {
+    return a.p != nullptr ? sm90::default_gated_preact_kernel(a.m, a.n, a.k, sms)
+                          : sm90::default_gated_kernel(a.m, a.n, a.k, sms);
+  }
+  template <Element T, class F8>
+  static sm90::DefaultKernel pick(const AddmmGluFp8ArgsT<T, F8>& a, int sms) {
+    return sm90::default_kernel_fp8(a.m, a.n, a.k, sms);
+  }
+  template <Element T, class F8>
+  static sm90::DefaultGatedFp8Kernel pick(const GatedProjectionFp8ArgsT<T, F8>& a, int sms) {
+    return sm90::default_gated_fp8_kernel(a.m, a.n, a.k, sms);
+  }
+  template <Element T>
+  static sm90::DefaultGatedBackwardKernel pick(const GatedBackwardArgsT<T>&, int) {
+    return {};
+  }
+  template <Element T>
+  static sm90::DefaultProjectionBackwardKernel pick(const GatedProjectionBackwardArgsT<T>&, int) {
+    return {};
+  }
+  template <Element T>
+  static sm90::DefaultAddmmGluBackwardKernel pick(const AddmmGluBackwardArgsT<T>&, int) {
+    return {};
+  }
+
+  /// Validates, queries the device once, picks and launches with operation Operation.
+  template <class Operation, class A>
+  static Status run(const A& args, stream_t stream) {
+    using Op = typename A::op;
+    if (Status s = Op::template validate<arch::sm90a>(args, Operation::reads_aux); !s.ok()) return s;
+    if (args.m == 0 || args.n == 0) return Status::success();
+    int device = 0, sms = 0;
+    if (Status s = CurrentDevice<Backend::cuda>::get(&device); !s.ok()) return s;
+    if (Status s = sm_count(device, &sms); !s.ok()) return s;
+    return run_pick(pick(args, sms), [&]<class P>() {
+      return run_validated<OpKernel<Op, with_operation<P, Operation>>>(args, stream, device);
+    });
+  }
+};
+
+}  // namespace glukit::detail
