@@ -104,9 +104,9 @@ set(_cdna_kernels --kernel V1RegisterStaged/fp16/row=v1 --kernel V2DirectToLds/f
              --kernel V2GluBackward/fp16/xbwd-col=v2 --kernel V2GluBackward/bf16/xbwd-row=v2
              # ... with the bias gradient's column sums (AddmmGluBackwardProblem<T, Layout, true>)
              --kernel V4GluBackward/fp16/xbwd-col-sum=v4 --kernel V4GluBackward/bf16/xbwd-row-sum=v4
-             # the default addmm_glu_backward<GluGate> (WithEpilogue<V4FusedEpilogue<chip>, GluGate>)
-             --kernel WithEpilogue/fp16/xbwd-col=v4 --kernel WithEpilogue/fp16/xbwd-row=v4
-             --kernel WithEpilogue/fp16/xbwd-col-sum=v4 --kernel WithEpilogue/fp16/xbwd-row-sum=v4
+             # the default addmm_glu_backward<GluGate> (V4FusedEpilogue<chip> itself: it runs GluGate)
+             --kernel V4FusedEpilogue/fp16/xbwd-col=v4 --kernel V4FusedEpilogue/fp16/xbwd-row=v4
+             --kernel V4FusedEpilogue/fp16/xbwd-col-sum=v4 --kernel V4FusedEpilogue/fp16/xbwd-row-sum=v4
              # the gated projection's backward (GatedProjectionBackwardProblem<T, GateLayout>)
              --kernel V4SwiGluBackward/bf16/pbwd-stacked=v4-op --kernel V4SwiGluBackward/fp16/pbwd-interleaved=v4-op
              --kernel V4GeGluBackward/bf16/pbwd-stacked=v4-op --kernel V4GeGluBackward/fp16/pbwd-interleaved=v4-op
@@ -121,7 +121,10 @@ set(_cdna_kernels --kernel V1RegisterStaged/fp16/row=v1 --kernel V2DirectToLds/f
              --kernel V4Scaled/bf16/fp8-stacked-max=v4 --kernel V4Scaled/fp16/fp8-col=v4 --kernel V4Scaled/bf16/fp8-col=v4
              # the default gated_projection<SwiGlu>(fp8 args) (WithEpilogue<V4FusedEpilogue<chip>, SwiGlu>)
              --kernel WithEpilogue/bf16/fp8-stacked=v4-op --kernel WithEpilogue/bf16/fp8-interleaved=v4-op
-             --kernel WithEpilogue/bf16/fp8-stacked-max=v4-op --kernel WithEpilogue/bf16/fp8-col=v4)
+             --kernel WithEpilogue/bf16/fp8-stacked-max=v4-op
+             # V4 with GluGate under that name (addmm_glu<WithEpilogue<V4, GluGate>>(fp8 args)), the
+             # gated defaults' reference; the default addmm_glu(fp8 args) runs V4FusedEpilogue itself
+             --kernel WithEpilogue/bf16/fp8-col=v4)
 set(_cdna_budget_gfx942 65536)
 set(_cdna_budget_gfx950 163840)
 
