@@ -111,18 +111,24 @@ struct OpKernel {
   template <class A>
     requires std::is_same_v<typename A::op, Op>
   static Status check_kernel(const A& args) {
-    return Op::bind(args, [&]<class Pr>(const auto& gemm, const auto& operands) -> Status {
-      using L = detail::LauncherOf<P, Pr>;
-      if constexpr (L::runs) return L::check(gemm, operands);
-      else return Status::invalid(L::refusal);
-    });
+    return on_launcher(args, [&]<class L>(const auto& gemm, const auto& operands) { return L::check(gemm, operands); });
   }
   template <class A>
     requires std::is_same_v<typename A::op, Op>
   static Status launch(const A& args, stream_t stream, int device) {
+    return on_launcher(args, [&]<class L>(const auto& gemm, const auto& operands) {
+      return L::run(gemm, stream, device, operands);
+    });
+  }
+
+ private:
+  /// f.template operator()<Launcher>(gemm, operands) with the launcher of P bound to the
+  /// problem the arguments pick; that launcher's refusal where it cannot run the problem.
+  template <class A, class F>
+  static Status on_launcher(const A& args, F&& f) {
     return Op::bind(args, [&]<class Pr>(const auto& gemm, const auto& operands) -> Status {
       using L = detail::LauncherOf<P, Pr>;
-      if constexpr (L::runs) return L::run(gemm, stream, device, operands);
+      if constexpr (L::runs) return f.template operator()<L>(gemm, operands);
       else return Status::invalid(L::refusal);
     });
   }
@@ -179,7 +185,8 @@ Status run_op(const A& args, stream_t stream) {
     return OpKernel<Op, X>::run(args, stream);
   } else {
     using Operation = std::conditional_t<std::is_void_v<X>, typename Op::default_operation, X>;
-    static_assert(Op::template operation_check<Operation>());
+    if constexpr (requires { Op::template operation_check<Operation>(); })  // the backwards' rule
+      static_assert(Op::template operation_check<Operation>());
 #if defined(GLUKIT_BACKEND_CUDA)
     return Defaults<dependent_backend<A, Backend::cuda>>::template run<Operation>(args, stream);
 #elif defined(GLUKIT_BACKEND_HIP)

@@ -129,15 +129,8 @@ struct Problem {
 namespace op {
 /// addmm_glu: the GEMM's own arguments, the problem of their b_layout.
 struct AddmmGlu {
-  static constexpr const char* name = "addmm_glu";
-  /// The operation the default runs unless one is named, and the rule a named one meets.
+  /// The operation the default runs unless one is named.
   using default_operation = epilogue::GluGate;
-  template <class Op>
-  static constexpr bool operation_check() {
-    static_assert(EpilogueOp<Op>, "addmm_glu<Op>(args): Op must be a glukit policy or an epilogue operation "
-                                  "(epilogue::GluGate, BiasOnly, or one meeting glukit::EpilogueOp)");
-    return true;
-  }
   template <class /*Arch*/ = void, Element T>
   static Status validate(const AddmmGluArgsT<T>& a, bool reads_aux) {
     return validate_arguments(a, reads_aux);

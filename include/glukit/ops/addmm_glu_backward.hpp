@@ -19,7 +19,6 @@ namespace op {
 struct AddmmGluBackward;
 }
 
-
 /// Row-major operands, element strides: a m x k (lda), b k x n or n x k (ldb, b_layout),
 /// bias n (or null), y m x n (ldy), dout m x n (lddout, the gradient of out), dx m x n (lddx), dy m x n (lddy);
 /// dbias: n floats the kernel adds dX's column sums into (the caller zeroes it: the sums of
@@ -84,9 +83,8 @@ Status validate_addmm_glu_backward_arguments(const AddmmGluBackwardArgsT<T>& g) 
   if (g.m == 0 || g.n == 0) return Status::success();
   if (g.dout == nullptr) return Status::invalid("dout: must not be null");
   if (g.dy == nullptr) return Status::invalid("dy: must not be null");
-  const auto bad_ld = [&](std::int64_t ld) { return ld < g.n || ld % vector_elems != 0 || ld >= max_dimension; };
-  if (bad_ld(g.lddout)) return Status::invalid("lddout: must be >= n, a multiple of 8 and < 2^31");
-  if (bad_ld(g.lddy)) return Status::invalid("lddy: must be >= n, a multiple of 8 and < 2^31");
+  if (detail::bad_stride(g.lddout, g.n)) return Status::invalid("lddout: must be >= n, a multiple of 8 and < 2^31");
+  if (detail::bad_stride(g.lddy, g.n)) return Status::invalid("lddy: must be >= n, a multiple of 8 and < 2^31");
   if (!detail::aligned16(g.dout)) return Status::invalid("dout: must be 16-byte aligned");
   if (!detail::aligned16(g.dy)) return Status::invalid("dy: must be 16-byte aligned");
   if (g.n % vector_elems != 0) return Status::invalid("n: must be a multiple of 8");
@@ -117,7 +115,6 @@ namespace op {
 /// addmm_glu's backward: the forward's GEMM, dout and Y read, dX and dY written by the
 /// epilogue (and dX's column sums added into dbias where it is given).
 struct AddmmGluBackward {
-  static constexpr const char* name = "addmm_glu_backward";
   /// The operation the default runs unless one is named, and the rule a named one meets.
   using default_operation = epilogue::GluGate;
   template <class Op>
@@ -141,7 +138,8 @@ struct AddmmGluBackward {
   template <Layout L, Element T, class F>
   static Status bind_layout(const AddmmGluBackwardArgsT<T>& a, F& f) {
     if (a.dbias != nullptr)
-      return f.template operator()<AddmmGluBackwardProblem<T, L, true>>(detail::gemm_view(a), detail::extra_operands(a));
+      return f.template operator()<AddmmGluBackwardProblem<T, L, true>>(detail::gemm_view(a),
+                                                                         detail::extra_operands(a));
     return f.template operator()<AddmmGluBackwardProblem<T, L>>(detail::gemm_view(a), detail::extra_operands(a));
   }
 };

@@ -220,15 +220,8 @@ namespace op {
 /// The gated projection on e4m3 operands: the 16-bit form's GEMM at half the k, the scales
 /// dequantising the accumulators, the row maxima merged where row_absmax is given.
 struct GatedProjectionFp8 {
-  static constexpr const char* name = "gated_projection (fp8)";
-  /// The operation the default runs unless one is named, and the rule a named one meets.
+  /// The operation the default runs unless one is named.
   using default_operation = epilogue::SwiGlu;
-  template <class Op>
-  static constexpr bool operation_check() {
-    static_assert(EpilogueOp<Op>, "gated_projection<Op>(fp8 args): Op must be a glukit policy or an epilogue operation "
-                                  "(epilogue::SwiGlu, GeGlu, ReGlu, SigmoidGlu, or one meeting glukit::EpilogueOp)");
-    return true;
-  }
   template <class Arch = void, Element T, class F8>
   static Status validate(const GatedProjectionFp8ArgsT<T, F8>& a, bool /*reads_aux*/) {
     static_assert(detail::encoding_check<Arch, F8>());
@@ -251,15 +244,8 @@ struct GatedProjectionFp8 {
 };
 /// addmm_glu on e4m3 operands (B n x k only: e4m3 wgmma reads B K-major).
 struct AddmmGluFp8 {
-  static constexpr const char* name = "addmm_glu (fp8)";
-  /// The operation the default runs unless one is named, and the rule a named one meets.
+  /// The operation the default runs unless one is named.
   using default_operation = epilogue::GluGate;
-  template <class Op>
-  static constexpr bool operation_check() {
-    static_assert(EpilogueOp<Op>, "addmm_glu<Op>(fp8 args): Op must be a glukit policy or an epilogue operation "
-                                  "(epilogue::GluGate, BiasOnly, or one meeting glukit::EpilogueOp)");
-    return true;
-  }
   template <class Arch = void, Element T, class F8>
   static Status validate(const AddmmGluFp8ArgsT<T, F8>& a, bool reads_aux) {
     static_assert(detail::encoding_check<Arch, F8>());

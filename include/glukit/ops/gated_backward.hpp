@@ -68,14 +68,13 @@ Status validate_gated_backward_arguments(const GatedBackwardArgsT<T>& g) {
   if (g.h == nullptr) return Status::invalid("h: must not be null");
   if (g.k % vector_elems != 0) return Status::invalid("k: must be a multiple of 8");
   if (g.n % vector_elems != 0) return Status::invalid("n: must be a multiple of 8");
-  const auto bad_ld = [](std::int64_t ld, std::int64_t width) {
-    return ld < width || ld % vector_elems != 0 || ld >= max_dimension;
-  };
-  if (uses_gemm && bad_ld(g.lddy, g.k)) return Status::invalid("lddy: must be >= k, a multiple of 8 and < 2^31");
-  if (uses_gemm && bad_ld(g.ldw_down, g.n)) return Status::invalid("ldw_down: must be >= n, a multiple of 8 and < 2^31");
-  if (bad_ld(g.ldp, 2 * g.n)) return Status::invalid("ldp: must be >= 2n, a multiple of 8 and < 2^31");
-  if (bad_ld(g.lddp, 2 * g.n)) return Status::invalid("lddp: must be >= 2n, a multiple of 8 and < 2^31");
-  if (bad_ld(g.ldh, g.n)) return Status::invalid("ldh: must be >= n, a multiple of 8 and < 2^31");
+  if (uses_gemm && detail::bad_stride(g.lddy, g.k))
+    return Status::invalid("lddy: must be >= k, a multiple of 8 and < 2^31");
+  if (uses_gemm && detail::bad_stride(g.ldw_down, g.n))
+    return Status::invalid("ldw_down: must be >= n, a multiple of 8 and < 2^31");
+  if (detail::bad_stride(g.ldp, 2 * g.n)) return Status::invalid("ldp: must be >= 2n, a multiple of 8 and < 2^31");
+  if (detail::bad_stride(g.lddp, 2 * g.n)) return Status::invalid("lddp: must be >= 2n, a multiple of 8 and < 2^31");
+  if (detail::bad_stride(g.ldh, g.n)) return Status::invalid("ldh: must be >= n, a multiple of 8 and < 2^31");
   if (uses_gemm && !detail::aligned16(g.dy)) return Status::invalid("dy: must be 16-byte aligned");
   if (uses_gemm && !detail::aligned16(g.w_down)) return Status::invalid("w_down: must be 16-byte aligned");
   if (!detail::aligned16(g.p)) return Status::invalid("p: must be 16-byte aligned");
@@ -84,7 +83,8 @@ Status validate_gated_backward_arguments(const GatedBackwardArgsT<T>& g) {
   if (g.dp == g.p && g.lddp != g.ldp) return Status::invalid("lddp: must equal ldp when dp is p");
   constexpr std::int64_t max_elems = max_elements;
   if (uses_gemm && g.lddy > max_elems / g.m) return Status::invalid("lddy: m * lddy overflows the index range");
-  if (uses_gemm && g.ldw_down > max_elems / g.k) return Status::invalid("ldw_down: k * ldw_down overflows the index range");
+  if (uses_gemm && g.ldw_down > max_elems / g.k)
+    return Status::invalid("ldw_down: k * ldw_down overflows the index range");
   if (g.ldp > max_elems / g.m) return Status::invalid("ldp: m * ldp overflows the index range");
   if (g.lddp > max_elems / g.m) return Status::invalid("lddp: m * lddp overflows the index range");
   if (g.ldh > max_elems / g.m) return Status::invalid("ldh: m * ldh overflows the index range");
@@ -120,16 +120,17 @@ struct GatedBackwardProblem : Problem<T, Layout::row_major> {
 namespace op {
 /// The gated backward: dY W_down, P read and dP, H written by the epilogue.
 struct GatedBackward {
-  static constexpr const char* name = "gated_backward";
   /// No default operation: the backward must run the forward's.
   using default_operation = void;
   template <class Op>
   static constexpr bool operation_check() {
-    static_assert(!std::is_void_v<Op>, "gated_backward<Op>(args): name the gated activation the forward ran, e.g. glukit::gated_backward<glukit::epilogue::SwiGlu>(args) (the "
-                                       "backward has no default activation)");
+    static_assert(!std::is_void_v<Op>,
+                  "gated_backward<Op>(args): name the gated activation the forward ran, e.g. "
+                  "glukit::gated_backward<glukit::epilogue::SwiGlu>(args) (the backward has no default activation)");
     if constexpr (!std::is_void_v<Op>)
-      static_assert(EpilogueOpBackward<Op>, "gated_backward<Op>(args): Op has no `backward` (epilogue/functors.hpp: "
-                                            "EpilogueOpBackward); SwiGlu, GeGlu, ReGlu, SigmoidGlu and SquaredReluGlu have one");
+      static_assert(EpilogueOpBackward<Op>,
+                    "gated_backward<Op>(args): Op has no `backward` (epilogue/functors.hpp: EpilogueOpBackward); "
+                    "SwiGlu, GeGlu, ReGlu, SigmoidGlu and SquaredReluGlu have one");
     return true;
   }
   template <class /*Arch*/ = void, Element T>

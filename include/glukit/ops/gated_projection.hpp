@@ -150,7 +150,8 @@ Status validate_gated_arguments(const GatedProjectionArgsT<T>& p) {
 template <class E>
 void interleave_gate_up_rows(const E* src, E* dst, std::int64_t n, std::int64_t k, std::int64_t ld) {
   for (std::int64_t j = 0; j < n; ++j) {
-    std::memcpy(dst + gate_row(j, n, GateLayout::interleaved) * ld, src + j * ld, sizeof(E) * static_cast<std::size_t>(k));
+    std::memcpy(dst + gate_row(j, n, GateLayout::interleaved) * ld, src + j * ld,
+                sizeof(E) * static_cast<std::size_t>(k));
     std::memcpy(dst + up_row(j, n, GateLayout::interleaved) * ld, src + (n + j) * ld,
                 sizeof(E) * static_cast<std::size_t>(k));
   }
@@ -189,15 +190,8 @@ namespace op {
 /// The gated projection: the GEMM over W's 2n rows in gate/up pairs (w_layout's order),
 /// writing the pre-activations beside the output where p is given.
 struct GatedProjection {
-  static constexpr const char* name = "gated_projection";
-  /// The operation the default runs unless one is named, and the rule a named one meets.
+  /// The operation the default runs unless one is named.
   using default_operation = epilogue::SwiGlu;
-  template <class Op>
-  static constexpr bool operation_check() {
-    static_assert(EpilogueOp<Op>, "gated_projection<Op>(args): Op must be a glukit policy or an epilogue operation "
-                                  "(epilogue::SwiGlu, GeGlu, ReGlu, SigmoidGlu, or one meeting glukit::EpilogueOp)");
-    return true;
-  }
   template <class /*Arch*/ = void, Element T>
   static Status validate(const GatedProjectionArgsT<T>& a, bool /*reads_aux*/) {
     return validate_gated_arguments(a);

@@ -82,7 +82,8 @@ Status validate_gated_projection_backward_arguments(const GatedProjectionBackwar
     return s;
   }
   if (g.m == 0 || g.n == 0) return Status::success();
-  if (static_cast<const void*>(g.dp) == static_cast<const void*>(g.dout)) return Status::invalid("dp: must not be dout");
+  if (static_cast<const void*>(g.dp) == static_cast<const void*>(g.dout))
+    return Status::invalid("dp: must not be dout");
   return Status::success();
 }
 
@@ -102,16 +103,19 @@ namespace op {
 /// The recomputing backward: the gated projection's GEMM, dO read and dP written by the
 /// epilogue.
 struct GatedProjectionBackward {
-  static constexpr const char* name = "gated_projection_backward";
   /// No default operation: the backward must run the forward's.
   using default_operation = void;
   template <class Op>
   static constexpr bool operation_check() {
-    static_assert(!std::is_void_v<Op>, "gated_projection_backward<Op>(args): name the gated activation the forward ran, e.g. glukit::gated_projection_backward<glukit::epilogue::SwiGlu>(args) (the "
-                                       "backward has no default activation)");
+    static_assert(!std::is_void_v<Op>,
+                  "gated_projection_backward<Op>(args): name the gated activation the forward ran, e.g. "
+                  "glukit::gated_projection_backward<glukit::epilogue::SwiGlu>(args) "
+                  "(the backward has no default activation)");
     if constexpr (!std::is_void_v<Op>)
-      static_assert(EpilogueOpBackward<Op>, "gated_projection_backward<Op>(args): Op has no `backward` (epilogue/functors.hpp: "
-                                            "EpilogueOpBackward); SwiGlu, GeGlu, ReGlu, SigmoidGlu and SquaredReluGlu have one");
+      static_assert(EpilogueOpBackward<Op>,
+                    "gated_projection_backward<Op>(args): Op has no `backward` "
+                    "(epilogue/functors.hpp: EpilogueOpBackward); "
+                    "SwiGlu, GeGlu, ReGlu, SigmoidGlu and SquaredReluGlu have one");
     return true;
   }
   template <class /*Arch*/ = void, Element T>
