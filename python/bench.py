@@ -18,7 +18,7 @@ of each 6 not kept: all see the same clock state; time_in_turns); input sets rot
 that their total passes the L2 (~50 MB on the H200) and consecutive calls read different
 sets; the median is reported. glukit's host
 time per call (the op's dispatch, checks and launch on the CPU) is measured too, and for
-addmm_glu the C++ launcher alone on the same inputs (``glukit._C._launch_addmm_glu``: no
+addmm_glu the C++ launcher alone on the same inputs (``glukit._C.launch``: no
 dispatcher, checks or allocation), in the same turns: the "op / launcher" column.
 
 The MLP training step (``--parts training``): a Llama MLP without bias in bf16, hidden d and
@@ -130,13 +130,15 @@ def ours(a, b, c, y, b_is_nk):
 
 
 def launcher_of(sets):
-    """glukit's C++ launcher alone (glukit._C._launch_addmm_glu: no dispatcher, checks or
-    allocation) on the same input sets, each with its output allocated once here."""
+    """glukit's C++ launcher alone (glukit._C.launch, the ops' one entry point: no dispatcher,
+    checks or allocation) on the same input sets, each with its output allocated once here."""
     outs = {id(s[0]): torch.empty(s[0].shape[0], s[3].shape[1], device=s[0].device, dtype=s[0].dtype) for s in sets}
+    element = {torch.float16: "f16", torch.bfloat16: "bf16"}
 
     def launch(a, b, c, y, b_is_nk):
         out = outs[id(a)]
-        glukit._C._launch_addmm_glu(a, b, c, y, out, b_is_nk)
+        glukit._C.launch("addmm_glu", element[a.dtype], "", [a, b, c, y, out], a.shape[0], out.shape[1], a.shape[1],
+                         b_is_nk, False)
         return out
     return launch
 
@@ -680,7 +682,7 @@ def bench_fp8_mlp(args):
                 ref = fns["bf16_eager"](*sets[0])
                 row = {"name": f"fp8 MLP d={d} i={i} M={m}", "m": m, "d": d, "i": i, "dtype": "bfloat16",
                        "activation": "silu", "bias": False, "input_sets": len(sets),
-                       "fp8_kernel": glukit._fp8_kernel,
+                       "fp8_kernel": glukit.library.uses_kernel("gated_projection_fp8_quant"),
                        "glukit_rel_l2_vs_bf16": rel_l2(fns["glukit"](*sets[0]), ref),
                        "unfused_rel_l2_vs_bf16": rel_l2(fns["unfused"](*sets[0]), ref),
                        "glukit_rel_l2_vs_unfused": rel_l2(fns["glukit"](*sets[0]), fns["unfused"](*sets[0]))}

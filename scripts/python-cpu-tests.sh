@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The python.cpu ctest: runs python/tests (pytest -m "not gpu": no GPU, no compiled
 # extension) with the Debian sid root's python3-torch (CPU) and python3-pytest.
-# Usage: python-cpu-tests.sh SID_ROOT REPO. Copies python/ (and the activation list's
-# header) into SID_ROOT/tmp, mounts /proc there for the run when it is not mounted (torch
-# reads it), and chroots; needs root (or sudo without a password). Exits 77 (ctest: skipped) when it cannot chroot.
+# Usage: python-cpu-tests.sh SID_ROOT REPO. Copies python/ into SID_ROOT/tmp, mounts /proc
+# there for the run when it is not mounted (torch reads it), and chroots; needs root (or sudo
+# without a password). Exits 77 (ctest: skipped) when it cannot chroot.
 set -euo pipefail
 sid=$1
 repo=$2
@@ -28,10 +28,6 @@ cleanup() {
 }
 trap cleanup EXIT
 cp -r "$repo/python" "$work/"
-# The list of gated activations beside python/, as in a checkout: test_cpu.py checks
-# glukit.ops' table against it.
-mkdir -p "$work/include/glukit/epilogue"
-cp "$repo/include/glukit/epilogue/activations.hpp" "$work/include/glukit/epilogue/"
 rm -rf "$work/python/build" "$work"/python/glukit/_C*.so  # the pure-Python layer only
 if ! mountpoint -q "$sid/proc"; then
   mount -t proc proc "$sid/proc"

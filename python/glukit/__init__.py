@@ -7,63 +7,51 @@ its fused backward ``torch.ops.glukit.gated_mlp_backward``, the whole gated MLP
 :class:`glukit.nn.LinearGlu`, :class:`glukit.nn.GatedMLPUp` and :class:`glukit.nn.GatedMLP`
 (with :func:`glukit.nn.replace_gated_mlps` for a Hugging Face model's MLPs).
 
-Importing registers the ops' schemas, their fake (meta) implementations, autograd formulas
-and CPU references (fp32 math); the CUDA implementations (glukit's sm_90a kernels) register
-with the compiled extension ``glukit._C`` when it is built (``setup.py``).
-``glukit.cuda_available()`` says whether it is, ``glukit.fused_mlp_backward_available()``
-whether it registers gated_mlp_backward's kernel (else torch ops stand in on CUDA).
+Importing registers every op (glukit.library.define: schema, fake (meta) kernel, CPU
+implementation, autograd formula, and the CUDA implementation, which runs glukit's sm_90a kernels
+through the compiled extension ``glukit._C`` when it is built (``setup.py``), torch ops where it
+is not). ``glukit.cuda_available()`` says whether it is, ``glukit.has_kernels()`` whether every
+op runs glukit's kernels on CUDA (where one does not, torch ops stand in for it and it warns
+once, a RuntimeWarning, when it first runs), ``glukit.library.uses_kernel(op)`` per op and
+``glukit.fused_mlp_backward_available()`` for gated_mlp_backward.
 """
 from __future__ import annotations
 
-from . import ops
-from .ops import (addmm_glu, addmm_glu_backward, check_args, check_backward_args, check_gated_args, check_gated_down_args, check_gated_mlp_backward_args,
+from . import library, ops
+from .library import _C
+from .ops import (addmm_glu, addmm_glu_backward, check_args, check_backward_args, check_gated_args,
+                  check_gated_down_args, check_gated_mlp_backward_args, check_gated_projection_backward_args,
                   gated_down_projection, gated_down_reference, gated_mlp_backward, gated_mlp_backward_reference,
-                  gated_projection, gated_projection_backward, check_gated_projection_backward_args,
-                  gated_reference, gated_reference_backward, interleave_gate_up, reference, reference_backward)
-
-_extension_error = None
-try:
-    from . import _C  # noqa: F401  (registers the CUDA implementations)
-except ImportError as e:  # not built, or built against another torch
-    _C = None
-    _extension_error = e
-
-from . import mlp  # noqa: E402
-from .mlp import gated_mlp, gated_projection_preact, preact_reference  # noqa: E402
-
-# Where glukit._C registers no kernel for an op (not built, or built without it), torch ops
-# stand in for it on CUDA.
-_mlp_backward_kernel = not ops.register_cuda_fallback("gated_mlp_backward", ops._gated_mlp_backward_torch)
-_preact_kernel = not ops.register_cuda_fallback("gated_projection_preact", mlp._preact_impl)
-ops.register_cuda_fallback("gated_mlp_backward_", mlp._inplace_impl)
-_addmm_backward_kernel = not ops.register_cuda_fallback("addmm_glu_backward", ops._addmm_glu_backward_torch)
-_projection_backward_kernel = not ops.register_cuda_fallback("gated_projection_backward",
-                                                             ops._gated_projection_backward_torch)
-
-from . import fp8  # noqa: E402
-from .fp8 import (addmm_glu_fp8, gated_projection_fp8, gated_projection_fp8_quant, quantize_rows,  # noqa: E402
-                  scaled_linear)
-
-_fp8_kernel = fp8.register_cuda(_C)
-
-from . import nn  # noqa: E402
-from . import parallel  # noqa: E402
+                  gated_projection, gated_projection_backward, gated_reference, gated_reference_backward,
+                  interleave_gate_up, reference, reference_backward)
+from . import mlp
+from .mlp import gated_mlp, gated_projection_preact, preact_reference
+from . import fp8
+from .fp8 import addmm_glu_fp8, gated_projection_fp8, gated_projection_fp8_quant, quantize_rows, scaled_linear
+from . import nn
+from . import parallel
 
 
 def cuda_available() -> bool:
-    """Whether the CUDA implementation (the compiled extension) is registered."""
+    """Whether the compiled extension (glukit's kernels) is there."""
     return _C is not None
 
 
+def has_kernels() -> bool:
+    """Whether every glukit op with a kernel runs it on CUDA (glukit._C built, with all its
+    launchers); False where torch ops stand in for any of them."""
+    return library.has_kernels()
+
+
 def fused_mlp_backward_available() -> bool:
-    """Whether gated_mlp_backward's CUDA implementation is glukit's kernel (registered by
-    glukit._C); False where torch ops stand in for it on CUDA."""
-    return _mlp_backward_kernel
+    """Whether gated_mlp_backward's CUDA implementation is glukit's kernel; False where torch
+    ops stand in for it on CUDA."""
+    return library.uses_kernel("gated_mlp_backward")
 
 
 def extension_error():
     """Why ``glukit._C`` did not import (an ImportError), or None when it did."""
-    return _extension_error
+    return library.EXTENSION_ERROR
 
 
 __all__ = ["addmm_glu", "addmm_glu_backward", "check_backward_args", "check_args", "reference", "reference_backward", "gated_projection", "check_gated_args",
@@ -71,4 +59,4 @@ __all__ = ["addmm_glu", "addmm_glu_backward", "check_backward_args", "check_args
            "gated_reference", "gated_reference_backward", "interleave_gate_up", "gated_down_projection",
            "check_gated_down_args", "gated_down_reference", "gated_mlp_backward", "check_gated_mlp_backward_args",
            "gated_mlp_backward_reference", "gated_mlp", "gated_projection_preact", "preact_reference", "ops", "mlp",
-           "nn", "fp8", "addmm_glu_fp8", "gated_projection_fp8", "gated_projection_fp8_quant", "quantize_rows", "scaled_linear", "cuda_available", "fused_mlp_backward_available", "extension_error"]
+           "nn", "fp8", "library", "addmm_glu_fp8", "gated_projection_fp8", "gated_projection_fp8_quant", "quantize_rows", "scaled_linear", "cuda_available", "has_kernels", "fused_mlp_backward_available", "extension_error"]

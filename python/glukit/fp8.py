@@ -18,9 +18,10 @@ token), ``scale_w`` one value or 1 x 2n (per output channel, w's row order). ``b
 and the output in ``out_dtype`` (bfloat16 or float16; default: bias's dtype, else bfloat16).
 
 On CUDA one glukit kernel (sm_90a, e4m3 wgmma, the scales applied to the accumulators before
-the bias) runs it when the extension ``glukit._C`` is built; the fake and CPU
-implementations and the rules are here, the CPU one (and the CUDA stand-in without the
-extension) the fp32 reference of the dequantised operands. Forward only: no autograd.
+the bias) runs it when the extension ``glukit._C`` is built (its rules: k a multiple of 16,
+...); the checks of what those rules never see, the fake and CPU implementations are here,
+the CPU one (and the CUDA stand-in without the extension) the fp32 reference of the
+dequantised operands. Forward only: no autograd.
 
 :func:`quantize_rows` (``torch.ops.glukit.quantize_rows``) quantises a tensor per row (a
 dynamic per-token scale of the activations, or a weight once per output channel), saturating,
@@ -36,29 +37,28 @@ from typing import Optional
 
 import torch
 
-from .ops import ACTIVATIONS, DTYPES, GATE_INTERLEAVE_ROWS, _check_activation_and_layout, _lib, split_gate_up
+from .library import define, launch
+from .ops import ACTIVATIONS, DTYPES, GATED_ACTIVATIONS, VECTOR_ELEMS, _check_blocks_of, check_activation, check_layout, split_gate_up
 
-#: The operator's schema.
-FP8_SCHEMA = ("(Tensor a, Tensor w, Tensor scale_a, Tensor scale_w, Tensor? bias, *, str activation=\"silu\", "
-              "str layout=\"stacked\", ScalarType? out_dtype=None) -> Tensor")
-_lib.define("gated_projection_fp8" + FP8_SCHEMA)
+#: The operators' schemas.
+FP8_SCHEMA = ("(Tensor a, Tensor w, Tensor scale_a, Tensor scale_w, Tensor? bias, *, "
+              "str activation=\"silu\", str layout=\"stacked\", ScalarType? out_dtype=None) -> Tensor")
 ADDMM_FP8_SCHEMA = "(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, Tensor? bias, Tensor y) -> Tensor"
-_lib.define("addmm_glu_fp8" + ADDMM_FP8_SCHEMA)
-QUANT_SCHEMA = ("(Tensor a, Tensor w, Tensor scale_a, Tensor scale_w, Tensor? bias, *, str activation=\"silu\", "
-                "str layout=\"stacked\") -> (Tensor, Tensor)")
-_lib.define("gated_projection_fp8_quant" + QUANT_SCHEMA)
-_lib.define("quantize_rows(Tensor x) -> (Tensor, Tensor)")
+QUANT_SCHEMA = ("(Tensor a, Tensor w, Tensor scale_a, Tensor scale_w, Tensor? bias, *, "
+                "str activation=\"silu\", str layout=\"stacked\") -> (Tensor, Tensor)")
+QUANTIZE_ROWS_SCHEMA = "(Tensor x) -> (Tensor, Tensor)"
 
 FP8 = torch.float8_e4m3fn
 #: The largest finite e4m3 value.
 FP8_MAX = 448.0
-#: e4m3 rows are whole 16-byte chunks: k a multiple of 16.
+#: e4m3 rows are whole 16-byte chunks: k a multiple of 16 (torch._scaled_mm's rule too).
 FP8_VECTOR = 16
 
 
 def _check_fp8_operands(named, weight: str, scale_w: str) -> None:
-    """The fp8 ops' common rules, in order: dims of [(name, tensor, dims or None), ...] (a
-    first), every operand on a's device, a and the weight e4m3, both scales float32."""
+    """The fp8 ops' checks of what glukit's rules never see, in order: dims of
+    [(name, tensor, dims or None), ...] (a first), every operand on a's device, a and the
+    weight e4m3, both scales float32."""
     for name, t, dims in named:
         if dims is not None and t.dim() != dims:
             raise ValueError(f"{name}: must be {dims}-D (got {t.dim()}-D)")
@@ -77,7 +77,8 @@ def _check_fp8_operands(named, weight: str, scale_w: str) -> None:
 
 def _check_scale_shapes(scale_a: torch.Tensor, scale_w: torch.Tensor, m: int, cols: int, scale_w_name: str,
                         cols_name: str, order: str = "") -> None:
-    """scale_a one value or m x 1; the weight's scale one value or 1 x cols."""
+    """scale_a one value or m x 1; the weight's scale one value or 1 x cols (glukit's kernels
+    see only whether a scale is one value or one per row)."""
     if scale_a.numel() != 1 and tuple(scale_a.shape) != (m, 1):
         raise ValueError(f"scale_a: must be one value or m x 1 = ({m}, 1) (got shape {tuple(scale_a.shape)})")
     if scale_w.numel() != 1 and tuple(scale_w.shape) != (1, cols):
@@ -96,34 +97,38 @@ def _output_dtype(bias: Optional[torch.Tensor], out_dtype: Optional[torch.dtype]
     return dtype
 
 
+def _scales(*scales) -> tuple:
+    """The scales as the kernels read them: one value or one per row, contiguous."""
+    return tuple(s.contiguous().reshape(-1) for s in scales)
+
+
 def check_gated_fp8_args(a: torch.Tensor, w: torch.Tensor, scale_a: torch.Tensor, scale_w: torch.Tensor,
                          bias: Optional[torch.Tensor], activation: str, layout: str,
                          out_dtype: Optional[torch.dtype]) -> tuple:
-    """The op's argument rules; returns (m, n, k, the output's dtype). Raises ValueError
-    naming the argument."""
+    """The op's checks of what glukit's rules never see; returns (m, n, k, the output's
+    dtype). Raises ValueError naming the argument."""
     named = [("a", a, 2), ("w", w, 2), ("scale_a", scale_a, None), ("scale_w", scale_w, None)]
     _check_fp8_operands(named + ([("bias", bias, 1)] if bias is not None else []), "w", "scale_w")
-    _check_activation_and_layout(activation, layout)
+    check_activation(activation)
+    check_layout(layout)
     m, k = a.shape
     rows = w.shape[0]
+    # C++ gets m, n, k, row strides and scale kinds: that the shapes agree is checked here only
     if rows % 2 != 0:
         raise ValueError(f"w: must have 2n rows, gate and up (got {rows}, odd)")
-    n = rows // 2
     if w.shape[1] != k:
         raise ValueError(f"w: must be 2n x k with k = {k} (an nn.Linear weight; got {tuple(w.shape)})")
     _check_scale_shapes(scale_a, scale_w, m, rows, "scale_w", "2n", ", in w's row order")
     if bias is not None and bias.shape[0] != rows:
         raise ValueError(f"bias: must have 2n = {rows} elements, in w's row order (got {bias.shape[0]})")
     dtype = _output_dtype(bias, out_dtype)
-    if layout == "interleaved" and n % GATE_INTERLEAVE_ROWS != 0:
-        raise ValueError(
-            f"n: must be a multiple of 64 for layout='interleaved' (whole blocks of gate and up rows; got {n})")
+    n = rows // 2
+    _check_blocks_of(n, layout)
     if m != 0 and n != 0 and k % FP8_VECTOR != 0:
         raise ValueError(f"k: must be a multiple of 16 (a's columns; got {k})")
     return m, n, k, dtype
 
 
-@torch.library.register_fake("glukit::gated_projection_fp8", lib=_lib)
 def _gated_projection_fp8_fake(a, w, scale_a, scale_w, bias, *, activation="silu", layout="stacked", out_dtype=None):
     m, n, _, dtype = check_gated_fp8_args(a, w, scale_a, scale_w, bias, activation, layout, out_dtype)
     return a.new_empty((m, n), dtype=dtype)
@@ -145,27 +150,53 @@ def gated_fp8_reference(a: torch.Tensor, w: torch.Tensor, scale_a: torch.Tensor,
 
 def _gated_projection_fp8_torch(a, w, scale_a, scale_w, bias, *, activation="silu", layout="stacked",
                                 out_dtype=None):
-    """The CPU implementation, and the CUDA one where glukit._C has no fp8 kernel."""
+    """The CPU implementation, and the CUDA one where glukit._C has no fp8 launcher."""
     _, _, _, dtype = check_gated_fp8_args(a, w, scale_a, scale_w, bias, activation, layout, out_dtype)
     return gated_fp8_reference(a, w, scale_a, scale_w, bias, activation, layout, dtype).contiguous()
 
 
-_lib.impl("gated_projection_fp8", _gated_projection_fp8_torch, "CPU")
+def _gated_fp8_launch(a, w, scale_a, scale_w, bias, out, activation, layout, row_absmax=None) -> None:
+    """glukit's fp8 gated projection into ``out`` (m x ldo, the output's dtype); with
+    ``row_absmax`` (m zeroed floats) each row's largest |out| merged into it."""
+    m, k = a.shape
+    launch("gated_projection_fp8", out.dtype, (a, w, *_scales(scale_a, scale_w), bias, out, row_absmax), m,
+           w.shape[0] // 2, k, activation=GATED_ACTIVATIONS[activation].op, interleaved=layout == "interleaved")
 
 
-@torch.library.register_fake("glukit::gated_projection_fp8_quant", lib=_lib)
+def _gated_projection_fp8_cuda(a, w, scale_a, scale_w, bias, *, activation="silu", layout="stacked", out_dtype=None):
+    m, n, _, dtype = check_gated_fp8_args(a, w, scale_a, scale_w, bias, activation, layout, out_dtype)
+    ldo = -(-n // 8) * 8  # the kernel's rows are 16-byte chunks: a ragged n is written padded
+    out = a.new_empty((m, ldo), dtype=dtype)
+    _gated_fp8_launch(a, w, scale_a, scale_w, bias, out, activation, layout)
+    return out if ldo == n else out[:, :n].contiguous()
+
+
+define("gated_projection_fp8" + FP8_SCHEMA, fake=_gated_projection_fp8_fake, cpu=_gated_projection_fp8_torch,
+       cuda=_gated_projection_fp8_cuda, launchers=("gated_projection_fp8",))
+
+
+def gated_projection_fp8(a: torch.Tensor, w: torch.Tensor, scale_a: torch.Tensor, scale_w: torch.Tensor,
+                         bias: Optional[torch.Tensor] = None, *, activation: str = "silu", layout: str = "stacked",
+                         out_dtype: Optional[torch.dtype] = None) -> torch.Tensor:
+    """``torch.ops.glukit.gated_projection_fp8`` (see the module docstring)."""
+    return torch.ops.glukit.gated_projection_fp8(a, w, scale_a, scale_w, bias, activation=activation, layout=layout,
+                                                 out_dtype=out_dtype)
+
+
+# ---- gated_projection_fp8_quant: the fp8 output ---------------------------------------------
+
+def check_quant_args(a, w, scale_a, scale_w, bias, activation, layout) -> tuple:
+    """gated_projection_fp8_quant's checks: gated_projection_fp8's with a bf16 intermediate
+    (the bias's dtype must be bfloat16), and n a multiple of 8."""
+    m, n, k, dtype = check_gated_fp8_args(a, w, scale_a, scale_w, bias, activation, layout, torch.bfloat16)
+    if m != 0 and n % VECTOR_ELEMS != 0:
+        raise ValueError(f"n: must be a multiple of 8 for an fp8 output (w's rows / 2; got {n})")
+    return m, n, k, dtype
+
+
 def _quant_fake(a, w, scale_a, scale_w, bias, *, activation="silu", layout="stacked"):
     m, n, _, _ = check_quant_args(a, w, scale_a, scale_w, bias, activation, layout)
     return a.new_empty((m, n), dtype=FP8), a.new_empty((m, 1), dtype=torch.float32)
-
-
-def check_quant_args(a, w, scale_a, scale_w, bias, activation, layout) -> tuple:
-    """gated_projection_fp8_quant's rules: gated_projection_fp8's with a bf16 intermediate (the
-    bias's dtype must be bfloat16), and n a multiple of 8."""
-    m, n, k, dtype = check_gated_fp8_args(a, w, scale_a, scale_w, bias, activation, layout, torch.bfloat16)
-    if m != 0 and n % 8 != 0:
-        raise ValueError(f"n: must be a multiple of 8 for an fp8 output (w's rows / 2; got {n})")
-    return m, n, k, dtype
 
 
 def _quant_torch(a, w, scale_a, scale_w, bias, *, activation="silu", layout="stacked"):
@@ -177,7 +208,20 @@ def _quant_torch(a, w, scale_a, scale_w, bias, *, activation="silu", layout="sta
     return q.contiguous(), scale.contiguous()
 
 
-_lib.impl("gated_projection_fp8_quant", _quant_torch, "CPU")
+def _quant_cuda(a, w, scale_a, scale_w, bias, *, activation="silu", layout="stacked"):
+    """The bf16 output with each row's maximum merged by the same kernel, then
+    glukit::quantize_rows_e4m3 of it: two launches, h never in fp32."""
+    m, n, _, dtype = check_quant_args(a, w, scale_a, scale_w, bias, activation, layout)
+    h = a.new_empty((m, n), dtype=dtype)
+    absmax = a.new_zeros((m,), dtype=torch.float32)
+    _gated_fp8_launch(a, w, scale_a, scale_w, bias, h, activation, layout, absmax)
+    q, scale = a.new_empty((m, n), dtype=FP8), a.new_empty((m, 1), dtype=torch.float32)
+    launch("quantize_rows", dtype, (h, absmax, scale, q), m, n, 0)
+    return q, scale
+
+
+define("gated_projection_fp8_quant" + QUANT_SCHEMA, fake=_quant_fake, cpu=_quant_torch, cuda=_quant_cuda,
+       launchers=("gated_projection_fp8", "quantize_rows"))
 
 
 def gated_projection_fp8_quant(a: torch.Tensor, w: torch.Tensor, scale_a: torch.Tensor, scale_w: torch.Tensor,
@@ -185,23 +229,27 @@ def gated_projection_fp8_quant(a: torch.Tensor, w: torch.Tensor, scale_a: torch.
                                layout: str = "stacked") -> tuple:
     """(q, scale): the fp8 gated projection's output (bf16, then) quantised per row to e4m3
     with its per-token scales (m x 1): what an fp8 down projection takes as its input and
-    scale_a. On CUDA: one glukit kernel that also merges each row's maximum, then
-    glukit::quantize_rows_e4m3."""
+    scale_a. On CUDA: one glukit kernel that also merges each row's maximum (n a multiple of
+    8), then glukit::quantize_rows_e4m3."""
     return torch.ops.glukit.gated_projection_fp8_quant(a, w, scale_a, scale_w, bias, activation=activation,
                                                        layout=layout)
 
 
+# ---- addmm_glu_fp8 ---------------------------------------------------------------------------
+
 def check_addmm_fp8_args(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor,
                          bias: Optional[torch.Tensor], y: torch.Tensor) -> tuple:
-    """addmm_glu_fp8's rules; returns (m, n, k). Raises ValueError naming the argument."""
+    """addmm_glu_fp8's checks of what glukit's rules never see; returns (m, n, k). Raises
+    ValueError naming the argument."""
     named = [("a", a, 2), ("b", b, 2), ("scale_a", scale_a, None), ("scale_b", scale_b, None), ("y", y, 2)]
     _check_fp8_operands(named + ([("bias", bias, 1)] if bias is not None else []), "b", "scale_b")
-    if y.dtype not in DTYPES:
+    if y.dtype not in DTYPES:  # C++ gets pointers: the dtypes are checked here only
         raise ValueError(f"y: dtype must be torch.float16 or torch.bfloat16 (got {y.dtype})")
     if bias is not None and bias.dtype != y.dtype:
         raise ValueError(f"bias: dtype {bias.dtype} differs from y's {y.dtype}")
     m, k = a.shape
     n = b.shape[0]
+    # C++ gets m, n, k, row strides and scale kinds: that the shapes agree is checked here only
     if b.shape[1] != k:
         raise ValueError(f"b: must be n x k with k = {k} (an nn.Linear weight; got {tuple(b.shape)})")
     if tuple(y.shape) != (m, n):
@@ -212,12 +260,11 @@ def check_addmm_fp8_args(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor
     if m != 0 and n != 0:
         if k % FP8_VECTOR != 0:
             raise ValueError(f"k: must be a multiple of 16 (a's columns; got {k})")
-        if n % 8 != 0:
+        if n % VECTOR_ELEMS != 0:
             raise ValueError(f"n: must be a multiple of 8 (b's rows; got {n})")
     return m, n, k
 
 
-@torch.library.register_fake("glukit::addmm_glu_fp8", lib=_lib)
 def _addmm_glu_fp8_fake(a, b, scale_a, scale_b, bias, y):
     m, n, _ = check_addmm_fp8_args(a, b, scale_a, scale_b, bias, y)
     return y.new_empty((m, n))
@@ -234,7 +281,15 @@ def _addmm_glu_fp8_torch(a, b, scale_a, scale_b, bias, y):
     return addmm_fp8_reference(a, b, scale_a, scale_b, bias, y).contiguous()
 
 
-_lib.impl("addmm_glu_fp8", _addmm_glu_fp8_torch, "CPU")
+def _addmm_glu_fp8_cuda(a, b, scale_a, scale_b, bias, y):
+    m, n, k = check_addmm_fp8_args(a, b, scale_a, scale_b, bias, y)
+    out = y.new_empty((m, n))
+    launch("addmm_glu_fp8", y.dtype, (a, b, *_scales(scale_a, scale_b), bias, y, out), m, n, k)
+    return out
+
+
+define("addmm_glu_fp8" + ADDMM_FP8_SCHEMA, fake=_addmm_glu_fp8_fake, cpu=_addmm_glu_fp8_torch, cuda=_addmm_glu_fp8_cuda,
+       launchers=("addmm_glu_fp8",))
 
 
 def addmm_glu_fp8(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor,
@@ -243,68 +298,10 @@ def addmm_glu_fp8(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale
     return torch.ops.glukit.addmm_glu_fp8(a, b, scale_a, scale_b, bias, y)
 
 
-def register_cuda(extension) -> bool:
-    """Registers the CUDA implementation: glukit's kernel through ``extension`` (glukit._C)
-    where it has the fp8 launcher, else the torch stand-in. Returns whether the kernel
-    registered."""
-    launch = getattr(extension, "_launch_gated_projection_fp8", None) if extension is not None else None
-    launch_addmm = getattr(extension, "_launch_addmm_glu_fp8", None) if extension is not None else None
-    launch_quant = getattr(extension, "_launch_quantize_rows", None) if extension is not None else None
-    if launch is None or launch_addmm is None or launch_quant is None:
-        _lib.impl("gated_projection_fp8", _gated_projection_fp8_torch, "CUDA")
-        _lib.impl("addmm_glu_fp8", _addmm_glu_fp8_torch, "CUDA")
-        _lib.impl("gated_projection_fp8_quant", _quant_torch, "CUDA")
-        _lib.impl("quantize_rows", _quantize_rows_torch, "CUDA")
-        return False
-    _lib.impl("quantize_rows", _quantize_rows_cuda(launch_quant), "CUDA")
-
-    def quant_cuda_impl(a, w, scale_a, scale_w, bias, *, activation="silu", layout="stacked"):
-        m, n, _, dtype = check_quant_args(a, w, scale_a, scale_w, bias, activation, layout)
-        q = torch.empty((m, n), dtype=FP8, device=a.device)
-        scale = torch.empty((m, 1), dtype=torch.float32, device=a.device)
-        if m != 0 and n != 0:
-            h = torch.empty((m, n), dtype=dtype, device=a.device)
-            absmax = torch.zeros((m,), dtype=torch.float32, device=a.device)
-            launch(a.contiguous(), w.contiguous(), scale_a.contiguous().reshape(-1), scale_w.contiguous().reshape(-1),
-                   bias.contiguous() if bias is not None else None, h, n, activation, layout == "interleaved", absmax)
-            launch_quant(h, absmax, scale, q)
-        return q, scale
-
-    _lib.impl("gated_projection_fp8_quant", quant_cuda_impl, "CUDA")
-
-    def addmm_cuda_impl(a, b, scale_a, scale_b, bias, y):
-        m, n, _ = check_addmm_fp8_args(a, b, scale_a, scale_b, bias, y)
-        out = torch.empty((m, n), dtype=y.dtype, device=a.device)
-        if m != 0 and n != 0:
-            launch_addmm(a.contiguous(), b.contiguous(), scale_a.contiguous().reshape(-1),
-                         scale_b.contiguous().reshape(-1), bias.contiguous() if bias is not None else None,
-                         y.contiguous(), out)
-        return out
-
-    _lib.impl("addmm_glu_fp8", addmm_cuda_impl, "CUDA")
-
-    def cuda_impl(a, w, scale_a, scale_w, bias, *, activation="silu", layout="stacked", out_dtype=None):
-        m, n, _, dtype = check_gated_fp8_args(a, w, scale_a, scale_w, bias, activation, layout, out_dtype)
-        ldo = -(-n // 8) * 8  # the kernel's rows are 16-byte chunks
-        out = torch.empty((m, ldo), dtype=dtype, device=a.device)
-        if m != 0 and n != 0:
-            launch(a.contiguous(), w.contiguous(), scale_a.contiguous().reshape(-1), scale_w.contiguous().reshape(-1),
-                   bias.contiguous() if bias is not None else None, out, n, activation, layout == "interleaved", None)
-        return out if ldo == n else out[:, :n].contiguous()
-
-    _lib.impl("gated_projection_fp8", cuda_impl, "CUDA")
-    return True
-
-
-def gated_projection_fp8(a: torch.Tensor, w: torch.Tensor, scale_a: torch.Tensor, scale_w: torch.Tensor,
-                         bias: Optional[torch.Tensor] = None, *, activation: str = "silu", layout: str = "stacked",
-                         out_dtype: Optional[torch.dtype] = None) -> torch.Tensor:
-    """``torch.ops.glukit.gated_projection_fp8`` (see the module docstring)."""
-    return torch.ops.glukit.gated_projection_fp8(a, w, scale_a, scale_w, bias, activation=activation, layout=layout,
-                                                 out_dtype=out_dtype)
-
+# ---- quantize_rows ---------------------------------------------------------------------------
 
 def _check_quantize_rows_args(x: torch.Tensor) -> None:
+    # what glukit's rules never see: x's dimensions and dtype (the torch formula takes any float)
     if x.dim() != 2:
         raise ValueError(f"x: must be 2-D (got {x.dim()}-D)")
     if not x.is_floating_point() or x.dtype == FP8:
@@ -323,28 +320,24 @@ def _quantize_rows_torch(x: torch.Tensor) -> tuple:
     return q, scale
 
 
-@torch.library.register_fake("glukit::quantize_rows", lib=_lib)
 def _quantize_rows_fake(x):
     _check_quantize_rows_args(x)
     return x.new_empty(x.shape, dtype=FP8), x.new_empty((x.shape[0], 1), dtype=torch.float32)
 
 
-_lib.impl("quantize_rows", _quantize_rows_torch, "CPU")
+def _quantize_rows_cuda(x):
+    """glukit::quantize_rows_e4m3 finding the row maxima itself (one launch) for a 16-bit x whose
+    rows are whole 16-byte chunks (the kernel's reach), else the torch formula."""
+    _check_quantize_rows_args(x)
+    if x.dtype not in DTYPES or x.shape[1] % 8 != 0:
+        return _quantize_rows_torch(x)
+    q, scale = _quantize_rows_fake(x)
+    launch("quantize_rows", x.dtype, (x, None, scale, q), x.shape[0], x.shape[1], 0)
+    return q, scale
 
 
-def _quantize_rows_cuda(launch_quant):
-    """The CUDA implementation: glukit::quantize_rows_e4m3 finding the row maxima itself (one
-    launch) for a 16-bit x whose rows are whole 16-byte chunks, else the torch formula."""
-    def impl(x):
-        _check_quantize_rows_args(x)
-        if x.dtype not in (torch.float16, torch.bfloat16) or x.shape[1] % 8 != 0:
-            return _quantize_rows_torch(x)
-        q = torch.empty(x.shape, dtype=FP8, device=x.device)
-        scale = torch.empty((x.shape[0], 1), dtype=torch.float32, device=x.device)
-        if x.numel() != 0:
-            launch_quant(x.contiguous(), None, scale, q)
-        return q, scale
-    return impl
+define("quantize_rows" + QUANTIZE_ROWS_SCHEMA, fake=_quantize_rows_fake, cpu=_quantize_rows_torch,
+       cuda=_quantize_rows_cuda, launchers=("quantize_rows",))
 
 
 def quantize_rows(x: torch.Tensor) -> tuple:

@@ -21,29 +21,28 @@ import torch
 import torch.nn.functional as F
 from torch._subclasses.functional_tensor import FunctionalTensor
 
-from .ops import (ACTIVATIONS, VECTOR_ELEMS, _check_activation_and_layout, _check_devices_and_dtypes, _check_dims,
-                  _check_mlp_widths, _lib, check_gated_args, check_gated_mlp_backward_args, split_gate_up)
+from .library import define
+from .ops import (ACTIVATIONS, VECTOR_ELEMS, _check_mlp_widths, _check_operands, _gated_backward_launch, _gated_projection_cuda, check_activation,
+                  check_gated_args, check_gated_mlp_backward_args, check_layout, split_gate_up)
 
 PREACT_SCHEMA = ("(Tensor a, Tensor w, Tensor? bias, *, str activation=\"silu\", str layout=\"stacked\") "
                  "-> (Tensor, Tensor)")
 MLP_SCHEMA = ("(Tensor x, Tensor w_gate_up, Tensor? bias_gate_up, Tensor w_down, Tensor? bias_down, *, "
               "str activation=\"silu\", str layout=\"stacked\") -> (Tensor, Tensor)")
-
-_lib.define("gated_projection_preact" + PREACT_SCHEMA)
-_lib.define("gated_mlp" + MLP_SCHEMA)
+INPLACE_SCHEMA = ("(Tensor dy, Tensor w_down, Tensor(a!) p, *, str activation=\"silu\", str layout=\"stacked\") "
+                  "-> Tensor")
 
 
 def check_preact_args(a: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor], activation: str,
                       layout: str) -> tuple:
-    """gated_projection's rules, and n a multiple of 8 (P's up half starts at column n);
-    returns (m, n, k). The CUDA implementation checks the same rules with the same messages."""
+    """gated_projection's checks, and n a multiple of 8 (P's up half starts at column n: the
+    kernel's rule when it writes P); returns (m, n, k)."""
     m, n, k = check_gated_args(a, w, bias, activation, layout)
     if m != 0 and n != 0 and n % VECTOR_ELEMS != 0:
         raise ValueError(f"n: must be a multiple of 8 to write the pre-activations (w's rows / 2; got {n})")
     return m, n, k
 
 
-@torch.library.register_fake("glukit::gated_projection_preact", lib=_lib)
 def _preact_fake(a, w, bias, *, activation="silu", layout="stacked"):
     m, n, _ = check_preact_args(a, w, bias, activation, layout)
     return a.new_empty((m, n)), a.new_empty((m, 2 * n))
@@ -59,26 +58,32 @@ def preact_reference(a: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tens
 
 
 def _preact_impl(a, w, bias, *, activation="silu", layout="stacked"):
-    """The CPU implementation, and the CUDA one where glukit._C does not register the kernel."""
+    """The CPU implementation, and the CUDA one where glukit._C has no launcher for it."""
     check_preact_args(a, w, bias, activation, layout)
     h, p = preact_reference(a, w, bias, activation, layout)
     return h.contiguous(), p.contiguous()
 
 
-_lib.impl("gated_projection_preact", _preact_impl, "CPU")
+def _preact_cuda(a, w, bias, *, activation="silu", layout="stacked"):
+    check_preact_args(a, w, bias, activation, layout)
+    return _gated_projection_cuda(a, w, bias, activation=activation, layout=layout, preact=True)
+
+
+define("gated_projection_preact" + PREACT_SCHEMA, fake=_preact_fake, cpu=_preact_impl, cuda=_preact_cuda,
+       launchers=("gated_projection",))
 
 
 def check_gated_mlp_args(x: torch.Tensor, w_gate_up: torch.Tensor, bias_gate_up: Optional[torch.Tensor],
                          w_down: torch.Tensor, bias_down: Optional[torch.Tensor], activation: str, layout: str) -> tuple:
-    """The gated MLP's rules; returns (m, i, d). Raises ValueError naming the argument."""
-    named = [("x", x), ("w_gate_up", w_gate_up), ("w_down", w_down)]
-    named += [("bias_gate_up", bias_gate_up)] if bias_gate_up is not None else []
-    named += [("bias_down", bias_down)] if bias_down is not None else []
-    _check_dims(named)
-    _check_devices_and_dtypes(named)
-    _check_activation_and_layout(activation, layout)
+    """The gated MLP's checks of what glukit's rules never see (glukit.library's docstring);
+    returns (m, i, d). Raises ValueError naming the argument."""
+    _check_operands([("x", x), ("w_gate_up", w_gate_up), ("w_down", w_down), ("bias_gate_up", bias_gate_up),
+                     ("bias_down", bias_down)])
+    check_activation(activation)
+    check_layout(layout)
     m, d = x.shape
     rows = w_gate_up.shape[0]
+    # the kernels get m, n, k and row strides: that the operands' shapes agree is checked here only
     if rows % 2 != 0 or w_gate_up.shape[1] != d:
         raise ValueError(f"w_gate_up: must be 2i x d with d = {d} (x's columns; got {tuple(w_gate_up.shape)})")
     i = rows // 2
@@ -92,7 +97,6 @@ def check_gated_mlp_args(x: torch.Tensor, w_gate_up: torch.Tensor, bias_gate_up:
     return m, i, d
 
 
-@torch.library.register_fake("glukit::gated_mlp", lib=_lib)
 def _gated_mlp_fake(x, w_gate_up, bias_gate_up, w_down, bias_down, *, activation="silu", layout="stacked"):
     m, i, d = check_gated_mlp_args(x, w_gate_up, bias_gate_up, w_down, bias_down, activation, layout)
     return x.new_empty((m, d)), x.new_empty((m, 2 * i))
@@ -106,16 +110,6 @@ def _gated_mlp_impl(x, w_gate_up, bias_gate_up, w_down, bias_down, *, activation
     return F.linear(h, w_down, bias_down), p
 
 
-for _key in ("CPU", "CUDA"):
-    _lib.impl("gated_mlp", _gated_mlp_impl, _key)
-
-
-INPLACE_SCHEMA = ("(Tensor dy, Tensor w_down, Tensor(a!) p, *, str activation=\"silu\", str layout=\"stacked\") "
-                  "-> Tensor")
-_lib.define("gated_mlp_backward_" + INPLACE_SCHEMA)
-
-
-@torch.library.register_fake("glukit::gated_mlp_backward_", lib=_lib)
 def _inplace_fake(dy, w_down, p, *, activation="silu", layout="stacked"):
     m, i, _ = check_gated_mlp_backward_args(dy, w_down, p, activation, layout)
     return dy.new_empty((m, i))
@@ -123,13 +117,25 @@ def _inplace_fake(dy, w_down, p, *, activation="silu", layout="stacked"):
 
 def _inplace_impl(dy, w_down, p, *, activation="silu", layout="stacked"):
     """gated_mlp_backward's (dp, h) with dp copied over p; returns h. The CPU implementation,
-    and the CUDA one where glukit._C does not register the kernel."""
+    and the CUDA one where glukit._C has no launcher for it."""
     dp, h = torch.ops.glukit.gated_mlp_backward(dy, w_down, p, activation=activation, layout=layout)
     p.copy_(dp)
     return h
 
 
-_lib.impl("gated_mlp_backward_", _inplace_impl, "CPU")
+def _inplace_cuda(dy, w_down, p, *, activation="silu", layout="stacked"):
+    """glukit's kernel writing dP over P (it reads each tile's columns of P before it writes
+    them); a non-contiguous p through one contiguous copy, copied back."""
+    h = _inplace_fake(dy, w_down, p, activation=activation, layout=layout)
+    pc = p if p.is_contiguous() else p.contiguous()
+    _gated_backward_launch(dy, w_down, pc, pc, h, activation, layout)
+    if pc is not p:
+        p.copy_(pc)
+    return h
+
+
+define("gated_mlp_backward_" + INPLACE_SCHEMA, fake=_inplace_fake, cpu=_inplace_impl, cuda=_inplace_cuda,
+       launchers=("gated_backward",))
 
 
 def _gated_mlp_setup_context(ctx, inputs, keyword_only_inputs, output):
@@ -206,9 +212,8 @@ def _release_saved(ctx) -> bool:
     return True
 
 
-
-torch.library.register_autograd("glukit::gated_mlp", _gated_mlp_backward, setup_context=_gated_mlp_setup_context,
-                                lib=_lib)
+define("gated_mlp" + MLP_SCHEMA, fake=_gated_mlp_fake, cpu=_gated_mlp_impl, cuda=_gated_mlp_impl,
+       autograd=(_gated_mlp_backward, _gated_mlp_setup_context))
 
 
 def gated_projection_preact(a: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor] = None, *,

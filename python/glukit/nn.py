@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .ops import LAYOUTS, addmm_glu, check_activation, gated_projection, interleave_gate_up, split_gate_up
+from .ops import GATE_INTERLEAVE_ROWS, addmm_glu, check_activation, check_layout, gated_projection, interleave_gate_up, split_gate_up
 from .fp8 import FP8_VECTOR, gated_projection_fp8, gated_projection_fp8_quant, quantize_rows, scaled_linear
 
 
@@ -156,10 +156,11 @@ def _weight_to_fp8(module: nn.Module, name: str) -> None:
 
 
 def _check_module_args(activation: str, layout: str, hidden_features: int) -> None:
+    """The names, resolved as the ops resolve them, and the interleaved order's whole blocks,
+    so that a module fails at construction rather than at its first forward."""
     check_activation(activation)
-    if layout not in LAYOUTS:
-        raise ValueError(f"layout: must be 'stacked' or 'interleaved' (got {layout!r})")
-    if layout == "interleaved" and hidden_features % 64 != 0:
+    check_layout(layout)
+    if layout == "interleaved" and hidden_features % GATE_INTERLEAVE_ROWS != 0:
         raise ValueError(
             f"n: must be a multiple of 64 for layout='interleaved' (hidden_features; got {hidden_features})")
 

@@ -120,9 +120,11 @@ def _group_rank_and_size(group) -> tuple:
 def _local_hidden(hidden_features: int, layout: str, world: int) -> int:
     """Each rank's share of the intermediate units, checked: whole, a multiple of 8 (the
     kernels' 16-byte rows), and for layout="interleaved" whole 64-row blocks."""
+    # glukit never sees the group: the shares must be whole
     if hidden_features % world != 0:
         raise ValueError(f"hidden_features: must be divisible by the group's size {world} (got {hidden_features})")
     local = hidden_features // world
+    # each rank's rows are whole blocks of the full interleaved weight (the shard map's interleave_gate_up)
     if layout == "interleaved" and local % GATE_INTERLEAVE_ROWS != 0:
         raise ValueError(
             f"hidden_features: each rank's share hidden_features / {world} = {local} must be a multiple of 64 for "

@@ -3,8 +3,10 @@ registration (addmm_glu, gated_projection), their fake implementations' shapes a
 the argument rules, the CPU references against the formulas, autograd, glukit.nn.LinearGlu
 and glukit.nn.GatedMLPUp, and torch.compile with fullgraph=True through the CPU
 implementations."""
-import importlib.util
 import pathlib
+import subprocess
+import sys
+import warnings
 
 import pytest
 import torch
@@ -42,6 +44,46 @@ def formula(a, b, bias, y, b_is_nk):
     if bias is not None:
         x = x + bias.double()
     return x + x * y.double()
+
+
+def test_every_op_registers_the_one_way():
+    """glukit.library.define registered each op: schema, fake (Meta), CPU and CUDA kernels (glukit's
+    launch, or torch's stand-in without the extension)."""
+    assert len(glukit.library.OPS) == 13 and len(set(glukit.library.OPS)) == 13
+    for name in glukit.library.OPS:
+        for key in ("CPU", "CUDA", "Meta"):
+            assert torch._C._dispatch_has_kernel_for_dispatch_key(f"glukit::{name}", key), (name, key)
+        assert glukit._C is not None or not glukit.library.uses_kernel(name)  # torch's stand-in without it
+
+
+def test_a_missing_kernel_is_visible():
+    """Where torch ops stand in for glukit's kernels on CUDA (no glukit._C), glukit.has_kernels()
+    says so, and a stand-in warns the first time it runs (once per op)."""
+    if glukit._C is None:
+        assert not glukit.has_kernels() and not glukit.cuda_available()
+        assert not any(glukit.library.uses_kernel(op) for op in glukit.library.OPS)
+    run = glukit.library._stand_in("probe_op", lambda x: x + 1, ("probe_launcher",))
+    with pytest.warns(RuntimeWarning, match=r"^glukit::probe_op runs torch ops on CUDA, not glukit's kernel: .*"
+                                            r"glukit.has_kernels\(\) is False"):
+        assert run(1) == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert run(2) == 3  # once
+    assert glukit.library._stand_in("probe_op", len, ()) is len  # an op of torch ops only: as is
+
+
+def test_gpu_tests_fail_without_the_kernels(tmp_path):
+    """conftest.py fails (an error in its setup; never a pass or a skip) a test marked gpu where glukit's kernels would not
+    run: here, no CUDA device or no glukit._C."""
+    if torch.cuda.is_available() and glukit.has_kernels():
+        pytest.skip("glukit's kernels run here")
+    tests = pathlib.Path(__file__).resolve().parent
+    (tmp_path / "conftest.py").write_text((tests / "conftest.py").read_text().replace(
+        "parents[1]", f"parents[0] / {str(tests.parent)!r}"))
+    (tmp_path / "test_probe.py").write_text("import pytest\n\n@pytest.mark.gpu\ndef test_probe():\n    pass\n")
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W",
+                          "ignore::pytest.PytestUnknownMarkWarning", str(tmp_path)], capture_output=True, text=True)
+    assert run.returncode == 1 and "1 error" in run.stdout and "passed" not in run.stdout, run.stdout + run.stderr
 
 
 def test_registered():
@@ -257,21 +299,15 @@ def test_gated_registered():
     assert glukit.ops.LAYOUTS == tuple(LAYOUTS)
 
 
-def test_activations_are_glukits_list():
-    """glukit.ops' table names the activations of glukit's list, GLUKIT_GATED_ACTIVATIONS
-    (X(Op, name) lines, read as setup.py reads them to generate the launchers), with the same
-    epilogue operations and in the same order; and each has an eager formula here. The header
-    is beside python/ in a checkout and in CI's python.cpu copy (test/host/epilogue/
-    activations.cpp checks the same from the C++ side)."""
-    assert sorted(EAGER_ACT) == sorted(ACTIVATIONS)
-    here = pathlib.Path(__file__).resolve().parent.parent
-    header = here.parent / "include" / "glukit" / "epilogue" / "activations.hpp"
-    if not header.exists():
-        pytest.skip(f"{header} not found (python/ copied alone)")
-    spec = importlib.util.spec_from_file_location("glukit_setup", here / "setup.py")
-    setup = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(setup)  # defines the generator; setup() runs only as __main__
-    assert setup.gated_activations(header) == [(a.op, name) for name, a in glukit.ops.GATED_ACTIVATIONS.items()]
+def test_activation_table():
+    """glukit.ops' table, the python side's one list of activations: each entry names its C++
+    epilogue operation and has its torch formulas, and an eager formula here (the C++ side
+    checks the table against glukit's list: test/host/epilogue/activations.cpp; test_gpu.py
+    against the built extension's, glukit._C.activations())."""
+    assert sorted(EAGER_ACT) == sorted(ACTIVATIONS) == sorted(glukit.ops.GATED_ACTIVATIONS)
+    for name, entry in glukit.ops.GATED_ACTIVATIONS.items():
+        assert entry.op and callable(entry.act) and callable(entry.grad), name
+        assert glukit.ops.check_activation(name) is entry
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -140,7 +140,7 @@ def test_gated_mlp_up_to_fp8_cpu():
 def _gpu():
     if not torch.cuda.is_available():
         pytest.fail("the gpu tests need a CUDA device (deselect them with -m 'not gpu')")
-    if not glukit.cuda_available() or not glukit._fp8_kernel:
+    if not glukit.cuda_available() or not glukit.library.uses_kernel("gated_projection_fp8"):
         pytest.fail(f"glukit._C has no fp8 kernel: {glukit.extension_error()!r} (build it: python/setup.py)")
 
 
@@ -193,7 +193,7 @@ def test_gpu_quantize_rows_kernel_is_the_formula(dtype, shape):
     torch.testing.assert_close(s, s_ref, rtol=0, atol=0, equal_nan=True)
     assert torch.equal(q.view(torch.uint8)[~torch.isnan(q.float())], q_ref.view(torch.uint8)[~torch.isnan(q.float())])
     assert torch.equal(torch.isnan(q.float()), torch.isnan(q_ref.float()))
-    if glukit._fp8_kernel:  # the kernel ran (not the torch stand-in): its launch is one kernel
+    if glukit.library.uses_kernel("quantize_rows"):  # the kernel ran (not the torch stand-in): its launch is one kernel
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
             quantize_rows(x)
             torch.cuda.synchronize()

@@ -70,14 +70,33 @@ def test_matches_eager(dtype, b_is_nk, bias, shape):
 
 @pytest.mark.parametrize("b_is_nk", [False, True])
 def test_launcher_hook_matches_the_op(b_is_nk):
-    """glukit._C._launch_addmm_glu (python/bench.py's launcher column) runs the op's kernel:
-    bit-identical output into a poisoned buffer; a non-contiguous operand is refused."""
+    """glukit._C.launch (the ops' one entry point, and python/bench.py's launcher column) runs
+    the op's kernel: bit-identical output into a poisoned buffer; a non-contiguous operand is
+    refused (glukit.library.launch makes the ops' inputs contiguous first)."""
     a, b, c, y = make(257, 1032, 264, torch.bfloat16, b_is_nk, seed=3)
     out = torch.full((257, 1032), float("nan"), device="cuda", dtype=torch.bfloat16)
-    glukit._C._launch_addmm_glu(a, b, c, y, out, b_is_nk)
+    glukit._C.launch("addmm_glu", "bf16", "", [a, b, c, y, out], 257, 1032, 264, b_is_nk, False)
     assert torch.equal(out, torch.ops.glukit.addmm_glu(a, b, c, y, b_is_nk=b_is_nk))
-    with pytest.raises(ValueError, match="contiguous"):
-        glukit._C._launch_addmm_glu(a.t().contiguous().t(), b, c, y, out, b_is_nk)
+    with pytest.raises(RuntimeError, match="contiguous"):
+        glukit._C.launch("addmm_glu", "bf16", "", [a.t().contiguous().t(), b, c, y, out], 257, 1032, 264, b_is_nk,
+                         False)
+    with pytest.raises(RuntimeError, match="takes 5 operands"):
+        glukit._C.launch("addmm_glu", "bf16", "", [a, b, c, y], 257, 1032, 264, b_is_nk, False)
+
+
+def test_extension_holds_every_launcher_and_the_activation_list():
+    """glukit._C's launchers: each of csrc/launchers/ for both element types (a gated op's for
+    each activation), and its activation list is glukit.ops' table; every op with launchers
+    runs them."""
+    table = glukit.ops.GATED_ACTIVATIONS
+    assert glukit._C.activations() == [(a.op, name) for name, a in table.items()]
+    plain = ("addmm_glu", "addmm_glu_backward", "addmm_glu_fp8", "quantize_rows")
+    gated = ("gated_projection", "gated_backward", "gated_projection_backward", "gated_projection_fp8")
+    want = {(op, e, "") for op in plain for e in ("f16", "bf16")}
+    want |= {(op, e, a.op) for op in gated for e in ("f16", "bf16") for a in table.values()}
+    assert set(glukit._C.launchers()) == want
+    kernels = [op for op in glukit.library.OPS if glukit.library.uses_kernel(op)]
+    assert sorted(kernels) == sorted(set(glukit.library.OPS) - {"gated_mlp", "gated_down_projection"})
 
 
 def test_empty_and_non_contiguous():

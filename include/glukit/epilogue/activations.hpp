@@ -1,11 +1,10 @@
 // The gated activations glukit ships, listed once. Each line X(Op, name) pairs a gated
 // epilogue operation of epilogue/functors.hpp (operator(), backward and the accuracy bounds
 // slope_bound / value_bound) with its name in the PyTorch layer (glukit.ops.ACTIVATIONS).
-// Derived from it: epilogue::GatedActivations (functors.hpp; the GPU tests' operation list),
-// the extension's launchers (python/setup.py generates one translation unit per element type
-// and line; python/csrc/launch.h declares them and ops.cpp looks them up by name), and the
-// check that glukit.ops names the same activations in the same order
-// (test/host/epilogue/activations.cpp). Adding an activation is its struct and one line here,
+// Derived from it: epilogue::GatedActivations (functors.hpp; the GPU tests' operation list,
+// from which the extension's gated launchers, python/csrc/launchers/, are instantiated), the
+// extension's glukit._C.activations() (python/csrc/ops.cpp), and the check that glukit.ops
+// names the same activations in the same order (test/host/epilogue/activations.cpp). Adding an activation is its struct and one line here,
 // plus its torch formulas in glukit.ops' table.
 //
 // Preprocessor only: the extension's host side (ops.cpp), compiled with PyTorch's C++
