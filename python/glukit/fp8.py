@@ -145,7 +145,7 @@ def gated_fp8_reference(a: torch.Tensor, w: torch.Tensor, scale_a: torch.Tensor,
                         out_dtype: torch.dtype = torch.bfloat16) -> torch.Tensor:
     """The op in fp32 on the dequantised operands, rounded once to out_dtype (any device)."""
     g, u = split_gate_up(_dequantised_linear(a, w, scale_a, scale_w, bias), layout)
-    return (ACTIVATIONS[activation](g) * u).to(out_dtype)
+    return ACTIVATIONS[activation](g, u).to(out_dtype)
 
 
 def _gated_projection_fp8_torch(a, w, scale_a, scale_w, bias, *, activation="silu", layout="stacked",

@@ -54,7 +54,7 @@ def preact_reference(a: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tens
     h = act(G) U from the unrounded p, as the kernel computes both from its accumulators."""
     x = F.linear(a.float(), w.float(), bias.float() if bias is not None else None)
     g, u = split_gate_up(x, layout)
-    return (ACTIVATIONS[activation](g) * u).to(a.dtype), x.to(a.dtype)
+    return ACTIVATIONS[activation](g, u).to(a.dtype), x.to(a.dtype)
 
 
 def _preact_impl(a, w, bias, *, activation="silu", layout="stacked"):

@@ -55,13 +55,38 @@ def _sigmoid_grad(g: torch.Tensor) -> torch.Tensor:
     return s * (1 - s)
 
 
+_CLAMP_LIMIT = 7.0  # epilogue::ClampedSwiGlu::limit, gpt-oss's swiglu_limit
+_CLAMP_ALPHA = 1.702  # epilogue::ClampedSwiGlu::alpha
+
+
+def _clamped_swiglu(g: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """gpt-oss's (transformers' GptOssExperts): (clamp(u, -7, 7) + 1) g' sigmoid(1.702 g'), g' = min(g, 7)."""
+    g = g.clamp(max=_CLAMP_LIMIT)
+    return (u.clamp(-_CLAMP_LIMIT, _CLAMP_LIMIT) + 1) * (g * torch.sigmoid(_CLAMP_ALPHA * g))
+
+
+def _clamped_swiglu_partials(g: torch.Tensor, u: torch.Tensor) -> tuple:
+    """Its partial derivatives, as torch's autograd of _clamped_swiglu: the gradient only
+    strictly inside a clamp's range (g < 7, |u| < 7; none at a limit, as torch's clamp)."""
+    gc = g.clamp(max=_CLAMP_LIMIT)
+    s = torch.sigmoid(_CLAMP_ALPHA * gc)
+    glu = gc * s
+    dg = (u.clamp(-_CLAMP_LIMIT, _CLAMP_LIMIT) + 1) * (s + _CLAMP_ALPHA * glu * (1 - s))
+    return dg.masked_fill_(g >= _CLAMP_LIMIT, 0), glu.masked_fill_(u.abs() >= _CLAMP_LIMIT, 0)
+
+
+def _times_up(act: Callable, grad: Callable) -> tuple:
+    """(h, partials) of an activation of the form out = act(gate) * up."""
+    return (lambda g, u: act(g) * u), (lambda g, u: (grad(g) * u, act(g)))
+
+
 class GatedActivation(NamedTuple):
-    """One gated activation, out = act(gate) * up: the name of its C++ epilogue operation
-    (what glukit._C's launchers are looked up by) and its torch formulas (elementwise; the
-    references and the torch implementations)."""
+    """One gated activation, out = h(gate, up): the name of its C++ epilogue operation (what
+    glukit._C's launchers are looked up by) and its torch formulas (elementwise, in fp32 here;
+    the references and the torch implementations)."""
     op: str  #: its struct in glukit/epilogue/functors.hpp, e.g. "SwiGlu"
-    act: Callable[[torch.Tensor], torch.Tensor]  #: act(g)
-    grad: Callable[[torch.Tensor], torch.Tensor]  #: d act(g) / dg
+    h: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]  #: h(g, u)
+    partials: Callable[[torch.Tensor, torch.Tensor], tuple]  #: (d h / dg, d h / du) at (g, u)
 
 
 #: The gated activations by name: the python side's one list of them. The C++ side's is
@@ -69,17 +94,19 @@ class GatedActivation(NamedTuple):
 #: instantiates its launchers and which it exports (glukit._C.activations(), checked against
 #: this table on import; test/host/epilogue/activations.cpp checks the two agree). silu =
 #: SwiGLU, gelu_tanh = GeGLU (GELU's tanh approximation), relu = ReGLU, sigmoid = the original
-#: GLU, relu2 = squared ReLU (Primer's) as the gate.
+#: GLU, relu2 = squared ReLU (Primer's) as the gate, clamped_swiglu = gpt-oss's clamped SwiGLU
+#: (gate clamped above at 7, up to [-7, 7], (up + 1) gate sigmoid(1.702 gate)).
 GATED_ACTIVATIONS = {
-    "silu": GatedActivation("SwiGlu", F.silu, _silu_grad),
-    "gelu_tanh": GatedActivation("GeGlu", lambda g: F.gelu(g, approximate="tanh"), _gelu_tanh_grad),
-    "relu": GatedActivation("ReGlu", F.relu, lambda g: (g > 0).to(g.dtype)),
-    "sigmoid": GatedActivation("SigmoidGlu", torch.sigmoid, _sigmoid_grad),
-    "relu2": GatedActivation("SquaredReluGlu", lambda g: F.relu(g).square(), lambda g: 2 * F.relu(g)),
+    "silu": GatedActivation("SwiGlu", *_times_up(F.silu, _silu_grad)),
+    "gelu_tanh": GatedActivation("GeGlu", *_times_up(lambda g: F.gelu(g, approximate="tanh"), _gelu_tanh_grad)),
+    "relu": GatedActivation("ReGlu", *_times_up(F.relu, lambda g: (g > 0).to(g.dtype))),
+    "sigmoid": GatedActivation("SigmoidGlu", *_times_up(torch.sigmoid, _sigmoid_grad)),
+    "relu2": GatedActivation("SquaredReluGlu", *_times_up(lambda g: F.relu(g).square(), lambda g: 2 * F.relu(g))),
+    "clamped_swiglu": GatedActivation("ClampedSwiGlu", _clamped_swiglu, _clamped_swiglu_partials),
 }
 
-#: activation name -> act, with out = act(gate) * up (GATED_ACTIVATIONS' formulas).
-ACTIVATIONS = {name: a.act for name, a in GATED_ACTIVATIONS.items()}
+#: activation name -> h, with out = h(gate, up) (GATED_ACTIVATIONS' formulas).
+ACTIVATIONS = {name: a.h for name, a in GATED_ACTIVATIONS.items()}
 
 if _cpp_activations() not in (None, [(a.op, name) for name, a in GATED_ACTIVATIONS.items()]):
     warnings.warn(f"glukit._C was built with the gated activations {_cpp_activations()}, not glukit.ops' "
@@ -390,9 +417,7 @@ def _gated_activation(p: torch.Tensor, activation: str, layout: str) -> torch.Te
     """h = act(G) U (m x n) from p = [G, U] (m x 2n in ``layout``'s order): fp32 math, rounded
     once to p's dtype."""
     g, u = _gate_up_parts(p, layout)
-    act = ACTIVATIONS[activation](g.float())  # g's fp32 copy is freed here, before h is allocated
-    h = p.new_empty(g.shape)
-    torch.mul(act, u, out=h)  # fp32 product, rounded once on store
+    h = ACTIVATIONS[activation](g.float(), u.float()).to(p.dtype)  # fp32 math, rounded once
     return h.view(p.shape[0], p.shape[1] // 2)
 
 
@@ -401,22 +426,19 @@ def _gated_grads(dh: torch.Tensor, p: torch.Tensor, activation: str, layout: str
     p = [G, U] (m x 2n in ``layout``'s order): dp = [dh U act'(G), dh act(G)] in p's order and
     dtype, h = act(G) U (None unless ``want_h``). Element-wise fp32 math on the m x n tensors,
     each result rounded once to p's dtype."""
+    entry = GATED_ACTIVATIONS[activation]
     g, u = _gate_up_parts(p, layout)
-    part = g.shape
-    g = g.float()
-    d = dh.reshape(part).float()
-    act = ACTIVATIONS[activation](g)
+    d = dh.reshape(g.shape).float()
+    g, u = g.float(), u.float()
     dp = p.new_empty(p.shape)
     dg_part, du_part = _gate_up_parts(dp, layout)
+    pg, pu = entry.partials(g, u)
     # torch.mul with a lower-precision out= computes in fp32 and rounds once on the store
-    torch.mul(act, d, out=du_part)
-    h = None
-    if want_h:
-        h = p.new_empty(part)
-        torch.mul(act, u, out=h)
-        h = h.view(p.shape[0], p.shape[1] // 2)
-    del act
-    torch.mul(GATED_ACTIVATIONS[activation].grad(g).mul_(d), u, out=dg_part)
+    torch.mul(pu, d, out=du_part)
+    del pu
+    torch.mul(pg, d, out=dg_part)
+    del pg
+    h = entry.h(g, u).to(p.dtype).view(p.shape[0], p.shape[1] // 2) if want_h else None
     return dp, h
 
 
@@ -461,7 +483,7 @@ def gated_reference(a: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tenso
     in fp32."""
     x = F.linear(a.float(), w.float(), bias.float() if bias is not None else None)
     g, u = split_gate_up(x, layout)
-    return (ACTIVATIONS[activation](g) * u).to(a.dtype)
+    return ACTIVATIONS[activation](g, u).to(a.dtype)
 
 
 def _gated_projection_cpu(a, w, bias, *, activation="silu", layout="stacked"):
@@ -494,7 +516,8 @@ def gated_reference_backward(a: torch.Tensor, w: torch.Tensor, bias: Optional[to
     x = F.linear(a.float(), w.float(), bias.float() if bias is not None else None)
     g, u = split_gate_up(x, layout)
     gf = grad.float()
-    dx = _merge_gate_up(gf * u * GATED_ACTIVATIONS[activation].grad(g), gf * ACTIVATIONS[activation](g), layout)
+    pg, pu = GATED_ACTIVATIONS[activation].partials(g, u)
+    dx = _merge_gate_up(gf * pg, gf * pu, layout)
     ga = (dx @ w.float()).to(a.dtype)
     gw = (dx.t() @ a.float()).to(w.dtype)
     gbias = dx.sum(0).to(bias.dtype) if bias is not None else None
@@ -769,7 +792,7 @@ def gated_down_reference(p: torch.Tensor, w_down: torch.Tensor, bias_down: Optio
     """y = (act(G) U) w_down^T + bias_down with [G, U] = p in ``layout``'s order, in fp32,
     rounded once to p's dtype (any device)."""
     g, u = split_gate_up(p.float(), layout)
-    h = ACTIVATIONS[activation](g) * u
+    h = ACTIVATIONS[activation](g, u)
     return F.linear(h, w_down.float(), bias_down.float() if bias_down is not None else None).to(p.dtype)
 
 

@@ -12,15 +12,24 @@ import glukit
 #: test_cpu.test_activations_are_glukits_list check the two agree).
 ACTIVATIONS = list(glukit.ops.ACTIVATIONS)
 
-#: The eager formula of each activation, written here apart from glukit.ops' table
-#: (torch.nn.functional where it has one); test_cpu checks that every activation has one.
+#: The eager formula of each activation, out = f(gate, up), written here apart from glukit.ops'
+#: table (torch.nn.functional where it has one); test_cpu checks that every activation has one.
 EAGER_ACT = {
-    "silu": F.silu,
-    "gelu_tanh": lambda g: F.gelu(g, approximate="tanh"),
-    "relu": F.relu,
-    "sigmoid": torch.sigmoid,
-    "relu2": lambda g: torch.square(F.relu(g)),
+    "silu": lambda g, u: F.silu(g) * u,
+    "gelu_tanh": lambda g, u: F.gelu(g, approximate="tanh") * u,
+    "relu": lambda g, u: F.relu(g) * u,
+    "sigmoid": lambda g, u: torch.sigmoid(g) * u,
+    "relu2": lambda g, u: torch.square(F.relu(g)) * u,
+    "clamped_swiglu": lambda g, u: gpt_oss_glu(g, u),
 }
+
+
+def gpt_oss_glu(gate, up, alpha=1.702, limit=7.0):
+    """transformers' GptOssExperts._apply_gate, as written there."""
+    gate = gate.clamp(min=None, max=limit)
+    up = up.clamp(min=-limit, max=limit)
+    glu = gate * torch.sigmoid(gate * alpha)
+    return (up + 1) * glu
 
 
 def unknown_activation(name):

@@ -286,7 +286,7 @@ def gated_formula(a, wg, wu, bg, bu, activation):
     """act(F.linear(a, W_g, b_g)) * F.linear(a, W_u, b_u) in fp64."""
     gate = F.linear(a.double(), wg.double(), bg.double() if bg is not None else None)
     up = F.linear(a.double(), wu.double(), bu.double() if bu is not None else None)
-    return EAGER_ACT[activation](gate) * up
+    return EAGER_ACT[activation](gate, up)
 
 
 def test_gated_registered():
@@ -306,8 +306,29 @@ def test_activation_table():
     against the built extension's, glukit._C.activations())."""
     assert sorted(EAGER_ACT) == sorted(ACTIVATIONS) == sorted(glukit.ops.GATED_ACTIVATIONS)
     for name, entry in glukit.ops.GATED_ACTIVATIONS.items():
-        assert entry.op and callable(entry.act) and callable(entry.grad), name
+        assert entry.op and callable(entry.h) and callable(entry.partials), name
         assert glukit.ops.check_activation(name) is entry
+
+
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+def test_activation_formulas_and_partials(activation):
+    """Each table entry's h is the eager formula (clamped_swiglu: transformers' GptOssExperts'),
+    and its partials are torch autograd's of it, in and past clamped_swiglu's clamps (g > 7,
+    |u| > 7, and at the limits themselves, where torch's clamp passes no gradient)."""
+    entry = glukit.ops.GATED_ACTIVATIONS[activation]
+    gen = torch.Generator().manual_seed(5)
+    g = torch.cat([torch.randn(600, generator=gen, dtype=torch.float64) * 6,
+                   torch.tensor([7.0, 7.0, -7.0, 0.0, 12.0, -12.0, 6.999, 7.001], dtype=torch.float64)])
+    u = torch.cat([torch.randn(600, generator=gen, dtype=torch.float64) * 6,
+                   torch.tensor([7.0, -7.0, -7.0, 7.001, -7.001, 3.0, 12.0, -9.0], dtype=torch.float64)])
+    torch.testing.assert_close(entry.h(g, u), EAGER_ACT[activation](g, u), rtol=1e-12, atol=1e-12)
+    gg, uu = g.clone().requires_grad_(), u.clone().requires_grad_()
+    want_dg, want_du = torch.autograd.grad(EAGER_ACT[activation](gg, uu).sum(), (gg, uu))
+    dg, du = entry.partials(g, u)
+    torch.testing.assert_close(dg, want_dg, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(du, want_du, rtol=1e-10, atol=1e-12)
+    if activation == "clamped_swiglu":  # the clamps bind: no gradient
+        assert dg[g >= 7].abs().max() == 0 and du[u.abs() >= 7].abs().max() == 0
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -374,7 +395,7 @@ def test_gated_cpu_reference_is_the_eager_formula(layout, activation):
     w, b = join(wg, wu, bg, bu, layout)
     gate = F.linear(a.float(), wg.float(), bg.float())
     up = F.linear(a.float(), wu.float(), bu.float())
-    want = (EAGER_ACT[activation](gate) * up).bfloat16()
+    want = (EAGER_ACT[activation](gate, up)).bfloat16()
     got = glukit.gated_projection(a, w, b, activation=activation, layout=layout)
     torch.testing.assert_close(got, want)  # bf16's default tolerance: one GEMM of 2n columns, not two of n
 
@@ -449,7 +470,7 @@ def test_gated_autograd_matches_eager(layout, activation, bias):
                                             activation=activation, layout=layout)
     ta, twg, twu = theirs[:3]
     tbg, tbu = theirs[3:] if bias else (None, None)
-    ref = EAGER_ACT[activation](F.linear(ta, twg, tbg)) * F.linear(ta, twu, tbu)
+    ref = EAGER_ACT[activation](F.linear(ta, twg, tbg), F.linear(ta, twu, tbu))
     grad = torch.randn(ref.shape, generator=torch.Generator().manual_seed(1)).bfloat16()  # the same in both
     out.backward(grad)
     ref.backward(grad.float())
@@ -486,10 +507,10 @@ def test_gated_mlp_up_matches_the_linear_pair(layout, activation, bias):
         gate = F.linear(x.float(), gate_proj.weight.float(), gate_proj.bias.float() if bias else None)
         up = F.linear(x.float(), up_proj.weight.float(), up_proj.bias.float() if bias else None)
     assert got.shape == (2, 5, 128) and got.dtype == torch.bfloat16
-    torch.testing.assert_close(got, (EAGER_ACT[activation](gate) * up).bfloat16())
+    torch.testing.assert_close(got, (EAGER_ACT[activation](gate, up)).bfloat16())
     # act(gate_proj(x)) * up_proj(x) in bf16, as eager code computes it
     with torch.no_grad():
-        eager = EAGER_ACT[activation](gate_proj(x)) * up_proj(x)
+        eager = EAGER_ACT[activation](gate_proj(x), up_proj(x))
     torch.testing.assert_close(got, eager, rtol=2e-2, atol=2e-2)
 
 

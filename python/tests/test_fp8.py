@@ -43,7 +43,7 @@ def fp64_formula(a, w, sa, sw, b, activation, layout):
     if b is not None:
         x = x + b.double()
     g, u = glukit.ops.split_gate_up(x, layout)
-    return EAGER_ACT[activation](g) * u
+    return EAGER_ACT[activation](g, u)
 
 
 RULES = [

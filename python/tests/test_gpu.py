@@ -259,7 +259,7 @@ def make_gated_parts(m, n, k, dtype, bias=True, seed=0):
 
 def gated_eager(a, wg, wu, bg, bu, activation):
     """Eager PyTorch in the operands' dtype: act(F.linear(a, W_g, b_g)) * F.linear(a, W_u, b_u)."""
-    return EAGER_ACT[activation](F.linear(a, wg, bg)) * F.linear(a, wu, bu)
+    return EAGER_ACT[activation](F.linear(a, wg, bg), F.linear(a, wu, bu))
 
 
 GATED_SHAPES = {

@@ -377,7 +377,7 @@ def fp64_step(x, dy, parts, activation):
     leaves = [t.double().requires_grad_() if t is not None else None for t in parts]
     wg, wu, bg, bu, wd, bd = leaves
     xd = x.double().requires_grad_()
-    y = F.linear(OP_ACTIVATIONS[activation](F.linear(xd, wg, bg)) * F.linear(xd, wu, bu), wd, bd)
+    y = F.linear(OP_ACTIVATIONS[activation](F.linear(xd, wg, bg), F.linear(xd, wu, bu)), wd, bd)
     y.backward(dy.double())
     grads = [torch.cat([wg.grad, wu.grad]), torch.cat([bg.grad, bu.grad]) if bg is not None else None, wd.grad,
              bd.grad if bd is not None else None]

@@ -218,7 +218,7 @@ GATED_SHAPES = {
 
 
 def gated_eager(a, wg, wu, bg, bu, activation):
-    return EAGER_ACT[activation](F.linear(a, wg, bg)) * F.linear(a, wu, bu)
+    return EAGER_ACT[activation](F.linear(a, wg, bg), F.linear(a, wu, bu))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -288,7 +288,7 @@ def test_gated_projection_backward_op_against_fp64(dtype, layout):
         assert dp.dtype == dtype and dp.shape == (37, 128)
         leaves = [t.double() for t in (wg, wu)]
         pre = [F.linear(a.double(), wt, bt.double()).requires_grad_() for wt, bt in zip(leaves, (bg, bu))]
-        (EAGER_ACT[activation](pre[0]) * pre[1]).backward(grad.double())
+        EAGER_ACT[activation](pre[0], pre[1]).backward(grad.double())
         want = glukit.ops._merge_gate_up(pre[0].grad, pre[1].grad, layout)
         assert rel_l2(dp, want) <= 4 * UNIT_ROUNDOFF[dtype], activation
 
@@ -355,7 +355,7 @@ def mlp_backward_fp64(dy, w_down, p, activation, layout):
     """(dp, h) by fp64 autograd of h = act(G) U, y = h W_down^T, [G, U] = p in layout's order."""
     pd = p.double().requires_grad_()
     g, u = split_gate_up(pd, layout)
-    h = EAGER_ACT[activation](g) * u
+    h = EAGER_ACT[activation](g, u)
     (dp,) = torch.autograd.grad(h @ w_down.double().t(), pd, dy.double())
     return dp, h.detach()
 
@@ -380,7 +380,7 @@ def test_gated_mlp_backward_cpu_against_fp64(dtype, activation, layout, shape):
     u = UNIT_ROUNDOFF[dtype]  # fp32 math, rounded once
     assert rel_l2(dp, want_dp) <= u and rel_l2(h, want_h) <= u, (rel_l2(dp, want_dp), rel_l2(h, want_h))
     g, up = split_gate_up(p, layout)
-    assert torch.equal(h, (EAGER_ACT[activation](g.float()) * up.float()).to(dtype))
+    assert torch.equal(h, EAGER_ACT[activation](g.float(), up.float()).to(dtype))
 
 
 def test_gated_mlp_backward_wrapper_and_reference():
@@ -495,7 +495,7 @@ def make_down(m, d, i, dtype, bias=True, seed=7):
 
 def down_eager(p, w_down, b, activation, layout):
     g, u = split_gate_up(p, layout)
-    return F.linear(EAGER_ACT[activation](g) * u, w_down, b)
+    return F.linear(EAGER_ACT[activation](g, u), w_down, b)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -622,7 +622,8 @@ class EagerMLP(torch.nn.Module):
         self.act_fn = act_fn if act_fn is not None else torch.nn.SiLU()
 
     def forward(self, x):
-        return self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x))
+        g, u = self.gate_proj(x), self.up_proj(x)
+        return self.down_proj(self.act_fn(g, u) if getattr(self.act_fn, "gated", False) else self.act_fn(g) * u)
 
 
 #: The torch modules of the activations that have one (Hugging Face's act_fn, which
@@ -636,14 +637,16 @@ ACT_MODULES = {
 
 
 class Elementwise(torch.nn.Module):
-    """An act_fn of an activation torch has no module of: its eager formula."""
+    """An act_fn of an activation torch has no module of: its eager formula of gate and up
+    (EagerMLP passes both)."""
+    gated = True
 
     def __init__(self, activation):
         super().__init__()
         self.activation = activation
 
-    def forward(self, x):
-        return EAGER_ACT[self.activation](x)
+    def forward(self, g, u):
+        return EAGER_ACT[self.activation](g, u)
 
 
 def act_module(activation):

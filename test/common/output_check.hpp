@@ -26,9 +26,9 @@
 //           products to its largest exponent before adding (Fasi, Higham, Mikaitis,
 //           Pranesh, "Numerical behavior of NVIDIA tensor cores", 2021). K + 2 counts
 //           the K products, the bias and one spare.
-//   g     = GluGate x (1 + y): 1 + |y|; BiasOnly: 1; a gated activation act(x) y:
-//           Op::slope_bound(x) |y| (epilogue/functors.hpp; SwiGLU 1.2 |y|, sup |silu'| =
-//           1.0998). y is exact, so only X's error passes through op.
+//   g     = GluGate x (1 + y): 1 + |y|; BiasOnly: 1; a gated activation op(x, y):
+//           Op::bounds(x, y).dg (epilogue/functors.hpp; act(x) y: SwiGLU 1.2 |y|, sup
+//           |silu'| = 1.0998). y is exact, so only X's error passes through op.
 //   floor = half the smallest subnormal of T (fp16 2^-25; bf16 2^-134).
 //
 // What it catches: one rounding of the output costs at most u_T |r|, so a wrong
@@ -79,12 +79,12 @@ inline constexpr double fp32_unit_roundoff = 0x1p-24;
 inline constexpr double accumulation_factor = 4.0;
 
 /// g: a bound of |d op(x', y) / d x'| for x' near x, for the operations of epilogue/functors.hpp
-/// (a gated activation's own slope_bound).
+/// (a gated activation's own bound of |d op / d g|, Op::bounds(x, y).dg).
 template <class Op>
 double epilogue_sensitivity(double x, double y) {
   if constexpr (std::same_as<Op, epilogue::GluGate>) return 1.0 + std::fabs(y);
   else if constexpr (std::same_as<Op, epilogue::BiasOnly>) return 1.0;
-  else if constexpr (GatedActivationOp<Op>) return Op::slope_bound(x) * std::fabs(y);
+  else if constexpr (GatedActivationOp<Op>) return Op::bounds(x, y).dg;
   else static_assert(dependent_false<Op>, "epilogue_sensitivity: add a bound of |d op / d x| for this op");
 }
 
@@ -157,18 +157,21 @@ Reference reference_of(const AddmmGluArgsT<T>& p, Op op = {}, Scale scale = {}, 
 }
 
 /// Gated projection: bounds of |d op(g, u) / d g| and |d op(g, u) / d u| near (g, u) for
-/// the operations a gated kernel runs: a gated activation's own bounds, |u| slope_bound(g)
-/// and value_bound(g) (epilogue/functors.hpp).
+/// the operations a gated kernel runs: a gated activation's own bounds, Op::bounds(g, u)
+/// (epilogue/functors.hpp; for out = act(g) u: slope(g) |u| and value(g)).
 struct GatedSensitivity {
   double dg, du;
 };
 template <class Op>
 GatedSensitivity gated_sensitivity(double g, double u) {
-  const double ag = std::fabs(g), au = std::fabs(u);
-  if constexpr (GatedActivationOp<Op>) return {Op::slope_bound(g) * au, Op::value_bound(g)};
-  else if constexpr (std::same_as<Op, epilogue::GluGate>) return {1.0 + au, ag};
-  else static_assert(dependent_false<Op>, "gated_sensitivity: give the operation slope_bound and value_bound "
-                                          "(epilogue/functors.hpp)");
+  if constexpr (GatedActivationOp<Op>) {
+    const epilogue::GatedBounds b = Op::bounds(g, u);
+    return {b.dg, b.du};
+  } else if constexpr (std::same_as<Op, epilogue::GluGate>) {
+    return {1.0 + std::fabs(u), std::fabs(g)};
+  } else {
+    static_assert(dependent_false<Op>, "gated_sensitivity: give the operation bounds(g, u) (epilogue/functors.hpp)");
+  }
 }
 
 /// The fp64 reference of a gated projection (host pointers in p): per element op(G, U),

@@ -1,6 +1,6 @@
 // The gated activations glukit ships, listed once. Each line X(Op, name) pairs a gated
 // epilogue operation of epilogue/functors.hpp (operator(), backward and the accuracy bounds
-// slope_bound / value_bound) with its name in the PyTorch layer (glukit.ops.ACTIVATIONS).
+// `bounds(g, u)`) with its name in the PyTorch layer (glukit.ops.ACTIVATIONS).
 // Derived from it: epilogue::GatedActivations (functors.hpp; the GPU tests' operation list,
 // from which the extension's gated launchers, python/csrc/launchers/, are instantiated), the
 // extension's glukit._C.activations() (python/csrc/ops.cpp), and the check that glukit.ops
@@ -16,4 +16,5 @@
   X(GeGlu, gelu_tanh)               \
   X(ReGlu, relu)                    \
   X(SigmoidGlu, sigmoid)            \
-  X(SquaredReluGlu, relu2)
+  X(SquaredReluGlu, relu2)          \
+  X(ClampedSwiGlu, clamped_swiglu)

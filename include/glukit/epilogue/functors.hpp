@@ -18,11 +18,12 @@
 //   template <class T> void backward(T x, T y, T g, T& dx, T& dy) const;
 // an operation of X and Y's two gradients for the upstream gradient g: dx = g dop/dx,
 // dy = g dop/dy (addmm_glu's backward epilogue, ops/addmm_glu_backward.hpp);
-//   static constexpr double slope_bound(double g);   // >= |act'(x)|, |x - g| <= 1/16
-//   static constexpr double value_bound(double g);   // >= |act(g)|
-// a gated activation's bounds for accuracy checks (test/common/output_check.hpp): the
-// slope over the fp32 accumulation error a GEMM's g may carry (below 1/16 at the tests'
-// shapes), the value at g.
+//   static constexpr GatedBounds bounds(double g, double u);
+// a gated activation's bounds for accuracy checks (test/common/output_check.hpp): dg >=
+// |d op / d g| at (x, u) for every |x - g| <= 1/16, the fp32 accumulation error a GEMM's g
+// may carry (below 1/16 at the tests' shapes), and du >= |d op / d u| at (g, v) for every
+// |v - u| <= 1/16. For out = act(g) u they are slope(g) |u| and value(g) with slope >= |act'|
+// near g and value >= |act(g)| (detail::product_bounds).
 // The gated activations glukit ships are listed once in epilogue/activations.hpp
 // (GLUKIT_GATED_ACTIVATIONS); GatedActivations below is that list as a type list.
 // The kernels supply the rest of the epilogue protocol around it: init (bias
@@ -56,6 +57,21 @@ GLUKIT_HOST_DEVICE SigmoidPair<T> sigmoid_pair(T x0, T x1) {
 }
 /// |g|, constexpr (std::fabs is not before C++23).
 constexpr double magnitude(double g) { return g < 0 ? -g : g; }
+}  // namespace detail
+
+/// A gated activation's accuracy bounds at (g, u) (the file comment): of |d op / d g| within
+/// bound_window of g and of |d op / d u| within bound_window of u.
+struct GatedBounds {
+  double dg;
+  double du;
+};
+/// How far from (g, u) the bounds hold: above the fp32 accumulation error of the tests' GEMMs.
+inline constexpr double bound_window = 1.0 / 16;
+
+namespace detail {
+/// The bounds of out = act(g) u from slope >= |act'(x)| within bound_window of g and
+/// value >= |act(g)|: |d op / d g| = |act'| |u|, |d op / d u| = |act(g)|.
+constexpr GatedBounds product_bounds(double slope, double value, double u) { return {slope * magnitude(u), value}; }
 }  // namespace detail
 
 /// The reference gate: out = X + X * Y, one fused multiply-add.
@@ -100,8 +116,9 @@ struct SwiGlu {
     dg = dh * u * math::fma(a, T(1) - s, s);
   }
   /// 20 % over sup |silu'| = 1.0998 and over |silu(g)| <= |g|.
-  static constexpr double slope_bound(double) { return 1.2; }
-  static constexpr double value_bound(double g) { return 1.2 * detail::magnitude(g); }
+  static constexpr GatedBounds bounds(double g, double u) {
+    return detail::product_bounds(1.2, 1.2 * detail::magnitude(g), u);
+  }
 };
 
 /// GeGLU (tanh approximation of GELU): out = gelu(X) * Y.
@@ -126,8 +143,9 @@ struct GeGlu {
     dg = dh * u * d;
   }
   /// 20 % over sup |gelu'| = 1.129 and over |gelu(g)| <= |g|.
-  static constexpr double slope_bound(double) { return 1.2; }
-  static constexpr double value_bound(double g) { return 1.2 * detail::magnitude(g); }
+  static constexpr GatedBounds bounds(double g, double u) {
+    return detail::product_bounds(1.2, 1.2 * detail::magnitude(g), u);
+  }
 };
 
 /// ReGLU: out = relu(X) * Y.
@@ -147,8 +165,9 @@ struct ReGlu {
     dg = on ? dh * u : T(0);
   }
   /// |relu'| <= 1, |relu(g)| <= |g|.
-  static constexpr double slope_bound(double) { return 1.0; }
-  static constexpr double value_bound(double g) { return detail::magnitude(g); }
+  static constexpr GatedBounds bounds(double g, double u) {
+    return detail::product_bounds(1.0, detail::magnitude(g), u);
+  }
 };
 
 /// The original GLU: out = sigmoid(X) * Y = Y / (1 + e^-X).
@@ -175,8 +194,7 @@ struct SigmoidGlu {
     dg = dh * u * (s - s * s);
   }
   /// 20 % over sup |sigmoid'| = 1/4; |sigmoid| <= 1.
-  static constexpr double slope_bound(double) { return 0.3; }
-  static constexpr double value_bound(double) { return 1.0; }
+  static constexpr GatedBounds bounds(double, double u) { return detail::product_bounds(0.3, 1.0, u); }
 };
 
 /// Squared-ReLU GLU (Primer's squared ReLU as the gate): out = relu(X)^2 * Y.
@@ -198,8 +216,63 @@ struct SquaredReluGlu {
   }
   /// |act'| = 2 relu <= 2 (|g| + 1/16) within 1/16 of g; relu(g)^2 20 % over, plus 1/32 so that
   /// it also bounds act(g + d) = (g + d)^2 for |d| <= 1/16 (the excess is at most 6 d^2).
-  static constexpr double slope_bound(double g) { return 2.4 * detail::magnitude(g) + 0.125; }
-  static constexpr double value_bound(double g) { return 1.2 * g * g + 0.03125; }
+  static constexpr GatedBounds bounds(double g, double u) {
+    return detail::product_bounds(2.4 * detail::magnitude(g) + 0.125, 1.2 * g * g + 0.03125, u);
+  }
+};
+
+/// gpt-oss's clamped SwiGLU (transformers' GptOssExperts): the gate clamped above and the up
+/// value to [-limit, limit], out = (u' + 1) g' sigmoid(alpha g') with g' = min(g, limit),
+/// u' = clamp(u, -limit, limit). As torch's clamp's autograd, a clamp passes the gradient only
+/// strictly inside its range (g < limit, |u| < limit: none at a limit itself); a NaN passes
+/// through the forward.
+struct ClampedSwiGlu {
+  static constexpr const char* name() { return "ClampedSwiGlu"; }
+  static constexpr bool reads_aux = true;
+  /// gpt-oss's swiglu_limit and alpha.
+  static constexpr double limit = 7.0;
+  static constexpr double alpha = 1.702;
+  template <class T>
+  GLUKIT_HOST_DEVICE static T clamp_gate(T g) {
+    return g > T(limit) ? T(limit) : g;
+  }
+  template <class T>
+  GLUKIT_HOST_DEVICE static T clamp_up(T u) {
+    return u > T(limit) ? T(limit) : (u < T(-limit) ? T(-limit) : u);
+  }
+  template <class T>
+  GLUKIT_HOST_DEVICE T operator()(T x, T y) const {
+    const T g = clamp_gate(x);
+    return math::div(g, T(1) + math::exp(T(-alpha) * g)) * (clamp_up(y) + T(1));
+  }
+  /// Two outputs with one division, as SwiGlu::pair on alpha g'.
+  template <class T>
+  GLUKIT_HOST_DEVICE void pair(T x0, T y0, T x1, T y1, T& o0, T& o1) const {
+    const T g0 = clamp_gate(x0), g1 = clamp_gate(x1);
+    const auto p = detail::sigmoid_pair(T(alpha) * g0, T(alpha) * g1);
+    o0 = g0 * p.d1 * p.r * (clamp_up(y0) + T(1));
+    o1 = g1 * p.d0 * p.r * (clamp_up(y1) + T(1));
+  }
+  /// With a = g' s, s = sigmoid(alpha g'): h = a (u' + 1), dh/du = a where |u| < limit,
+  /// dh/dg = (u' + 1) (s + alpha a (1 - s)) where g < limit; 0 elsewhere.
+  template <class T>
+  GLUKIT_HOST_DEVICE void backward(T g, T u, T dh, T& dg, T& du, T& h) const {
+    const T gc = clamp_gate(g), up1 = clamp_up(u) + T(1);
+    const T s = math::div(T(1), T(1) + math::exp(T(-alpha) * gc));
+    const T a = gc * s;
+    h = a * up1;
+    du = u > T(-limit) && u < T(limit) ? dh * a : T(0);
+    dg = g < T(limit) ? dh * up1 * math::fma(T(alpha) * a, T(1) - s, s) : T(0);
+  }
+  /// |d/dx (x sigmoid(alpha x))| = |silu'(alpha x)| <= 1.0998 (20 % over it) times |u' + 1|
+  /// <= 1 + min(|u| + window, limit), where some x within the window of g is <= limit;
+  /// |g' sigmoid(alpha g')| <= min(|g|, limit) (20 % over it), where some v within the window
+  /// of u is inside the clamp. 0 where the clamp binds over the whole window.
+  static constexpr GatedBounds bounds(double g, double u) {
+    const double up = detail::magnitude(u) + bound_window, gm = detail::magnitude(g);
+    return {g <= limit + bound_window ? 1.2 * (1.0 + (up < limit ? up : limit)) : 0.0,
+            detail::magnitude(u) <= limit + bound_window ? 1.2 * (gm < limit ? gm : limit) : 0.0};
+  }
 };
 
 /// Plain addmm: out = X; Y is not read (y may be null).
@@ -249,11 +322,10 @@ concept EpilogueOpAuxBackward =
     };
 
 /// Is E a gated activation as epilogue/activations.hpp lists them: a gated operation with
-/// `backward` and the accuracy bounds slope_bound and value_bound (epilogue/functors.hpp)?
+/// `backward` and the accuracy bounds `bounds(g, u)` (epilogue/functors.hpp)?
 template <class E>
 concept GatedActivationOp = EpilogueOpBackward<E> && requires(double g) {
-  { E::slope_bound(g) } -> std::convertible_to<double>;
-  { E::value_bound(g) } -> std::convertible_to<double>;
+  { E::bounds(g, g) } -> std::same_as<epilogue::GatedBounds>;
 };
 
 /// Does E have the optional two-output form `pair` (epilogue/functors.hpp)?

@@ -3,6 +3,7 @@
 // concept on good and bad types.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <tuple>
@@ -22,6 +23,10 @@ long double swiglu(long double x, long double y) { return x * (1.0L / (1.0L + st
 long double reglu(long double x, long double y) { return (x > 0 ? x : 0.0L) * y; }
 long double sigmoid_glu(long double x, long double y) { return y / (1.0L + std::exp(-x)); }
 long double squared_relu_glu(long double x, long double y) { return (x > 0 ? x * x : 0.0L) * y; }
+long double clamped_swiglu(long double x, long double y) {  // transformers' GptOssExperts
+  const long double g = std::min(x, 7.0L), u = std::clamp(y, -7.0L, 7.0L);
+  return (u + 1) * g / (1.0L + std::exp(-1.702L * g));
+}
 long double geglu(long double x, long double y) {
   const long double c = std::sqrt(2.0L / static_cast<long double>(kPi));
   return 0.5L * x * (1.0L + std::tanh(c * (x + 0.044715L * x * x * x))) * y;
@@ -88,6 +93,48 @@ TEMPLATE_TEST_CASE("SquaredReluGlu is relu(X)^2 * Y", "[epilogue]", float, doubl
                                               [](double x, double y) { return x * x * (1.0 + std::fabs(y)); });
   CHECK(ep::SquaredReluGlu{}(TestType(-2), TestType(5)) == TestType(0));
   CHECK(ep::SquaredReluGlu{}(TestType(3), TestType(2)) == TestType(18));
+}
+
+TEMPLATE_TEST_CASE("ClampedSwiGlu is (clamp(Y, -7, 7) + 1) * g sigmoid(1.702 g), g = min(X, 7)", "[epilogue]", float,
+                   double) {
+  // the terms' size: |g| (|u| + 1) with g, u the clamped values
+  check_against<ep::ClampedSwiGlu, TestType>(clamped_swiglu, [](double x, double y) {
+    return std::fabs(std::min(x, 7.0)) * (1.0 + std::min(std::fabs(y), 7.0));
+  });
+  using T = TestType;
+  const ep::ClampedSwiGlu op{};
+  CHECK(op(T(19), T(-20)) == op(T(7), T(-7)));  // both clamps bind
+  CHECK(op(T(7), T(3)) == op(T(7.5), T(3)));
+  CHECK(op(T(-2), T(-1)) == T(0));  // u + 1 = 0
+  CHECK(std::isnan(op(T(NAN), T(1))));
+  CHECK(std::isnan(op(T(1), T(NAN))));
+}
+
+TEMPLATE_TEST_CASE("ClampedSwiGlu's backward: no gradient where a clamp binds, as torch's clamp", "[functors]", float,
+                   double) {
+  using T = TestType;
+  const ep::ClampedSwiGlu op{};
+  T dg{}, du{}, h{};
+  // torch's clamp passes the gradient strictly inside its range only: none at a limit
+  op.backward(T(7), T(7), T(1), dg, du, h);
+  CHECK(dg == T(0));
+  CHECK(du == T(0));
+  CHECK(h == op(T(7), T(7)));
+  op.backward(T(6.999), T(-6.999), T(1), dg, du, h);
+  CHECK(dg != T(0));  // dh (u' + 1) glu'(g) with u' + 1 < 0
+  CHECK(du != T(0));
+  op.backward(T(1), T(-7), T(1), dg, du, h);
+  CHECK(du == T(0));
+  op.backward(T(7.001), T(7.001), T(1), dg, du, h);
+  CHECK(dg == T(0));
+  CHECK(du == T(0));
+  CHECK(h == op(T(7), T(7)));
+  op.backward(T(2), T(-7.5), T(3), dg, du, h);
+  CHECK(du == T(0));
+  CHECK(dg != T(0));  // the gate still passes: dg = dh (u' + 1) glu'(g) with u' = -7
+  op.backward(T(30), T(1), T(3), dg, du, h);
+  CHECK(dg == T(0));
+  CHECK(du == T(3) * op(T(30), T(0)));  // dh glu(7)
 }
 
 TEMPLATE_TEST_CASE("BiasOnly passes X through and ignores Y", "[epilogue]", float, double) {
@@ -226,8 +273,8 @@ namespace {
 template <class Op, class T>
 void check_backward_against_differences() {
   const Op op{};
-  const double gs[] = {-20.0, -6.5, -3.0, -1.0, -0.75, -0.125, 0.3, 0.5, 1.0, 2.25, 5.5, 19.0};
-  const double us[] = {-3.0, -0.5, 0.25, 1.0, 4.0};
+  const double gs[] = {-20.0, -6.5, -3.0, -1.0, -0.75, -0.125, 0.3, 0.5, 1.0, 2.25, 5.5, 7.5, 19.0};
+  const double us[] = {-9.0, -3.0, -0.5, 0.25, 1.0, 4.0, 8.5};  // and past a clamp's limit (ClampedSwiGlu)
   const double dhs[] = {-2.0, 0.5, 1.0};
   const double tol = sizeof(T) == 4 ? 1e-5 : 1e-7;
   for (const double g : gs)
@@ -264,26 +311,55 @@ TEMPLATE_LIST_TEST_CASE("gated operations: backward is the derivative of the ope
   check_backward_against_differences<TestType, float>();
 }
 
-TEMPLATE_LIST_TEST_CASE("gated operations: slope_bound and value_bound bound |act'| within 1/16 and |act|",
-                        "[functors]", ep::GatedActivations) {
+TEMPLATE_LIST_TEST_CASE("gated operations: bounds(g, u) bound |d op / d g| within 1/16 of g and |d op / d u| within "
+                        "1/16 of u", "[functors]", ep::GatedActivations) {
   const TestType op{};
-  constexpr double window = 1.0 / 16;
-  const auto act_and_slope = [&](double x, double& act, double& slope) {
-    double dg = 0, du = 0;
-    op.backward(x, 1.0, 1.0, dg, du, act);  // u = dh = 1: dg = act'(x), h = act(x)
-    slope = dg;
+  constexpr double window = glukit::epilogue::bound_window;
+  // u inside and outside ClampedSwiGlu's clamp, and near its limits on both sides
+  const double us[] = {-12.0, -7.05, -7.0, -6.97, -2.5, -1.0, -0.3, 0.0, 0.4, 1.0, 3.0, 6.96, 7.0, 7.04, 8.0, 12.0};
+  const auto partials = [&](double g, double u, double& dg, double& du) {
+    double h = 0;
+    op.backward(g, u, 1.0, dg, du, h);  // dh = 1: the partial derivatives
   };
-  for (double g = -40.0; g <= 40.0; g += 1.0 / 128) {
-    double act = 0, slope = 0;
-    act_and_slope(g, act, slope);
-    INFO(TestType::name() << " at g = " << g);
-    REQUIRE(std::fabs(act) <= TestType::value_bound(g));
-    for (double x = g - window; x <= g + window; x += window / 8) {
-      act_and_slope(x, act, slope);
-      INFO("x = " << x << ": act' = " << slope << ", bound " << TestType::slope_bound(g));
-      REQUIRE(std::fabs(slope) <= TestType::slope_bound(g));
+  for (const double u : us)
+    for (double g = -40.0; g <= 40.0; g += 1.0 / 128) {  // g passes 7 and 7 + 1/16 exactly
+      const glukit::epilogue::GatedBounds b = TestType::bounds(g, u);
+      INFO(TestType::name() << " at g = " << g << ", u = " << u << ": bounds (" << b.dg << ", " << b.du << ")");
+      double dg = 0, du = 0;
+      for (double x = g - window; x <= g + window; x += window / 8) {
+        partials(x, u, dg, du);
+        INFO("x = " << x << ": d op / d g = " << dg);
+        REQUIRE(std::fabs(dg) <= b.dg);
+      }
+      for (double v = u - window; v <= u + window; v += window / 8) {
+        partials(g, v, dg, du);
+        INFO("v = " << v << ": d op / d u = " << du);
+        REQUIRE(std::fabs(du) <= b.du);
+      }
     }
-  }
+}
+
+TEST_CASE("the bounds of out = act(g) u are slope(g) |u| and value(g), as before the (g, u) form", "[functors]") {
+  for (const double g : {-3.0, -0.5, 0.0, 0.25, 2.0, 9.0})
+    for (const double u : {-2.0, 0.0, 0.5, 3.0}) {
+      INFO("g = " << g << ", u = " << u);
+      const double au = std::fabs(u), ag = std::fabs(g);
+      CHECK(ep::SwiGlu::bounds(g, u).dg == 1.2 * au);
+      CHECK(ep::SwiGlu::bounds(g, u).du == 1.2 * ag);
+      CHECK(ep::GeGlu::bounds(g, u).dg == 1.2 * au);
+      CHECK(ep::GeGlu::bounds(g, u).du == 1.2 * ag);
+      CHECK(ep::ReGlu::bounds(g, u).dg == 1.0 * au);
+      CHECK(ep::ReGlu::bounds(g, u).du == ag);
+      CHECK(ep::SigmoidGlu::bounds(g, u).dg == 0.3 * au);
+      CHECK(ep::SigmoidGlu::bounds(g, u).du == 1.0);
+      CHECK(ep::SquaredReluGlu::bounds(g, u).dg == (2.4 * ag + 0.125) * au);
+      CHECK(ep::SquaredReluGlu::bounds(g, u).du == 1.2 * g * g + 0.03125);
+    }
+  // ClampedSwiGlu: 0 where a clamp binds over the whole window
+  CHECK(ep::ClampedSwiGlu::bounds(7.07, 1.0).dg == 0.0);
+  CHECK(ep::ClampedSwiGlu::bounds(7.0625, 1.0).dg > 0.0);
+  CHECK(ep::ClampedSwiGlu::bounds(1.0, 7.07).du == 0.0);
+  CHECK(ep::ClampedSwiGlu::bounds(1.0, -7.0625).du > 0.0);
 }
 
 TEST_CASE("gated operations: backward stays finite far out (sigmoid's exp overflows to inf)", "[functors]") {
