@@ -43,7 +43,7 @@ struct StagedEpilogue : Epilogue<P> {
 
   /// A scaled problem's dequantisation (ExtraOperandsT: scale_a, scale_b and their steps):
   /// each accumulator times its row's A scale and its column's B scale (B's row of the
-  /// column: W's row of a gated tile's column, Plan::Pairs), before the bias is added.
+  /// column: W's row of a gated tile's column, Pairs), before the bias is added.
   /// Accumulators outside the output get 0 (never stored). Steps: 0 (one scale) or 1.
   GLUKIT_DEVICE void dequantise(float (&acc)[R], const float* sa, std::int64_t sa_step, const float* sb,
                                 std::int64_t sb_step) const {
