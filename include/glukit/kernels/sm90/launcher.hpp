@@ -7,6 +7,7 @@
 #include <atomic>
 
 #include "glukit/blocks/tile_scheduler.hpp"
+#include "glukit/kernels/column_sums.hpp"
 #include "glukit/kernels/op_kernel.hpp"
 #include "glukit/kernels/sm90/entry.hpp"
 #include "glukit/platform/runtime.hpp"
@@ -193,6 +194,10 @@ struct BackendLauncher<P, Backend::cuda> {
                                   stream, static_cast<unsigned>(cm));
         e != success)
       return {StatusCode::runtime_error, error_string(e)};
+    // A column_sum composition's vector: its partials added in a fixed order.
+    if constexpr (epilogue::Arity<composition_of<P>>::column_sum >= 0)
+      if (extra.column_sums != nullptr)
+        return sum_column_partials(extra.column_partials, args.m, args.n, extra.column_sums, stream);
     return Status::success();
   }
 };

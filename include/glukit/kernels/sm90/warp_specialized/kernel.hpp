@@ -102,7 +102,7 @@ struct WsKernel : WsProducer<P> {
       if (stores)
 #pragma unroll
         for (int s = 0; s < SL; ++s)
-          TileEpi(p.args, m0, n0, tid + 128 * s, x.out2, x.ld_out2, x.column_sums, x.row_scale, x.column_scale,
+          TileEpi(p.args, m0, n0, tid + 128 * s, x.out2, x.ld_out2, x.column_partials, x.row_scale, x.column_scale,
                   x.row_absmax)
               .template finish<P0, P1>(acc[s], w.tile, bias_row, m0);
       // Every consumer thread arrives: with one arrival per warp (after a __syncwarp),
