@@ -3,10 +3,11 @@
 // 16-row group of the output's rows, as stored, into the caller's workspace (the
 // partials: column_partial_rows(m) x n fp32, row-major), with plain stores; two passes
 // then add them in an order fixed by m and n alone, whatever order the tiles ran in, so
-// the same inputs give the same bits, run after run and device after device of a kind:
+// the same inputs give the same bits, run after run:
 //   1. each chunk of column_chunk_rows partial rows, summed in row order into its first row;
 //   2. the chunks' first rows, summed in chunk order into the vector (written, not added).
-// One source for both backends: plain loads and stores, launched through platform/runtime.hpp.
+// One source for both backends (a device compiler's header: kernels/sm90 and kernels/cdna
+// include it): plain loads and stores, launched through platform/runtime.hpp.
 #pragma once
 #include <cstdint>
 
