@@ -35,7 +35,8 @@ LaunchStatus addmm_glu_bf16(const LaunchArgs& args, cudaStream_t stream);
 
 /// Operand pointers and element strides of one addmm_glu_backward call: addmm_glu's a, b,
 /// bias and y, the upstream gradient grad (m x n) and the outputs dx, dy (m x n); dbias:
-/// n zeroed floats dX's column sums are added into, or null.
+/// n floats dX's column sums are written into, or null; workspace: with dbias, the
+/// glukit::addmm_glu_backward_workspace_floats(m, n) floats of their partial sums.
 struct BackwardLaunchArgs {
   const void* a;
   const void* b;
@@ -47,6 +48,7 @@ struct BackwardLaunchArgs {
   std::int64_t m, n, k, lda, ldb, ldy, ld_grad, lddx, lddy;
   bool b_is_nk;
   float* dbias;
+  float* workspace;
 };
 
 /// glukit::addmm_glu_backward(args, stream) (GluGate), for fp16 / bf16 operands.

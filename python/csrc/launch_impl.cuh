@@ -25,7 +25,7 @@ LaunchStatus launch_backward(const BackwardLaunchArgs& p, cudaStream_t stream) {
       static_cast<const T*>(p.a), static_cast<const T*>(p.b), static_cast<const T*>(p.bias),
       static_cast<const T*>(p.y), static_cast<const T*>(p.grad), static_cast<T*>(p.dx), static_cast<T*>(p.dy),
       p.m, p.n, p.k, p.lda, p.ldb, p.ldy, p.ld_grad, p.lddx, p.lddy,
-      p.b_is_nk ? glukit::Layout::col_major : glukit::Layout::row_major, p.dbias};
+      p.b_is_nk ? glukit::Layout::col_major : glukit::Layout::row_major, p.dbias, p.workspace};
   const glukit::Status s = glukit::addmm_glu_backward(args, stream);
   return {static_cast<int>(s.code()), s.message()};
 }

@@ -194,8 +194,9 @@ at::Tensor addmm_glu_cuda(const at::Tensor& a, const at::Tensor& b, const std::o
 
 /// torch.ops.glukit.addmm_glu_backward: (dX, dY, dbias) of out = X (1 + y), X = a B + bias,
 /// for the upstream gradient grad, from one glukit kernel (glukit::addmm_glu_backward: X
-/// recomputed, its epilogue reading grad and y and, with bias_grad, adding dX's column sums
-/// into dbias, n floats; else dbias is empty). glukit.ops.check_backward_args' rules.
+/// recomputed, its epilogue reading grad and y and, with bias_grad, writing dX's column sums
+/// into dbias, n floats, the same bits every run, through a workspace of 16-row partial
+/// sums; else dbias is empty). glukit.ops.check_backward_args' rules.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> addmm_glu_backward_cuda(const at::Tensor& a, const at::Tensor& b,
                                                                        const std::optional<at::Tensor>& bias,
                                                                        const at::Tensor& y, const at::Tensor& grad,
@@ -208,8 +209,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> addmm_glu_backward_cuda(const at:
           ")");
   const c10::cuda::CUDAGuard guard(a.device());
   at::Tensor dx = at::empty({m, n}, a.options()), dy = at::empty({m, n}, a.options());
-  at::Tensor dbias = at::zeros({bias_grad ? n : 0}, a.options().dtype(at::kFloat));
-  if (m == 0 || n == 0) return {dx, dy, dbias};
+  at::Tensor dbias = at::empty({bias_grad ? n : 0}, a.options().dtype(at::kFloat));
+  if (m == 0 || n == 0) {
+    dbias.zero_();
+    return {dx, dy, dbias};
+  }
+  // The partial sums of 16-row groups (glukit::addmm_glu_backward_workspace_floats).
+  const at::Tensor work = at::empty({bias_grad ? (m + 15) / 16 * n : 0}, a.options().dtype(at::kFloat));
   const at::Tensor ac = a.contiguous(), bc = b.contiguous(), yc = y.contiguous(), gc = grad.contiguous();
   const at::Tensor biasc = bias.has_value() ? bias->contiguous() : at::Tensor();
   const glukit_torch::BackwardLaunchArgs args{k > 0 ? ac.data_ptr() : nullptr,
@@ -229,7 +235,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> addmm_glu_backward_cuda(const at:
                                               n,
                                               n,
                                               b_is_nk,
-                                              bias_grad ? dbias.data_ptr<float>() : nullptr};
+                                              bias_grad ? dbias.data_ptr<float>() : nullptr,
+                                              bias_grad ? work.data_ptr<float>() : nullptr};
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
   check_status("glukit.addmm_glu_backward", a.scalar_type() == at::kHalf
                                                 ? glukit_torch::addmm_glu_backward_f16(args, stream)

@@ -15,6 +15,7 @@
 #include "glukit/ops/status.hpp"
 #include "glukit/platform/config.hpp"
 #include "glukit/platform/runtime.hpp"
+#include "glukit/platform/thread_index.hpp"
 
 namespace glukit {
 
@@ -27,8 +28,8 @@ inline constexpr int column_sum_threads = 128;
 template <int = 0>
 __global__ void __launch_bounds__(column_sum_threads)
     column_partials_chunk(float* partials, std::int64_t rows, std::int64_t n, std::int64_t quad_blocks) {
-  const std::int64_t chunk = blockIdx.x / quad_blocks;
-  const std::int64_t quad = (blockIdx.x % quad_blocks) * column_sum_threads + threadIdx.x;
+  const std::int64_t chunk = block_x() / quad_blocks;
+  const std::int64_t quad = (block_x() % quad_blocks) * column_sum_threads + thread_x();
   if (4 * quad >= n) return;
   const std::int64_t r0 = chunk * column_chunk_rows;
   const std::int64_t r1 = r0 + column_chunk_rows < rows ? r0 + column_chunk_rows : rows;
@@ -45,7 +46,7 @@ __global__ void __launch_bounds__(column_sum_threads)
 template <int = 0>
 __global__ void __launch_bounds__(column_sum_threads)
     column_partials_total(const float* partials, std::int64_t rows, std::int64_t n, float* sums) {
-  const std::int64_t quad = std::int64_t{blockIdx.x} * column_sum_threads + threadIdx.x;
+  const std::int64_t quad = std::int64_t{block_x()} * column_sum_threads + thread_x();
   if (4 * quad >= n) return;
   float4 s = reinterpret_cast<const float4*>(partials)[quad];
   for (std::int64_t r = column_chunk_rows; r < rows; r += column_chunk_rows) {

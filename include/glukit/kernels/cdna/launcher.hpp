@@ -11,6 +11,7 @@
 // disassembled by test/isa.
 #pragma once
 #include "glukit/blocks/tile_scheduler.hpp"
+#include "glukit/kernels/column_sums.hpp"
 #include "glukit/kernels/op_kernel.hpp"
 #include "glukit/kernels/cdna/device_facts.hpp"
 #include "glukit/kernels/cdna/kernel.hpp"
