@@ -68,7 +68,7 @@ inline Status sum_column_partials(float* partials, std::int64_t m, std::int64_t 
   if (chunks * quad_blocks > (std::int64_t{1} << 31) - 1)
     return Status::invalid("m, n: too many column partials for one grid");
   void* args1[] = {&partials, const_cast<std::int64_t*>(&rows), &n, const_cast<std::int64_t*>(&quad_blocks)};
-  if (chunks > 1) {
+  if (rows > 1) {  // (one chunk too: pass 2 reads only the chunks' first rows)
     if (error_t e = launch_kernel(&detail::column_partials_chunk<>, static_cast<unsigned>(chunks * quad_blocks),
                                   detail::column_sum_threads, args1, 0, stream);
         e != success)

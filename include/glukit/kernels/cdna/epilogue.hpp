@@ -241,24 +241,14 @@ class Epilogue : public EpilogueTile<P> {
     }
   }
 
-  /// Output column_sum's sums over each 16-row block of the tile (rows past m count as 0)
-  /// into their row of the column partials (ExtraOperandsT::column_partials, the output's
-  /// width): block (mb, q) summed over the lanes of a column group (lane % 16 is the row,
-  /// lane / 16 the 4-column group: acc_coord, whose block rows start at multiples of 16),
-  /// lanes 0, 16, 32, 48 store them (plain stores: kernels/column_sums.hpp adds the rows in
-  /// a fixed order).
+  /// Output column_sum's sums over each 16-row block (mb, q) of the tile (rows past m count
+  /// as 0), over the lanes of a column group (lane % 16 the row, lane / 16 the 4-column
+  /// group: acc_coord), stored by lanes 0, 16, 32, 48 into the block's row of the column
+  /// partials (ExtraOperandsT; kernels/column_sums.hpp adds the rows in a fixed order).
   GLUKIT_DEVICE void add_column_sums(const u32x2_t (&o)[bm][vn]) const {
     static_assert(!gate_up && !ragged && C::outputs::columns[Ar::column_sum] == Columns::own,
                   "column sums: an element view, the output at its own columns in whole vectors (n % 8 == 0)");
-    static_assert([] {
-      for (int w = 0; w < Plan::Waves::waves; ++w)
-        for (int mb = 0; mb < bm; ++mb)
-          for (int l = 0; l < arch::cdna::wave_size; ++l)
-            if (Plan::acc_coord(mb, 0, w, l).col != Plan::acc_coord(mb, 0, w, l & ~15).col ||
-                Plan::acc_coord(mb, 0, w, l).row % column_sum_rows != l % 16)
-              return false;
-      return true;
-    }(), "column sums: the 16 lanes of a column group hold the rows of a 16-row block");
+    static_assert(Plan::lanes_hold_row_blocks, "column sums: the 16 lanes of a column group hold a 16-row block");
     for (int mb = 0; mb < bm; ++mb)
       for (int q = 0; q < vn; ++q) {
         const Coord2 c = coord(mb, q);

@@ -15,8 +15,7 @@
 // row-contiguous copy-out (store_rows_from_smem); the others' outputs panel by panel
 // (store_panel: whole 16-byte chunks, n % 8 == 0, which their validations require), which
 // also take the reductions from the staged values: each warp's 16 rows' column sums (fp32,
-// stored as their 16-row group's partials) and absolute maxima (integer max). Nothing past
-// m or n is written.
+// its 16-row group's partials) and absolute maxima (integer max). Nothing past m or n is written.
 #pragma once
 #include <cstdint>
 #include <utility>

@@ -176,7 +176,9 @@ struct StagedEpilogue : Epilogue<P> {
 #pragma unroll
       for (int e = 0; e < 8; ++e) s[e] += __shfl_xor_sync(0xffffffffu, s[e], d);
     const int c = lane % 8;
-    if (lane < 8 && 8 * c < cols) {  // row: the warp's first (lanes 0..7 hold rq = 0)
+    // row: the warp's first (lanes 0..7 hold rq = 0); a warp whose rows all lie past m has
+    // no row of partials (column_partial_rows(m) of them).
+    if (lane < 8 && 8 * c < cols && row < a.m) {
       float* p = dst + row / column_sum_rows * a.n + 8 * c;
       arch::hopper::st_global_128(p, make_uint4(__float_as_uint(s[0]), __float_as_uint(s[1]), __float_as_uint(s[2]),
                                                 __float_as_uint(s[3])));
