@@ -30,7 +30,7 @@ inline TileSchedulePlan plan_schedule(const AddmmGluArgsT<T>& args, int compute_
                                    : 0;
   // Tiles of out_tile_n output columns: tile_n, or tile_n / 2 for the gated projection.
   return make_tile_schedule(args.m, args.n, P::tile_m, MainloopPlan<P>::out_tile_n, P::group_size_m, P::chiplets,
-                            P::chiplet_chunk, workers);
+                            chiplet_chunk_of<P>(), workers);
 }
 
 }  // namespace glukit::cdna
