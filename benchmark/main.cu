@@ -242,6 +242,7 @@ int main(int argc, char** argv) {
     register_sweep();
     register_gated();
     register_gated_backward();
+    register_addmm_backward();
     register_fp8();
   }
 

@@ -36,7 +36,7 @@ int main() {
   constexpr std::int64_t m = 1024, n = 21568, k = 512;
   const auto sm_count = glukit::arch_traits<glukit::arch::sm90a>::compute_units_hint;
   const glukit::TileSchedulePlan plan = glukit::make_tile_schedule(
-      m, n, V4::tile_m, V4::tile_n, V4::group_size_m, V4::chiplets, V4::chiplet_chunk,
+      m, n, V4::tile_m, V4::tile_n, V4::group_size_m, V4::chiplets, glukit::chiplet_chunk_of<V4>(),
       std::int64_t{sm_count} * V4::min_blocks_per_cu);
   std::printf("%s (%s): %lld x %lld tiles of %d x %d, %lld persistent workgroups, "
               "%d-stage ring of %d bytes\n",

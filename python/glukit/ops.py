@@ -286,8 +286,13 @@ def _addmm_glu_backward_torch(a, b, bias, y, grad, *, b_is_nk=False, bias_grad=F
 
 def _addmm_glu_backward_cuda(a, b, bias, y, grad, *, b_is_nk=False, bias_grad=False):
     dx, dy, dbias = _addmm_glu_backward_fake(a, b, bias, y, grad, b_is_nk=b_is_nk, bias_grad=bias_grad)
-    launch("addmm_glu_backward", a.dtype, (a, b, bias, y, grad, dx, dy, dbias.zero_() if bias_grad else None),
-           *dx.shape, a.shape[1], b_is_nk=b_is_nk)  # the kernel adds dX's column sums into dbias
+    m, n = dx.shape
+    if m == 0 or n == 0:
+        return dx, dy, dbias.zero_()
+    # dbias is written from the 16-row partial sums of this workspace, in a fixed order.
+    work = a.new_empty(((m + 15) // 16 * n,), dtype=torch.float32) if bias_grad else None
+    launch("addmm_glu_backward", a.dtype, (a, b, bias, y, grad, dx, dy, dbias if bias_grad else None, work),
+           m, n, a.shape[1], b_is_nk=b_is_nk)
     return dx, dy, dbias
 
 
@@ -318,8 +323,8 @@ def _backward(ctx, grad):
     """out = X (1 + y), X = a B + bias: dX = g (1 + y), dy = g X, da = dX B^T, dB = a^T dX,
     dbias = the sum of dX's rows. When dy is asked for, dX and dy come from one
     addmm_glu_backward (on CUDA glukit's kernel: X recomputed by the GEMM whose epilogue
-    reads g and y, and adds dX's column sums for dbias unless torch's deterministic
-    algorithms are asked for); otherwise dX alone, element-wise (no GEMM). Then torch's GEMMs
+    reads g and y, and writes dX's column sums for dbias, deterministically); otherwise dX
+    alone, element-wise (no GEMM). Then torch's GEMMs
     (and the bias sum where the kernel did not take it) in the dtype. Only the gradients that
     ``ctx.needs_input_grad`` asks for are computed (reference_backward: the fp32 reference)."""
     a, b, bias, y = ctx.saved_tensors
@@ -329,10 +334,9 @@ def _backward(ctx, grad):
     gx = None
     want_bias = need_bias and bias is not None
     if need_y:
-        fused_sum = want_bias and not torch.are_deterministic_algorithms_enabled()
         gx, gy, dbias = torch.ops.glukit.addmm_glu_backward(a, b, bias, y, grad.contiguous(), b_is_nk=ctx.b_is_nk,
-                                                            bias_grad=fused_sum)
-        if fused_sum:
+                                                            bias_grad=want_bias)
+        if want_bias:
             gbias = dbias.to(bias.dtype)
     sum_bias = want_bias and gbias is None
     if need_a or need_b or sum_bias:

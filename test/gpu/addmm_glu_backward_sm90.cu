@@ -6,6 +6,8 @@
 // dX and dY poisoned first, their padding and the rows after them checked untouched; the
 // bias gradient (dbias: dX's column sums) against the sums of the dX stored; argument
 // errors name the argument and write nothing.
+#include <cstring>
+
 #include "gpu_test_util.hpp"
 
 namespace glukit::test {
@@ -54,9 +56,9 @@ void references(const AddmmGluBackwardArgsT<T>& g, Reference& dx, Reference& dy)
       dy.sensitivity[static_cast<std::size_t>(i * g.n + j)] = std::fabs(to_float(g.dout[i * g.lddout + j])) * 1.01;
 }
 
-/// The bias gradient the kernel added into sums (n values, then 8 NaN guards, zeros before
-/// the launch) against the fp64 column sums of the dX it stored (ld): fp32 additions in any
-/// order of m terms each are within m 2^-24 sum |dX| of the exact sum; the guards untouched.
+/// The bias gradient written into sums (n values, then 8 guards, all NaN before the launch)
+/// against the fp64 column sums of the dX it stored (ld): fp32 additions in any order of m
+/// terms each are within m 2^-24 sum |dX| of the exact sum; the guards untouched.
 template <Element T>
 void check_column_sums(const std::vector<float>& sums, const std::vector<T>& dx, std::int64_t m, std::int64_t n,
                        std::int64_t ld) {
@@ -88,12 +90,15 @@ void check_xbackward(const char* what, const Shape& shape, Launch launch, bool i
     args.dx = const_cast<T*>(args.dout), args.lddx = args.lddout;
     args.dy = const_cast<T*>(args.y), args.lddy = args.ldy;
   }
+  // dbias and its workspace poisoned (NaN): every value must be written, the partials
+  // before they are summed.
   DeviceBuffer<float> d_sums(static_cast<std::size_t>(shape.n + 8));
+  DeviceBuffer<float> d_work(static_cast<std::size_t>(addmm_glu_backward_workspace_floats(shape.m, shape.n)) + 8);
   if (sums) {
-    std::vector<float> init(d_sums.count, 0.f);
-    for (std::size_t g = static_cast<std::size_t>(shape.n); g < init.size(); ++g) init[g] = std::nanf("");
-    d_sums.upload(init);
+    d_sums.upload(std::vector<float>(d_sums.count, std::nanf("")));
+    d_work.upload(std::vector<float>(d_work.count, std::nanf("")));
     args.dbias = d_sums.ptr;
+    args.workspace = d_work.ptr;
   }
   GLUKIT_CHECK_CUDA(cudaGetLastError());
   const Status st = launch(args);
@@ -158,6 +163,32 @@ TEST_CASE("addmm_glu backward: the bias gradient (dX's column sums, dbias given)
                           true);
 }
 
+TEST_CASE("addmm_glu backward: the bias gradient is deterministic (the same inputs, bitwise equal dbias twice)",
+          "[addmm_glu_backward]") {
+  for (const Shape& s : {Shape{4096, 1024, 512}, Shape{2100, 328, 72, 0, 0, 0, 0, true, Layout::col_major}}) {
+    const std::uint64_t seed = fresh_seed();
+    INFO("m=" << s.m << " n=" << s.n << " k=" << s.k << " seed=" << seed);
+    XBwdProblem<bfloat16_t> pr(s, seed);
+    AddmmGluBackwardArgsT<bfloat16_t> args = pr.device_args();
+    DeviceBuffer<float> d_work(static_cast<std::size_t>(addmm_glu_backward_workspace_floats(s.m, s.n)));
+    args.workspace = d_work.ptr;
+    std::vector<std::vector<float>> runs;
+    for (int r = 0; r < 2; ++r) {
+      DeviceBuffer<float> d_sums(static_cast<std::size_t>(s.n));
+      d_sums.upload(std::vector<float>(d_sums.count, std::nanf("")));
+      d_work.upload(std::vector<float>(d_work.count, std::nanf("")));
+      args.dbias = d_sums.ptr;
+      const Status st = addmm_glu_backward(args);
+      INFO("status: " << st.message());
+      REQUIRE(st.ok());
+      GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+      runs.push_back(d_sums.download());
+    }
+    check_column_sums(runs[0], pr.dout.download(), s.m, s.n, pr.s.ldo);
+    CHECK(std::memcmp(runs[0].data(), runs[1].data(), runs[0].size() * sizeof(float)) == 0);
+  }
+}
+
 TEST_CASE("addmm_glu backward: dX over the gradient and dY over Y, several tiles; m = 0 and n = 0 launch nothing",
           "[addmm_glu_backward]") {
   const auto run = [](const auto& args) { return addmm_glu_backward(args); };
@@ -182,8 +213,15 @@ TEST_CASE("addmm_glu backward: argument errors name the argument, nothing launch
   CHECK(first_word(addmm_glu_backward(args)) == "dout");
   args = pr.device_args();
   DeviceBuffer<float> sums(96 + 8);
+  DeviceBuffer<float> work(static_cast<std::size_t>(addmm_glu_backward_workspace_floats(64, 96)) + 4);
   args.dbias = sums.ptr + 1;  // not 16-byte aligned
+  args.workspace = work.ptr;
   CHECK(first_word(addmm_glu_backward(args)) == "dbias");
+  args.dbias = sums.ptr;
+  args.workspace = nullptr;  // dbias needs one
+  CHECK(first_word(addmm_glu_backward(args)) == "workspace");
+  args.workspace = work.ptr + 1;  // not 16-byte aligned
+  CHECK(first_word(addmm_glu_backward(args)) == "workspace");
   args = pr.device_args();
   args.lddout = 88;  // < n
   CHECK(first_word(addmm_glu_backward(args)) == "lddout");

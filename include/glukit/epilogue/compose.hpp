@@ -19,12 +19,16 @@
 //   apply2: two adjacent output elements at once, where that costs fewer special-function
 //     operations (Gated with an operation's `pair`);
 //   static constexpr int column_sum = o: output o's column sums over the rows (its values
-//     as stored, rounded to the element type) added into an fp32 vector of the output's
+//     as stored, rounded to the element type) written into an fp32 vector of the output's
 //     width (a bias gradient);
 //   static constexpr int row_absmax = o: output o's largest absolute value per row (as
 //     stored; NaN wins) merged into an fp32 vector of m (a per-row quantisation scale's
 //     input).
-// The reductions arrive by atomics, so their vectors start zeroed by the caller. The bias
+// The column sums are deterministic: the kernels write each 16-row group's sums into a
+// workspace of partials (ExtraOperandsT::column_partials), which the backend's launcher
+// adds in a fixed order into the vector (kernels/column_sums.hpp). The row maxima arrive by
+// integer atomic max (order-free, so deterministic too); their vector starts zeroed by the
+// caller. The bias
 // is the accumulator's one implicit broadcast vector: the kernels add it before the view
 // is read.
 // The function is GLUKIT_HOST_DEVICE and templated on T, so the fp64 host reference runs

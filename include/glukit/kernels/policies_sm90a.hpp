@@ -22,7 +22,6 @@ struct VariantTuning<Variant::v1, arch::sm90a> : Sm90Tile128x128 {
   static constexpr int num_buffers = 2;
   static constexpr bool stage_pipeline = false;
   static constexpr int group_size_m = 1;
-  static constexpr int chiplet_chunk = 1;
   static constexpr int min_blocks_per_cu = 1;
 };
 
@@ -32,7 +31,6 @@ struct VariantTuning<Variant::v2, arch::sm90a> : Sm90Tile128x128 {
   /// Two consumer warpgroups take ordered turns at the compute stage (named barriers).
   static constexpr bool stage_pipeline = true;
   static constexpr int group_size_m = 8;  ///< all 8 M-tiles of the reference shape per group
-  static constexpr int chiplet_chunk = 1;
   /// Two blocks per SM: one block's epilogue overlaps the other's main loop.
   static constexpr int min_blocks_per_cu = 2;
 };
@@ -46,7 +44,6 @@ struct VariantTuning<Variant::v3, arch::sm90a> : Sm90Tile128x128 {
   /// ordered turns.
   static constexpr bool stage_pipeline = false;
   static constexpr int group_size_m = 8;
-  static constexpr int chiplet_chunk = 1;
   static constexpr int min_blocks_per_cu = 2;
 };
 
@@ -56,7 +53,6 @@ struct VariantTuning<Variant::v4, arch::sm90a> : Sm90Tile128x128 {
   /// Off: ordered turns serialise the tensor core on Hopper.
   static constexpr bool stage_pipeline = false;
   static constexpr int group_size_m = 8;
-  static constexpr int chiplet_chunk = 1;
   static constexpr int min_blocks_per_cu = 2;
 };
 
@@ -83,7 +79,6 @@ struct VariantTuning<Variant::warp_specialized_tma, arch::sm90a> {
   /// K = 512 (B, at most 22 MB, stays in L2 while the group's 4 row bands pass), 8 above.
   static constexpr int group_size_m = 8;
   static constexpr int group_size_m_for_k(std::int64_t k) { return k <= 512 ? 2 : 8; }
-  static constexpr int chiplet_chunk = 1;
   static constexpr int min_blocks_per_cu = 1;
   /// The bias row travels with Y and is added in the epilogue: initialising the
   /// accumulators from shared memory makes ptxas serialise every wgmma (C7515;

@@ -47,7 +47,6 @@ concept PolicyMembers = requires {
   { P::num_buffers } -> std::convertible_to<int>;
   { P::warps } -> std::convertible_to<int>;
   { P::group_size_m } -> std::convertible_to<int>;
-  { P::chiplet_chunk } -> std::convertible_to<int>;
   { P::min_blocks_per_cu } -> std::convertible_to<int>;
   { P::copier } -> std::convertible_to<CopierKind>;
   { P::schedule } -> std::convertible_to<Schedule>;
@@ -55,6 +54,15 @@ concept PolicyMembers = requires {
   { P::streaming_stores } -> std::convertible_to<bool>;
 };
 }  // namespace detail
+
+/// Optional policy member chiplet_chunk (default 1): consecutive tiles of the tile order one
+/// chiplet takes before the next (CDNA's XCDs: kernels/policies_cdna.hpp names it; a Hopper
+/// policy has one chiplet and needs none).
+template <class P>
+constexpr int chiplet_chunk_of() {
+  if constexpr (requires { P::chiplet_chunk; }) return int(P::chiplet_chunk);
+  else return 1;
+}
 
 /// What AddmmGlu<P> requires of a policy P. Each member is documented on the
 /// variant defaults in kernels/policies.hpp.

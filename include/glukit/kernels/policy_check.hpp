@@ -17,9 +17,8 @@ template <class P, class Pr = void>
 constexpr bool check_policy() {
   static_assert(detail::PolicyMembers<P>,
                 "AddmmGlu<P>: P is not a glukit policy: it needs arch, epilogue_op, name(), tile_m, "
-                "tile_n, tile_k, num_buffers, warps, group_size_m, chiplet_chunk, "
-                "min_blocks_per_cu, copier, schedule, epilogue_style, streaming_stores (derive from a "
-                "glukit::policy variant)");
+                "tile_n, tile_k, num_buffers, warps, group_size_m, min_blocks_per_cu, copier, schedule, "
+                "epilogue_style, streaming_stores (derive from a glukit::policy variant)");
   if constexpr (detail::PolicyMembers<P>) {
     // An unknown arch tag stops here with arch_traits' own message.
     static_assert(ArchTag<typename P::arch>, "arch: not a glukit arch tag");
@@ -33,7 +32,7 @@ constexpr bool check_policy() {
       static_assert(P::num_buffers >= 2,
                     "num_buffers: a load-ahead pipeline needs at least 2 shared-memory buffers");
       static_assert(P::group_size_m >= 1, "group_size_m: must be >= 1");
-      static_assert(P::chiplet_chunk >= 1, "chiplet_chunk: must be >= 1");
+      static_assert(chiplet_chunk_of<P>() >= 1, "chiplet_chunk: must be >= 1");
       static_assert(P::min_blocks_per_cu >= 1, "min_blocks_per_cu: must be >= 1");
       static_assert(P::warps >= 1 && P::warps * arch_traits<typename P::arch>::wave_size <=
                                          arch_traits<typename P::arch>::max_threads_per_block,

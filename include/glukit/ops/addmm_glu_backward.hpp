@@ -3,8 +3,10 @@
 //   X  = A B + bias                (the GEMM, m x n, recomputed: nothing saved in the forward)
 //   dX = dop/dX (X, Y) G, dY = dop/dY (X, Y) G     (GluGate: G (1 + Y) and G X)
 // in one kernel whose epilogue reads G and Y and writes dX and dY, so X never reaches
-// memory. With `dbias` given, the epilogue also adds dX's column sums (the bias gradient)
-// into it, fp32. dA = dX B^T and dB = A^T dX are plain GEMMs the caller runs (cuBLAS
+// memory. With `dbias` given, dX's column sums (the bias gradient, fp32, of dX as stored)
+// are written into it: the epilogue writes each 16-row group's sums into the caller's
+// `workspace`, which the launcher then adds in a fixed order (kernels/column_sums.hpp), so
+// the same inputs give the same bits run after run. dA = dX B^T and dB = A^T dX are plain GEMMs the caller runs (cuBLAS
 // through PyTorch: python/glukit/ops.py).
 // Its arguments, rules, problem and mapping onto the GEMM. No backend.
 #pragma once
@@ -21,9 +23,9 @@ struct AddmmGluBackward;
 
 /// Row-major operands, element strides: a m x k (lda), b k x n or n x k (ldb, b_layout),
 /// bias n (or null), y m x n (ldy), dout m x n (lddout, the gradient of out), dx m x n (lddx), dy m x n (lddy);
-/// dbias: n floats the kernel adds dX's column sums into (the caller zeroes it: the sums of
-/// the tiles arrive by fp32 atomic adds, in an order, and so with last bits, that vary from
-/// run to run), or null.
+/// dbias: n floats dX's column sums are written into (deterministically), or null; workspace:
+/// with dbias, addmm_glu_backward_workspace_floats(m, n) floats for their partial sums
+/// (overwritten; 16-byte aligned).
 template <Element T>
 struct AddmmGluBackwardArgsT {
   using element = T;
@@ -46,7 +48,14 @@ struct AddmmGluBackwardArgsT {
   std::int64_t lddy = 0;
   Layout b_layout = Layout::row_major;
   float* dbias = nullptr;
+  float* workspace = nullptr;
 };
+
+/// The floats addmm_glu_backward's workspace holds for an m x n dX: the column sums of each
+/// 16-row group (column_partial_rows(m) rows of n).
+constexpr std::int64_t addmm_glu_backward_workspace_floats(std::int64_t m, std::int64_t n) {
+  return column_partial_rows(m) * n;
+}
 
 namespace detail {
 /// The GEMM the backward runs, in addmm_glu's argument form: out = dX; Y and the gradient
@@ -59,10 +68,16 @@ constexpr AddmmGluArgsT<T> gemm_view(const AddmmGluBackwardArgsT<T>& g) {
   v.b_layout = g.b_layout;
   return v;
 }
-/// ... and the operands beyond it: dY (out2), the gradient (in2) and dbias (column sums).
+/// ... and the operands beyond it: dY (out2), the gradient (in2), dbias (column sums) and
+/// its partials' workspace.
 template <Element T>
 constexpr ExtraOperandsT<T> extra_operands(const AddmmGluBackwardArgsT<T>& g) {
-  return {g.dy, g.lddy, g.dout, g.lddout, g.dbias};
+  return {.out2 = g.dy,
+          .ld_out2 = g.lddy,
+          .in2 = g.dout,
+          .ld_in2 = g.lddout,
+          .column_sums = g.dbias,
+          .column_partials = g.dbias != nullptr ? g.workspace : nullptr};
 }
 }  // namespace detail
 
@@ -93,6 +108,10 @@ Status validate_addmm_glu_backward_arguments(const AddmmGluBackwardArgsT<T>& g) 
   if (g.dx == g.dout && g.lddx != g.lddout) return Status::invalid("lddx: must equal lddout when dx is dout");
   if (g.dy == g.y && g.lddy != g.ldy) return Status::invalid("lddy: must equal ldy when dy is y");
   if (!detail::aligned16(g.dbias)) return Status::invalid("dbias: must be 16-byte aligned");
+  if (g.dbias != nullptr && g.workspace == nullptr)
+    return Status::invalid("workspace: must not be null when dbias is given "
+                           "(addmm_glu_backward_workspace_floats(m, n) floats)");
+  if (!detail::aligned16(g.workspace)) return Status::invalid("workspace: must be 16-byte aligned");
   constexpr std::int64_t max_elems = max_elements;
   if (g.lddout > max_elems / g.m) return Status::invalid("lddout: m * lddout overflows the index range");
   if (g.lddy > max_elems / g.m) return Status::invalid("lddy: m * lddy overflows the index range");
@@ -102,7 +121,7 @@ Status validate_addmm_glu_backward_arguments(const AddmmGluBackwardArgsT<T>& g) 
 /// addmm_glu's backward: X = A B + bias (B in layout LB), recomputed, whose epilogue reads
 /// the upstream gradient G (the kernel's second input) and Y, and writes the operation's
 /// `backward(x, y, g, dx, dy)`: dX (the output) and dY (a second output); BiasGrad: dX's
-/// column sums added into the bias gradient (fp32). Bound kernels read detail::gemm_view's
+/// column sums into the bias gradient (fp32, by the partials of ExtraOperandsT). Bound kernels read detail::gemm_view's
 /// arguments (ops/addmm_glu_backward.hpp).
 template <Element T, Layout LB, bool BiasGrad = false>
 struct AddmmGluBackwardProblem : Problem<T, LB> {
@@ -113,7 +132,7 @@ struct AddmmGluBackwardProblem : Problem<T, LB> {
 
 namespace op {
 /// addmm_glu's backward: the forward's GEMM, dout and Y read, dX and dY written by the
-/// epilogue (and dX's column sums added into dbias where it is given).
+/// epilogue (and dX's column sums written into dbias where it is given).
 struct AddmmGluBackward {
   /// The operation the default runs unless one is named, and the rule a named one meets.
   using default_operation = epilogue::GluGate;

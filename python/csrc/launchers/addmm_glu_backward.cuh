@@ -1,6 +1,8 @@
 // glukit::addmm_glu_backward (include/glukit/ops/addmm_glu_backward.hpp): dX and dY of
 // out = X (1 + Y), X recomputed by the GEMM whose epilogue reads dout and Y; with dbias (n
-// zeroed floats), dX's column sums added into it. Operands: a, b, bias, y, dout, dx, dy, dbias.
+// floats), dX's column sums written into it, the same bits every run, through the workspace
+// (glukit::addmm_glu_backward_workspace_floats(m, n) floats). Operands: a, b, bias, y, dout,
+// dx, dy, dbias, workspace.
 #pragma once
 #include "launcher.cuh"
 
@@ -18,12 +20,13 @@ LaunchStatus launch(const Call& c, cudaStream_t stream) {
   args.lddout = ld(c, 4), args.lddx = ld(c, 5), args.lddy = ld(c, 6);
   args.b_layout = b_layout(c);
   args.dbias = ptr<float>(c, 7);
+  args.workspace = ptr<float>(c, 8);
   return plain(glukit::addmm_glu_backward(args, stream));
 }
 
 template <class T>
 void add_launchers() {
-  add<T>("addmm_glu_backward", &launch<T>, 8);
+  add<T>("addmm_glu_backward", &launch<T>, 9);
 }
 
 }  // namespace

@@ -29,7 +29,7 @@ TEMPLATE_LIST_TEST_CASE("variant members match the design table", "[policy]", Al
   CHECK(std::is_same_v<typename P::epilogue_op, glukit::epilogue::GluGate>);
   CHECK(P::chiplets == traits::chiplets);
   CHECK(P::group_size_m >= 1);
-  CHECK(P::chiplet_chunk >= 1);
+  CHECK(glukit::chiplet_chunk_of<P>() >= 1);
   CHECK(P::min_blocks_per_cu >= 1);
   CHECK(P::tile_m > 0);
   CHECK(P::tile_n > 0);
@@ -54,7 +54,8 @@ TEST_CASE("CDNA variants use the chiplet swizzle, Hopper ones do not need it") {
   namespace gp = glukit::policy;
   namespace ga = glukit::arch;
   CHECK(gp::V2DirectToLds<ga::gfx950>::chiplets == 8);
-  CHECK(gp::V2DirectToLds<ga::gfx950>::chiplet_chunk > 1);
+  CHECK(glukit::chiplet_chunk_of<gp::V2DirectToLds<ga::gfx950>>() > 1);
+  CHECK(glukit::chiplet_chunk_of<gp::V2DirectToLds<ga::sm90a>>() == 1);  // Hopper names none
   CHECK(gp::V2DirectToLds<ga::sm90a>::chiplets == 1);
   CHECK(gp::V2DirectToLds<ga::sm90a>::group_size_m > 1);  // grouped order for L2 reuse
   CHECK(gp::V1RegisterStaged<ga::sm90a>::group_size_m == 1);

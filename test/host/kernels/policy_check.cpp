@@ -16,7 +16,7 @@ TEMPLATE_LIST_TEST_CASE("the variant's shared-memory ring fits its arch", "[poli
   using P = TestType;
   using traits = glukit::arch_traits<typename P::arch>;
   if constexpr (traits::backend == glukit::Backend::cuda) {
-    using Plan = glukit::sm90::MainloopPlan<P>;
+    using Plan = glukit::sm90::KernelPlan<P>;
     INFO(P::name() << ": " << Plan::smem_bytes << " bytes x " << P::min_blocks_per_cu << " blocks");
     CHECK(Plan::Buffers::num_buffers == P::num_buffers);
     CHECK(Plan::smem_bytes <= traits::smem_bytes_per_block);

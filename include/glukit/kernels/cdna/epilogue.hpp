@@ -241,27 +241,25 @@ class Epilogue : public EpilogueTile<P> {
     }
   }
 
-  /// Output column_sum's sums over the tile's rows (rows past m count as 0): each lane's
-  /// blocks (mb, q) summed over mb, then over the lanes of a column group (lane % 16 is
-  /// the row, lane / 16 the 4-column group: acc_coord), lanes 0, 16, 32, 48 add them.
+  /// Output column_sum's sums over each 16-row block (mb, q) of the tile (rows past m count
+  /// as 0), over the lanes of a column group (lane % 16 the row, lane / 16 the 4-column
+  /// group: acc_coord), stored by lanes 0, 16, 32, 48 into the block's row of the column
+  /// partials (ExtraOperandsT; kernels/column_sums.hpp adds the rows in a fixed order).
   GLUKIT_DEVICE void add_column_sums(const u32x2_t (&o)[bm][vn]) const {
     static_assert(!gate_up && !ragged && C::outputs::columns[Ar::column_sum] == Columns::own,
                   "column sums: an element view, the output at its own columns in whole vectors (n % 8 == 0)");
-    static_assert([] {
-      for (int l = 0; l < arch::cdna::wave_size; ++l)
-        if (Plan::acc_coord(0, 0, 0, l).col != Plan::acc_coord(0, 0, 0, l & ~15).col) return false;
-      return true;
-    }(), "column sums: the 16 lanes of a column group hold its rows");
-    for (int q = 0; q < vn; ++q) {
-      float4_t s = {0.f, 0.f, 0.f, 0.f};
-      for (int mb = 0; mb < bm; ++mb)
-        if (m0_ + coord(mb, q).row < p_.m) s += Packed::to_float(o[mb][q]);
-      for (int d = 1; d < 16; d *= 2)
-        for (int i = 0; i < 4; ++i) s[i] += arch::cdna::lane_xor(s[i], d);
-      const int col = n0_ + coord(0, q).col;
-      if (lane_ % 16 == 0 && col < p_.n)
-        for (int i = 0; i < 4; ++i) arch::cdna::atomic_add(p_.column_sums + col + i, s[i]);
-    }
+    static_assert(Plan::lanes_hold_row_blocks, "column sums: the 16 lanes of a column group hold a 16-row block");
+    for (int mb = 0; mb < bm; ++mb)
+      for (int q = 0; q < vn; ++q) {
+        const Coord2 c = coord(mb, q);
+        float4_t s = m0_ + c.row < p_.m ? Packed::to_float(o[mb][q]) : float4_t{0.f, 0.f, 0.f, 0.f};
+        for (int d = 1; d < 16; d *= 2)
+          for (int i = 0; i < 4; ++i) s[i] += arch::cdna::lane_xor(s[i], d);
+        const int row = m0_ + c.row, col = n0_ + c.col;  // lane % 16 == 0: the block's first row
+        if (lane_ % 16 == 0 && row < p_.m && col < p_.n)
+          for (int i = 0; i < 4; ++i)
+            p_.column_partials[std::int64_t{row / column_sum_rows} * p_.n + col + i] = s[i];
+      }
   }
 
   /// Stores the packed outputs; Whole: no vector crosses N.

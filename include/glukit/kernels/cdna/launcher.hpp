@@ -11,6 +11,7 @@
 // disassembled by test/isa.
 #pragma once
 #include "glukit/blocks/tile_scheduler.hpp"
+#include "glukit/kernels/column_sums.hpp"
 #include "glukit/kernels/op_kernel.hpp"
 #include "glukit/kernels/cdna/device_facts.hpp"
 #include "glukit/kernels/cdna/kernel.hpp"
@@ -29,7 +30,7 @@ inline TileSchedulePlan plan_schedule(const AddmmGluArgsT<T>& args, int compute_
                                    : 0;
   // Tiles of out_tile_n output columns: tile_n, or tile_n / 2 for the gated projection.
   return make_tile_schedule(args.m, args.n, P::tile_m, MainloopPlan<P>::out_tile_n, P::group_size_m, P::chiplets,
-                            P::chiplet_chunk, workers);
+                            chiplet_chunk_of<P>(), workers);
 }
 
 }  // namespace glukit::cdna
@@ -66,7 +67,7 @@ struct BackendLauncher<P, Backend::hip> {
     params.ld_out2 = static_cast<int>(extra.ld_out2);
     params.in2 = extra.in2;
     params.ld_in2 = static_cast<int>(extra.ld_in2);
-    params.column_sums = extra.column_sums;
+    params.column_partials = extra.column_partials;
     params.row_scale = extra.row_scale;
     params.column_scale = extra.column_scale;
     params.row_absmax = extra.row_absmax;
@@ -81,6 +82,10 @@ struct BackendLauncher<P, Backend::hip> {
                                   cdna::AddmmGluKernel<P>::threads, kernel_args, 0, stream);
         e != success)
       return {StatusCode::runtime_error, error_string(e)};
+    // A column_sum composition's vector: its partials added in a fixed order.
+    if constexpr (epilogue::Arity<composition_of<P>>::column_sum >= 0)
+      if (extra.column_sums != nullptr)
+        return sum_column_partials(extra.column_partials, args.m, args.n, extra.column_sums, stream);
     return Status::success();
   }
 };

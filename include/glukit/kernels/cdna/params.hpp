@@ -29,7 +29,7 @@ struct KernelParams {
   int ld_out2;    ///< its row stride (elements)
   const T* in2;   ///< the second input (addmm_glu's backward's gradient, m x n), else null
   int ld_in2;     ///< its row stride (elements)
-  float* column_sums;  ///< where a composition's column sums are added (epilogue/compose.hpp)
+  float* column_partials;  ///< a composition's column sums, per 16-row group (ExtraOperandsT::column_partials)
   const float* row_scale;     ///< a composition's broadcast vectors (m; n or 2n)
   const float* column_scale;
   float* row_absmax;          ///< where a composition's per-row absolute maxima are merged (m)

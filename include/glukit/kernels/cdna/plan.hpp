@@ -132,6 +132,17 @@ struct MainloopPlan {
   GLUKIT_HOST_DEVICE static constexpr Coord2 acc_coord(int mb, int nb, int wave, int lane) {
     return {Waves::row0(wave) + 16 * mb + lane % 16, Waves::col0(wave) + 16 * nb + 4 * (lane / 16)};
   }
+  /// Do the 16 lanes of each column group hold one 16-row block (a multiple of 16 and the
+  /// 15 rows after it) of its 4 columns? What a column sum per 16-row block reads.
+  static constexpr bool lanes_hold_row_blocks = [] {
+    for (int w = 0; w < Waves::waves; ++w)
+      for (int mb = 0; mb < Waves::blocks_m; ++mb)
+        for (int l = 0; l < wave_size; ++l)
+          if (acc_coord(mb, 0, w, l).col != acc_coord(mb, 0, w, l & ~15).col ||
+              acc_coord(mb, 0, w, l).row % 16 != l % 16)
+            return false;
+    return true;
+  }();
 };
 
 // ---------------------------------------------------------------------------

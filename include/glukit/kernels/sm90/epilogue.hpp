@@ -25,7 +25,7 @@
 #include "glukit/kernels/sm90/fragment.hpp"
 #include "glukit/kernels/sm90/global_io.hpp"
 #include "glukit/kernels/sm90/params.hpp"
-#include "glukit/kernels/sm90/plan.hpp"
+#include "glukit/kernels/sm90/kernel_plan.hpp"
 #include "glukit/platform/element.hpp"
 
 namespace glukit::sm90 {
@@ -41,14 +41,14 @@ struct Epilogue : GlobalIo<P> {
   static constexpr int G = BN / 32;       ///< groups of 4 chunks (one quad transpose each)
   static constexpr bool fused = P::epilogue_style == EpilogueStyle::fused;
   static_assert(BN % 32 == 0, "tile_n: the sm90a epilogue works on 32-column groups");
-  using Plan = MainloopPlan<P>;
-  /// Gated (Plan::gated): tile columns t and t + 64 are one output column's gate and up
-  /// values; the output tile has ON = BN / 2 columns, JO 8-column groups.
-  static constexpr bool gated = Plan::gated;
+  using Plan = KernelPlan<P>;
+  /// Gated (a paired B-row map, b_rows.hpp): tile columns t and t + 64 are one output
+  /// column's gate and up values; the output tile has ON = BN / 2 columns, JO 8-column groups.
+  static constexpr bool gated = Plan::Rows::paired;
   static constexpr bool reads_y = Plan::reads_y;
   static constexpr int ON = Plan::out_tile_n;
   static constexpr int JO = ON / 8;
-  using Pairs = typename Plan::Pairs;
+  using Pairs = GatePairs<64>;
 
   const Args<P>& a;
   std::int64_t row0;   ///< output row of fragment half h = 0
@@ -110,7 +110,7 @@ struct Epilogue : GlobalIo<P> {
     }
   }
 
-  /// Gated (Plan::gated): the output pair of output group jo (columns n0 + 8 jo + 2 q, + 1),
+  /// Gated: the output pair of output group jo (columns n0 + 8 jo + 2 q, + 1),
   /// row half h, from tile groups jg = 16 (jo / 8) + jo % 8 (Pairs::out_col) and jg + 8.
   GLUKIT_DEVICE static std::uint32_t gated_pair(const float (&acc)[R], int jo, int h) {
     float v0[2], v1[2];
@@ -119,7 +119,7 @@ struct Epilogue : GlobalIo<P> {
     return output_pair(v0, v1, in, in);
   }
   /// The view (epilogue/compose.hpp) of output group jo's two columns in row half h: the
-  /// accumulators (element), or the gate's (Plan::Pairs: runs of 64 W rows) and the up
+  /// accumulators (element), or the gate's (Pairs: runs of 64 W rows) and the up
   /// projection's 8 groups after it (gate_up).
   template <epilogue::View V, int NV>
   GLUKIT_DEVICE static void view_pair(const float (&acc)[R], int jo, int h, float (&v0)[NV], float (&v1)[NV]) {

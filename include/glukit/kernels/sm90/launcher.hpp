@@ -7,6 +7,7 @@
 #include <atomic>
 
 #include "glukit/blocks/tile_scheduler.hpp"
+#include "glukit/kernels/column_sums.hpp"
 #include "glukit/kernels/op_kernel.hpp"
 #include "glukit/kernels/sm90/entry.hpp"
 #include "glukit/platform/runtime.hpp"
@@ -32,7 +33,7 @@ struct DeviceSetup {
   /// through this inline template would leave the second unit's copy at 48 KiB and its
   /// launches failing with "invalid argument" (seen in the GPU tests, two .cu files).
   static Status allow_smem() {
-    if (set_max_dynamic_smem(&addmm_glu_kernel<P>, MainloopPlan<P>::smem_bytes) != success)
+    if (set_max_dynamic_smem(&addmm_glu_kernel<P>, KernelPlan<P>::smem_bytes) != success)
       return {StatusCode::runtime_error, "device: cannot raise the kernel's dynamic shared-memory limit"};
     return Status::success();
   }
@@ -58,18 +59,18 @@ struct DeviceSetup {
     KernelImage image;
     image.found = kernel_static_smem(&addmm_glu_kernel<P>, &image.static_smem_bytes) == success;
     if (Status s = check_kernel_image(image); !s.ok()) return s;
-    if (smem < MainloopPlan<P>::smem_bytes)
+    if (smem < KernelPlan<P>::smem_bytes)
       return {StatusCode::unsupported_device,
               "device: not enough shared memory per block for this policy's ring"};
     auto* k = &addmm_glu_kernel<P>;
     if (Status s = allow_smem(); !s.ok()) return s;  // the occupancy query needs it
     int blocks = 0;
-    if (occupancy_blocks_per_sm(&blocks, k, MainloopPlan<P>::threads, MainloopPlan<P>::smem_bytes) != success ||
+    if (occupancy_blocks_per_sm(&blocks, k, MainloopPlan<P>::threads, KernelPlan<P>::smem_bytes) != success ||
         blocks < 1)
       return {StatusCode::unsupported_device, "device: the kernel cannot be resident (registers or shared memory)"};
     int w = sms * blocks;  // workers: resident blocks, or resident clusters
     if constexpr (MainloopPlan<P>::cluster_m > 1) {
-      if (occupancy_clusters(&w, k, MainloopPlan<P>::threads, MainloopPlan<P>::smem_bytes,
+      if (occupancy_clusters(&w, k, MainloopPlan<P>::threads, KernelPlan<P>::smem_bytes,
                              MainloopPlan<P>::cluster_m) != success ||
           w < 1)
         return {StatusCode::unsupported_device, "device: no cluster of this policy's blocks can be resident"};
@@ -88,29 +89,45 @@ Params<P> make_params(const Args<P>& args, int workers) {
           static_cast<int>(ceil_div(args.k, P::tile_k))};
 }
 
-/// Tensor maps for the TMA producer: A, B, Y as 128-byte-swizzled 64-column boxes (B
-/// stored n x k: boxes of 64 rows of n by 64 k, read like A), the bias as one unswizzled
-/// row. Operands a launch does not touch stay unencoded.
+/// How wide a matrix operand O is as composition C stages it, in output widths: 0 (not
+/// staged), 1 (its own columns: n) or 2 (the gate's and up projection's columns in W's row
+/// order: 2n).
+template <class C, epilogue::Operand O>
+constexpr int staged_width() {
+  using In = typename C::inputs;
+  int w = 0;
+  for (int t = 0; t < epilogue::Arity<C>::tiles; ++t)
+    if (In::operand[t] == O) w = In::columns[t] == epilogue::Columns::own && w < 2 ? 1 : 2;
+  return w;
+}
+
+/// Tensor maps for the TMA producer: A, B (its rows as the B-row map reads them), the
+/// staged inputs as 128-byte-swizzled 64-column boxes of a_rows rows (B stored n x k: boxes
+/// of 64 rows of n by 64 k, read like A), the bias as one unswizzled row. Operands a launch
+/// does not touch stay unencoded.
 template <class P>
-Status encode_tensor_maps(const Args<P>& a, TensorMaps* maps, const element_of<P>* in2 = nullptr,
-                          std::int64_t ld_in2 = 0) {
+Status encode_tensor_maps(const Args<P>& a, const ExtraOperandsT<element_of<P>>& x, TensorMaps* maps) {
   using namespace arch::hopper;
   using T = element_of<P>;
+  using Plan = KernelPlan<P>;
+  using C = composition_of<P>;
   bool ok = true;
   if (a.k > 0) {
-    ok &= encode_tensor_map<T>(&maps->a, a.a, a.m, a.k, a.lda, MainloopPlan<P>::a_rows, 64, true);
-    if constexpr (problem_of<P>::b_k_major)  // gated: W has 2n rows
-      ok &= encode_tensor_map<T>(&maps->b, a.b, MainloopPlan<P>::gated ? 2 * a.n : a.n, a.k, a.ldb,
-                                 MainloopPlan<P>::b_box_rows, 64, true);
+    ok &= encode_tensor_map<T>(&maps->a, a.a, a.m, a.k, a.lda, Plan::a_rows, 64, true);
+    if constexpr (Plan::b_k_major)
+      ok &= encode_tensor_map<T>(&maps->b, a.b, Plan::Rows::b_rows(a.n), a.k, a.ldb, Plan::b_box_rows, 64, true);
     else
       ok &= encode_tensor_map<T>(&maps->b, a.b, a.k, a.n, a.ldb, P::tile_k, 64, true);
   }
-  if (MainloopPlan<P>::reads_y)  // the gated backward: Y is P, gate and up columns (2n)
-    ok &= encode_tensor_map<T>(&maps->y, a.y, a.m, (MainloopPlan<P>::dgated ? 2 : 1) * a.n, a.ldy,
-                               MainloopPlan<P>::a_rows, 64, true);
-  if (MainloopPlan<P>::xbackward)  // the second input: the upstream gradient, m x n
-    ok &= encode_tensor_map<T>(&maps->y2, in2, a.m, a.n, ld_in2, MainloopPlan<P>::a_rows, 64, true);
-  if (a.bias != nullptr && !MainloopPlan<P>::gated)  // gated: copied by the Y producer
+  constexpr int y_width = staged_width<C, epilogue::Operand::y>();
+  constexpr int in2_width = staged_width<C, epilogue::Operand::in2>();
+  if constexpr (y_width > 0)
+    ok &= encode_tensor_map<T>(maps->template input<epilogue::Operand::y>(), a.y, a.m, y_width * a.n, a.ldy,
+                               Plan::a_rows, 64, true);
+  if constexpr (in2_width > 0)
+    ok &= encode_tensor_map<T>(maps->template input<epilogue::Operand::in2>(), x.in2, a.m, in2_width * a.n, x.ld_in2,
+                               Plan::a_rows, 64, true);
+  if (a.bias != nullptr && Plan::Rows::bias_run)  // else copied run by run by the Y producer
     ok &= encode_tensor_map<T>(&maps->bias, a.bias, 1, a.n, (a.n + 7) / 8 * 8, 1, P::tile_n, false);
   return ok ? Status::success()
             : Status{StatusCode::runtime_error, "tensor maps: cuTensorMapEncodeTiled failed or is unavailable"};
@@ -151,18 +168,7 @@ struct BackendLauncher<P, Backend::cuda> {
     if (Status s = sm90::DeviceSetup<P>::get(device, &workers); !s.ok()) return s;  // device checks first
     if (Status s = sm90::DeviceSetup<P>::allow_smem(); !s.ok()) return s;
     sm90::Params<P> params = sm90::make_params<P>(args, workers);
-    params.out2 = extra.out2;
-    params.ld_out2 = extra.ld_out2;
-    params.in2 = extra.in2;
-    params.ld_in2 = extra.ld_in2;
-    params.column_sums = extra.column_sums;
-    params.row_scale = extra.row_scale;
-    params.column_scale = extra.column_scale;
-    params.row_absmax = extra.row_absmax;
-    params.scale_a = extra.scale_a;
-    params.scale_a_step = extra.scale_a_step;
-    params.scale_b = extra.scale_b;
-    params.scale_b_step = extra.scale_b_step;
+    params.extra = extra;
     constexpr std::int64_t cm = sm90::MainloopPlan<P>::cluster_m;  // blocks per worker
     const std::int64_t blocks = params.schedule.workers * cm;
     constexpr std::int64_t max_grid = (std::int64_t{1} << 31) - 1;
@@ -171,19 +177,27 @@ struct BackendLauncher<P, Backend::cuda> {
     if constexpr (sm90::MainloopPlan<P>::tma) {
       // TMA box coordinates are 32-bit: the last box of a dimension must start below 2^31.
       constexpr std::int64_t max_coord = (std::int64_t{1} << 31) - 256;
-      constexpr int n_per_col = sm90::MainloopPlan<P>::gated || sm90::MainloopPlan<P>::dgated ? 2 : 1;
+      using C = composition_of<P>;
+      constexpr int n_per_col = sm90::MainloopPlan<P>::Rows::paired || sm90::staged_width<C, epilogue::Operand::y>() == 2 ||
+                                        sm90::staged_width<C, epilogue::Operand::in2>() == 2
+                                    ? 2
+                                    : 1;
       if (args.m > max_coord || n_per_col * args.n > max_coord || args.k > max_coord)
         return Status::invalid("m, n, k: must be < 2^31 - 256 for the TMA policy's box coordinates");
-      if (Status s = sm90::encode_tensor_maps<P>(args, &params.maps, extra.in2, extra.ld_in2); !s.ok()) return s;
+      if (Status s = sm90::encode_tensor_maps<P>(args, extra, &params.maps); !s.ok()) return s;
     }
     // cudaLaunchKernel reports this launch's own error; the thread's last-error state
     // (which may hold an earlier, unrelated failure of the caller's) is left alone.
     void* kernel_args[] = {&params};
     if (error_t e = launch_kernel(&sm90::addmm_glu_kernel<P>, static_cast<unsigned>(blocks),
-                                  sm90::MainloopPlan<P>::threads, kernel_args, sm90::MainloopPlan<P>::smem_bytes,
+                                  sm90::MainloopPlan<P>::threads, kernel_args, sm90::KernelPlan<P>::smem_bytes,
                                   stream, static_cast<unsigned>(cm));
         e != success)
       return {StatusCode::runtime_error, error_string(e)};
+    // A column_sum composition's vector: its partials added in a fixed order.
+    if constexpr (epilogue::Arity<composition_of<P>>::column_sum >= 0)
+      if (extra.column_sums != nullptr)
+        return sum_column_partials(extra.column_partials, args.m, args.n, extra.column_sums, stream);
     return Status::success();
   }
 };

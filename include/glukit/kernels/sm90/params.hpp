@@ -4,14 +4,27 @@
 #include <cuda.h>
 
 #include "glukit/blocks/tile_scheduler.hpp"
+#include "glukit/epilogue/compose.hpp"
 #include "glukit/ops/addmm_glu.hpp"
+#include "glukit/ops/operands.hpp"
 #include "glukit/kernels/policy.hpp"
 
 namespace glukit::sm90 {
 
-/// Tensor maps of the TMA producer (unused by the cp.async kernels).
+/// Tensor maps of the TMA producer (unused by the cp.async kernels): A, B, the bias row and
+/// the tile-shaped inputs a composition stages, by operand (epilogue::Operand y, in2).
 struct TensorMaps {
-  CUtensorMap a, b, y, bias, y2;  ///< y2: a second staged input (addmm_glu's backward: the gradient)
+  CUtensorMap a, b, y, bias, in2;
+  template <epilogue::Operand O>
+  GLUKIT_HOST_DEVICE const CUtensorMap* input() const {
+    static_assert(O == epilogue::Operand::y || O == epilogue::Operand::in2,
+                  "TensorMaps: a staged input is operand y or in2");
+    return O == epilogue::Operand::y ? &y : &in2;
+  }
+  template <epilogue::Operand O>
+  CUtensorMap* input() {
+    return const_cast<CUtensorMap*>(static_cast<const TensorMaps*>(this)->input<O>());
+  }
 };
 
 /// Everything a launch passes to the kernel (by value, __grid_constant__).
@@ -21,18 +34,7 @@ struct KernelParamsT {
   AddmmGluArgsT<T> args;
   TileSchedulePlan schedule;
   int k_blocks;
-  T* out2 = nullptr;          ///< a second output tile (the gated backward's H), m x n
-  std::int64_t ld_out2 = 0;   ///< its row stride
-  const T* in2 = nullptr;     ///< a second input tile (addmm_glu's backward: the gradient), m x n
-  std::int64_t ld_in2 = 0;    ///< its row stride
-  float* column_sums = nullptr;  ///< where a composition's column sums are added (epilogue/compose.hpp)
-  const float* row_scale = nullptr;     ///< a composition's broadcast vectors (m; n or 2n)
-  const float* column_scale = nullptr;
-  float* row_absmax = nullptr;  ///< where a composition's per-row absolute maxima are merged (m)
-  const float* scale_a = nullptr;  ///< a scaled problem's dequantisation scales (ExtraOperandsT)
-  std::int64_t scale_a_step = 0;
-  const float* scale_b = nullptr;
-  std::int64_t scale_b_step = 0;
+  ExtraOperandsT<T> extra;  ///< the op's operands beyond the GEMM's (ops/operands.hpp)
 };
 
 /// The parameters and arguments of a bound policy's kernel (its problem's element type).

@@ -1,7 +1,8 @@
-// Host-side plan of the sm90a mainloop shared by V1-V4: warpgroup split,
-// shared-memory layouts and ring, copy partitions, wait-group counts, and the
-// compile-time checks of a policy against them. The kernel and the launcher
-// both read this, so they cannot disagree.
+// Host-side plan of the sm90a main loop shared by V1-V4: warpgroup split, tile schedule,
+// the B-row map (b_rows.hpp), shared-memory layouts of the ring, copy partitions and
+// wait-group counts. It knows the tile, the ring and which rows of B a tile multiplies,
+// nothing of what the epilogue reads or writes (kernel_plan.hpp adds that). The kernels
+// and the launcher read the same plan, so they cannot disagree.
 #pragma once
 #include <type_traits>
 
@@ -11,6 +12,7 @@
 #include "glukit/blocks/smem_layout.hpp"
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/policy.hpp"
+#include "glukit/kernels/sm90/problem_parts.hpp"
 
 namespace glukit::sm90 {
 
@@ -29,35 +31,21 @@ struct MainloopPlan {
   /// warps 2-3 load Y, so each half's cp.async completion tracking stays its own.
   static constexpr bool stage_y = specialized && P::epilogue_style == EpilogueStyle::fused;
   static constexpr bool tma = P::copier == CopierKind::tma;
+  /// The problem's B-row map (b_rows.hpp): which rows of B the tile at an output column
+  /// multiplies, and where its bias comes from.
+  using Rows = typename ProblemParts<P>::Rows;
+  static constexpr int out_tile_n = Rows::out_tile_n;  ///< output columns per tile
   /// Optional policy member bias_in_accumulator (default true): the bias is the
   /// accumulators' initial value (staged with a tile's first k-block). False: it is
-  /// staged beside Y and added in the epilogue.
-  /// A gated projection stages its bias beside Y (false): its runs start at any element
-  /// of the bias (n + j when stacked), where a TMA box may not (an illegal instruction at n odd).
-  /// So does a scaled problem: its accumulators are dequantised before the bias is added.
+  /// staged beside Y and added in the epilogue. Only where the problem allows it
+  /// (ProblemParts::bias_may_initialise): a gated tile's bias runs start at any element of
+  /// the bias (n + j when stacked), where a TMA box may not (an illegal instruction at n
+  /// odd); a scaled problem's accumulators are dequantised before the bias is added.
   static constexpr bool bias_in_accumulator = [] {
-    if constexpr (problem_of<P>::gated || problem_of<P>::scaled) return false;
+    if constexpr (!ProblemParts<P>::bias_may_initialise) return false;
     else if constexpr (requires { P::bias_in_accumulator; }) return bool(P::bias_in_accumulator);
     else return true;
   }();
-  /// Optional policy member y_buffers (default 1, at most 4): Y tiles the warp-specialised
-  /// fused kernel keeps in shared memory. With more than one, the next tiles' Y loads while
-  /// the current tile's epilogue still reads its buffer.
-  static constexpr int y_buffers = [] {
-    if constexpr (requires { P::y_buffers; }) return int(P::y_buffers);
-    else return 1;
-  }();
-  /// Optional policy member y_ring (default 0: off): Y staged through a ring of y_ring
-  /// 64-column panel slots instead of whole-tile buffers (the tile's panels take the slots in
-  /// turn, tile after tile), so the shared memory of the rest of the tile holds ring stages:
-  /// a 128 x 256 tile keeps 4 stages of 48 KiB instead of 3. Without Y (bias-only) the slots
-  /// stage the output panel by panel. TMA, addmm_glu's forward, y_buffers = 1.
-  static constexpr int y_ring = [] {
-    if constexpr (requires { P::y_ring; }) return int(P::y_ring);
-    else return 0;
-  }();
-  /// Producer thread that loads Y with TMA: warp 2's first lane.
-  static constexpr int y_producer_tid = 2 * traits::wave_size;
   /// Optional policy member pingpong (default false; TMA copier only): each consumer
   /// warpgroup owns whole tiles (tile_m = 64, or 128 as two 64-row slices) and the
   /// warpgroups take the block's tiles in turn, so one's epilogue runs while the other's
@@ -73,10 +61,6 @@ struct MainloopPlan {
   /// pingpong. A 128-row ping-pong tile keeps the cooperative tile's reuse of B while one
   /// warpgroup's epilogue runs under the other's wgmma: the schedule of a heavy epilogue.
   static constexpr int wg_slices = pingpong ? P::tile_m / traits::mma_m : 1;
-  /// With pingpong and fewer Y buffers than consumer warpgroups, the warpgroups also take
-  /// their epilogues in turn (a named barrier), so no parity wait on a shared Y buffer can
-  /// run two phases ahead of it.
-  static constexpr bool ordered_epilogues = pingpong && y_buffers % consumer_warpgroups != 0;
   static constexpr int tile_consumer_threads = tile_warpgroups * traits::warpgroup_size;
   /// Optional policy member a_rows (default tile_m; 16 with pingpong, tile_m = 64 and the
   /// fused epilogue, the one value the GPU tests run): the output rows of a tile. Its A
@@ -129,44 +113,9 @@ struct MainloopPlan {
   static constexpr int y_copy_threads = stage_y ? copy_threads - ring_copy_threads : copy_threads;
   static constexpr int wg_rows = traits::mma_m;  ///< rows of the tile each warpgroup owns
   static constexpr int k_steps = P::tile_k / traits::mma_k;  ///< wgmma per k-block
-  /// The problem: element type and B's layout (Bound policies; fp16 / row-major otherwise).
+  /// The operands: element type and B's layout (Bound policies; fp16 / row-major otherwise).
   using element = element_of<P>;
   static constexpr bool b_k_major = problem_of<P>::b_k_major;
-  /// A gated projection (GatedProblem): the tile's tile_n B rows are W's rows of
-  /// tile_n / 2 output columns, gate and up in runs of 64 (Pairs); the epilogue combines
-  /// each pair (tile columns t and t + 64 of one warpgroup's fragment) and reads no Y.
-  static constexpr bool gated = problem_of<P>::gated;
-  using Pairs = GatePairs<64>;
-  static constexpr int out_tile_n = gated ? P::tile_n / 2 : P::tile_n;  ///< output columns per tile
-  /// The gated projection's backward (GatedProjectionBackwardProblem): a gated tile whose
-  /// Y is the output's gradient dO; the epilogue writes dG over dO's panel and stores it,
-  /// then dU the same way.
-  static constexpr bool projection_backward = problem_of<P>::projection_backward;
-  /// Does the kernel read Y? (The epilogue's second operand is the up projection when gated.)
-  static constexpr bool reads_y = (P::epilogue_op::reads_aux && !gated) || projection_backward;
-  /// The gated backward (GatedBackwardProblem): Y is the saved pre-activations P, two
-  /// tiles per buffer (the gate's and the up projection's columns of the tile's outputs),
-  /// and the epilogue writes two outputs (dP over P's two tiles, then H).
-  static constexpr bool dgated = problem_of<P>::gated_backward;
-  /// A gated projection that also stores its pre-activations (GatedProblem's Preact), one
-  /// 64-column run at a time through the output tile's first panel, before the output.
-  static constexpr bool preact = problem_of<P>::store_preact;
-  /// addmm_glu's backward (AddmmGluBackwardProblem): two tiles per Y buffer, the gradient
-  /// (tile 0, the kernel's second input) and Y (tile 1); dX goes over the gradient and dY
-  /// over Y, each stored from there.
-  static constexpr bool xbackward = problem_of<P>::aux_backward;
-  static constexpr int y_tiles = dgated || xbackward ? 2 : 1;
-  /// Does the GEMM have a bias? (The gated backward's dH has none.)
-  static constexpr bool biased = !dgated;
-  static constexpr GateLayout gate_layout = [] {
-    if constexpr (gated || dgated) return problem_of<P>::gate_layout;
-    else return GateLayout::stacked;
-  }();
-  /// W's row of the gated tile's run r (64 B rows) at output column j0 of n, and the
-  /// run's rows inside the output (the rest read as zeros).
-  GLUKIT_HOST_DEVICE static constexpr std::int64_t gated_run_row(std::int64_t j0, int r, std::int64_t n) {
-    return Pairs::w_row(j0, 64 * r, n, gate_layout);
-  }
   /// (row, k) of A, K-major. B stored k x n (row_major): (k, col), N-major; stored n x k
   /// (col_major, an nn.Linear weight): (col, k), K-major like A. All 128-byte swizzled panels.
   using ALayout = Swizzle128B<a_rows, P::tile_k>;
@@ -200,13 +149,13 @@ struct MainloopPlan {
   struct BoxCoord {
     int inner, outer;
   };
-  GLUKIT_HOST_DEVICE static constexpr BoxCoord b_box_coord(int i, int n0, int k0) {
-    return b_k_major ? BoxCoord{k0 + 64 * (i / b_box_row_blocks), n0 + 64 * (i % b_box_row_blocks)}
-                     : BoxCoord{n0 + 64 * i, k0};
-  }
-  /// Gated: box i's W row at output column j0 of n (its runs are the row blocks).
-  GLUKIT_HOST_DEVICE static constexpr BoxCoord gated_box_coord(int i, std::int64_t j0, std::int64_t n, int k0) {
-    return {k0 + 64 * (i / b_box_row_blocks), static_cast<int>(gated_run_row(j0, i % b_box_row_blocks, n))};
+  /// Box i of the stage at k0 for the tile at output column j0 of n: N-major, 64 columns of
+  /// B from j0 + 64 i; K-major, the 64 B rows of the row map's run i % b_box_row_blocks.
+  GLUKIT_HOST_DEVICE static constexpr BoxCoord b_box_coord(int i, int j0, std::int64_t n, int k0) {
+    if constexpr (b_k_major)
+      return {k0 + 64 * (i / b_box_row_blocks), static_cast<int>(Rows::row(j0, 64 * (i % b_box_row_blocks), n))};
+    else
+      return {j0 + 64 * i, k0};
   }
   /// Does a tile's first ring stage carry its bias row? With the bias in the accumulators
   /// (their initial value).
@@ -215,47 +164,15 @@ struct MainloopPlan {
   /// the ring carries it (bias_in_ring); the fused kernels also stage Y (the whole tile,
   /// swizzled) in a buffer of its own.
   using BiasLayout = PaddedRows<1, P::tile_n, 0>;
-  /// Y in, the output out (gated: output only), a_rows rows (the rows a tile stores). A
-  /// gated tile_n that is not whole pairs is refused by check_policy, and the 64 keeps
-  /// that to one message.
-  using YLayout = Swizzle128B<a_rows, out_tile_n % 64 == 0 ? out_tile_n : 64>;
   using Buffers = std::conditional_t<bias_in_ring, MultiBufferPlan<P::num_buffers, ALayout, BLayout, BiasLayout>,
                                      MultiBufferPlan<P::num_buffers, ALayout, BLayout>>;
-  static constexpr int y_offset = Buffers::bytes;  ///< Y buffer 0, after the ring, 1024-aligned
-  /// y_tiles Y tiles + the bias row (tile_n: gated, W's order; none for the gated backward,
-  /// which has no bias).
-  static constexpr int y_stride = y_tiles * YLayout::bytes + (biased ? align_up(P::tile_n * 2, 1024) : 0);
-  static constexpr int y_bytes =
-      !stage_y ? 0 : y_ring > 0 ? y_stride - y_tiles * YLayout::bytes + y_ring * YLayout::panel_bytes : y_buffers * y_stride;
-  /// Parts of a Y buffer with a full and an empty barrier of their own: each 64-column
-  /// panel when the kernel reads Y, so the epilogue releases a panel as soon as it has
-  /// stored it and the producer loads the next tile's Y there while the rest of the tile
-  /// is still being stored; one part otherwise (the buffer then carries only the bias row
-  /// and the output tile). The bias row belongs to part 0.
-  static constexpr int y_parts = stage_y && (reads_y || y_ring > 0) ? YLayout::panels : 1;
-  static constexpr int y_part_panels = YLayout::panels / y_parts;  ///< 64-column panels per part
-  /// Offsets from the ring's base of Y buffer b and of the bias row beside it.
-  GLUKIT_HOST_DEVICE static constexpr int y_tile_offset(int b) { return y_offset + b * y_stride; }
-  GLUKIT_HOST_DEVICE static constexpr int y_bias_offset(int b) {
-    return y_tile_offset(b) + (y_ring > 0 ? y_ring * YLayout::panel_bytes : y_tiles * YLayout::bytes);
-  }
-  /// Barrier pairs of the Y buffers: one per part of each buffer, or per slot of the ring.
-  static constexpr int y_barriers = y_ring > 0 ? y_ring : y_buffers * y_parts;
   using ACopy = CopyPartition<P::tile_m, P::tile_k, ring_copy_threads>;
   using BCopy = CopyPartition<BLayout::rows, BLayout::cols, ring_copy_threads>;
   using Pipeline = MultistagePlan<P::num_buffers>;
-  /// Dynamic shared memory: the ring plus slack to align its base to 1024 bytes.
-  /// Warp-specialised: a full and an empty mbarrier per stage after the ring, then a
-  /// full and an empty mbarrier per part of each Y buffer (y_parts).
-  static constexpr int barrier_bytes = specialized ? (2 * P::num_buffers + 2 * y_barriers) * 8 : 0;
-  static constexpr int smem_bytes = Buffers::bytes + y_bytes + Buffers::max_alignment + barrier_bytes;
   /// Bytes one ring stage receives from TMA (full boxes, edge tiles included), without
   /// and with the bias row of a tile's first k-block.
   static constexpr int stage_tx_bytes = (a_rows + P::tile_n) * P::tile_k * 2;
   static constexpr int bias_tx_bytes = P::tile_n * 2;
-  /// Bytes of a tile's Y boxes (a_rows rows of each YLayout panel).
-  static constexpr int y_tx_bytes = y_tiles * YLayout::panels * a_rows * YLayout::row_bytes;
-  static constexpr int y_part_tx_bytes = y_tx_bytes / y_parts;  ///< of one part's boxes
   /// setmaxnreg targets of the warp-specialised kernel (sum fits 64K registers).
   static constexpr int producer_registers = 40;
   static constexpr int consumer_registers = 232;

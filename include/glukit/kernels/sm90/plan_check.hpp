@@ -1,17 +1,18 @@
-// The compile-time checks of a policy against the sm90a mainloop plan (plan.hpp): each
+// The compile-time checks of a policy against the sm90a kernel plan (kernel_plan.hpp): each
 // rule a static_assert naming the member, called from kernels/policy_check.hpp.
 #pragma once
 #include "glukit/arch/tags.hpp"
 #include "glukit/epilogue/functors.hpp"
 #include "glukit/kernels/policy.hpp"
-#include "glukit/kernels/sm90/plan.hpp"
+#include "glukit/kernels/sm90/kernel_plan.hpp"
 
 namespace glukit::sm90 {
 
 /// Compile-time checks of a policy against the sm90a mainloop.
 template <class P>
 constexpr bool check_policy() {
-  using Plan = MainloopPlan<P>;
+  using Plan = KernelPlan<P>;
+  using Problem = problem_of<P>;
   using traits = arch_traits<arch::sm90a>;
   static_assert(P::warps % 4 == 0 && P::warps >= 4,
                 "warps: sm90a kernels issue wgmma per warpgroup; warps must be a multiple of 4");
@@ -40,31 +41,31 @@ constexpr bool check_policy() {
                 "must fit the register file");
   static_assert(P::tile_n % 64 == 0 && P::tile_n <= traits::mma_n_max,
                 "tile_n: must be a multiple of 64 (one swizzle panel) and <= 256 (wgmma N)");
-  static_assert(!Plan::gated || (P::tile_n % 128 == 0 && Plan::b_k_major),
+  static_assert(!Plan::Rows::paired || (P::tile_n % 128 == 0 && Plan::b_k_major),
                 "tile_n: a gated projection's tile must hold whole gate/up pairs of 64 W rows "
                 "(a multiple of 128)");
-  static_assert(!Plan::dgated || (Plan::tma && Plan::stage_y && Plan::reads_y && Plan::cluster_m == 1 &&
+  static_assert(!Problem::gated_backward || (Plan::tma && Plan::stage_y && Plan::reads_y && Plan::cluster_m == 1 &&
                                    Plan::a_rows == P::tile_m && EpilogueOpBackward<typename P::epilogue_op>),
                 "epilogue_op / copier: the gated backward needs a gated operation with `backward`, the "
                 "warp-specialised TMA kernel with the fused epilogue, cluster_m = 1 and a_rows = tile_m");
-  static_assert(!Plan::xbackward || (Plan::tma && Plan::stage_y && Plan::reads_y && Plan::cluster_m == 1 &&
+  static_assert(!Problem::aux_backward || (Plan::tma && Plan::stage_y && Plan::reads_y && Plan::cluster_m == 1 &&
                                      Plan::a_rows == P::tile_m && EpilogueOpAuxBackward<typename P::epilogue_op>),
                 "epilogue_op / copier: addmm_glu's backward needs an operation of Y with the two-gradient "
                 "`backward`, the warp-specialised TMA kernel with the fused epilogue, cluster_m = 1 and "
                 "a_rows = tile_m");
-  static_assert(!Plan::projection_backward ||
+  static_assert(!Problem::projection_backward ||
                     (Plan::tma && Plan::stage_y && Plan::cluster_m == 1 && Plan::a_rows == P::tile_m &&
                      EpilogueOpBackward<typename P::epilogue_op>),
                 "epilogue_op / copier: the gated projection's backward needs a gated operation with "
                 "`backward`, the warp-specialised TMA kernel with the fused epilogue, cluster_m = 1 and "
                 "a_rows = tile_m");
-  static_assert(!Plan::preact || (Plan::gated && Plan::tma && Plan::stage_y && Plan::a_rows == P::tile_m),
+  static_assert(!Problem::store_preact || (Plan::tma && Plan::stage_y && Plan::a_rows == P::tile_m),
                 "a_rows: a gated projection that stores its pre-activations needs the warp-specialised TMA "
                 "kernel with a_rows = tile_m");
-  static_assert(!problem_of<P>::scaled || (Plan::tma && Plan::stage_y),
+  static_assert(!Problem::scaled || (Plan::tma && Plan::stage_y),
                 "copier / epilogue_style: a scaled (fp8) problem needs the warp-specialised TMA kernel with "
                 "the fused epilogue (it dequantises the accumulators before the staged bias)");
-  static_assert(!Plan::gated || !Plan::specialized || Plan::tma,
+  static_assert(!Plan::Rows::paired || !Plan::specialized || Plan::tma,
                 "copier: the warp-specialised gated projection loads W with TMA (copier = CopierKind::tma)");
   static_assert(P::tile_k % 64 == 0,
                 "tile_k: must be a multiple of 64 (one 128-byte swizzle row of fp16)");
@@ -75,9 +76,9 @@ constexpr bool check_policy() {
   static_assert(!Plan::specialized || P::copier == CopierKind::tma || P::num_buffers >= 3,
                 "num_buffers: the warp-specialised cp.async producer signals a stage only after "
                 "issuing the next one, so it needs >= 3 buffers (2 would deadlock)");
-  static_assert(Plan::y_ring == 0 || (Plan::tma && Plan::stage_y && !Plan::gated && !Plan::dgated &&
-                                      !Plan::xbackward && !Plan::pingpong && Plan::y_buffers == 1 &&
-                                      Plan::y_ring >= 2 && Plan::y_ring < Plan::YLayout::panels),
+  static_assert(Plan::y_ring == 0 || (Plan::tma && Plan::stage_y && !Plan::Rows::paired && Plan::y_tiles == 1 &&
+                                      !Plan::pingpong && Plan::y_buffers == 1 && Plan::y_ring >= 2 &&
+                                      Plan::y_ring < Plan::YLayout::panels),
                 "y_ring: 2 .. (panels - 1) slots, for addmm_glu's warp-specialised TMA forward with one Y buffer");
   static_assert(Plan::y_buffers == 1 || (Plan::stage_y && Plan::y_buffers >= 2 && Plan::y_buffers <= 4),
                 "y_buffers: 1, or 2 to 4 for a warp-specialised fused policy (it stages Y in shared memory)");

@@ -62,7 +62,7 @@ static_assert(all_pass(static_cast<Sm90Policies*>(nullptr)));
 
 TEMPLATE_LIST_TEST_CASE("sm90 plan: shared-memory layout meets wgmma and TMA alignment", "[sm90][plan]",
                         Sm90Policies) {
-  using Plan = glukit::sm90::MainloopPlan<TestType>;
+  using Plan = glukit::sm90::KernelPlan<TestType>;
   using B = typename Plan::Buffers;
   for (int s = 0; s < TestType::num_buffers; ++s) {
     INFO("stage " << s);
@@ -103,7 +103,7 @@ TEMPLATE_LIST_TEST_CASE("sm90 plan: shared-memory layout meets wgmma and TMA ali
 
 TEMPLATE_LIST_TEST_CASE("sm90 plan: TMA transaction bytes equal the issued boxes", "[sm90][plan]",
                         Sm90Policies) {
-  using Plan = glukit::sm90::MainloopPlan<TestType>;
+  using Plan = glukit::sm90::KernelPlan<TestType>;
   // A: one a_rows x 64 box per 64-wide k panel; B: one 64 (k) x 64 box per 64-column panel.
   const int a_boxes = Plan::ALayout::panels * Plan::a_rows * 64 * 2;
   const int b_boxes = Plan::BLayout::panels * TestType::tile_k * 64 * 2;
@@ -128,7 +128,7 @@ TEMPLATE_LIST_TEST_CASE("sm90 plan: TMA transaction bytes equal the issued boxes
 }
 
 TEMPLATE_LIST_TEST_CASE("sm90 plan: warpgroup split and copy partitions", "[sm90][plan]", Sm90Policies) {
-  using Plan = glukit::sm90::MainloopPlan<TestType>;
+  using Plan = glukit::sm90::KernelPlan<TestType>;
   CHECK(Plan::tile_warpgroups * 64 == TestType::tile_m);  // cooperative: all consumers; ping-pong: one
   // Arrivals that release a ring stage: one per consumer warp of the tile, in a cluster
   // of every block.
@@ -160,7 +160,7 @@ TEMPLATE_LIST_TEST_CASE("sm90 plan: every block's tile walk covers each output t
   // rows block_row(tile, b). Every a_rows x tile_n tile of the output (a_rows = tile_m
   // unless the policy sets it) comes up exactly once; anything else a block is given lies
   // wholly below row m.
-  using Plan = glukit::sm90::MainloopPlan<TestType>;
+  using Plan = glukit::sm90::KernelPlan<TestType>;
   constexpr int cm = Plan::cluster_m, bm = Plan::a_rows, bn = TestType::tile_n;
   const std::int64_t shapes[][2] = {{1024, 21568}, {1000, 21555}, {300, 1000}, {1, 8}, {129, 130}, {384, 640}};
   for (const auto& shape : shapes) {
@@ -193,8 +193,8 @@ TEMPLATE_LIST_TEST_CASE("sm90 plan: every block's tile walk covers each output t
 }
 
 TEST_CASE("sm90 plan: a ping-pong warpgroup computes its 64-row tile alone", "[sm90][plan]") {
-  using P64 = glukit::sm90::MainloopPlan<TmaPingpong>;
-  using Coop = glukit::sm90::MainloopPlan<gp::WarpSpecializedTma<sm90a>>;
+  using P64 = glukit::sm90::KernelPlan<TmaPingpong>;
+  using Coop = glukit::sm90::KernelPlan<gp::WarpSpecializedTma<sm90a>>;
   STATIC_REQUIRE(P64::tile_consumer_threads == 128);  // one warpgroup releases a stage
   STATIC_REQUIRE(P64::accumulators_per_thread == 96);
   STATIC_REQUIRE(P64::empty_arrivals == 4);
@@ -203,7 +203,7 @@ TEST_CASE("sm90 plan: a ping-pong warpgroup computes its 64-row tile alone", "[s
 }
 
 TEST_CASE("sm90 plan: the in-place epilogue fits the consumers' register budget", "[sm90][plan]") {
-  using Tma = glukit::sm90::MainloopPlan<gp::WarpSpecializedTma<sm90a>>;
+  using Tma = glukit::sm90::KernelPlan<gp::WarpSpecializedTma<sm90a>>;
   STATIC_REQUIRE(Tma::registers_needed == 96 + 32 + 24);  // accumulators + the ldmatrix batches
   STATIC_REQUIRE(Tma::registers_needed <= Tma::register_budget);
   STATIC_REQUIRE(Tma::launch_register_budget == 168);  // 65 536 / 384 threads, rounded down to 8
@@ -213,8 +213,8 @@ TEST_CASE("sm90 plan: the in-place epilogue fits the consumers' register budget"
 }
 
 TEST_CASE("sm90 plan: the Y ring holds two 64-column panels, which leaves room for a 4th stage", "[sm90][plan]") {
-  using Ring = glukit::sm90::MainloopPlan<gp::WarpSpecializedTma128x256Ring<sm90a>>;
-  using Whole = glukit::sm90::MainloopPlan<gp::WarpSpecializedTma128x256<sm90a>>;
+  using Ring = glukit::sm90::KernelPlan<gp::WarpSpecializedTma128x256Ring<sm90a>>;
+  using Whole = glukit::sm90::KernelPlan<gp::WarpSpecializedTma128x256<sm90a>>;
   STATIC_REQUIRE(Ring::y_ring == 2);
   STATIC_REQUIRE(Whole::y_ring == 0);
   // Both walk the tile's Y in four 64-column parts; the ring's parts take its two slots in
@@ -235,8 +235,8 @@ TEST_CASE("sm90 plan: the Y ring holds two 64-column panels, which leaves room f
 }
 
 TEST_CASE("sm90 plan: the raster's group size may depend on K", "[sm90][plan]") {
-  using Tma = glukit::sm90::MainloopPlan<glukit::policy::WarpSpecializedTma<glukit::arch::sm90a>>;
-  using V4 = glukit::sm90::MainloopPlan<glukit::policy::V4FusedEpilogue<glukit::arch::sm90a>>;
+  using Tma = glukit::sm90::KernelPlan<glukit::policy::WarpSpecializedTma<glukit::arch::sm90a>>;
+  using V4 = glukit::sm90::KernelPlan<glukit::policy::V4FusedEpilogue<glukit::arch::sm90a>>;
   STATIC_REQUIRE(Tma::group_size_m_at(256) == 2);
   STATIC_REQUIRE(Tma::group_size_m_at(512) == 2);
   STATIC_REQUIRE(Tma::group_size_m_at(1024) == 8);
@@ -244,7 +244,7 @@ TEST_CASE("sm90 plan: the raster's group size may depend on K", "[sm90][plan]") 
   CHECK(Tma::schedule(1024, 21568, 256, 132).group_m == 2);
   CHECK(Tma::schedule(1024, 21568, 1024, 132).group_m == 8);
   // In clusters of two a group counts cluster tiles (2 x 128 rows): 2 / 2 = 1, 8 / 2 = 4.
-  using Cluster = glukit::sm90::MainloopPlan<glukit_isa::WarpSpecializedTmaCluster>;
+  using Cluster = glukit::sm90::KernelPlan<glukit_isa::WarpSpecializedTmaCluster>;
   CHECK(Cluster::schedule(1024, 21568, 256, 66).group_m == 1);
   CHECK(Cluster::schedule(1024, 21568, 1024, 66).group_m == 4);
 }
@@ -259,8 +259,8 @@ using RowMajor = glukit::Bound<P, glukit::Problem<glukit::bfloat16_t, glukit::La
 TEMPLATE_TEST_CASE("B stored n x k: K-major in shared memory, boxes tile the stage", "[sm90][layout]",
                    gp::WarpSpecializedTma<sm90a>, gp::WarpSpecializedTma128x128<sm90a>,
                    gp::WarpSpecializedTma128x256<sm90a>, gp::V4FusedEpilogue<sm90a>, gp::V1RegisterStaged<sm90a>) {
-  using K = glukit::sm90::MainloopPlan<ColMajor<TestType>>;
-  using N = glukit::sm90::MainloopPlan<RowMajor<TestType>>;
+  using K = glukit::sm90::KernelPlan<ColMajor<TestType>>;
+  using N = glukit::sm90::KernelPlan<RowMajor<TestType>>;
   STATIC_REQUIRE(K::b_k_major);
   STATIC_REQUIRE_FALSE(N::b_k_major);
   // K-major: rows are output columns, 128-byte rows are 64 k; N-major the transpose.
@@ -288,12 +288,12 @@ TEMPLATE_TEST_CASE("B stored n x k: K-major in shared memory, boxes tile the sta
   // Box i of a K-major stage at (n0, k0) starts at B's row n0 + 64 r, column k0 + 64 kp and
   // lands where the layout keeps element (64 r, 64 kp).
   for (int i = 0; i < K::b_boxes; ++i) {
-    const auto c = K::b_box_coord(i, 1000, 512);
+    const auto c = K::b_box_coord(i, 1000, 1 << 20, 512);
     const int r = (c.outer - 1000) / 64, kp = (c.inner - 512) / 64;
     CHECK(c.outer == 1000 + 64 * r);
     CHECK(K::b_box_offset(i) == K::BLayout::offset(64 * r, 64 * kp));
   }
-  const auto n0 = N::b_box_coord(1, 1000, 512);
+  const auto n0 = N::b_box_coord(1, 1000, 1 << 20, 512);
   CHECK((n0.inner == 1064 && n0.outer == 512));
   // The copiers' view: origin, k-block step and valid extent swap with the layout.
   CHECK(K::b_tile_origin(192, 4096) == 192 * 4096);
@@ -309,7 +309,7 @@ template <class P, glukit::GateLayout L>
 using GatedOf = glukit::Bound<P, glukit::GatedProblem<glukit::bfloat16_t, L>>;
 /// A bound policy's plan, carrying the policy (the test's generic lambda takes the plan).
 template <class BP>
-struct PlanWithBound : glukit::sm90::MainloopPlan<BP> {
+struct PlanWithBound : glukit::sm90::KernelPlan<BP> {
   using BoundPolicy = BP;
 };
 }  // namespace
@@ -321,7 +321,7 @@ TEMPLATE_TEST_CASE("gated plans: half-width output tiles over n, W's runs as the
   for (const auto layout : {glukit::GateLayout::stacked, glukit::GateLayout::interleaved}) {
     const auto check = [&](auto plan) {
       using Plan = decltype(plan);
-      STATIC_REQUIRE(Plan::gated);
+      STATIC_REQUIRE(Plan::Rows::paired);
       STATIC_REQUIRE(Plan::out_tile_n * 2 == P::tile_n);
       STATIC_REQUIRE(!Plan::reads_y);
       STATIC_REQUIRE(!Plan::bias_in_accumulator);  // staged beside the output tile instead
@@ -335,7 +335,7 @@ TEMPLATE_TEST_CASE("gated plans: half-width output tiles over n, W's runs as the
       for (int i = 0; i < Plan::b_boxes; ++i) {
         const int rb = i % Plan::b_box_row_blocks;
         const std::int64_t j = j0 + 64 * (rb / 2);
-        const auto c = Plan::gated_box_coord(i, j0, n, 128);
+        const auto c = Plan::b_box_coord(i, static_cast<int>(j0), n, 128);
         CHECK(c.outer == (rb % 2 == 0 ? glukit::gate_row(j, n, Plan::gate_layout) : glukit::up_row(j, n, Plan::gate_layout)));
         CHECK(c.inner == 128 + 64 * (i / Plan::b_box_row_blocks));
       }

@@ -1,6 +1,6 @@
 // The B tile's copies of the multistage sm90a kernel (multistage/kernel.hpp): one copier over the
 // whole tile of B, or, for a gated projection, one per run of 64 W rows (each run is
-// contiguous in W, the runs of a tile are not: MainloopPlan::gated_run_row), each
+// contiguous in W, the runs of a tile are not: the B-row map's PairedRows), each
 // landing at its rows of the same swizzled B tile.
 #pragma once
 #include <cstdint>
@@ -43,7 +43,7 @@ struct AsyncBTile {
 };
 
 template <class P, int Threads>
-  requires(MainloopPlan<P>::gated)
+  requires(MainloopPlan<P>::Rows::paired)
 struct AsyncBTile<P, Threads> {
   using Plan = MainloopPlan<P>;
   using T = typename Plan::element;
@@ -56,11 +56,11 @@ struct AsyncBTile<P, Threads> {
       : AsyncBTile(a, j0, tid, std::make_integer_sequence<int, runs>{}) {}
   template <int... R>
   GLUKIT_DEVICE AsyncBTile(const Args<P>& a, std::int64_t j0, int tid, std::integer_sequence<int, R...>)
-      : c{make(a, j0, tid, R)...}, rows{Plan::Pairs::rows_valid(j0, 64 * R, a.n)...} {}
+      : c{make(a, j0, tid, R)...}, rows{Plan::Rows::rows_valid(j0, 64 * R, a.n)...} {}
   /// Run r's copier; a run with no valid rows points at W's first row (it reads nothing).
   GLUKIT_DEVICE static Copier make(const Args<P>& a, std::int64_t j0, int tid, int r) {
-    const bool any = Plan::Pairs::rows_valid(j0, 64 * r, a.n) > 0;
-    return Copier(a.b + (any ? Plan::gated_run_row(j0, r, a.n) * a.ldb : 0), a.ldb, tid);
+    const bool any = Plan::Rows::rows_valid(j0, 64 * r, a.n) > 0;
+    return Copier(a.b + (any ? Plan::Rows::row(j0, 64 * r, a.n) * a.ldb : 0), a.ldb, tid);
   }
   GLUKIT_DEVICE void issue(unsigned char* smem, int k_left) const {
 #pragma unroll
@@ -85,7 +85,7 @@ struct RegisterBTile {
 };
 
 template <class P>
-  requires(MainloopPlan<P>::gated)
+  requires(MainloopPlan<P>::Rows::paired)
 struct RegisterBTile<P> {
   using Plan = MainloopPlan<P>;
   using T = typename Plan::element;
@@ -96,8 +96,8 @@ struct RegisterBTile<P> {
     const std::int64_t k0 = std::int64_t{kb} * P::tile_k;
 #pragma unroll
     for (int r = 0; r < runs; ++r) {
-      const int rows = Plan::Pairs::rows_valid(j0, 64 * r, a.n);
-      const T* origin = a.b + (rows > 0 ? Plan::gated_run_row(j0, r, a.n) * a.ldb + k0 : 0);
+      const int rows = Plan::Rows::rows_valid(j0, 64 * r, a.n);
+      const T* origin = a.b + (rows > 0 ? Plan::Rows::row(j0, 64 * r, a.n) * a.ldb + k0 : 0);
       c[r].load({origin, a.ldb, rows, tile_extent(a.k, k0, P::tile_k)}, tid);
     }
   }

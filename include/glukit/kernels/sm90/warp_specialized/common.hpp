@@ -9,13 +9,13 @@
 #include "glukit/blocks/smem_multi_buffer.hpp"
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/sm90/params.hpp"
-#include "glukit/kernels/sm90/plan.hpp"
+#include "glukit/kernels/sm90/kernel_plan.hpp"
 
 namespace glukit::sm90 {
 
 template <class P>
 struct WsCommon {
-  using Plan = MainloopPlan<P>;
+  using Plan = KernelPlan<P>;
   using Ring = SmemMultiBuffer<typename Plan::Buffers>;
   using State = PipelineState<P::num_buffers>;
   static constexpr int BM = P::tile_m, BN = P::tile_n, BK = P::tile_k, S = P::num_buffers;
@@ -74,6 +74,25 @@ struct WsCommon {
     const int slot = static_cast<int>(use % Plan::y_ring);
     return {slot, static_cast<std::uint32_t>((use / Plan::y_ring) & 1),
             sh.base + Plan::y_offset + (slot - part) * Plan::YLayout::panel_bytes};
+  }
+  /// Where part `part` of the li-th tile's staged inputs and bias row live, in its Y buffer
+  /// or its slot of the Y ring: the part's barrier pair and their parity, the address of
+  /// the tile's input 0 (input t at + t YLayout::bytes; panel pn at + pn panel_bytes) and
+  /// of the bias row (part 0's).
+  struct YWhere {
+    int bar;
+    std::uint32_t phase;
+    unsigned char* tile;
+    unsigned char* bias;
+  };
+  GLUKIT_DEVICE static YWhere y_where(const Shared& sh, std::int64_t li, int part) {
+    if constexpr (Plan::y_ring > 0) {
+      const YPart yp = y_part(sh, li, part);
+      return {yp.bar, yp.phase, yp.tile, sh.y_bias(0)};
+    } else {
+      const YSlot ys = y_slot(li);
+      return {ys.bar(part), ys.phase, sh.y_tile(ys.buffer), sh.y_bias(ys.buffer)};
+    }
   }
 
   /// Is the tile's bias staged beside Y (and added in the epilogue)? Always when the

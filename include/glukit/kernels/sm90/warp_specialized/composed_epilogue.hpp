@@ -14,8 +14,8 @@
 // A one-output composition without reductions (the forward's: any n) is stored with the
 // row-contiguous copy-out (store_rows_from_smem); the others' outputs panel by panel
 // (store_panel: whole 16-byte chunks, n % 8 == 0, which their validations require), which
-// also take the reductions from the staged values: each warp's 16 rows' column sums (fp32
-// vector reductions) and absolute maxima (integer max). Nothing past m or n is written.
+// also take the reductions from the staged values: each warp's 16 rows' column sums (fp32,
+// its 16-row group's partials) and absolute maxima (integer max). Nothing past m or n is written.
 #pragma once
 #include <cstdint>
 #include <utility>
@@ -59,7 +59,7 @@ struct ComposedEpilogue : StagedEpilogue<P> {
 
   T* out2;
   std::int64_t ld_out2;
-  float* sums;              ///< the column sums' vector (Ar::column_sum), else unused
+  float* sums;              ///< the column sums' partials (Ar::column_sum: ExtraOperandsT), else unused
   const float* row_scale;   ///< the broadcast vectors (Operand::row_scale, column_scale)
   const float* column_scale;
   float* row_max;           ///< the row maxima's vector (Ar::row_absmax), else unused

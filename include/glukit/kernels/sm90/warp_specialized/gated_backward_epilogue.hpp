@@ -25,6 +25,15 @@ struct GatedBackwardEpilogue : ComposedEpilogue<P> {
   static_assert(std::is_same_v<C, epilogue::GatedBackward<typename P::epilogue_op>>,
                 "GatedBackwardEpilogue: a policy bound to a GatedBackwardProblem");
 
+  /// ComposedEpilogue::finish's form: panel P0 of the tile, G and U staged as its two
+  /// input tiles (the gated backward's GEMM has no bias).
+  template <int P0, int P1>
+  GLUKIT_DEVICE void finish(const float (&acc)[R], unsigned char* tile, const unsigned char* /*bias_row*/,
+                            std::int64_t m0) const {
+    static_assert(P1 == P0 + 1, "GatedBackwardEpilogue: one 64-column panel per part");
+    finish_panel<P0>(acc, tile, tile + L::bytes, m0);
+  }
+
   /// Panel Pn (output columns n0 + 64 Pn ..): G and U staged at g_tile and u_tile.
   template <int Pn>
   GLUKIT_DEVICE void finish_panel(const float (&acc)[R], unsigned char* g_tile, unsigned char* u_tile,

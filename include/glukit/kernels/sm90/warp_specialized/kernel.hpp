@@ -33,7 +33,9 @@
 #include "glukit/ops/addmm_glu.hpp"
 #include "glukit/kernels/sm90/epilogue.hpp"
 #include "glukit/kernels/sm90/warp_specialized/composed_epilogue.hpp"
+#include "glukit/kernels/sm90/warp_specialized/cooperative.hpp"
 #include "glukit/kernels/sm90/warp_specialized/gated_backward_epilogue.hpp"
+#include "glukit/kernels/sm90/warp_specialized/pingpong.hpp"
 #include "glukit/kernels/sm90/warp_specialized/staged_epilogue.hpp"
 #include "glukit/kernels/sm90/mainloop.hpp"
 #include "glukit/kernels/sm90/warp_specialized/producer.hpp"
@@ -50,6 +52,12 @@ struct WsKernel : WsProducer<P> {
   using Mma = MmaOf<P>;
   using Epi = Epilogue<P>;
   using StagedEpi = StagedEpilogue<P>;
+  /// The staged epilogue: the composition executor, or the gated backward's own form of it.
+  using TileEpi = std::conditional_t<
+      std::is_same_v<composition_of<P>, epilogue::GatedBackward<typename P::epilogue_op>>, GatedBackwardEpilogue<P>,
+      ComposedEpilogue<P>>;
+  /// The consumers' schedule (a type of its own file): cooperative or ping-pong.
+  using Schedule = std::conditional_t<Plan::pingpong, Pingpong<Plan>, Cooperative<Plan>>;
   using Base::BN, Base::S, Base::YB, Base::CM;
   static constexpr int SL = Plan::wg_slices;
   using Base::first_slot, Base::slot_stride, Base::tile_row, Base::y_slot, Base::bias_beside_y;
@@ -75,50 +83,32 @@ struct WsKernel : WsProducer<P> {
   /// slice s of the accumulators (Plan::wg_slices) belongs to tile thread tid + 128 s.
   GLUKIT_DEVICE static void finish_tile(const Params<P>& p, const Shared& sh, std::int64_t li, std::int64_t m0,
                                         std::int64_t n0, int tid, float (&acc)[SL][Mma::accumulators]) {
-    using namespace arch::hopper;
-    const typename Base::YSlot ys = y_slot(li);
-    unsigned char* y_tile = sh.y_tile(ys.buffer);
-    // The bias row comes with part 0 (the producer refills it only once part 0 is released).
-    unsigned char* bias_row = bias_beside_y(p) ? sh.y_bias(ys.buffer) : nullptr;
+    const ExtraOperandsT<element_of<P>>& x = p.extra;
     // A warp whose 16 rows lie past the tile's a_rows (Plan::a_rows) has nothing to store;
     // it still waits for and releases every part.
     const bool stores = Plan::a_rows == P::tile_m || (tid % 128) / 32 * 16 < Plan::a_rows;
-    if constexpr (problem_of<P>::scaled)
+    if constexpr (ProblemParts<P>::dequantised)
 #pragma unroll
       for (int s = 0; s < SL; ++s)
-        StagedEpi(p.args, m0, n0, tid + 128 * s).dequantise(acc[s], p.scale_a, p.scale_a_step, p.scale_b,
-                                                            p.scale_b_step);
+        StagedEpi(p.args, m0, n0, tid + 128 * s).dequantise(acc[s], x.scale_a, x.scale_a_step, x.scale_b,
+                                                            x.scale_b_step);
+    const bool with_bias = bias_beside_y(p);
     const auto finish_part = [&]<int Part>() {
-      [[maybe_unused]] constexpr int P0 = Part * Plan::y_part_panels, P1 = P0 + Plan::y_part_panels;
-      if constexpr (Plan::y_ring > 0) {  // the part's panel in its ring slot
-        const typename Base::YPart yp = Base::y_part(sh, li, Part);
-        sh.y_parts.wait(yp.bar, yp.phase);
-        if (stores)
-#pragma unroll
-          for (int s = 0; s < SL; ++s)
-            ComposedEpilogue<P>(p.args, m0, n0, tid + 128 * s, p.out2, p.ld_out2, p.column_sums, p.row_scale,
-                                p.column_scale, p.row_absmax)
-                .template finish<P0, P1>(acc[s], yp.tile, Part == 0 ? bias_row : nullptr, m0);
-        sh.y_parts.release(yp.bar);
-        return;
-      }
-      sh.y_parts.wait(ys.bar(Part), ys.phase);
-      if constexpr (Plan::dgated) {
-#pragma unroll
-        for (int s = 0; s < SL; ++s)  // slice s: rows 64 s.. of the tile, tile thread tid + 128 s
-          GatedBackwardEpilogue<P>(p.args, m0, n0, tid + 128 * s, p.out2, p.ld_out2)
-              .template finish_panel<Part>(acc[s], y_tile, y_tile + Plan::YLayout::bytes, m0);
-      } else if (stores) {
+      constexpr int P0 = Part * Plan::y_part_panels, P1 = P0 + Plan::y_part_panels;
+      const typename Base::YWhere w = Base::y_where(sh, li, Part);
+      // The bias row comes with part 0 (the producer refills it only once part 0 is released).
+      const unsigned char* bias_row = Part == 0 && with_bias ? w.bias : nullptr;
+      sh.y_parts.wait(w.bar, w.phase);
+      if (stores)
 #pragma unroll
         for (int s = 0; s < SL; ++s)
-          ComposedEpilogue<P>(p.args, m0, n0, tid + 128 * s, p.out2, p.ld_out2, p.column_sums, p.row_scale,
-                              p.column_scale, p.row_absmax)
-              .template finish<P0, P1>(acc[s], y_tile, Part == 0 ? bias_row : nullptr, m0);
-      }
+          TileEpi(p.args, m0, n0, tid + 128 * s, x.out2, x.ld_out2, x.column_partials, x.row_scale, x.column_scale,
+                  x.row_absmax)
+              .template finish<P0, P1>(acc[s], w.tile, bias_row, m0);
       // Every consumer thread arrives: with one arrival per warp (after a __syncwarp),
       // racecheck reports the other lanes' ldmatrix against the cp.async producer's next Y
       // (V4), and the TMA kernels measured no faster.
-      sh.y_parts.release(ys.bar(Part));
+      sh.y_parts.release(w.bar);
     };
     [&]<int... Part>(std::integer_sequence<int, Part...>) {
       (finish_part.template operator()<Part>(), ...);
@@ -132,25 +122,23 @@ struct WsKernel : WsProducer<P> {
     // registers (from threadIdx alone, ping-pong's turn test made them per-thread values).
     const int cwg = __shfl_sync(0xffffffffu, ctid / 128, 0);
     const std::uint32_t ring_addr = smem_u32(sh.ring.base);
-    // Ping-pong: this warpgroup takes every consumer_warpgroups-th tile of the block and
-    // works on it alone (all its rows, in 64-row slices from A's row 0).
-    constexpr int turns = Plan::pingpong ? Plan::consumer_warpgroups : 1;
-    const int a_wg = Plan::pingpong ? 0 : cwg;
-    const int tile_tid = Plan::pingpong ? ctid % 128 : ctid;
-    // Ping-pong turns: a warpgroup starts waiting on a tile's stages only after the
-    // previous tile's warpgroup has waited on all of its own (named barrier 2 + w, arrived
-    // by the warpgroup before). Without it a parity wait two phases ahead of the
-    // barrier would pass at once.
-    const std::int64_t block_tiles = p.schedule.tiles_of(first_slot());
+    // The schedule: which of the block's tiles this warpgroup works on, with which of its
+    // rows, and what orders it against the other warpgroups (cooperative.hpp, pingpong.hpp).
+    // The rows first: with the tile count read before them, NVVM recomputes the epilogue's
+    // shared-memory addresses in every tile instead of keeping them across the main loop
+    // (269 more instructions in the gated backward's ping-pong kernel, CUDA 13.0).
+    const int a_wg = Schedule::a_slice(cwg);
+    const int tile_tid = Schedule::tile_thread(ctid);
+    const Schedule turn(cwg, p.schedule.tiles_of(first_slot()));
     State st{};
     std::int64_t li = 0;
     // The next tile of this warpgroup, worked out while the previous tile's last wgmma
     // drain (its divisions off the path between two tiles' MMAs).
-    const std::int64_t own_stride = slot_stride() * turns;
+    const std::int64_t own_stride = slot_stride() * Schedule::turns;
     const auto tile_at = [&](std::int64_t s) { return s < p.schedule.tiles() ? p.schedule.tile(s) : TileCoord{}; };
-    TileCoord next_tc = tile_at(first_slot() + (Plan::pingpong ? cwg * slot_stride() : 0));
+    TileCoord next_tc = tile_at(first_slot() + turn.first_turn() * slot_stride());
     for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride(), ++li) {
-      if (Plan::pingpong && li % turns != cwg) {
+      if (!turn.owns(li)) {
         st = st.advanced(p.k_blocks);  // another warpgroup's tile: its stages go by
         continue;
       }
@@ -176,8 +164,7 @@ struct WsKernel : WsProducer<P> {
       }
       Epi epi(p.args, m0, n0, tile_tid);  // the register epilogue (SL = 1)
       if constexpr (!Plan::stage_y) epi.init(acc[0]);
-      if constexpr (Plan::pingpong)
-        if (li > 0) named_barrier_sync<2 * 128>(2 + cwg);
+      turn.before_mainloop(li);
       int release = -1;
       for (int kb = 0; kb < p.k_blocks; ++kb) {
         sh.stages.wait(st.index, st.phase);
@@ -191,21 +178,16 @@ struct WsKernel : WsProducer<P> {
         release = st.index;
         ++st;
       }
-      if constexpr (Plan::pingpong)
-        if (li + 1 < block_tiles) named_barrier_arrive<2 * 128>(2 + (cwg + 1) % turns);
+      turn.after_mainloop(li);
       next_tc = tile_at(slot + own_stride);
       wgmma_wait<0>();
 #pragma unroll
       for (int s = 0; s < SL; ++s) fence_accumulators(acc[s]);
       if (release >= 0) release_stage(sh, release);
       if constexpr (Plan::stage_y) {
-        // Ordered epilogues: this tile's waits on the shared Y buffer come after the
-        // previous tile's (the other warpgroup's) have all passed.
-        if constexpr (Plan::ordered_epilogues)
-          if (li > 0) named_barrier_sync<2 * 128>(4 + cwg);
+        turn.before_epilogue(li);
         finish_tile(p, sh, li, m0, n0, tile_tid, acc);
-        if constexpr (Plan::ordered_epilogues)
-          if (li + 1 < block_tiles) named_barrier_arrive<2 * 128>(4 + (cwg + 1) % turns);
+        turn.after_epilogue(li);
       } else {
         if (p.k_blocks == 0) epi.prefetch();
         epi.finish(acc[0]);

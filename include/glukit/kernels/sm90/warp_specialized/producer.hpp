@@ -4,6 +4,7 @@
 // WsCommon::Shared.
 #pragma once
 #include <cstdint>
+#include <utility>
 
 #include "glukit/arch/hopper/hopper.hpp"
 #include "glukit/blocks/tile_copier.hpp"
@@ -80,15 +81,17 @@ struct WsProducer : WsCommon<P> {
     }
   }
 
-  /// Gated: the bias of the tile's W rows at output column n0, run by run, by one thread
-  /// with plain loads (zeros for rows of columns past n).
-  GLUKIT_DEVICE static void copy_gated_bias_row(const Params<P>& p, unsigned char* dst, std::int64_t n0) {
+  /// The bias of the tile's B rows at output column j0, run by run of the row map, by one
+  /// thread with plain loads (zeros for rows of columns past n): a map whose bias is not
+  /// one contiguous run (Rows::bias_run).
+  GLUKIT_DEVICE static void copy_bias_runs(const Params<P>& p, unsigned char* dst, std::int64_t j0) {
+    using Rows = typename Plan::Rows;
     auto* d = reinterpret_cast<unsigned short*>(dst);
     const auto* bias = reinterpret_cast<const unsigned short*>(p.args.bias);
 #pragma unroll
     for (int r = 0; r < BN / 64; ++r) {
-      const int rows = Plan::Pairs::rows_valid(n0, 64 * r, p.args.n);
-      const unsigned short* src = bias + (rows > 0 ? Plan::gated_run_row(n0, r, p.args.n) : 0);
+      const int rows = Rows::rows_valid(j0, 64 * r, p.args.n);
+      const unsigned short* src = bias + (rows > 0 ? Rows::row(j0, 64 * r, p.args.n) : 0);
 #pragma unroll 16
       for (int e = 0; e < 64; ++e) d[64 * r + e] = e < rows ? src[e] : 0;
     }
@@ -115,7 +118,7 @@ struct WsProducer : WsCommon<P> {
 #pragma unroll
         for (int i = 0; i < Plan::b_boxes; ++i) {
           unsigned char* dst = sh.ring.template tile<1>(st.index) + Plan::b_box_offset(i);
-          const auto c = Plan::gated ? Plan::gated_box_coord(i, n0, args.n, k0) : Plan::b_box_coord(i, n0, k0);
+          const auto c = Plan::b_box_coord(i, n0, args.n, k0);
           if constexpr (CM > 1) {
             // The cluster's blocks share B: block r loads the boxes i % CM == r into all of them.
             if (i % CM == static_cast<int>(blockIdx.x % CM))
@@ -133,88 +136,60 @@ struct WsProducer : WsCommon<P> {
     }
   }
 
-  /// Y producer, TMA: the Y tile as 64-column swizzled panels, evict-first in L2, part by
-  /// part (Plan::y_parts): each part's boxes are issued once the previous tile's epilogue
-  /// in that buffer has released the part, so the next tile's first panels load while its
-  /// last ones are still being stored. The bias row comes with part 0.
+  /// Y producer, TMA: the composition's staged inputs as 64-column swizzled panels,
+  /// evict-first in L2, part by part (Plan::y_parts): each part's boxes are issued once the
+  /// previous tile's epilogue in that buffer (or ring slot) has released the part, so the
+  /// next tile's first panels load while its last ones are still being stored. The bias row
+  /// comes with part 0: a TMA box, or copied run by run before the part's arrival.
   GLUKIT_DEVICE static void produce_y_tma(const Params<P>& p, const Shared& sh) {
     using namespace arch::hopper;
+    constexpr bool box_bias = Plan::Rows::bias_run;
     std::int64_t li = 0;
     for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride(), ++li) {
       const TileCoord tc = p.schedule.tile(slot);
-      const typename Base::YSlot ys = y_slot(li);
+      const std::int64_t j0 = tc.n * Plan::out_tile_n;  // the tile's first output column
+      const int row = static_cast<int>(tile_row(tc));
       const bool with_bias = bias_beside_y(p);
 #pragma unroll
       for (int part = 0; part < Base::YP; ++part) {
-        if constexpr (Plan::y_ring > 0) {  // the part's panel into its ring slot, the bias with part 0
-          const typename Base::YPart yp = Base::y_part(sh, li, part);
-          std::uint64_t* full = sh.y_parts.full_barrier(yp.bar);
-          sh.y_parts.acquire(yp.bar, yp.phase);
-          const bool part_bias = part == 0 && with_bias;
-          if (Plan::reads_y || part_bias)
-            sh.y_parts.commit_tx(yp.bar, (Plan::reads_y ? Plan::y_part_tx_bytes : 0) +
-                                             (part_bias ? Plan::bias_tx_bytes : 0));
-          if (part_bias) tma_load_2d(sh.y_bias(0), &p.maps.bias, full, static_cast<int>(tc.n * BN), 0);
-          if constexpr (Plan::reads_y)
-            tma_load_2d_evict_first(yp.tile + part * Plan::YLayout::panel_bytes, &p.maps.y, full,
-                                    static_cast<int>(tc.n * BN) + part * 64, static_cast<int>(tile_row(tc)));
-          if (!Plan::reads_y && !part_bias) sh.y_parts.commit(yp.bar);  // no Y: the slot is free
-          continue;
-        }
-        const int bar = ys.bar(part);
-        std::uint64_t* full = sh.y_parts.full_barrier(bar);
-        sh.y_parts.acquire(bar, ys.phase);
+        const typename Base::YWhere w = Base::y_where(sh, li, part);
+        std::uint64_t* full = sh.y_parts.full_barrier(w.bar);
+        sh.y_parts.acquire(w.bar, w.phase);
         const bool part_bias = part == 0 && with_bias;
-        if constexpr (Plan::gated) {  // the bias by plain copies, released by the arrival
-          if (part_bias) copy_gated_bias_row(p, sh.y_bias(ys.buffer), tc.n * Plan::out_tile_n);
-          if constexpr (Plan::projection_backward) {  // the part's panels of the output's gradient
-            sh.y_parts.commit_tx(bar, Plan::y_part_tx_bytes);
-#pragma unroll
-            for (int i = 0; i < Plan::y_part_panels; ++i) {
-              const int pn = part * Plan::y_part_panels + i;
-              tma_load_2d_evict_first(sh.y_tile(ys.buffer) + pn * Plan::YLayout::panel_bytes, &p.maps.y, full,
-                                      static_cast<int>(tc.n * Plan::out_tile_n) + pn * 64,
-                                      static_cast<int>(tile_row(tc)));
-            }
-          } else {
-            sh.y_parts.commit(bar);  // no Y
-          }
-          continue;
-        }
-        if constexpr (Plan::dgated) {  // P's gate and up panels of the part's output columns, no bias
-          const std::int64_t j = tc.n * BN + 64 * part, row = tile_row(tc);
-          sh.y_parts.commit_tx(bar, Plan::y_part_tx_bytes);
-          tma_load_2d_evict_first(sh.y_tile(ys.buffer) + part * Plan::YLayout::panel_bytes, &p.maps.y, full,
-                                  static_cast<int>(gate_row(j, p.args.n, Plan::gate_layout)), static_cast<int>(row));
-          tma_load_2d_evict_first(sh.y_tile(ys.buffer) + Plan::YLayout::bytes + part * Plan::YLayout::panel_bytes,
-                                  &p.maps.y, full, static_cast<int>(up_row(j, p.args.n, Plan::gate_layout)),
-                                  static_cast<int>(row));
-          continue;
-        }
-        if constexpr (Plan::xbackward) {  // the gradient's and Y's panels of the part (and the bias)
-          const int col = static_cast<int>(tc.n * BN) + 64 * part, row = static_cast<int>(tile_row(tc));
-          sh.y_parts.commit_tx(bar, Plan::y_part_tx_bytes + (part_bias ? Plan::bias_tx_bytes : 0));
-          if (part_bias) tma_load_2d(sh.y_bias(ys.buffer), &p.maps.bias, full, static_cast<int>(tc.n * BN), 0);
-          tma_load_2d_evict_first(sh.y_tile(ys.buffer) + part * Plan::YLayout::panel_bytes, &p.maps.y2, full, col, row);
-          tma_load_2d_evict_first(sh.y_tile(ys.buffer) + Plan::YLayout::bytes + part * Plan::YLayout::panel_bytes,
-                                  &p.maps.y, full, col, row);
-          continue;
-        }
-        if (Plan::reads_y || part_bias) {
-          sh.y_parts.commit_tx(bar, (Plan::reads_y ? Plan::y_part_tx_bytes : 0) +
-                                              (part_bias ? Plan::bias_tx_bytes : 0));
-          if (part_bias) tma_load_2d(sh.y_bias(ys.buffer), &p.maps.bias, full, static_cast<int>(tc.n * BN), 0);
-        }
-        if constexpr (Plan::reads_y) {
-#pragma unroll
-          for (int i = 0; i < Plan::y_part_panels; ++i) {
-            const int pn = part * Plan::y_part_panels + i;
-            tma_load_2d_evict_first(sh.y_tile(ys.buffer) + pn * Plan::YLayout::panel_bytes, &p.maps.y, full,
-                                    static_cast<int>(tc.n * BN) + pn * 64, static_cast<int>(tile_row(tc)));
-          }
-        }
-        if (!Plan::reads_y && !part_bias) sh.y_parts.commit(bar);
+        if constexpr (!box_bias)  // plain stores, published by the part's arrival below
+          if (part_bias) copy_bias_runs(p, w.bias, j0);
+        const bool bias_box = box_bias && part_bias;
+        if (Plan::reads_y || bias_box)
+          sh.y_parts.commit_tx(w.bar, (Plan::reads_y ? Plan::y_part_tx_bytes : 0) +
+                                          (bias_box ? Plan::bias_tx_bytes : 0));
+        else
+          sh.y_parts.commit(w.bar);  // nothing to load: the part is free
+        if (bias_box) tma_load_2d(w.bias, &p.maps.bias, full, static_cast<int>(j0), 0);
+        [&]<int... t>(std::integer_sequence<int, t...>) {
+          (load_input<t>(p, w.tile, full, part, j0, row), ...);
+        }(std::make_integer_sequence<int, ProblemParts<P>::staged_inputs>{});
       }
+    }
+  }
+
+  /// Staged input t's panels of part `part` of the tile at output column j0, row `row`:
+  /// from its operand's tensor map, at the columns the composition reads (the output's own,
+  /// or the gate's or up projection's of a 2n-wide matrix in W's row order).
+  template <int t>
+  GLUKIT_DEVICE static void load_input(const Params<P>& p, unsigned char* tile, std::uint64_t* full, int part,
+                                       std::int64_t j0, int row) {
+    using Inputs = typename composition_of<P>::inputs;
+    constexpr epilogue::Columns cols = Inputs::columns[t];
+#pragma unroll
+    for (int i = 0; i < Plan::y_part_panels; ++i) {
+      const int pn = part * Plan::y_part_panels + i;
+      const std::int64_t j = j0 + 64 * pn;
+      std::int64_t col = j;
+      if constexpr (cols == epilogue::Columns::gate) col = gate_row(j, p.args.n, Plan::gate_layout);
+      else if constexpr (cols == epilogue::Columns::up) col = up_row(j, p.args.n, Plan::gate_layout);
+      arch::hopper::tma_load_2d_evict_first(tile + t * Plan::YLayout::bytes + pn * Plan::YLayout::panel_bytes,
+                                            p.maps.template input<Inputs::operand[t]>(), full, static_cast<int>(col),
+                                            row);
     }
   }
 

@@ -43,7 +43,7 @@ struct StagedEpilogue : Epilogue<P> {
 
   /// A scaled problem's dequantisation (ExtraOperandsT: scale_a, scale_b and their steps):
   /// each accumulator times its row's A scale and its column's B scale (B's row of the
-  /// column: W's row of a gated tile's column, Plan::Pairs), before the bias is added.
+  /// column: W's row of a gated tile's column, Pairs), before the bias is added.
   /// Accumulators outside the output get 0 (never stored). Steps: 0 (one scale) or 1.
   GLUKIT_DEVICE void dequantise(float (&acc)[R], const float* sa, std::int64_t sa_step, const float* sb,
                                 std::int64_t sb_step) const {
@@ -153,10 +153,12 @@ struct StagedEpilogue : Epilogue<P> {
       for (int pn = 0; pn < panels; ++pn) store_row_chunk(a, row + 4 * t, col + 64 * (P0 + pn), v[t][pn], false);
   }
 
-  /// Adds the column sums of a warp's 16 staged rows, held as for the row-contiguous stores
-  /// (lane 8 rq + c: chunk c of rows row + 4 t; rows past m count as 0), into dst (the
-  /// panel's first column; cols of its columns inside n): summed over t, then over rq
-  /// (lanes xor 8, 16); lanes 0..7 add their chunk's 8 sums by two vector reductions.
+  /// Writes the column sums of a warp's 16 staged rows, held as for the row-contiguous
+  /// stores (lane 8 rq + c: chunk c of rows row + 4 t; rows past m count as 0), into their
+  /// row of the column partials (ExtraOperandsT::column_partials: row / 16 of a matrix of
+  /// the output's width; dst: row 0 at the panel's first column; cols of its columns inside
+  /// n): summed over t, then over rq (lanes xor 8, 16); lanes 0..7 store their chunk's 8
+  /// sums (plain stores: kernels/column_sums.hpp adds the rows in a fixed order).
   GLUKIT_DEVICE void add_column_sums(const uint4 (&v)[4], std::int64_t row, float* dst, int cols) const {
     float s[8] = {};
 #pragma unroll
@@ -174,9 +176,14 @@ struct StagedEpilogue : Epilogue<P> {
 #pragma unroll
       for (int e = 0; e < 8; ++e) s[e] += __shfl_xor_sync(0xffffffffu, s[e], d);
     const int c = lane % 8;
-    if (lane < 8 && 8 * c < cols) {
-      arch::hopper::red_add_f32x4(dst + 8 * c, s[0], s[1], s[2], s[3]);
-      arch::hopper::red_add_f32x4(dst + 8 * c + 4, s[4], s[5], s[6], s[7]);
+    // row: the warp's first (lanes 0..7 hold rq = 0); a warp whose rows all lie past m has
+    // no row of partials (column_partial_rows(m) of them).
+    if (lane < 8 && 8 * c < cols && row < a.m) {
+      float* p = dst + row / column_sum_rows * a.n + 8 * c;
+      arch::hopper::st_global_128(p, make_uint4(__float_as_uint(s[0]), __float_as_uint(s[1]), __float_as_uint(s[2]),
+                                                __float_as_uint(s[3])));
+      arch::hopper::st_global_128(p + 4, make_uint4(__float_as_uint(s[4]), __float_as_uint(s[5]),
+                                                    __float_as_uint(s[6]), __float_as_uint(s[7])));
     }
   }
 
