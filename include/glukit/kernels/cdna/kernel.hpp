@@ -22,8 +22,8 @@
 #include "glukit/kernels/cdna/epilogue.hpp"
 #include "glukit/kernels/cdna/mainloop.hpp"
 #include "glukit/kernels/cdna/params.hpp"
-#include "glukit/kernels/cdna/plan.hpp"
-#include "glukit/kernels/cdna/plan_check.hpp"
+#include "glukit/kernels/plans/cdna/plan.hpp"
+#include "glukit/kernels/plans/cdna/plan_check.hpp"
 #include "glukit/kernels/policy.hpp"
 
 namespace glukit::cdna {

@@ -16,7 +16,7 @@
 #include "glukit/kernels/sm90/epilogue.hpp"
 #include "glukit/kernels/sm90/mainloop.hpp"
 #include "glukit/kernels/sm90/params.hpp"
-#include "glukit/kernels/sm90/plan.hpp"
+#include "glukit/kernels/plans/sm90/plan.hpp"
 
 namespace glukit::sm90 {
 

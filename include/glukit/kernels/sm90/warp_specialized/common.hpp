@@ -9,7 +9,7 @@
 #include "glukit/blocks/smem_multi_buffer.hpp"
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/sm90/params.hpp"
-#include "glukit/kernels/sm90/kernel_plan.hpp"
+#include "glukit/kernels/plans/sm90/kernel_plan.hpp"
 
 namespace glukit::sm90 {
 
