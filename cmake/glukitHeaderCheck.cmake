@@ -11,20 +11,22 @@
 # Headers, relative to include/glukit/, that need a device compiler: matched as
 # regular expressions against the relative path. The arch layers are device
 # code; so are the backend kernel directories (kernel, launcher, mainloop,
-# epilogue, fragment, copier, ... headers), apart from their host-side plans.
+# epilogue, fragment, copier, ... headers), apart from the sm90 defaults' host-side
+# tables. The plans (kernels/plans/sm90/, kernels/plans/cdna/) are host C++ throughout.
 set(GLUKIT_HEADER_CHECK_HOST_EXCLUDE
   "^arch/hopper/"
   "^arch/cdna/"
   "^kernels/sm90/"
   "^kernels/cdna/"
-  "^kernels/column_sums\\.hpp$")
-# ... except these, the constexpr plans every host build includes (policy_check.hpp).
+  "^kernels/column_sums\\.hpp$"
+  "^kernels/moe_route\\.hpp$")
+# ... except these: the default pick's table and the image check, host constexpr.
 set(GLUKIT_HEADER_CHECK_HOST_KEEP
-  "^kernels/sm90/plan[^/]*\\.hpp$"
-  "^kernels/cdna/plan[^/]*\\.hpp$")
+  "^kernels/sm90/plan_[^/]*\\.hpp$")
 set(GLUKIT_HEADER_CHECK_CUDA_EXCLUDE
   "^arch/cdna/"
-  "^kernels/cdna/")
+  "^kernels/cdna/"
+  "^kernels/plans/cdna/")
 
 # Keeps the headers that match no regex of the list named by exclude_var, or
 # that match one of the list named by keep_var (which may be empty).

@@ -4,8 +4,8 @@
 //     one after another; inside a panel the 16-byte chunk index is XORed with
 //     row % 8 -- the layout wgmma and TMA expect (SWIZZLE_128B), conflict-free
 //     for 16-byte row accesses. The buffer must be 1024-byte aligned.
-//   PaddedRows: plain rows with `Pad` extra elements per row, the CDNA way
-//     against LDS bank conflicts (the direct-to-LDS copy cannot scatter).
+//   PaddedRows: plain rows with `Pad` extra elements per row (sm90a's staged bias row
+//     has no padding; the CDNA tiles use their own layouts, kernels/plans/cdna/geometry.hpp).
 #pragma once
 #include <cstdint>
 

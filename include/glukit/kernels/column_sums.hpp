@@ -61,20 +61,20 @@ __global__ void __launch_bounds__(column_sum_threads)
 /// of 4, both buffers 16-byte aligned: the ops' rules) into sums (n floats), on stream.
 /// Asynchronous; the partials are overwritten.
 inline Status sum_column_partials(float* partials, std::int64_t m, std::int64_t n, float* sums, stream_t stream) {
-  const std::int64_t rows = column_partial_rows(m);
+  std::int64_t rows = column_partial_rows(m);
   if (rows == 0 || n == 0) return Status::success();
-  const std::int64_t quad_blocks = (n / 4 + detail::column_sum_threads - 1) / detail::column_sum_threads;
+  std::int64_t quad_blocks = (n / 4 + detail::column_sum_threads - 1) / detail::column_sum_threads;
   const std::int64_t chunks = (rows + detail::column_chunk_rows - 1) / detail::column_chunk_rows;
   if (chunks * quad_blocks > (std::int64_t{1} << 31) - 1)
     return Status::invalid("m, n: too many column partials for one grid");
-  void* args1[] = {&partials, const_cast<std::int64_t*>(&rows), &n, const_cast<std::int64_t*>(&quad_blocks)};
+  void* args1[] = {&partials, &rows, &n, &quad_blocks};
   if (rows > 1) {  // (one chunk too: pass 2 reads only the chunks' first rows)
     if (error_t e = launch_kernel(&detail::column_partials_chunk<>, static_cast<unsigned>(chunks * quad_blocks),
                                   detail::column_sum_threads, args1, 0, stream);
         e != success)
       return {StatusCode::runtime_error, error_string(e)};
   }
-  void* args2[] = {&partials, const_cast<std::int64_t*>(&rows), &n, &sums};
+  void* args2[] = {&partials, &rows, &n, &sums};
   if (error_t e = launch_kernel(&detail::column_partials_total<>, static_cast<unsigned>(quad_blocks),
                                 detail::column_sum_threads, args2, 0, stream);
       e != success)

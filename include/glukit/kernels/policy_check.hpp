@@ -1,12 +1,13 @@
 // check_policy<P>(): every compile-time rule a policy must meet, each a
-// static_assert whose message names the member and the reason. Called once at
-// the top of AddmmGlu<P>.
+// static_assert whose message names the member and the reason, then the backend's
+// own checks against its plans (kernels/plans/sm90/plan_check.hpp,
+// kernels/plans/cdna/plan_check.hpp). Called once by OpKernel<Op, P> (op_kernel.hpp).
 #pragma once
 #include <type_traits>
 
-#include "glukit/kernels/cdna/plan_check.hpp"
+#include "glukit/kernels/plans/cdna/plan_check.hpp"
 #include "glukit/kernels/policy.hpp"
-#include "glukit/kernels/sm90/plan_check.hpp"
+#include "glukit/kernels/plans/sm90/plan_check.hpp"
 
 namespace glukit {
 

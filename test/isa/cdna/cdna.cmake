@@ -24,7 +24,7 @@
 #   isa.cdna.launcher.<arch>       full hip-clang compile (host launcher + device code
 #                                  + device link, so no undefined device-library symbol),
 #                                  with the public AddmmGlu<P>::run and the default launcher
-#   isa.cdna.header.<name>         each arch/cdna and kernels/cdna header on its own
+#   isa.cdna.header.<name>         each arch/cdna, kernels/cdna and kernels/plans/cdna header on its own
 #   isa.cdna.lane_model            host: plan index math x hardware lane semantics
 #                                  (addmm_glu tiles and problems, whole gated projections,
 #                                  whole gated, addmm_glu and gated projection backwards
@@ -57,7 +57,8 @@ set(_cdna_labels "isa;cdna")
 # Header self-containment: one translation unit per header, including it twice.
 file(GLOB _cdna_headers CONFIGURE_DEPENDS
      ${PROJECT_SOURCE_DIR}/include/glukit/arch/cdna/*.hpp
-     ${PROJECT_SOURCE_DIR}/include/glukit/kernels/cdna/*.hpp)
+     ${PROJECT_SOURCE_DIR}/include/glukit/kernels/cdna/*.hpp
+     ${PROJECT_SOURCE_DIR}/include/glukit/kernels/plans/cdna/*.hpp)
 set(_cdna_generated ${CMAKE_CURRENT_BINARY_DIR}/cdna-selfcontained)
 file(REMOVE_RECURSE ${_cdna_generated})
 set(_cdna_header_units)
@@ -221,9 +222,9 @@ foreach(u ${_cdna_header_units})
                        LABELS "${_cdna_labels}")
 endforeach()
 # The plan headers are also part of every host build (kernels/policy_check.hpp).
-foreach(rel glukit/kernels/cdna/geometry.hpp glukit/kernels/cdna/plan_tile.hpp glukit/kernels/cdna/plan.hpp
-            glukit/kernels/cdna/plan_gated.hpp glukit/kernels/cdna/plan_backward.hpp glukit/kernels/cdna/plan_check.hpp
-            glukit/kernels/cdna/plan_validate.hpp glukit/kernels/cdna/params.hpp)
+foreach(rel glukit/kernels/plans/cdna/geometry.hpp glukit/kernels/plans/cdna/plan_tile.hpp glukit/kernels/plans/cdna/plan.hpp
+            glukit/kernels/plans/cdna/plan_gated.hpp glukit/kernels/plans/cdna/plan_backward.hpp glukit/kernels/plans/cdna/plan_check.hpp
+            glukit/kernels/plans/cdna/plan_validate.hpp glukit/kernels/cdna/params.hpp)
   string(REGEX REPLACE "[/.]" "_" unit ${rel})
   add_test(NAME isa.cdna.header.host.${unit}
            COMMAND ${_cdna_clang} -x c++ -std=c++20 -I${_cdna_in_root}/include -Wall -Wextra -Werror -fsyntax-only

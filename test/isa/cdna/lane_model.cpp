@@ -22,10 +22,10 @@
 #include <vector>
 
 #include "glukit/blocks/tile_scheduler.hpp"
-#include "glukit/kernels/cdna/plan.hpp"
-#include "glukit/kernels/cdna/plan_backward.hpp"
-#include "glukit/kernels/cdna/plan_check.hpp"
-#include "glukit/kernels/cdna/plan_gated.hpp"
+#include "glukit/kernels/plans/cdna/plan.hpp"
+#include "glukit/kernels/plans/cdna/plan_backward.hpp"
+#include "glukit/kernels/plans/cdna/plan_check.hpp"
+#include "glukit/kernels/plans/cdna/plan_gated.hpp"
 #include "glukit/ops/fp8.hpp"
 #include "glukit/kernels/policies.hpp"
 #include "glukit/kernels/policy_check.hpp"

@@ -272,4 +272,7 @@ template glukit::Status glukit::GatedProjectionBackward<V4SwiGluBackward>::run(
     const glukit::GatedProjectionBackwardArgsT<half_t>&, glukit::stream_t);
 template glukit::Status glukit::gated_projection_backward<SwiGlu>(
     const glukit::GatedProjectionBackwardArgsT<half_t>&, glukit::stream_t);
+// The MoE routing, written once for both backends (kernels/moe_route.hpp).
+template glukit::Status glukit::moe_route(const glukit::MoeRouteArgsT<std::int64_t>&, glukit::stream_t);
+template glukit::Status glukit::moe_route(const glukit::MoeRouteArgsT<std::int32_t>&, glukit::stream_t);
 #endif

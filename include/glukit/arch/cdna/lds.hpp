@@ -1,4 +1,4 @@
-// LDS reads and writes at byte addresses (the layouts of kernels/cdna/plan_tile.hpp
+// LDS reads and writes at byte addresses (the layouts of kernels/plans/cdna/plan_tile.hpp
 // compute them), including gfx950's transposed read.
 #pragma once
 #include <cstdint>

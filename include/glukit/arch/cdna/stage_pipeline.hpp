@@ -4,7 +4,7 @@
 // Every stage ends with s_barrier; the lagging group passes one extra barrier
 // before the first stage and the leading group one after the last, so both
 // pass the same number and, between two barriers, group 0 runs stage j while
-// group 1 runs stage j - 1. (Barrier counts: kernels/cdna/plan.hpp
+// group 1 runs stage j - 1. (Barrier counts: kernels/plans/cdna/plan.hpp
 // StagePipelinePlan.)
 #pragma once
 #include "glukit/arch/cdna/device.hpp"

@@ -2,7 +2,7 @@
 // are inline asm with a "memory" clobber: the compiler must neither move LDS
 // reads across them nor fold them into its own counters (it does not see the
 // direct-to-LDS loads, see buffer.hpp), and the counts are template parameters
-// computed from the plan (kernels/cdna/plan.hpp WaitPlan), never literals.
+// computed from the plan (kernels/plans/cdna/plan.hpp WaitPlan), never literals.
 #pragma once
 #include "glukit/arch/cdna/device.hpp"
 

@@ -1,7 +1,7 @@
 // The HIP runtime's current device (detail::CurrentDevice), and which CDNA chip a device
 // is and how many CUs it has, queried once per device and cached: the launchers'
 // device check (kernels/cdna/launcher.hpp) and the defaults' choice of kernel
-// (on_current_chip, kernels/cdna/default*.hpp). HIP translation units only.
+// (on_current_chip, kernels/cdna/defaults.hpp). HIP translation units only.
 #pragma once
 #include <atomic>
 #include <concepts>
@@ -87,7 +87,7 @@ struct DeviceFacts {
 };
 
 /// run(arch::gfx942{}, device) or run(arch::gfx950{}, device) by the chip of the current
-/// device, `device`: the defaults' dispatch (kernels/cdna/default*.hpp) and their one device
+/// device, `device`: the defaults' dispatch (kernels/cdna/defaults.hpp) and their one device
 /// query; `unsupported` is the message for any other device.
 template <class Run>
 Status on_current_chip(const char* unsupported, Run&& run) {

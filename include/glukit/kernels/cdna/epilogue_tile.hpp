@@ -13,8 +13,8 @@
 #include "glukit/arch/cdna/cdna.hpp"
 #include "glukit/epilogue/compose.hpp"
 #include "glukit/kernels/cdna/params.hpp"
-#include "glukit/kernels/cdna/plan.hpp"
-#include "glukit/kernels/cdna/plan_gated.hpp"
+#include "glukit/kernels/plans/cdna/plan.hpp"
+#include "glukit/kernels/plans/cdna/plan_gated.hpp"
 
 namespace glukit::cdna {
 

@@ -1,6 +1,6 @@
 // AddmmGluKernel<P>: the CDNA kernel assembled from the blocks the policy
 // names -- copier (register-staged or direct-to-LDS), mainloop (serial or
-// stage-pipelined), epilogue -- over the tile schedule (grouped order + chiplet
+// stage-pipelined), the epilogue and its steps around the main loop -- over the tile schedule (grouped order + chiplet
 // swizzle; one tile per workgroup or persistent), for the bound problem's
 // element type (fp16, bf16) and B layout (row_major, col_major), or the gated
 // projection (GatedProblem: W's gate/up rows in B, tiles of tile_n / 2 output
@@ -22,11 +22,47 @@
 #include "glukit/kernels/cdna/epilogue.hpp"
 #include "glukit/kernels/cdna/mainloop.hpp"
 #include "glukit/kernels/cdna/params.hpp"
-#include "glukit/kernels/cdna/plan.hpp"
-#include "glukit/kernels/cdna/plan_check.hpp"
+#include "glukit/kernels/plans/cdna/plan.hpp"
+#include "glukit/kernels/plans/cdna/plan_check.hpp"
 #include "glukit/kernels/policy.hpp"
 
 namespace glukit::cdna {
+
+/// The epilogue's steps around the main loop, a type per epilogue style: drain(epi), what
+/// runs while the main loop's last k-blocks drain (a callable; empty, it holds no reference
+/// to the epilogue), after_mainloop before the store. Inlined before the optimizer runs, as
+/// epilogue.hpp's GLUKIT_CDNA_INLINE helpers are: the kernels compile to the code they were
+/// tuned with. A scaled problem's bias comes after the dequantisation, never in the
+/// accumulators.
+///   FusedSteps: Y prefetched during the drain, the bias already in the accumulators.
+///   AfterMainloopSteps: the bias added, then Y loaded, once the main loop is done.
+template <class P>
+struct FusedSteps {
+  template <class Epi>
+  [[gnu::always_inline]] GLUKIT_DEVICE static auto drain(Epi& epi) {
+    return [&epi] { epi.prefetch(); };
+  }
+  template <class Epi, class Acc>
+  [[gnu::always_inline]] GLUKIT_DEVICE static void after_mainloop(Epi& epi, Acc& acc) {
+    if constexpr (problem_of<P>::scaled) {
+      epi.dequantise(acc);
+      epi.add_bias(acc);
+    }
+  }
+};
+template <class P>
+struct AfterMainloopSteps {
+  template <class Epi>
+  [[gnu::always_inline]] GLUKIT_DEVICE static auto drain(Epi&) {
+    return [] {};
+  }
+  template <class Epi, class Acc>
+  [[gnu::always_inline]] GLUKIT_DEVICE static void after_mainloop(Epi& epi, Acc& acc) {
+    if constexpr (problem_of<P>::scaled) epi.dequantise(acc);
+    epi.add_bias(acc);
+    epi.prefetch();
+  }
+};
 
 /// What the kernel needs of a copier.
 template <class C>
@@ -47,6 +83,7 @@ struct AddmmGluKernel {
   using Mainloop = std::conditional_t<P::copier == CopierKind::register_staged, SerialMainloop<P>,
                                       PipelinedMainloop<P>>;
   using Epi = Epilogue<P>;
+  using Steps = std::conditional_t<P::epilogue_style == EpilogueStyle::fused, FusedSteps<P>, AfterMainloopSteps<P>>;
   static_assert(TileCopier<Copier>, "AddmmGluKernel: the copier lacks name() or begin_tile(m0, n0)");
   static_assert(P::copier != CopierKind::register_staged || !stage_pipeline<P>(),
                 "stage_pipeline: the CDNA stage pipeline needs the async direct-to-LDS copier");
@@ -78,13 +115,8 @@ struct AddmmGluKernel {
       epi.begin_tile(m0, n0);
       arch::cdna::float4_t acc[Plan::Waves::blocks_m][Plan::Waves::blocks_n];
       epi.init(acc);
-      Mainloop::run(copier, acc, lds, k_blocks, wave, lane, [&] {
-        if constexpr (P::epilogue_style == EpilogueStyle::fused) epi.prefetch();
-      });
-      // A scaled problem's bias comes after the dequantisation, never in the accumulators.
-      if constexpr (problem_of<P>::scaled) epi.dequantise(acc);
-      if constexpr (P::epilogue_style == EpilogueStyle::after_mainloop || problem_of<P>::scaled) epi.add_bias(acc);
-      if constexpr (P::epilogue_style == EpilogueStyle::after_mainloop) epi.prefetch();
+      Mainloop::run(copier, acc, lds, k_blocks, wave, lane, Steps::drain(epi));
+      Steps::after_mainloop(epi, acc);
       epi.store(acc);
     }
   }

@@ -16,8 +16,8 @@
 #include "glukit/kernels/cdna/device_facts.hpp"
 #include "glukit/kernels/cdna/kernel.hpp"
 #include "glukit/kernels/cdna/params.hpp"
-#include "glukit/kernels/cdna/plan.hpp"
-#include "glukit/kernels/cdna/plan_validate.hpp"
+#include "glukit/kernels/plans/cdna/plan.hpp"
+#include "glukit/kernels/plans/cdna/plan_validate.hpp"
 #include "glukit/platform/runtime.hpp"
 
 namespace glukit::cdna {

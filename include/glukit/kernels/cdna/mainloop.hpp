@@ -19,7 +19,7 @@
 
 #include "glukit/arch/cdna/cdna.hpp"
 #include "glukit/blocks/pipeline.hpp"
-#include "glukit/kernels/cdna/plan.hpp"
+#include "glukit/kernels/plans/cdna/plan.hpp"
 
 namespace glukit::cdna {
 

@@ -5,7 +5,7 @@
 #pragma once
 #include "glukit/kernels/sm90/multistage/kernel.hpp"
 #include "glukit/kernels/sm90/params.hpp"
-#include "glukit/kernels/sm90/plan.hpp"
+#include "glukit/kernels/plans/sm90/plan.hpp"
 #include "glukit/kernels/sm90/plan_image.hpp"
 #include "glukit/kernels/sm90/warp_specialized/kernel.hpp"
 

@@ -25,7 +25,7 @@
 #include "glukit/kernels/sm90/fragment.hpp"
 #include "glukit/kernels/sm90/global_io.hpp"
 #include "glukit/kernels/sm90/params.hpp"
-#include "glukit/kernels/sm90/kernel_plan.hpp"
+#include "glukit/kernels/plans/sm90/kernel_plan.hpp"
 #include "glukit/platform/element.hpp"
 
 namespace glukit::sm90 {

@@ -122,10 +122,10 @@ Status encode_tensor_maps(const Args<P>& a, const ExtraOperandsT<element_of<P>>&
   constexpr int y_width = staged_width<C, epilogue::Operand::y>();
   constexpr int in2_width = staged_width<C, epilogue::Operand::in2>();
   if constexpr (y_width > 0)
-    ok &= encode_tensor_map<T>(maps->template input<epilogue::Operand::y>(), a.y, a.m, y_width * a.n, a.ldy,
+    ok &= encode_tensor_map<T>(&maps->y, a.y, a.m, y_width * a.n, a.ldy,
                                Plan::a_rows, 64, true);
   if constexpr (in2_width > 0)
-    ok &= encode_tensor_map<T>(maps->template input<epilogue::Operand::in2>(), x.in2, a.m, in2_width * a.n, x.ld_in2,
+    ok &= encode_tensor_map<T>(&maps->in2, x.in2, a.m, in2_width * a.n, x.ld_in2,
                                Plan::a_rows, 64, true);
   if (a.bias != nullptr && Plan::Rows::bias_run)  // else copied run by run by the Y producer
     ok &= encode_tensor_map<T>(&maps->bias, a.bias, 1, a.n, (a.n + 7) / 8 * 8, 1, P::tile_n, false);
@@ -178,10 +178,9 @@ struct BackendLauncher<P, Backend::cuda> {
       // TMA box coordinates are 32-bit: the last box of a dimension must start below 2^31.
       constexpr std::int64_t max_coord = (std::int64_t{1} << 31) - 256;
       using C = composition_of<P>;
-      constexpr int n_per_col = sm90::MainloopPlan<P>::Rows::paired || sm90::staged_width<C, epilogue::Operand::y>() == 2 ||
-                                        sm90::staged_width<C, epilogue::Operand::in2>() == 2
-                                    ? 2
-                                    : 1;
+      constexpr bool wide = sm90::MainloopPlan<P>::Rows::paired || sm90::staged_width<C, epilogue::Operand::y>() == 2 ||
+                            sm90::staged_width<C, epilogue::Operand::in2>() == 2;  // 2n columns or rows
+      constexpr int n_per_col = wide ? 2 : 1;
       if (args.m > max_coord || n_per_col * args.n > max_coord || args.k > max_coord)
         return Status::invalid("m, n, k: must be < 2^31 - 256 for the TMA policy's box coordinates");
       if (Status s = sm90::encode_tensor_maps<P>(args, extra, &params.maps); !s.ok()) return s;

@@ -6,7 +6,7 @@
 #include "glukit/arch/hopper/mbarrier.hpp"
 #include "glukit/arch/hopper/wgmma.hpp"
 #include "glukit/blocks/smem_multi_buffer.hpp"
-#include "glukit/kernels/sm90/plan.hpp"
+#include "glukit/kernels/plans/sm90/plan.hpp"
 
 namespace glukit::sm90 {
 

@@ -21,10 +21,6 @@ struct TensorMaps {
                   "TensorMaps: a staged input is operand y or in2");
     return O == epilogue::Operand::y ? &y : &in2;
   }
-  template <epilogue::Operand O>
-  CUtensorMap* input() {
-    return const_cast<CUtensorMap*>(static_cast<const TensorMaps*>(this)->input<O>());
-  }
 };
 
 /// Everything a launch passes to the kernel (by value, __grid_constant__).

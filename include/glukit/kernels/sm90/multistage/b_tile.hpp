@@ -9,7 +9,7 @@
 #include "glukit/blocks/tile_copier.hpp"
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/sm90/params.hpp"
-#include "glukit/kernels/sm90/plan.hpp"
+#include "glukit/kernels/plans/sm90/plan.hpp"
 
 namespace glukit::sm90 {
 

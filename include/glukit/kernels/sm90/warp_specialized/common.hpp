@@ -9,7 +9,7 @@
 #include "glukit/blocks/smem_multi_buffer.hpp"
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/sm90/params.hpp"
-#include "glukit/kernels/sm90/kernel_plan.hpp"
+#include "glukit/kernels/plans/sm90/kernel_plan.hpp"
 
 namespace glukit::sm90 {
 
@@ -59,26 +59,12 @@ struct WsCommon {
   GLUKIT_DEVICE static YSlot y_slot(std::int64_t li) {
     return {static_cast<int>(li % YB), static_cast<std::uint32_t>((li / YB) & 1)};
   }
-  /// With a Y ring (Plan::y_ring), part `part` of the li-th tile's Y: its slot's barriers,
-  /// their parity, and the address that stands for the tile's first panel (a slot holds one
-  /// panel: the slot's address less the panel's offset, so the epilogue's panel offsets
-  /// land in the slot). The ring's uses run on across tiles.
-  struct YPart {
-    int bar;
-    std::uint32_t phase;
-    unsigned char* tile;
-  };
-  GLUKIT_DEVICE static YPart y_part(const Shared& sh, std::int64_t li, int part) {
-    static_assert(Plan::y_ring > 0, "y_part: the Y ring's parts (Y buffers take y_slot)");
-    const std::int64_t use = li * YP + part;
-    const int slot = static_cast<int>(use % Plan::y_ring);
-    return {slot, static_cast<std::uint32_t>((use / Plan::y_ring) & 1),
-            sh.base + Plan::y_offset + (slot - part) * Plan::YLayout::panel_bytes};
-  }
   /// Where part `part` of the li-th tile's staged inputs and bias row live, in its Y buffer
   /// or its slot of the Y ring: the part's barrier pair and their parity, the address of
   /// the tile's input 0 (input t at + t YLayout::bytes; panel pn at + pn panel_bytes) and
-  /// of the bias row (part 0's).
+  /// of the bias row (part 0's). A ring slot holds one panel, and the ring's uses run on
+  /// across tiles: the address is the slot's less the panel's offset, so the epilogue's
+  /// panel offsets land in the slot.
   struct YWhere {
     int bar;
     std::uint32_t phase;
@@ -87,8 +73,10 @@ struct WsCommon {
   };
   GLUKIT_DEVICE static YWhere y_where(const Shared& sh, std::int64_t li, int part) {
     if constexpr (Plan::y_ring > 0) {
-      const YPart yp = y_part(sh, li, part);
-      return {yp.bar, yp.phase, yp.tile, sh.y_bias(0)};
+      const std::int64_t use = li * YP + part;
+      const int slot = static_cast<int>(use % Plan::y_ring);
+      return {slot, static_cast<std::uint32_t>((use / Plan::y_ring) & 1),
+              sh.base + Plan::y_offset + (slot - part) * Plan::YLayout::panel_bytes, sh.y_bias(0)};
     } else {
       const YSlot ys = y_slot(li);
       return {ys.bar(part), ys.phase, sh.y_tile(ys.buffer), sh.y_bias(ys.buffer)};

@@ -1,4 +1,4 @@
-// Host tests of include/glukit/kernels/cdna/plan_backward.hpp, the gated backward
+// Host tests of include/glukit/kernels/plans/cdna/plan_backward.hpp, the gated backward
 // (GatedBackwardProblem: W_down row-major, P's gate/up columns; GatedBackwardPlan) on
 // every CDNA variant of gfx942 and gfx950: addmm_glu's row-major tiles with no Y
 // prefetch, each block's gate and up columns of P consecutive, every P column of a
@@ -12,10 +12,10 @@
 #include <utility>
 
 #include "glukit/epilogue/functors.hpp"
-#include "glukit/kernels/cdna/plan.hpp"
-#include "glukit/kernels/cdna/plan_backward.hpp"
-#include "glukit/kernels/cdna/plan_check.hpp"
-#include "glukit/kernels/cdna/plan_validate.hpp"
+#include "glukit/kernels/plans/cdna/plan.hpp"
+#include "glukit/kernels/plans/cdna/plan_backward.hpp"
+#include "glukit/kernels/plans/cdna/plan_check.hpp"
+#include "glukit/kernels/plans/cdna/plan_validate.hpp"
 #include "glukit/kernels/policies.hpp"
 #include "glukit/kernels/policy_check.hpp"
 

@@ -8,7 +8,7 @@
 
 #include "glukit/epilogue/compose.hpp"
 #include "glukit/kernels/policy.hpp"
-#include "glukit/kernels/sm90/b_rows.hpp"
+#include "glukit/kernels/plans/sm90/b_rows.hpp"
 
 namespace glukit::sm90 {
 

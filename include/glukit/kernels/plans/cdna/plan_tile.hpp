@@ -1,14 +1,14 @@
-// The operand tile plans of the CDNA kernels, on the geometry of kernels/cdna/geometry.hpp
+// The operand tile plans of the CDNA kernels, on the geometry of kernels/plans/cdna/geometry.hpp
 // (LDS layouts, direct-to-LDS partition): a k-major tile (A, and B given col_major) and an
 // n-major tile (B given row_major), each with its LDS layout, its direct-to-LDS and
 // register-staged copy partitions, its global origin and edge rule. Constexpr, for any
-// host compiler; kernels/cdna/plan.hpp picks B's from the bound problem.
+// host compiler; kernels/plans/cdna/plan.hpp picks B's from the bound problem.
 #pragma once
 #include <cstdint>
 
 #include "glukit/arch/tags.hpp"
 #include "glukit/blocks/copy_partition.hpp"
-#include "glukit/kernels/cdna/geometry.hpp"
+#include "glukit/kernels/plans/cdna/geometry.hpp"
 
 namespace glukit::cdna {
 

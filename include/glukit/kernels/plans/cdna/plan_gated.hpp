@@ -1,13 +1,13 @@
 // The gated projection's tile on CDNA (problem_of<P>::gated): which W rows the B tile
 // holds, in runs of gate and up rows, how the copiers address them from two bases per
 // tile, and which accumulator blocks of a lane pair into one output block. Constexpr;
-// check_policy (kernels/cdna/plan_check.hpp) asserts its two properties.
+// check_policy (kernels/plans/cdna/plan_check.hpp) asserts its two properties.
 #pragma once
 #include <cstdint>
 
 #include "glukit/arch/tags.hpp"
-#include "glukit/kernels/cdna/geometry.hpp"
-#include "glukit/kernels/cdna/plan.hpp"
+#include "glukit/kernels/plans/cdna/geometry.hpp"
+#include "glukit/kernels/plans/cdna/plan.hpp"
 #include "glukit/ops/gated_projection.hpp"
 #include "glukit/kernels/policy.hpp"
 

@@ -4,8 +4,8 @@
 // pre-activations), the bias row, the buffers, ring or parts they take, their barriers,
 // and the block's shared memory. The kernels and the launcher read the same plan.
 #pragma once
-#include "glukit/kernels/sm90/plan.hpp"
-#include "glukit/kernels/sm90/problem_parts.hpp"
+#include "glukit/kernels/plans/sm90/plan.hpp"
+#include "glukit/kernels/plans/sm90/problem_parts.hpp"
 
 namespace glukit::sm90 {
 

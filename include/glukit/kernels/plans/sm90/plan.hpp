@@ -12,7 +12,7 @@
 #include "glukit/blocks/smem_layout.hpp"
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/policy.hpp"
-#include "glukit/kernels/sm90/problem_parts.hpp"
+#include "glukit/kernels/plans/sm90/problem_parts.hpp"
 
 namespace glukit::sm90 {
 

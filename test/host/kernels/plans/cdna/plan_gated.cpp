@@ -1,4 +1,4 @@
-// Host tests of include/glukit/kernels/cdna/plan_gated.hpp, the gated projection
+// Host tests of include/glukit/kernels/plans/cdna/plan_gated.hpp, the gated projection
 // (GatedProblem: GatedTilePlan) on every CDNA variant of gfx942 and gfx950, both W row
 // orders: the policies pass with tile_n / 2 output columns and no Y, each output column's
 // gate and up accumulators sit in one lane, the W rows of the B tile come in runs for
@@ -12,10 +12,10 @@
 #include <type_traits>
 #include <utility>
 
-#include "glukit/kernels/cdna/plan.hpp"
-#include "glukit/kernels/cdna/plan_check.hpp"
-#include "glukit/kernels/cdna/plan_gated.hpp"
-#include "glukit/kernels/cdna/plan_validate.hpp"
+#include "glukit/kernels/plans/cdna/plan.hpp"
+#include "glukit/kernels/plans/cdna/plan_check.hpp"
+#include "glukit/kernels/plans/cdna/plan_gated.hpp"
+#include "glukit/kernels/plans/cdna/plan_validate.hpp"
 #include "glukit/ops/gated_projection.hpp"
 #include "glukit/kernels/policies.hpp"
 

@@ -1,6 +1,6 @@
 // Policy-independent geometry of the CDNA kernels: MFMA operand and accumulator
 // lane maps, the wave grid over a tile, the LDS layouts of the A and B tiles, and
-// the direct-to-LDS copy partition. kernels/cdna/plan.hpp composes them into a
+// the direct-to-LDS copy partition. kernels/plans/cdna/plan.hpp composes them into a
 // policy's plan. Everything here is constexpr and compiles with any host compiler.
 #pragma once
 #include <cstdint>

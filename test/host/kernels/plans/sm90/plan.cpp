@@ -1,4 +1,4 @@
-// Host tests of include/glukit/kernels/sm90/plan.hpp: the shared-memory plan of
+// Host tests of include/glukit/kernels/plans/sm90/plan.hpp: the shared-memory plan of
 // every sm90a policy meets what wgmma and TMA need (1024-byte aligned swizzled
 // tiles, 128-byte aligned TMA destinations), TMA byte counts equal the boxes the
 // producer issues, copy partitions are row-strided by whole swizzle atoms, and
@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "glukit/kernels/policies.hpp"
-#include "glukit/kernels/sm90/plan.hpp"
-#include "glukit/kernels/sm90/plan_check.hpp"
+#include "glukit/kernels/plans/sm90/plan.hpp"
+#include "glukit/kernels/plans/sm90/plan_check.hpp"
 #include "isa/sm90_policies.hpp"
 
 namespace {

@@ -1,5 +1,5 @@
 // Host-side mainloop plan of a policy bound to its problem on CDNA: the operand tile
-// plans of kernels/cdna/plan_tile.hpp (B's by its layout), the LDS ring, the copy
+// plans of kernels/plans/cdna/plan_tile.hpp (B's by its layout), the LDS ring, the copy
 // partitions, fragment and accumulator addressing, and the counts that synchronise the
 // ring: vmcnt waits (WaitPlan) and the stage pipeline's barriers (StagePipelinePlan).
 // Everything here is constexpr and compiles with any host compiler; the device code in
@@ -12,8 +12,8 @@
 #include "glukit/arch/tags.hpp"
 #include "glukit/blocks/pipeline.hpp"
 #include "glukit/blocks/smem_layout.hpp"
-#include "glukit/kernels/cdna/geometry.hpp"
-#include "glukit/kernels/cdna/plan_tile.hpp"
+#include "glukit/kernels/plans/cdna/geometry.hpp"
+#include "glukit/kernels/plans/cdna/plan_tile.hpp"
 #include "glukit/kernels/policy.hpp"
 
 namespace glukit::cdna {

@@ -1,4 +1,4 @@
-// Host tests of include/glukit/kernels/cdna/plan.hpp (with plan_tile.hpp, plan_check.hpp
+// Host tests of include/glukit/kernels/plans/cdna/plan.hpp (with plan_tile.hpp, plan_check.hpp
 // and plan_validate.hpp) for every CDNA variant on gfx942 and gfx950, bound to each
 // problem (fp16 / bf16, B row_major / col_major): the policy checks hold, B's tile plan
 // follows its layout (k-major B shares A's unpadded granule-major layout and 8-byte
@@ -16,10 +16,10 @@
 #include <type_traits>
 #include <utility>
 
-#include "glukit/kernels/cdna/plan.hpp"
-#include "glukit/kernels/cdna/plan_check.hpp"
-#include "glukit/kernels/cdna/plan_tile.hpp"
-#include "glukit/kernels/cdna/plan_validate.hpp"
+#include "glukit/kernels/plans/cdna/plan.hpp"
+#include "glukit/kernels/plans/cdna/plan_check.hpp"
+#include "glukit/kernels/plans/cdna/plan_tile.hpp"
+#include "glukit/kernels/plans/cdna/plan_validate.hpp"
 #include "glukit/kernels/policies.hpp"
 
 namespace {

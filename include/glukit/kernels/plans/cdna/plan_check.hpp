@@ -3,9 +3,9 @@
 // message names the member, called from kernels/policy_check.hpp and the kernel.
 #pragma once
 #include "glukit/epilogue/functors.hpp"
-#include "glukit/kernels/cdna/plan.hpp"
-#include "glukit/kernels/cdna/plan_backward.hpp"
-#include "glukit/kernels/cdna/plan_gated.hpp"
+#include "glukit/kernels/plans/cdna/plan.hpp"
+#include "glukit/kernels/plans/cdna/plan_backward.hpp"
+#include "glukit/kernels/plans/cdna/plan_gated.hpp"
 #include "glukit/kernels/policy.hpp"
 
 namespace glukit::cdna {

@@ -4,7 +4,7 @@
 #include "glukit/arch/tags.hpp"
 #include "glukit/epilogue/functors.hpp"
 #include "glukit/kernels/policy.hpp"
-#include "glukit/kernels/sm90/kernel_plan.hpp"
+#include "glukit/kernels/plans/sm90/kernel_plan.hpp"
 
 namespace glukit::sm90 {
 
@@ -86,7 +86,7 @@ constexpr bool check_policy() {
                     !requires { P::split_epilogue; } && !requires { P::overlap_epilogue; } &&
                     !requires { P::overlap_k_blocks; } && !requires { P::y_in_registers; },
                 "tma_store / out_via_smem / split_epilogue / overlap_epilogue / y_in_registers: removed "
-                "(slower at every measured shape; docs/perf-notes.md, \"Pruned modes\"): the in-place "
+                "(slower at every measured shape; docs/perf-notes.md, \"Measured and not kept\"): the in-place "
                 "epilogue is the warp-specialised kernel's only one");
   static_assert(Plan::specialized || !stage_pipeline<P>() || Plan::consumer_warpgroups == 2,
                 "stage_pipeline: the ordered turns are defined for exactly 2 consumer warpgroups "

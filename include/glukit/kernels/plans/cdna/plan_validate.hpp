@@ -5,8 +5,8 @@
 #include <cstdint>
 
 #include "glukit/ops/addmm_glu.hpp"
-#include "glukit/kernels/cdna/geometry.hpp"
-#include "glukit/kernels/cdna/plan_tile.hpp"
+#include "glukit/kernels/plans/cdna/geometry.hpp"
+#include "glukit/kernels/plans/cdna/plan_tile.hpp"
 #include "glukit/ops/gated_projection.hpp"
 #include "glukit/kernels/policy.hpp"
 
