@@ -5,7 +5,9 @@ its fused backward ``torch.ops.glukit.gated_mlp_backward``, the whole gated MLP
 ``torch.ops.glukit.gated_mlp`` with the pre-activations from the forward's kernel
 (``torch.ops.glukit.gated_projection_preact``), and the modules
 :class:`glukit.nn.LinearGlu`, :class:`glukit.nn.GatedMLPUp` and :class:`glukit.nn.GatedMLP`
-(with :func:`glukit.nn.replace_gated_mlps` for a Hugging Face model's MLPs).
+(with :func:`glukit.nn.replace_gated_mlps` for a Hugging Face model's MLPs), and the experts of
+a Mixture-of-Experts layer, :class:`glukit.moe.MoEExperts` (with :func:`glukit.moe.replace_experts`
+for a transformers model's experts modules).
 
 Importing registers every op (glukit.library.define: schema, fake (meta) kernel, CPU
 implementation, autograd formula, and the CUDA implementation, which runs glukit's sm_90a kernels
@@ -30,6 +32,7 @@ from . import fp8
 from .fp8 import addmm_glu_fp8, gated_projection_fp8, gated_projection_fp8_quant, quantize_rows, scaled_linear
 from . import nn
 from . import parallel
+from . import moe
 
 
 def cuda_available() -> bool:

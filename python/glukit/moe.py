@@ -1,0 +1,220 @@
+"""The experts of a Mixture-of-Experts layer: the routing layout (:func:`route`), the experts
+as transformers ship them (:class:`MoEExperts`, built from a transformers experts module by
+:func:`from_transformers`), and :func:`replace_experts`, which swaps a model's experts modules
+for glukit's and can undo it.
+
+The routing layout is glukit's (include/glukit/ops/moe_routing.hpp): the choices c = t top_k + j
+sorted by expert, in choice order inside an expert; ``expert_offsets[e] .. expert_offsets[e + 1]``
+are expert e's routed rows, ``row_choice[r]`` the choice routed row r carries (its token
+``row_choice[r] // top_k``), ``choice_row`` the inverse; an expert id outside [0, experts) is
+routed to no expert (its rows come last, ``invalid`` counts them). :func:`route` makes it with
+torch ops and no host synchronisation.
+
+:class:`MoEExperts` runs the layer's experts as glukit's grouped kernels do
+(include/glukit/kernels/grouped.hpp: route, the gated projection of every routed row, the down
+projection, the combine in choice order): here with torch ops, expert by expert, the reference
+the kernels are held to. The weights are used as stored: ``gate_up`` (E, 2I, H) with [gate; up]
+stacked (Qwen3-MoE, Mixtral) or in glukit's interleaved blocks, or (E, H, 2I) with gate and up
+alternating column by column (gpt-oss, ``layout="alternating"``); ``down`` (E, H, I) (Qwen3-MoE,
+Mixtral) or (E, I, H) (gpt-oss, ``down_layout="intermediate_hidden"``); biases per expert.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+from torch import nn
+
+from .nn import activation_name
+from .ops import check_activation
+
+#: The orders of the experts' gate / up weights (include/glukit/ops/moe_experts.hpp, ExpertLayout).
+LAYOUTS = ("stacked", "interleaved", "alternating")
+#: The orders of the experts' down weights: (E, H, I) or (E, I, H).
+DOWN_LAYOUTS = ("hidden_intermediate", "intermediate_hidden")
+_INTERLEAVE = 64  # glukit::gate_interleave_rows
+
+
+def route(top_k_index: torch.Tensor, experts: int):
+    """(expert_offsets (experts + 1,), row_choice (T top_k,), choice_row (T top_k,), all int32,
+    and invalid, a 0-d int64 tensor) of ``top_k_index`` (T x top_k expert ids)."""
+    if top_k_index.dim() != 2:
+        raise ValueError(f"top_k_index: must be tokens x top_k (got shape {tuple(top_k_index.shape)})")
+    if experts < 1:
+        raise ValueError(f"experts: must be >= 1 (got {experts})")
+    flat = top_k_index.reshape(-1).to(torch.int64)
+    bucket = torch.where((flat >= 0) & (flat < experts), flat, torch.full_like(flat, experts))
+    row_choice = torch.sort(bucket, stable=True).indices
+    counts = torch.zeros(experts + 1, dtype=torch.int64, device=flat.device)
+    counts.scatter_add_(0, bucket, torch.ones_like(bucket))
+    offsets = torch.zeros(experts + 1, dtype=torch.int64, device=flat.device)
+    offsets[1:] = counts[:experts].cumsum(0)
+    choice_row = torch.empty_like(row_choice)
+    choice_row[row_choice] = torch.arange(row_choice.numel(), device=flat.device)
+    return offsets.to(torch.int32), row_choice.to(torch.int32), choice_row.to(torch.int32), counts[experts]
+
+
+def _gate_up_rows(n: int, layout: str):
+    """The rows of an expert's (2n, H) weight that hold output column j's gate and up weights."""
+    j = torch.arange(n)
+    if layout == "stacked":
+        return j, j + n
+    gate = (j // _INTERLEAVE) * 2 * _INTERLEAVE + j % _INTERLEAVE
+    return gate, gate + _INTERLEAVE
+
+
+class MoEExperts(nn.Module):
+    """The experts of an MoE layer: ``forward(x, top_k_index, top_k_weights)`` -> y, y[t] =
+    sum over j of top_k_weights[t, j] * down_e(act(gate_e(x[t])) * up_e(x[t])), e =
+    top_k_index[t, j] (choices routed to no expert left out). ``activation``: a key of
+    glukit.ops.ACTIVATIONS ("silu", ..., "clamped_swiglu")."""
+
+    def __init__(self, gate_up: torch.Tensor, down: torch.Tensor, *, layout: str = "stacked",
+                 down_layout: str = "hidden_intermediate", gate_up_bias: Optional[torch.Tensor] = None,
+                 down_bias: Optional[torch.Tensor] = None, activation: str = "silu"):
+        super().__init__()
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout: must be one of {LAYOUTS} (got {layout!r})")
+        if down_layout not in DOWN_LAYOUTS:
+            raise ValueError(f"down_layout: must be one of {DOWN_LAYOUTS} (got {down_layout!r})")
+        check_activation(activation)
+        if gate_up.dim() != 3 or down.dim() != 3 or gate_up.shape[0] != down.shape[0]:
+            raise ValueError(f"gate_up, down: must be (experts, ., .) each, the same experts "
+                             f"(got {tuple(gate_up.shape)} and {tuple(down.shape)})")
+        experts = gate_up.shape[0]
+        hidden, two_n = (gate_up.shape[1], gate_up.shape[2]) if layout == "alternating" else (gate_up.shape[2],
+                                                                                               gate_up.shape[1])
+        if two_n % 2:
+            raise ValueError(f"gate_up: its gate / up dimension must be even (got {two_n})")
+        n = two_n // 2
+        if layout == "interleaved" and n % _INTERLEAVE:
+            raise ValueError(f"gate_up: the interleaved order needs whole blocks of {_INTERLEAVE} rows (n = {n})")
+        want_down = (experts, hidden, n) if down_layout == "hidden_intermediate" else (experts, n, hidden)
+        if tuple(down.shape) != want_down:
+            raise ValueError(f"down: must be {want_down} for gate_up {tuple(gate_up.shape)} with layout {layout!r} "
+                             f"and down_layout {down_layout!r} (got {tuple(down.shape)})")
+        if gate_up_bias is not None and tuple(gate_up_bias.shape) != (experts, two_n):
+            raise ValueError(f"gate_up_bias: must be {(experts, two_n)} (got {tuple(gate_up_bias.shape)})")
+        if down_bias is not None and tuple(down_bias.shape) != (experts, hidden):
+            raise ValueError(f"down_bias: must be {(experts, hidden)} (got {tuple(down_bias.shape)})")
+        self.gate_up = gate_up if isinstance(gate_up, nn.Parameter) else nn.Parameter(gate_up)
+        self.down = down if isinstance(down, nn.Parameter) else nn.Parameter(down)
+        self.gate_up_bias = None if gate_up_bias is None else (
+            gate_up_bias if isinstance(gate_up_bias, nn.Parameter) else nn.Parameter(gate_up_bias))
+        self.down_bias = None if down_bias is None else (
+            down_bias if isinstance(down_bias, nn.Parameter) else nn.Parameter(down_bias))
+        self.layout, self.down_layout, self.activation = layout, down_layout, activation
+        self.experts, self.hidden, self.intermediate = experts, hidden, n
+
+    def _gate_up(self, xr: torch.Tensor, e: int):
+        """(gate, up) of rows xr for expert e."""
+        w = self.gate_up[e]
+        b = self.gate_up_bias[e] if self.gate_up_bias is not None else None
+        if self.layout == "alternating":
+            gu = xr @ w
+            if b is not None:
+                gu = gu + b
+            return gu[:, 0::2], gu[:, 1::2]
+        gate_rows, up_rows = _gate_up_rows(self.intermediate, self.layout)
+        gate_rows, up_rows = gate_rows.to(w.device), up_rows.to(w.device)
+        g, u = xr @ w[gate_rows].t(), xr @ w[up_rows].t()
+        if b is not None:
+            g, u = g + b[gate_rows], u + b[up_rows]
+        return g, u
+
+    def forward(self, x: torch.Tensor, top_k_index: torch.Tensor, top_k_weights: torch.Tensor) -> torch.Tensor:
+        if x.dim() != 2 or x.shape[1] != self.hidden:
+            raise ValueError(f"x: must be tokens x {self.hidden} (got {tuple(x.shape)})")
+        if top_k_index.shape[0] != x.shape[0] or tuple(top_k_weights.shape) != tuple(top_k_index.shape):
+            raise ValueError(f"top_k_index, top_k_weights: must be tokens x top_k each, tokens = {x.shape[0]} "
+                             f"(got {tuple(top_k_index.shape)} and {tuple(top_k_weights.shape)})")
+        top_k = top_k_index.shape[1]
+        offsets, row_choice, choice_row, _ = route(top_k_index, self.experts)
+        act = check_activation(self.activation).h
+        xr = x[row_choice.long() // top_k]
+        out = x.new_zeros(row_choice.numel(), self.hidden)
+        bounds = offsets.tolist()
+        for e in range(self.experts):
+            r0, r1 = bounds[e], bounds[e + 1]
+            if r0 == r1:
+                continue
+            g, u = self._gate_up(xr[r0:r1], e)
+            h = act(g, u)
+            d = self.down[e]
+            o = h @ (d.t() if self.down_layout == "hidden_intermediate" else d)
+            if self.down_bias is not None:
+                o = o + self.down_bias[e]
+            out[r0:r1] = o.to(out.dtype)
+        # The combine, in choice order: the rows of the choices routed to no expert count 0.
+        valid = (choice_row.long() < bounds[self.experts]).to(out.dtype).view(-1, top_k, 1)
+        routed = out[choice_row.long()].view(-1, top_k, self.hidden) * valid
+        weighted = routed * top_k_weights.to(out.dtype).unsqueeze(-1)
+        y = weighted[:, 0]
+        for j in range(1, top_k):
+            y = y + weighted[:, j]
+        return y.to(x.dtype)
+
+    def extra_repr(self) -> str:
+        return (f"experts={self.experts}, hidden={self.hidden}, intermediate={self.intermediate}, "
+                f"layout={self.layout!r}, down_layout={self.down_layout!r}, activation={self.activation!r}, "
+                f"bias={self.gate_up_bias is not None}")
+
+
+def _is_gpt_oss(module: nn.Module) -> bool:
+    return hasattr(module, "gate_up_proj_bias") and hasattr(module, "limit") and hasattr(module, "alpha")
+
+
+def is_experts(module: nn.Module) -> bool:
+    """Whether ``module`` looks like a transformers experts module: 3-D gate_up_proj and down_proj
+    and an act_fn (Qwen3MoeExperts, MixtralExperts), or gpt-oss's (GptOssExperts)."""
+    gate_up, down = getattr(module, "gate_up_proj", None), getattr(module, "down_proj", None)
+    return (isinstance(gate_up, torch.Tensor) and isinstance(down, torch.Tensor) and gate_up.dim() == 3
+            and down.dim() == 3 and (hasattr(module, "act_fn") or _is_gpt_oss(module)))
+
+
+def from_transformers(module: nn.Module) -> MoEExperts:
+    """A :class:`MoEExperts` on ``module``'s own parameters (no copy): Qwen3MoeExperts and
+    MixtralExperts (gate_up_proj (E, 2I, H) stacked, down_proj (E, H, I), act_fn), or
+    GptOssExperts (gate_up_proj (E, H, 2I) alternating with its bias, down_proj (E, I, H) with
+    its bias, the clamped SwiGLU at alpha 1.702 and limit 7)."""
+    if not is_experts(module):
+        raise ValueError(f"module: {type(module).__name__} is not a transformers experts module "
+                         f"(3-D gate_up_proj and down_proj, and an act_fn or gpt-oss's clamp)")
+    if _is_gpt_oss(module):
+        if float(module.alpha) != 1.702 or float(module.limit) != 7.0:
+            raise ValueError(f"module: glukit's clamped SwiGLU has alpha 1.702 and limit 7 "
+                             f"(got {module.alpha} and {module.limit})")
+        return MoEExperts(module.gate_up_proj, module.down_proj, layout="alternating",
+                          down_layout="intermediate_hidden", gate_up_bias=module.gate_up_proj_bias,
+                          down_bias=module.down_proj_bias, activation="clamped_swiglu")
+    return MoEExperts(module.gate_up_proj, module.down_proj, activation=activation_name(module.act_fn))
+
+
+class ExpertsReplacement:
+    """What :func:`replace_experts` did: each replaced module's qualified name, the module and
+    its replacement; :meth:`undo` puts the originals back."""
+
+    def __init__(self, model: nn.Module, replaced: list):
+        self.model, self.replaced = model, replaced
+
+    def undo(self) -> None:
+        for name, original, _ in self.replaced:
+            parent_name, _, attr = name.rpartition(".")
+            setattr(self.model.get_submodule(parent_name) if parent_name else self.model, attr, original)
+        self.replaced = []
+
+    def __len__(self) -> int:
+        return len(self.replaced)
+
+
+def replace_experts(model: nn.Module) -> ExpertsReplacement:
+    """Replaces every transformers experts module of ``model`` (:func:`is_experts`) by a
+    :class:`MoEExperts` on the same parameters; the returned object's ``undo()`` restores them."""
+    found = [(name, m) for name, m in model.named_modules() if name and is_experts(m)]
+    replaced = []
+    for name, module in found:
+        glukit_module = from_transformers(module)
+        parent_name, _, attr = name.rpartition(".")
+        setattr(model.get_submodule(parent_name) if parent_name else model, attr, glukit_module)
+        replaced.append((name, module, glukit_module))
+    return ExpertsReplacement(model, replaced)

@@ -1,0 +1,161 @@
+"""CPU tests of glukit.moe: the routing layout (a stable sort of the choices by expert, invalid
+ids last, choice_row the inverse) against a loop; MoEExperts against a direct formula in every
+weight order, bias or not, ids out of range; from_transformers / replace_experts against
+transformers' own Qwen3MoeExperts, MixtralExperts and GptOssExperts and whole Qwen3MoeForCausalLM
+and MixtralForCausalLM models from small configs (where transformers imports), and undo."""
+import pytest
+import torch
+
+from glukit import moe
+
+
+def _loop_route(idx: torch.Tensor, experts: int):
+    flat = idx.reshape(-1).tolist()
+    bucket = [e if 0 <= e < experts else experts for e in flat]
+    rows = sorted(range(len(flat)), key=lambda c: (bucket[c], c))
+    offsets = [sum(1 for b in bucket if b < e) for e in range(experts + 1)]
+    inverse = [0] * len(rows)
+    for r, c in enumerate(rows):
+        inverse[c] = r
+    return offsets, rows, inverse, sum(1 for b in bucket if b == experts)
+
+
+@pytest.mark.parametrize("tokens,top_k,experts", [(0, 2, 4), (1, 8, 128), (37, 4, 16), (300, 2, 8), (64, 1, 1)])
+def test_route_is_a_stable_sort_by_expert(tokens, top_k, experts):
+    g = torch.Generator().manual_seed(tokens * 131 + experts)
+    idx = torch.randint(-2, experts + 2, (tokens, top_k), generator=g)
+    offsets, row_choice, choice_row, invalid = moe.route(idx, experts)
+    want = _loop_route(idx, experts)
+    assert offsets.dtype == row_choice.dtype == choice_row.dtype == torch.int32
+    assert offsets.tolist() == want[0]
+    assert row_choice.tolist() == want[1]
+    assert choice_row.tolist() == want[2]
+    assert int(invalid) == want[3]
+
+
+def test_route_refuses_bad_arguments():
+    with pytest.raises(ValueError, match="top_k_index"):
+        moe.route(torch.zeros(4, dtype=torch.int64), 8)
+    with pytest.raises(ValueError, match="experts"):
+        moe.route(torch.zeros(4, 2, dtype=torch.int64), 0)
+
+
+def _direct(x, idx, w, gate_up, down, gate_up_bias, down_bias, layout, down_layout, act):
+    """y by the formula, token by token, choice by choice."""
+    experts = gate_up.shape[0]
+    n = down.shape[2] if down_layout == "hidden_intermediate" else down.shape[1]
+    y = torch.zeros_like(x)
+    for t in range(x.shape[0]):
+        for j in range(idx.shape[1]):
+            e = int(idx[t, j])
+            if not 0 <= e < experts:
+                continue
+            if layout == "alternating":
+                gu = x[t] @ gate_up[e] + (gate_up_bias[e] if gate_up_bias is not None else 0)
+                g, u = gu[0::2], gu[1::2]
+            else:
+                gate_rows, up_rows = moe._gate_up_rows(n, layout)
+                g = gate_up[e][gate_rows] @ x[t] + (gate_up_bias[e][gate_rows] if gate_up_bias is not None else 0)
+                u = gate_up[e][up_rows] @ x[t] + (gate_up_bias[e][up_rows] if gate_up_bias is not None else 0)
+            h = act(g, u)
+            o = (down[e] @ h) if down_layout == "hidden_intermediate" else (h @ down[e])
+            if down_bias is not None:
+                o = o + down_bias[e]
+            y[t] += w[t, j] * o
+    return y
+
+
+@pytest.mark.parametrize("layout", moe.LAYOUTS)
+@pytest.mark.parametrize("bias", [False, True])
+def test_experts_match_the_formula(layout, bias):
+    g = torch.Generator().manual_seed(7)
+    experts, hidden, n, tokens, top_k = 6, 24, 128, 19, 3
+    down_layout = "intermediate_hidden" if layout == "alternating" else "hidden_intermediate"
+    gate_up = torch.randn((experts, hidden, 2 * n) if layout == "alternating" else (experts, 2 * n, hidden),
+                          generator=g, dtype=torch.float64) * 0.2
+    down = torch.randn((experts, n, hidden) if down_layout == "intermediate_hidden" else (experts, hidden, n),
+                       generator=g, dtype=torch.float64) * 0.2
+    gub = torch.randn(experts, 2 * n, generator=g, dtype=torch.float64) if bias else None
+    db = torch.randn(experts, hidden, generator=g, dtype=torch.float64) if bias else None
+    x = torch.randn(tokens, hidden, generator=g, dtype=torch.float64)
+    idx = torch.randint(0, experts, (tokens, top_k), generator=g)
+    idx[0, 0], idx[1, 1] = -1, experts + 3  # routed to no expert
+    w = torch.rand(tokens, top_k, generator=g, dtype=torch.float64)
+    activation = "clamped_swiglu" if layout == "alternating" else "silu"
+    m = moe.MoEExperts(gate_up, down, layout=layout, down_layout=down_layout, gate_up_bias=gub, down_bias=db,
+                       activation=activation)
+    act = moe.check_activation(activation).h
+    torch.testing.assert_close(m(x, idx, w), _direct(x, idx, w, gate_up, down, gub, db, layout, down_layout, act))
+
+
+def test_experts_refuse_mismatched_weights():
+    with pytest.raises(ValueError, match="layout"):
+        moe.MoEExperts(torch.zeros(2, 16, 8), torch.zeros(2, 8, 8), layout="columns")
+    with pytest.raises(ValueError, match="down"):
+        moe.MoEExperts(torch.zeros(2, 16, 8), torch.zeros(2, 8, 9))
+    with pytest.raises(ValueError, match="activation"):
+        moe.MoEExperts(torch.zeros(2, 16, 8), torch.zeros(2, 8, 8), activation="tanh")
+    with pytest.raises(ValueError, match="interleaved"):
+        moe.MoEExperts(torch.zeros(2, 16, 8), torch.zeros(2, 8, 8), layout="interleaved")
+    m = moe.MoEExperts(torch.zeros(2, 16, 8), torch.zeros(2, 8, 8))
+    with pytest.raises(ValueError, match="x:"):
+        m(torch.zeros(3, 9), torch.zeros(3, 2, dtype=torch.int64), torch.zeros(3, 2))
+    with pytest.raises(ValueError, match="top_k_weights"):
+        m(torch.zeros(3, 8), torch.zeros(3, 2, dtype=torch.int64), torch.zeros(3, 1))
+
+
+def _configs(transformers):
+    qwen = transformers.Qwen3MoeConfig(hidden_size=64, intermediate_size=128, moe_intermediate_size=64,
+                                       num_experts=8, num_experts_per_tok=2, num_hidden_layers=2,
+                                       num_attention_heads=4, num_key_value_heads=2, vocab_size=97,
+                                       decoder_sparse_step=1, mlp_only_layers=[])
+    mixtral = transformers.MixtralConfig(hidden_size=64, intermediate_size=96, num_local_experts=4,
+                                         num_experts_per_tok=2, num_hidden_layers=2, num_attention_heads=4,
+                                         num_key_value_heads=2, vocab_size=97)
+    gpt_oss = transformers.GptOssConfig(hidden_size=64, intermediate_size=64, num_local_experts=4,
+                                        num_experts_per_tok=2, num_hidden_layers=2, num_attention_heads=4,
+                                        num_key_value_heads=2, vocab_size=97, head_dim=16)
+    return qwen, mixtral, gpt_oss
+
+
+def _experts_modules(transformers):
+    from transformers.models.gpt_oss.modeling_gpt_oss import GptOssExperts
+    from transformers.models.mixtral.modeling_mixtral import MixtralExperts
+    from transformers.models.qwen3_moe.modeling_qwen3_moe import Qwen3MoeExperts
+    qwen, mixtral, gpt_oss = _configs(transformers)
+    return [Qwen3MoeExperts(qwen), MixtralExperts(mixtral), GptOssExperts(gpt_oss)]
+
+
+def test_from_transformers_matches_each_experts_module():
+    transformers = pytest.importorskip("transformers")
+    g = torch.Generator().manual_seed(3)
+    for module in _experts_modules(transformers):
+        with torch.no_grad():
+            for p in module.parameters():
+                p.copy_(torch.randn(p.shape, generator=g) * 0.1)
+        m = moe.from_transformers(module)
+        assert m.gate_up is module.gate_up_proj and m.down is module.down_proj  # the same parameters
+        experts = m.experts
+        x = torch.randn(33, m.hidden, generator=g)
+        idx = torch.stack([torch.randperm(experts, generator=g)[:2] for _ in range(33)])
+        w = torch.softmax(torch.randn(33, 2, generator=g), dim=-1)
+        torch.testing.assert_close(m(x, idx, w), module(x, idx, w), rtol=1e-4, atol=1e-5,
+                                   msg=lambda s: f"{type(module).__name__}: {s}")
+
+
+def test_replace_experts_in_whole_models_and_undo():
+    transformers = pytest.importorskip("transformers")
+    qwen, mixtral, _ = _configs(transformers)
+    for model in (transformers.Qwen3MoeForCausalLM(qwen), transformers.MixtralForCausalLM(mixtral)):
+        model.eval()
+        ids = torch.randint(0, 97, (2, 11), generator=torch.Generator().manual_seed(5))
+        with torch.no_grad():
+            want = model(ids).logits
+        replaced = moe.replace_experts(model)
+        assert len(replaced) == 2
+        assert all(isinstance(m, moe.MoEExperts) for _, _, m in replaced.replaced)
+        with torch.no_grad():
+            got = model(ids).logits
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4, msg=lambda s: f"{type(model).__name__}: {s}")
+        replaced.undo()
+        assert not any(isinstance(m, moe.MoEExperts) for m in model.modules())
