@@ -159,3 +159,29 @@ def test_replace_experts_in_whole_models_and_undo():
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4, msg=lambda s: f"{type(model).__name__}: {s}")
         replaced.undo()
         assert not any(isinstance(m, moe.MoEExperts) for m in model.modules())
+
+
+def test_gradients_match_transformers_experts():
+    """Every gradient (x, the experts' weights and biases, the router weights) equals the one
+    autograd takes through transformers' own module."""
+    transformers = pytest.importorskip("transformers")
+    g = torch.Generator().manual_seed(11)
+    for module in _experts_modules(transformers):
+        module = module.double()
+        with torch.no_grad():
+            for p in module.parameters():
+                p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64) * 0.1)
+        m = moe.from_transformers(module)
+        x = torch.randn(21, m.hidden, generator=g, dtype=torch.float64)
+        idx = torch.stack([torch.randperm(m.experts, generator=g)[:2] for _ in range(21)])
+        w = torch.softmax(torch.randn(21, 2, generator=g, dtype=torch.float64), dim=-1)
+        dy = torch.randn(21, m.hidden, generator=g, dtype=torch.float64)
+        grads = []
+        for f in (m, module):
+            xi, wi = x.clone().requires_grad_(), w.clone().requires_grad_()
+            for p in module.parameters():
+                p.grad = None
+            (f(xi, idx, wi) * dy).sum().backward()
+            grads.append([xi.grad, wi.grad] + [p.grad.clone() for p in module.parameters()])
+        for got, want in zip(*grads):
+            torch.testing.assert_close(got, want, msg=lambda s: f"{type(module).__name__}: {s}")
