@@ -185,3 +185,20 @@ def test_gradients_match_transformers_experts():
             grads.append([xi.grad, wi.grad] + [p.grad.clone() for p in module.parameters()])
         for got, want in zip(*grads):
             torch.testing.assert_close(got, want, msg=lambda s: f"{type(module).__name__}: {s}")
+
+
+def test_the_benchmark_torch_path_is_the_same_layer():
+    """bench_moe.py's PyTorch grouped path (torch._grouped_mm, as the baseline of the MoE
+    benchmarks) computes what MoEExperts computes."""
+    if not hasattr(torch, "_grouped_mm"):
+        pytest.skip("this torch has no torch._grouped_mm")
+    import bench_moe
+    g = torch.Generator().manual_seed(2)
+    experts, top_k, hidden, n, tokens = 8, 2, 32, 64, 40
+    gate_up = (torch.randn(experts, 2 * n, hidden, generator=g) * 0.2).to(torch.bfloat16)
+    down = (torch.randn(experts, hidden, n, generator=g) * 0.2).to(torch.bfloat16)
+    x = torch.randn(tokens, hidden, generator=g).to(torch.bfloat16)
+    idx, w = bench_moe.routing(tokens, experts, top_k, "cpu", g)
+    want = moe.MoEExperts(gate_up.double(), down.double())(x.double(), idx, w.double())
+    got = bench_moe.torch_grouped_experts(x, idx, w.to(torch.bfloat16), gate_up, down)
+    torch.testing.assert_close(got.double(), want, rtol=0.05, atol=0.05)
