@@ -25,6 +25,7 @@ from typing import Optional
 import torch
 from torch import nn
 
+from .library import define
 from .nn import activation_name
 from .ops import check_activation
 
@@ -61,6 +62,115 @@ def _gate_up_rows(n: int, layout: str):
         return j, j + n
     gate = (j // _INTERLEAVE) * 2 * _INTERLEAVE + j % _INTERLEAVE
     return gate, gate + _INTERLEAVE
+
+
+def _gate_up_of(xr, w, b, layout: str, n: int):
+    """(gate, up) of rows xr for one expert's gate / up weight w (and bias b, or None)."""
+    if layout == "alternating":
+        gu = xr @ w
+        if b is not None:
+            gu = gu + b
+        return gu[:, 0::2], gu[:, 1::2]
+    gate_rows, up_rows = (r.to(w.device) for r in _gate_up_rows(n, layout))
+    g, u = xr @ w[gate_rows].t(), xr @ w[up_rows].t()
+    if b is not None:
+        g, u = g + b[gate_rows], u + b[up_rows]
+    return g, u
+
+
+def _experts_torch(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, down_bias, layout: str,
+                   down_layout: str, activation: str) -> torch.Tensor:
+    """The experts with torch ops, expert by expert: the reference of the grouped kernels."""
+    experts, top_k = gate_up.shape[0], top_k_index.shape[1]
+    n = down.shape[2] if down_layout == "hidden_intermediate" else down.shape[1]
+    hidden = x.shape[1]
+    offsets, row_choice, choice_row, _ = route(top_k_index, experts)
+    act = check_activation(activation).h
+    xr = x[row_choice.long() // top_k]
+    bounds = offsets.tolist()
+    parts = []
+    for e in range(experts):
+        r0, r1 = bounds[e], bounds[e + 1]
+        if r0 == r1:
+            continue
+        g, u = _gate_up_of(xr[r0:r1], gate_up[e], None if gate_up_bias is None else gate_up_bias[e], layout, n)
+        o = act(g, u) @ (down[e].t() if down_layout == "hidden_intermediate" else down[e])
+        if down_bias is not None:
+            o = o + down_bias[e]
+        parts.append(o.to(x.dtype))
+    invalid_rows = row_choice.numel() - bounds[experts]
+    parts.append(x.new_zeros(invalid_rows, hidden))  # the rows routed to no expert: 0
+    out = torch.cat(parts)
+    # The combine, in choice order.
+    routed = out[choice_row.long()].view(-1, top_k, hidden) * top_k_weights.to(x.dtype).unsqueeze(-1)
+    y = routed[:, 0]
+    for j in range(1, top_k):
+        y = y + routed[:, j]
+    return y
+
+
+MOE_SCHEMA = ("(Tensor x, Tensor top_k_index, Tensor top_k_weights, Tensor gate_up, Tensor down, "
+              "Tensor? gate_up_bias, Tensor? down_bias, *, str layout, str down_layout, str activation) -> Tensor")
+
+
+def _experts_fake(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, down_bias, layout, down_layout,
+                  activation):
+    return x.new_empty(x.shape)
+
+
+def _experts_setup_context(ctx, inputs, keyword_only_inputs, output):
+    ctx.save_for_backward(*(t for t in inputs if t is not None))
+    ctx.present = [t is not None for t in inputs]
+    ctx.names = (keyword_only_inputs["layout"], keyword_only_inputs["down_layout"], keyword_only_inputs["activation"])
+
+
+MOE_BACKWARD_SCHEMA = ("(Tensor grad, Tensor x, Tensor top_k_index, Tensor top_k_weights, Tensor gate_up, Tensor down, "
+                       "Tensor? gate_up_bias, Tensor? down_bias, *, str layout, str down_layout, str activation) "
+                       "-> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)")
+
+
+def _experts_backward_torch(grad, x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, down_bias, layout,
+                            down_layout, activation):
+    """The gradients of x, top_k_weights, gate_up, down and the biases (an empty tensor for an
+    absent bias), by autograd through the torch path, recomputed."""
+    with torch.enable_grad():
+        leaves = [t.detach().requires_grad_() for t in (x, top_k_weights, gate_up, down)]
+        biases = [None if b is None else b.detach().requires_grad_() for b in (gate_up_bias, down_bias)]
+        y = _experts_torch(leaves[0], top_k_index, leaves[1], leaves[2], leaves[3], biases[0], biases[1], layout,
+                           down_layout, activation)
+        wanted = leaves + [b for b in biases if b is not None]
+        grads = list(torch.autograd.grad(y, wanted, grad))
+    out = grads[:4]
+    rest = iter(grads[4:])
+    out += [next(rest) if b is not None else x.new_empty(0) for b in biases]
+    return tuple(out)
+
+
+def _experts_backward_fake(grad, x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, down_bias, layout,
+                           down_layout, activation):
+    return (torch.empty_like(x), torch.empty_like(top_k_weights), torch.empty_like(gate_up), torch.empty_like(down),
+            torch.empty_like(gate_up_bias) if gate_up_bias is not None else x.new_empty(0),
+            torch.empty_like(down_bias) if down_bias is not None else x.new_empty(0))
+
+
+define("moe_experts_backward" + MOE_BACKWARD_SCHEMA, fake=_experts_backward_fake, cpu=_experts_backward_torch,
+       cuda=_experts_backward_torch)
+
+
+def _experts_backward(ctx, grad):
+    """Every gradient from glukit::moe_experts_backward (an op of its own, so that a compiled
+    backward stays whole); the expert ids have none."""
+    saved = iter(ctx.saved_tensors)
+    x, idx, w, gate_up, down, gub, db = (next(saved) if present else None for present in ctx.present)
+    layout, down_layout, activation = ctx.names
+    gx, gw, ggu, gd, ggub, gdb = torch.ops.glukit.moe_experts_backward(
+        grad.contiguous(), x, idx, w, gate_up, down, gub, db, layout=layout, down_layout=down_layout,
+        activation=activation)
+    return gx, None, gw, ggu, gd, ggub if gub is not None else None, gdb if db is not None else None
+
+
+define("moe_experts" + MOE_SCHEMA, fake=_experts_fake, cpu=_experts_torch, cuda=_experts_torch,
+       autograd=(_experts_backward, _experts_setup_context))
 
 
 class MoEExperts(nn.Module):
@@ -106,53 +216,15 @@ class MoEExperts(nn.Module):
         self.layout, self.down_layout, self.activation = layout, down_layout, activation
         self.experts, self.hidden, self.intermediate = experts, hidden, n
 
-    def _gate_up(self, xr: torch.Tensor, e: int):
-        """(gate, up) of rows xr for expert e."""
-        w = self.gate_up[e]
-        b = self.gate_up_bias[e] if self.gate_up_bias is not None else None
-        if self.layout == "alternating":
-            gu = xr @ w
-            if b is not None:
-                gu = gu + b
-            return gu[:, 0::2], gu[:, 1::2]
-        gate_rows, up_rows = _gate_up_rows(self.intermediate, self.layout)
-        gate_rows, up_rows = gate_rows.to(w.device), up_rows.to(w.device)
-        g, u = xr @ w[gate_rows].t(), xr @ w[up_rows].t()
-        if b is not None:
-            g, u = g + b[gate_rows], u + b[up_rows]
-        return g, u
-
     def forward(self, x: torch.Tensor, top_k_index: torch.Tensor, top_k_weights: torch.Tensor) -> torch.Tensor:
         if x.dim() != 2 or x.shape[1] != self.hidden:
             raise ValueError(f"x: must be tokens x {self.hidden} (got {tuple(x.shape)})")
         if top_k_index.shape[0] != x.shape[0] or tuple(top_k_weights.shape) != tuple(top_k_index.shape):
             raise ValueError(f"top_k_index, top_k_weights: must be tokens x top_k each, tokens = {x.shape[0]} "
                              f"(got {tuple(top_k_index.shape)} and {tuple(top_k_weights.shape)})")
-        top_k = top_k_index.shape[1]
-        offsets, row_choice, choice_row, _ = route(top_k_index, self.experts)
-        act = check_activation(self.activation).h
-        xr = x[row_choice.long() // top_k]
-        out = x.new_zeros(row_choice.numel(), self.hidden)
-        bounds = offsets.tolist()
-        for e in range(self.experts):
-            r0, r1 = bounds[e], bounds[e + 1]
-            if r0 == r1:
-                continue
-            g, u = self._gate_up(xr[r0:r1], e)
-            h = act(g, u)
-            d = self.down[e]
-            o = h @ (d.t() if self.down_layout == "hidden_intermediate" else d)
-            if self.down_bias is not None:
-                o = o + self.down_bias[e]
-            out[r0:r1] = o.to(out.dtype)
-        # The combine, in choice order: the rows of the choices routed to no expert count 0.
-        valid = (choice_row.long() < bounds[self.experts]).to(out.dtype).view(-1, top_k, 1)
-        routed = out[choice_row.long()].view(-1, top_k, self.hidden) * valid
-        weighted = routed * top_k_weights.to(out.dtype).unsqueeze(-1)
-        y = weighted[:, 0]
-        for j in range(1, top_k):
-            y = y + weighted[:, j]
-        return y.to(x.dtype)
+        return torch.ops.glukit.moe_experts(x, top_k_index, top_k_weights, self.gate_up, self.down, self.gate_up_bias,
+                                            self.down_bias, layout=self.layout, down_layout=self.down_layout,
+                                            activation=self.activation)
 
     def extra_repr(self) -> str:
         return (f"experts={self.experts}, hidden={self.hidden}, intermediate={self.intermediate}, "

@@ -202,3 +202,28 @@ def test_the_benchmark_torch_path_is_the_same_layer():
     want = moe.MoEExperts(gate_up.double(), down.double())(x.double(), idx, w.double())
     got = bench_moe.torch_grouped_experts(x, idx, w.to(torch.bfloat16), gate_up, down)
     torch.testing.assert_close(got.double(), want, rtol=0.05, atol=0.05)
+
+
+def test_the_op_compiles_whole_graph_with_its_fake_kernel_and_autograd():
+    """glukit::moe_experts under torch.compile(fullgraph=True) (its fake kernel traced, no graph
+    break), forward and backward equal to eager; torch.library.opcheck on it."""
+    g = torch.Generator().manual_seed(9)
+    gate_up = torch.nn.Parameter(torch.randn(4, 32, 16, generator=g) * 0.2)
+    down = torch.nn.Parameter(torch.randn(4, 16, 16, generator=g) * 0.2)
+    m = moe.MoEExperts(gate_up, down, activation="gelu_tanh")
+    x = torch.randn(9, 16, generator=g)
+    idx = torch.randint(0, 4, (9, 2), generator=g)
+    w = torch.rand(9, 2, generator=g)
+    runs = []
+    for f in (m, torch.compile(m, fullgraph=True, backend="aot_eager")):
+        xi, wi = x.clone().requires_grad_(), w.clone().requires_grad_()
+        gate_up.grad = down.grad = None
+        y = f(xi, idx, wi)
+        y.square().sum().backward()
+        runs.append([y.detach(), xi.grad, wi.grad, gate_up.grad.clone(), down.grad.clone()])
+    for got, want in zip(*runs):
+        torch.testing.assert_close(got, want)
+    torch.library.opcheck(torch.ops.glukit.moe_experts.default,
+                          (x.double(), idx, w.double().requires_grad_(), gate_up.detach().double().requires_grad_(),
+                           down.detach().double(), None, None),
+                          {"layout": "stacked", "down_layout": "hidden_intermediate", "activation": "silu"})
