@@ -1,0 +1,105 @@
+// The grouped sm90a kernel of the experts' gated projection (ops/moe_experts.hpp): the
+// multistage kernel's main loop and epilogue (multistage/, epilogue.hpp) over a grouped tile
+// map (blocks/grouped_tile_scheduler.hpp). A tile is (expert, row tile, column tile) of the
+// routed rows (ops/moe_routing.hpp): its A rows gathered from x by their tokens as they are
+// copied (AsyncGatherTileCopier: no permuted copy of x), its B the expert's W, its output
+// rows the routed rows, bounded by the expert's last. The row counts are on the device, so
+// the block first turns the experts' offsets into row-tile starts in shared memory; the grid
+// is persistent and walks the tiles it finds there.
+#pragma once
+#include <cstdint>
+
+#include "glukit/blocks/grouped_tile_scheduler.hpp"
+#include "glukit/blocks/smem_multi_buffer.hpp"
+#include "glukit/blocks/tile_copier.hpp"
+#include "glukit/kernels/plans/sm90/kernel_plan.hpp"
+#include "glukit/kernels/plans/sm90/plan.hpp"
+#include "glukit/kernels/sm90/epilogue.hpp"
+#include "glukit/kernels/sm90/mainloop.hpp"
+#include "glukit/kernels/sm90/multistage/feeds.hpp"
+#include "glukit/kernels/sm90/multistage/kernel.hpp"
+#include "glukit/kernels/sm90/params.hpp"
+
+namespace glukit::sm90 {
+
+/// What a grouped launch passes: the dense gated projection's parameters over all routed
+/// rows (expert 0's weights and bias; m the routed rows), and the grouping.
+template <class P>
+struct GroupedParams {
+  Params<P> gemm;
+  const std::int32_t* offsets;     ///< groups + 1 routed-row offsets
+  const std::int32_t* row_choice;  ///< the routed rows' choices (token: choice / top_k)
+  int top_k;
+  int groups;
+  std::int64_t w_stride;     ///< elements from one expert's W to the next
+  std::int64_t bias_stride;  ///< elements from one expert's bias to the next
+  std::int64_t tiles_n;      ///< column tiles of every group
+};
+
+template <class P>
+struct GroupedKernel {
+  using Plan = MainloopPlan<P>;
+  using Ring = SmemMultiBuffer<typename Plan::Buffers>;
+  using Mma = MmaOf<P>;
+  using Epi = Epilogue<P>;
+  using Feed = AsyncFeed<P>;
+  static_assert(!Plan::specialized && P::copier == CopierKind::async_direct,
+                "grouped_gated_projection: the grouped kernel runs multistage cp.async policies (V2-V4)");
+  /// The warpgroups' turns at the compute stage, the multistage kernel's.
+  using Turns = typename Kernel<P>::Turns;
+  static constexpr int BM = P::tile_m, S = P::num_buffers;
+  static constexpr int threads = Plan::threads;
+  /// The row-tile starts follow the ring.
+  static constexpr int starts_offset = (KernelPlan<P>::smem_bytes + 15) / 16 * 16;
+  static constexpr int smem_bytes(int groups) { return starts_offset + 4 * (groups + 1); }
+
+  GLUKIT_DEVICE static void run(const GroupedParams<P>& gp) {
+    extern __shared__ unsigned char smem_raw[];
+    const Ring ring = Ring::from_raw(smem_raw);
+    auto* starts = reinterpret_cast<std::int32_t*>(smem_raw + starts_offset);
+    const int tid = static_cast<int>(threadIdx.x);
+    const int wg = tid / 128;
+    const int kbs = gp.gemm.k_blocks;
+    const Turns turns{wg};
+    if (tid == 0) row_tile_starts(gp.offsets, gp.groups, BM, starts);
+    __syncthreads();
+    const GroupedTileMap map{starts, gp.groups, gp.tiles_n, gp.gemm.schedule.group_m};
+
+    for (std::int64_t slot = blockIdx.x; slot < map.tiles(); slot += gridDim.x) {
+      const GroupedTileCoord c = map.tile(slot);
+      // The tile's view of the GEMM: the expert's W and bias, its rows' end as m.
+      Args<P> a = gp.gemm.args;
+      a.m = gp.offsets[c.group + 1];
+      a.b += c.group * gp.w_stride;
+      if (a.bias != nullptr) a.bias += c.group * gp.bias_stride;
+      const std::int64_t m0 = gp.offsets[c.group] + c.m * BM, n0 = c.n * Plan::out_tile_n;
+      if (slot != blockIdx.x) __syncthreads();  // previous tile's MMAs are done with the ring
+
+      float acc[Mma::accumulators];
+      Epi epi(a, m0, n0, tid);
+      epi.init(acc);
+      using CA = AsyncGatherTileCopier<typename Plan::ALayout, Plan::copy_threads, typename Plan::element>;
+      const std::int32_t* choices = gp.row_choice + m0;
+      const int top_k = gp.top_k;
+      CA ca(a.a, a.lda, tile_extent(a.m, m0, BM), [&](int i) { return choices[i] / top_k; }, tid);
+      Feed::run_from(ca, ring, a, m0, n0, tid, kbs,
+                     [&](int kb) { Kernel<P>::compute_stage(ring, kb, kbs, wg, acc, epi, turns); });
+      if (kbs == 0) epi.prefetch(0, 1);
+      epi.prefetch(1, 2);
+      epi.finish(acc);
+    }
+  }
+};
+
+template <class P>
+__global__ void __launch_bounds__(MainloopPlan<P>::threads, P::min_blocks_per_cu)
+    grouped_kernel(const __grid_constant__ GroupedParams<P> gp) {
+#if defined(GLUKIT_ARCH_SM90A)
+  GroupedKernel<P>::run(gp);
+#else
+  (void)gp;
+  __trap();
+#endif
+}
+
+}  // namespace glukit::sm90

@@ -1,0 +1,136 @@
+// GPU tests of glukit::grouped_gated_projection on sm90a (kernels/sm90/grouped/): the routing
+// made on the device (moe_route), then every expert's block of h checked against the dense
+// gated projection's fp64 reference of its gathered rows and weights, with the per-element
+// bound of test/common/output_check.hpp; experts with 0, 1 and 129 rows, one expert taking most
+// rows, hidden and intermediate not multiples of the tile, ids out of range (their rows left
+// poisoned), stacked and interleaved weights, bias or not, fp16 and bf16; h poisoned first and
+// its padding and the rows past the valid ones checked untouched.
+#include "gpu_test_util.hpp"
+#include "glukit/kernels/moe_route.hpp"
+#include "glukit/kernels/sm90/grouped/launcher.hpp"
+#include "glukit/reference/moe_routing.hpp"
+
+namespace glukit::test {
+namespace {
+
+struct MoeShape {
+  std::int64_t tokens, hidden, n;
+  int top_k, experts;
+  ExpertLayout layout;
+  bool bias;
+};
+
+/// Expert ids: expert 0 empty, expert 1 one row, expert 2 129 rows (where the tokens allow),
+/// the rest at random; a few ids out of range.
+std::vector<std::int64_t> choices(const MoeShape& s, std::mt19937_64& rng) {
+  std::vector<std::int64_t> idx(static_cast<std::size_t>(s.tokens * s.top_k));
+  std::int64_t c = 0;
+  for (auto& v : idx) {
+    if (c == 0) v = 1;
+    else if (c <= 129) v = 2;
+    else if (rng() % 97 == 0) v = rng() % 2 ? -3 : s.experts + 5;
+    else v = 3 + static_cast<std::int64_t>(rng() % (s.experts - 3));
+    ++c;
+  }
+  std::shuffle(idx.begin() + 1, idx.end(), rng);  // choice 0 keeps expert 1's single row
+  return idx;
+}
+
+template <class Policy, Element T>
+void check_grouped(const MoeShape& s) {
+  const std::uint64_t seed = fresh_seed();
+  INFO(Policy::name() << " " << element_name<T>() << " tokens=" << s.tokens << " hidden=" << s.hidden
+                      << " n=" << s.n << " top_k=" << s.top_k << " experts=" << s.experts
+                      << (s.layout == ExpertLayout::stacked ? " stacked" : " interleaved") << " bias=" << s.bias
+                      << " seed=" << seed);
+  std::mt19937_64 rng(seed);
+  const std::int64_t ldx = up8(s.hidden) + 8, ldh = up8(s.n) + 8, rows = s.tokens * s.top_k;
+  std::vector<T> x(static_cast<std::size_t>(s.tokens * ldx)), w(static_cast<std::size_t>(s.experts * 2 * s.n * s.hidden)),
+      bias(s.bias ? static_cast<std::size_t>(s.experts * 2 * s.n) : 0);
+  fill_random_rows(x, s.tokens, s.hidden, ldx, rng);
+  fill_random(w, rng);
+  fill_random(bias, rng);
+  const std::vector<std::int64_t> idx = choices(s, rng);
+  DeviceBuffer<T> dx(x.size()), dw(w.size()), dbias(bias.size()), dh(static_cast<std::size_t>(rows * ldh));
+  dx.upload(x), dw.upload(w), dbias.upload(bias), dh.poison();
+  DeviceBuffer<std::int64_t> didx(idx.size());
+  didx.upload(idx);
+  DeviceBuffer<std::int32_t> offsets(static_cast<std::size_t>(s.experts) + 1), row_choice(idx.size()),
+      choice_row(idx.size()), invalid(1);
+  DeviceBuffer<unsigned char> ws(static_cast<std::size_t>(moe_route_workspace_bytes(s.tokens, s.top_k, s.experts)));
+  const MoeRouteArgsT<std::int64_t> ra{.top_k_index = didx.ptr, .tokens = s.tokens, .top_k = s.top_k,
+                                       .experts = s.experts, .expert_offsets = offsets.ptr,
+                                       .row_choice = row_choice.ptr, .choice_row = choice_row.ptr,
+                                       .invalid_choices = invalid.ptr, .workspace = ws.ptr};
+  Status st = moe_route(ra);
+  INFO("moe_route: " << st.message());
+  REQUIRE(st.ok());
+  GroupedGatedProjectionArgsT<T> a;
+  a.x = dx.ptr, a.w = dw.ptr, a.bias = s.bias ? dbias.ptr : nullptr, a.h = dh.ptr, a.routing = ra.routing();
+  a.hidden = s.hidden, a.intermediate = s.n, a.ldx = ldx, a.ldh = ldh, a.w_layout = s.layout;
+  st = grouped_gated_projection<Policy>(a);
+  INFO("grouped_gated_projection: " << st.message());
+  REQUIRE(st.ok());
+  GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+  const std::vector<T> h = dh.download();
+  const reference::MoeRoutingHost route = reference::moe_route(idx.data(), s.tokens, s.top_k, s.experts);
+  CHECK(offsets.download() == route.expert_offsets);
+  const GateLayout gl = s.layout == ExpertLayout::stacked ? GateLayout::stacked : GateLayout::interleaved;
+  for (int e = 0; e < s.experts; ++e) {
+    const std::int64_t r0 = route.expert_offsets[e], r1 = route.expert_offsets[e + 1];
+    if (r0 == r1) continue;
+    INFO("expert " << e << ": rows " << r0 << ".." << r1);
+    std::vector<T> gathered;
+    for (std::int64_t r = r0; r < r1; ++r) {
+      const std::int64_t t = route.row_choice[r] / s.top_k;
+      gathered.insert(gathered.end(), x.begin() + t * ldx, x.begin() + t * ldx + s.hidden);
+    }
+    GatedProjectionArgsT<T> d{gathered.data(), w.data() + e * 2 * s.n * s.hidden,
+                              s.bias ? bias.data() + e * 2 * s.n : nullptr, nullptr, r1 - r0, s.n, s.hidden,
+                              s.hidden, s.hidden, ldh, gl};
+    const std::vector<T> block(h.begin() + r0 * ldh, h.begin() + r1 * ldh);
+    check_output_matches(block, Shape{r1 - r0, s.n, s.hidden, 0, 0, 0, ldh},
+                         gated_reference_of(d, typename Policy::epilogue_op{}));
+  }
+  // Nothing written in the padding columns, nor in the rows routed to no expert.
+  std::int64_t stray = 0;
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t j = (r < route.expert_offsets[s.experts] ? s.n : 0); j < ldh; ++j) {
+      std::uint16_t bits;
+      std::memcpy(&bits, &h[r * ldh + j], 2);
+      stray += bits != poison_bits;
+    }
+  CHECK(stray == 0);
+}
+
+using V2SwiGlu = policy::WithEpilogue<policy::V2DirectToLds<arch::sm90a>, epilogue::SwiGlu>;
+using V3GeGlu = policy::WithEpilogue<policy::V3DeepPipelinePersistent<arch::sm90a>, epilogue::GeGlu>;
+
+}  // namespace
+
+TEST_CASE("grouped_gated_projection matches the dense reference expert by expert", "[moe][grouped]") {
+  for (ExpertLayout l : {ExpertLayout::stacked, ExpertLayout::interleaved}) {
+    const std::int64_t n_ragged = l == ExpertLayout::stacked ? 200 : 192;
+    check_grouped<V2SwiGlu, half_t>({300, 136, n_ragged, 4, 16, l, true});
+    check_grouped<V2SwiGlu, bfloat16_t>({300, 136, n_ragged, 4, 16, l, false});
+    check_grouped<V3GeGlu, bfloat16_t>({1000, 256, 256, 8, 64, l, true});
+    check_grouped<V2SwiGlu, half_t>({40, 64, 128, 8, 8, l, true});  // decode-like: few rows an expert
+  }
+}
+
+TEST_CASE("grouped_gated_projection refuses what it cannot run, naming it", "[moe][grouped]") {
+  GroupedGatedProjectionArgsT<half_t> a;
+  DeviceBuffer<half_t> buf(4096);
+  DeviceBuffer<std::int32_t> offsets(9), rows(64);
+  a.x = buf.ptr, a.w = buf.ptr, a.h = buf.ptr, a.hidden = 16, a.intermediate = 16, a.ldx = 16, a.ldh = 16;
+  a.routing = {offsets.ptr, rows.ptr, nullptr, 32, 2, 8};
+  a.w_layout = ExpertLayout::alternating;
+  Status s = grouped_gated_projection<V2SwiGlu>(a);
+  CHECK(s.code() == StatusCode::invalid_argument);
+  CHECK(std::string(s.message()).rfind("w_layout:", 0) == 0);
+  a.w_layout = ExpertLayout::stacked, a.p = buf.ptr, a.ldp = 32;
+  s = grouped_gated_projection<V2SwiGlu>(a);
+  CHECK(std::string(s.message()).rfind("p:", 0) == 0);
+}
+
+}  // namespace glukit::test
