@@ -1,11 +1,14 @@
-// GPU tests of glukit::grouped_gated_projection on sm90a (kernels/sm90/grouped/): the routing
-// made on the device (moe_route), then every expert's block of h checked against the dense
-// gated projection's fp64 reference of its gathered rows and weights, with the per-element
-// bound of test/common/output_check.hpp; experts with 0, 1 and 129 rows, one expert taking most
+// GPU tests of the experts on sm90a (kernels/sm90/grouped/, kernels/moe_combine.hpp): the
+// routing made on the device (moe_route), then every expert's block of h checked against the
+// dense gated projection's fp64 reference of its gathered rows and weights, every expert's
+// block of the down projection against the dense GEMM's reference of the h the GPU wrote
+// (both layouts of W_d), and the combine against its fp64 sum, each with a per-element bound
+// (test/common/output_check.hpp); experts with 0, 1 and 129 rows, one expert taking most
 // rows, hidden and intermediate not multiples of the tile, ids out of range (their rows left
 // poisoned), stacked and interleaved weights, bias or not, fp16 and bf16; h poisoned first and
 // its padding and the rows past the valid ones checked untouched.
 #include "gpu_test_util.hpp"
+#include "glukit/kernels/moe_combine.hpp"
 #include "glukit/kernels/moe_route.hpp"
 #include "glukit/kernels/sm90/grouped/launcher.hpp"
 #include "glukit/reference/moe_routing.hpp"
@@ -101,6 +104,70 @@ void check_grouped(const MoeShape& s) {
       stray += bits != poison_bits;
     }
   CHECK(stray == 0);
+
+  // The down projection of the h the GPU wrote, W_d in both layouts, bias or not.
+  const std::int64_t hid = s.hidden, ldo = up8(hid) + 8, valid = route.expert_offsets[s.experts];
+  std::vector<T> wd(static_cast<std::size_t>(s.experts * hid * s.n)), bd(s.bias ? static_cast<std::size_t>(s.experts * hid) : 0);
+  fill_random(wd, rng);
+  fill_random(bd, rng);
+  DeviceBuffer<T> dwd(wd.size()), dbd(bd.size()), dout(static_cast<std::size_t>(rows * ldo));
+  dwd.upload(wd), dbd.upload(bd);
+  for (Layout wl : {Layout::col_major, Layout::row_major}) {
+    INFO((wl == Layout::col_major ? "W_d (E, H, I)" : "W_d (E, I, H)"));
+    dout.poison();
+    GroupedDownProjectionArgsT<T> da;
+    da.h = dh.ptr, da.w = dwd.ptr, da.bias = s.bias ? dbd.ptr : nullptr, da.out = dout.ptr, da.routing = ra.routing();
+    da.hidden = hid, da.intermediate = s.n, da.ldh = ldh, da.ldo = ldo, da.w_layout = wl;
+    st = grouped_down_projection<policy::WithEpilogue<policy::V2DirectToLds<arch::sm90a>, epilogue::BiasOnly>>(da);
+    INFO("grouped_down_projection: " << st.message());
+    REQUIRE(st.ok());
+    GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+    const std::vector<T> out = dout.download();
+    for (int e = 0; e < s.experts; ++e) {
+      const std::int64_t r0 = route.expert_offsets[e], r1 = route.expert_offsets[e + 1];
+      if (r0 == r1) continue;
+      INFO("expert " << e);
+      AddmmGluArgsT<T> g{h.data() + r0 * ldh, wd.data() + e * hid * s.n, s.bias ? bd.data() + e * hid : nullptr,
+                         nullptr, nullptr, r1 - r0, hid, s.n, ldh, wl == Layout::col_major ? s.n : hid, 0, ldo, wl};
+      const std::vector<T> block(out.begin() + r0 * ldo, out.begin() + r1 * ldo);
+      check_output_matches(block, Shape{r1 - r0, hid, s.n, 0, 0, 0, ldo}, reference_of(g, epilogue::BiasOnly{}));
+    }
+    if (wl == Layout::row_major) continue;
+    // The combine of this down projection, router weights in float.
+    std::vector<float> weights(static_cast<std::size_t>(rows));
+    std::uniform_real_distribution<float> wdist(0.f, 1.f);
+    for (float& w : weights) w = wdist(rng);
+    const std::int64_t ldy = up8(hid);
+    DeviceBuffer<float> dweights(weights.size());
+    dweights.upload(weights);
+    DeviceBuffer<T> dy(static_cast<std::size_t>(s.tokens * ldy));
+    dy.poison();
+    const MoeCombineArgsT<T, float> ca{dout.ptr, dweights.ptr, dy.ptr, ra.routing(), hid, ldo, ldy};
+    st = moe_combine(ca);
+    INFO("moe_combine: " << st.message());
+    REQUIRE(st.ok());
+    GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+    const std::vector<T> y = dy.download(), y2 = [&] {
+      REQUIRE(moe_combine(ca).ok());
+      GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+      return dy.download();
+    }();
+    CHECK(std::memcmp(y.data(), y2.data(), y.size() * sizeof(T)) == 0);  // the same bits, twice
+    const double eps = std::is_same_v<T, half_t> ? 1.0 / 2048 : 1.0 / 256;
+    std::int64_t bad = 0;
+    for (std::int64_t t = 0; t < s.tokens; ++t)
+      for (std::int64_t c = 0; c < hid; ++c) {
+        double want = 0, mag = 0;
+        for (int j = 0; j < s.top_k; ++j) {
+          const std::int32_t r = route.choice_row[t * s.top_k + j];
+          if (r >= valid) continue;
+          const double v = weights[t * s.top_k + j] * double(to_float(out[r * ldo + c]));
+          want += v, mag += std::fabs(v);
+        }
+        bad += !(std::fabs(double(to_float(y[t * ldy + c])) - want) <= eps * mag + 1e-6);
+      }
+    CHECK(bad == 0);
+  }
 }
 
 using V2SwiGlu = policy::WithEpilogue<policy::V2DirectToLds<arch::sm90a>, epilogue::SwiGlu>;

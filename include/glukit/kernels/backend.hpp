@@ -7,10 +7,13 @@
 #include "glukit/kernels/op_kernel.hpp"
 
 #if defined(GLUKIT_BACKEND_CUDA)
+#include "glukit/kernels/moe_combine.hpp"
 #include "glukit/kernels/moe_route.hpp"
 #include "glukit/kernels/sm90/defaults.hpp"
+#include "glukit/kernels/sm90/grouped/launcher.hpp"
 #include "glukit/kernels/sm90/quantize_rows.hpp"
 #elif defined(GLUKIT_BACKEND_HIP)
 #include "glukit/kernels/cdna/defaults.hpp"
+#include "glukit/kernels/moe_combine.hpp"
 #include "glukit/kernels/moe_route.hpp"
 #endif

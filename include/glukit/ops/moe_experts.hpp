@@ -5,6 +5,7 @@
 // as models ship them, used as stored (ExpertLayout). No backend.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "glukit/ops/gated_projection.hpp"
 #include "glukit/ops/moe_routing.hpp"
@@ -111,6 +112,94 @@ Status validate_grouped_gated_arguments(const GroupedGatedProjectionArgsT<T>& a)
       return Status::invalid("ldp: must be >= 2 intermediate, a multiple of 8 and < 2^31");
     if (a.ldp > max_elements / r.rows()) return Status::invalid("ldp: rows * ldp overflows the index range");
   }
+  return Status::success();
+}
+
+/// The experts' down projection: out[r] = h[r] W_d^e^T + b_d^e for every routed row r of
+/// expert e. h: rows x intermediate (ldh), the gated projection's output; w: the experts' down
+/// weights, expert e's at w + e * hidden * intermediate elements, w_layout Layout::col_major
+/// for (E, H, I) (per expert hidden x intermediate, an nn.Linear weight: transformers'
+/// Qwen3-MoE and Mixtral `down_proj`) or Layout::row_major for (E, I, H) (gpt-oss's
+/// `down_proj`); bias: experts x hidden, or null; out: rows x hidden (ldo), the rows past
+/// expert_offsets[experts] not written.
+template <Element T>
+struct GroupedDownProjectionArgsT {
+  using element = T;
+  const T* h = nullptr;
+  const T* w = nullptr;
+  const T* bias = nullptr;
+  T* out = nullptr;
+  MoeRouting routing;
+  std::int64_t hidden = 0;
+  std::int64_t intermediate = 0;
+  std::int64_t ldh = 0;
+  std::int64_t ldo = 0;
+  Layout w_layout = Layout::col_major;
+};
+
+/// The down projection's rules (host only), each naming its argument.
+template <Element T>
+Status validate_grouped_down_arguments(const GroupedDownProjectionArgsT<T>& a) {
+  const MoeRouting& r = a.routing;
+  if (Status s = validate_moe_sizes(r.tokens, r.top_k, r.experts); !s) return s;
+  if (a.hidden < 0 || a.hidden >= max_dimension) return Status::invalid("hidden: must be >= 0 and < 2^31");
+  if (a.intermediate < 0 || a.intermediate >= max_dimension)
+    return Status::invalid("intermediate: must be >= 0 and < 2^31");
+  if (a.w_layout != Layout::row_major && a.w_layout != Layout::col_major)
+    return Status::invalid("w_layout: must be Layout::row_major or Layout::col_major");
+  if (r.rows() == 0 || a.hidden == 0) return Status::success();
+  if (r.expert_offsets == nullptr) return Status::invalid("routing.expert_offsets: must not be null");
+  if (a.hidden % vector_elems != 0) return Status::invalid("hidden: must be a multiple of 8");
+  if (a.out == nullptr || !detail::aligned16(a.out)) return Status::invalid("out: must not be null, 16-byte aligned");
+  if (detail::bad_stride(a.ldo, a.hidden)) return Status::invalid("ldo: must be >= hidden, a multiple of 8 and < 2^31");
+  if (a.ldo > max_elements / r.rows()) return Status::invalid("ldo: rows * ldo overflows the index range");
+  if (a.bias != nullptr && !detail::aligned16(a.bias)) return Status::invalid("bias: must be 16-byte aligned");
+  if (a.intermediate > 0) {
+    if (a.intermediate % vector_elems != 0) return Status::invalid("intermediate: must be a multiple of 8");
+    if (a.h == nullptr || !detail::aligned16(a.h)) return Status::invalid("h: must not be null, 16-byte aligned");
+    if (detail::bad_stride(a.ldh, a.intermediate))
+      return Status::invalid("ldh: must be >= intermediate, a multiple of 8 and < 2^31");
+    if (a.ldh > max_elements / r.rows()) return Status::invalid("ldh: rows * ldh overflows the index range");
+    if (a.w == nullptr || !detail::aligned16(a.w)) return Status::invalid("w: must not be null, 16-byte aligned");
+    if (a.intermediate * a.hidden > max_elements / r.experts)
+      return Status::invalid("w: experts * hidden * intermediate overflows the index range");
+  }
+  return Status::success();
+}
+
+/// The combine: y[t] = sum over j in order of weights[t][j] * out[choice_row[t top_k + j]]
+/// (fp32, the same bits run after run), a choice routed to no expert left out. out: routed
+/// rows x hidden (ldo), the down projection's; weights: tokens x top_k (as transformers
+/// passes top_k_weights; W = float or T); y: tokens x hidden (ldy).
+template <Element T, class W>
+struct MoeCombineArgsT {
+  const T* out = nullptr;
+  const W* weights = nullptr;
+  T* y = nullptr;
+  MoeRouting routing;
+  std::int64_t hidden = 0;
+  std::int64_t ldo = 0;
+  std::int64_t ldy = 0;
+};
+
+/// The combine's rules (host only), each naming its argument.
+template <Element T, class W>
+Status validate_moe_combine(const MoeCombineArgsT<T, W>& a) {
+  static_assert(std::is_same_v<W, float> || std::is_same_v<W, T>, "MoeCombineArgsT: W is float or T");
+  const MoeRouting& r = a.routing;
+  if (Status s = validate_moe_sizes(r.tokens, r.top_k, r.experts); !s) return s;
+  if (a.hidden < 0 || a.hidden >= max_dimension) return Status::invalid("hidden: must be >= 0 and < 2^31");
+  if (r.tokens == 0 || a.hidden == 0) return Status::success();
+  if (a.hidden % vector_elems != 0) return Status::invalid("hidden: must be a multiple of 8");
+  if (r.expert_offsets == nullptr) return Status::invalid("routing.expert_offsets: must not be null");
+  if (r.choice_row == nullptr) return Status::invalid("routing.choice_row: must not be null");
+  if (a.weights == nullptr) return Status::invalid("weights: must not be null");
+  if (a.out == nullptr || !detail::aligned16(a.out)) return Status::invalid("out: must not be null, 16-byte aligned");
+  if (detail::bad_stride(a.ldo, a.hidden)) return Status::invalid("ldo: must be >= hidden, a multiple of 8 and < 2^31");
+  if (a.y == nullptr || !detail::aligned16(a.y)) return Status::invalid("y: must not be null, 16-byte aligned");
+  if (detail::bad_stride(a.ldy, a.hidden)) return Status::invalid("ldy: must be >= hidden, a multiple of 8 and < 2^31");
+  if (a.ldo > max_elements / r.rows() || a.ldy > max_elements / r.tokens)
+    return Status::invalid("ldo, ldy: rows * ld overflows the index range");
   return Status::success();
 }
 

@@ -275,4 +275,6 @@ template glukit::Status glukit::gated_projection_backward<SwiGlu>(
 // The MoE routing, written once for both backends (kernels/moe_route.hpp).
 template glukit::Status glukit::moe_route(const glukit::MoeRouteArgsT<std::int64_t>&, glukit::stream_t);
 template glukit::Status glukit::moe_route(const glukit::MoeRouteArgsT<std::int32_t>&, glukit::stream_t);
+template glukit::Status glukit::moe_combine(const glukit::MoeCombineArgsT<bfloat16_t, float>&, glukit::stream_t);
+template glukit::Status glukit::moe_combine(const glukit::MoeCombineArgsT<half_t, half_t>&, glukit::stream_t);
 #endif

@@ -1,9 +1,10 @@
-// The grouped sm90a kernel of the experts' gated projection (ops/moe_experts.hpp): the
-// multistage kernel's main loop and epilogue (multistage/, epilogue.hpp) over a grouped tile
-// map (blocks/grouped_tile_scheduler.hpp). A tile is (expert, row tile, column tile) of the
+// The grouped sm90a kernel of the experts (ops/moe_experts.hpp): the multistage kernel's
+// main loop and epilogue (multistage/, epilogue.hpp) over a grouped tile map
+// (blocks/grouped_tile_scheduler.hpp). A tile is (expert, row tile, column tile) of the
 // routed rows (ops/moe_routing.hpp): its A rows gathered from x by their tokens as they are
-// copied (AsyncGatherTileCopier: no permuted copy of x), its B the expert's W, its output
-// rows the routed rows, bounded by the expert's last. The row counts are on the device, so
+// copied (Gather: the gated projection; AsyncGatherTileCopier, no permuted copy of x), or
+// the routed rows themselves (the down projection, whose A is h), its B the expert's
+// weights, its output rows the routed rows, bounded by the expert's last. The row counts are on the device, so
 // the block first turns the experts' offsets into row-tile starts in shared memory; the grid
 // is persistent and walks the tiles it finds there.
 #pragma once
@@ -28,7 +29,7 @@ template <class P>
 struct GroupedParams {
   Params<P> gemm;
   const std::int32_t* offsets;     ///< groups + 1 routed-row offsets
-  const std::int32_t* row_choice;  ///< the routed rows' choices (token: choice / top_k)
+  const std::int32_t* row_choice;  ///< the routed rows' choices (token: choice / top_k), when gathered
   int top_k;
   int groups;
   std::int64_t w_stride;     ///< elements from one expert's W to the next
@@ -36,7 +37,7 @@ struct GroupedParams {
   std::int64_t tiles_n;      ///< column tiles of every group
 };
 
-template <class P>
+template <class P, bool Gather>
 struct GroupedKernel {
   using Plan = MainloopPlan<P>;
   using Ring = SmemMultiBuffer<typename Plan::Buffers>;
@@ -78,12 +79,16 @@ struct GroupedKernel {
       float acc[Mma::accumulators];
       Epi epi(a, m0, n0, tid);
       epi.init(acc);
-      using CA = AsyncGatherTileCopier<typename Plan::ALayout, Plan::copy_threads, typename Plan::element>;
-      const std::int32_t* choices = gp.row_choice + m0;
-      const int top_k = gp.top_k;
-      CA ca(a.a, a.lda, tile_extent(a.m, m0, BM), [&](int i) { return choices[i] / top_k; }, tid);
-      Feed::run_from(ca, ring, a, m0, n0, tid, kbs,
-                     [&](int kb) { Kernel<P>::compute_stage(ring, kb, kbs, wg, acc, epi, turns); });
+      const auto compute = [&](int kb) { Kernel<P>::compute_stage(ring, kb, kbs, wg, acc, epi, turns); };
+      if constexpr (Gather) {
+        using CA = AsyncGatherTileCopier<typename Plan::ALayout, Plan::copy_threads, typename Plan::element>;
+        const std::int32_t* choices = gp.row_choice + m0;
+        const int top_k = gp.top_k;
+        CA ca(a.a, a.lda, tile_extent(a.m, m0, BM), [&](int i) { return choices[i] / top_k; }, tid);
+        Feed::run_from(ca, ring, a, m0, n0, tid, kbs, compute);
+      } else {
+        Feed::run(ring, a, m0, n0, tid, kbs, compute);
+      }
       if (kbs == 0) epi.prefetch(0, 1);
       epi.prefetch(1, 2);
       epi.finish(acc);
@@ -91,11 +96,11 @@ struct GroupedKernel {
   }
 };
 
-template <class P>
+template <class P, bool Gather>
 __global__ void __launch_bounds__(MainloopPlan<P>::threads, P::min_blocks_per_cu)
     grouped_kernel(const __grid_constant__ GroupedParams<P> gp) {
 #if defined(GLUKIT_ARCH_SM90A)
-  GroupedKernel<P>::run(gp);
+  GroupedKernel<P, Gather>::run(gp);
 #else
   (void)gp;
   __trap();
