@@ -5,8 +5,8 @@
 // copied (Gather: the gated projection; AsyncGatherTileCopier, no permuted copy of x), or
 // the routed rows themselves (the down projection, whose A is h), its B the expert's
 // weights, its output rows the routed rows, bounded by the expert's last. The row counts are on the device, so
-// the block first turns the experts' offsets into row-tile starts in shared memory; the grid
-// is persistent and walks the tiles it finds there.
+// the block first turns the experts' offsets into row-tile starts in shared memory (all its
+// threads, row_tile_starts_block); the grid is persistent and walks the tiles it finds there.
 #pragma once
 #include <cstdint>
 
@@ -37,6 +37,37 @@ struct GroupedParams {
   std::int64_t tiles_n;      ///< column tiles of every group
 };
 
+/// row_tile_starts (blocks/grouped_tile_scheduler.hpp) by a block of Threads threads: thread t
+/// counts the row tiles of its run of groups, thread 0 adds up the runs (partials: Threads
+/// values of shared memory), then each thread writes its run's starts. The offsets are read
+/// once each, by many threads at a time.
+template <int Threads>
+GLUKIT_DEVICE void row_tile_starts_block(const std::int32_t* offsets, int groups, int tile_m, std::int32_t* starts,
+                                         std::int32_t* partials, int tid) {
+  const int per = (groups + Threads - 1) / Threads;
+  const int g0 = tid * per < groups ? tid * per : groups, g1 = g0 + per < groups ? g0 + per : groups;
+  std::int32_t run = 0;
+  for (int g = g0; g < g1; ++g) run += static_cast<std::int32_t>(ceil_div(offsets[g + 1] - offsets[g], tile_m));
+  partials[tid] = run;
+  __syncthreads();
+  if (tid == 0) {
+    std::int32_t total = 0;
+    for (int t = 0; t < Threads; ++t) {
+      const std::int32_t n = partials[t];
+      partials[t] = total;
+      total += n;
+    }
+    starts[groups] = total;
+  }
+  __syncthreads();
+  run = partials[tid];
+  for (int g = g0; g < g1; ++g) {
+    starts[g] = run;
+    run += static_cast<std::int32_t>(ceil_div(offsets[g + 1] - offsets[g], tile_m));
+  }
+  __syncthreads();
+}
+
 template <class P, bool Gather>
 struct GroupedKernel {
   using Plan = MainloopPlan<P>;
@@ -50,9 +81,10 @@ struct GroupedKernel {
   using Turns = typename Kernel<P>::Turns;
   static constexpr int BM = P::tile_m, S = P::num_buffers;
   static constexpr int threads = Plan::threads;
-  /// The row-tile starts follow the ring.
+  /// The row-tile starts follow the ring, then the block's partial sums of them.
   static constexpr int starts_offset = (KernelPlan<P>::smem_bytes + 15) / 16 * 16;
-  static constexpr int smem_bytes(int groups) { return starts_offset + 4 * (groups + 1); }
+  GLUKIT_HOST_DEVICE static constexpr int partials_offset(int groups) { return starts_offset + (4 * (groups + 1) + 15) / 16 * 16; }
+  GLUKIT_HOST_DEVICE static constexpr int smem_bytes(int groups) { return partials_offset(groups) + 4 * threads; }
 
   GLUKIT_DEVICE static void run(const GroupedParams<P>& gp) {
     extern __shared__ unsigned char smem_raw[];
@@ -62,8 +94,8 @@ struct GroupedKernel {
     const int wg = tid / 128;
     const int kbs = gp.gemm.k_blocks;
     const Turns turns{wg};
-    if (tid == 0) row_tile_starts(gp.offsets, gp.groups, BM, starts);
-    __syncthreads();
+    row_tile_starts_block<threads>(gp.offsets, gp.groups, BM, starts,
+                                   reinterpret_cast<std::int32_t*>(smem_raw + partials_offset(gp.groups)), tid);
     const GroupedTileMap map{starts, gp.groups, gp.tiles_n, gp.gemm.schedule.group_m};
 
     for (std::int64_t slot = blockIdx.x; slot < map.tiles(); slot += gridDim.x) {
