@@ -185,6 +185,11 @@ TEST_CASE("grouped_gated_projection matches the dense reference expert by expert
   }
 }
 
+TEST_CASE("the experts under the sanitizers: ragged experts, ids out of range", "[moe][grouped][sanitize]") {
+  check_grouped<V2SwiGlu, half_t>({300, 136, 200, 4, 16, ExpertLayout::stacked, true});
+  check_grouped<V2SwiGlu, bfloat16_t>({40, 64, 128, 8, 8, ExpertLayout::interleaved, false});
+}
+
 TEST_CASE("grouped_gated_projection refuses what it cannot run, naming it", "[moe][grouped]") {
   GroupedGatedProjectionArgsT<half_t> a;
   DeviceBuffer<half_t> buf(4096);
