@@ -28,6 +28,13 @@ enum class ExpertLayout {
   alternating,
 };
 
+/// The problem of the experts' gated projection: the gated projection's, A's rows gathered
+/// by token (the backends' grouped kernels walk it expert by expert).
+template <Element T, GateLayout GL>
+struct GroupedGatedProblem : GatedProblem<T, GL> {
+  static constexpr bool gathered = true;
+};
+
 /// The gated projection of the experts. x: tokens x hidden (ldx); w: the experts' weights in
 /// w_layout; bias: experts x 2I in w's gate/up order, or null; h: routing.rows() x
 /// intermediate (ldh), row r the routed row r (rows past expert_offsets[experts], the

@@ -120,6 +120,19 @@ struct V4GluBackward : V4 {
 struct V2GluBackward : V2 {
   static constexpr const char* name() { return "V2GluBackward"; }
 };
+/// The experts' grouped kernels (kernels/cdna/grouped_kernel.hpp), named apart from the
+/// addmm_glu kernels of the same problems: the gated projection (A gathered) and the down
+/// projection (BiasOnly, W_d both ways).
+struct V2Grouped : V2 {
+  static constexpr const char* name() { return "V2Grouped"; }
+};
+struct V4Grouped : V4 {
+  static constexpr const char* name() { return "V4Grouped"; }
+};
+struct V4GroupedDown : V4 {
+  using epilogue_op = glukit::epilogue::BiasOnly;
+  static constexpr const char* name() { return "V4GroupedDown"; }
+};
 }  // namespace isa
 
 using namespace isa;
@@ -233,6 +246,16 @@ template glukit::Status glukit::addmm_glu(const glukit::AddmmGluFp8ArgsT<bfloat1
 // (the default above runs V4FusedEpilogue itself, GluGate being its operation).
 template glukit::Status glukit::addmm_glu<glukit::policy::WithEpilogue<V4, glukit::epilogue::GluGate>>(
     const glukit::AddmmGluFp8ArgsT<bfloat16_t, F8>&, glukit::stream_t);
+
+// The experts' grouped kernels, through their public launchers (kernels/grouped.hpp).
+template glukit::Status glukit::grouped_gated_projection<V2Grouped>(const glukit::GroupedGatedProjectionArgsT<bfloat16_t>&,
+                                                                    glukit::stream_t);
+template glukit::Status glukit::grouped_gated_projection<V4Grouped>(const glukit::GroupedGatedProjectionArgsT<bfloat16_t>&,
+                                                                    glukit::stream_t);
+template glukit::Status glukit::grouped_gated_projection<V4Grouped>(const glukit::GroupedGatedProjectionArgsT<half_t>&,
+                                                                    glukit::stream_t);
+template glukit::Status glukit::grouped_down_projection<V4GroupedDown>(
+    const glukit::GroupedDownProjectionArgsT<bfloat16_t>&, glukit::stream_t);
 
 #if defined(GLUKIT_ISA_LAUNCHER)
 /// The other chip's e4m3 encoding.

@@ -2,7 +2,7 @@
 // main loop and epilogue (multistage/, epilogue.hpp) over a grouped tile map
 // (blocks/grouped_tile_scheduler.hpp). A tile is (expert, row tile, column tile) of the
 // routed rows (ops/moe_routing.hpp): its A rows gathered from x by their tokens as they are
-// copied (Gather: the gated projection; AsyncGatherTileCopier, no permuted copy of x), or
+// copied (a gathered problem, GroupedGatedProblem: AsyncGatherTileCopier, no permuted copy of x), or
 // the routed rows themselves (the down projection, whose A is h), its B the expert's
 // weights, its output rows the routed rows, bounded by the expert's last. The row counts are on the device, so
 // the block first turns the experts' offsets into row-tile starts in shared memory (all its
@@ -68,8 +68,10 @@ GLUKIT_DEVICE void row_tile_starts_block(const std::int32_t* offsets, int groups
   __syncthreads();
 }
 
-template <class P, bool Gather>
+template <class P>
 struct GroupedKernel {
+  /// A's rows gathered by token (GroupedGatedProblem), or the routed rows themselves.
+  static constexpr bool Gather = problem_of<P>::gathered;
   using Plan = MainloopPlan<P>;
   using Ring = SmemMultiBuffer<typename Plan::Buffers>;
   using Mma = MmaOf<P>;
@@ -128,11 +130,11 @@ struct GroupedKernel {
   }
 };
 
-template <class P, bool Gather>
+template <class P>
 __global__ void __launch_bounds__(MainloopPlan<P>::threads, P::min_blocks_per_cu)
     grouped_kernel(const __grid_constant__ GroupedParams<P> gp) {
 #if defined(GLUKIT_ARCH_SM90A)
-  GroupedKernel<P, Gather>::run(gp);
+  GroupedKernel<P>::run(gp);
 #else
   (void)gp;
   __trap();
