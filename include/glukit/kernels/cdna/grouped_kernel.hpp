@@ -13,7 +13,6 @@
 #include "glukit/blocks/grouped_tile_scheduler.hpp"
 #include "glukit/kernels/cdna/kernel.hpp"
 #include "glukit/kernels/cdna/params.hpp"
-#include "glukit/platform/thread_index.hpp"
 
 namespace glukit::cdna {
 
@@ -53,7 +52,7 @@ struct GroupedKernel {
     const int wave = arch::cdna::wave_id();
     const int lane = arch::cdna::lane_id();
     const int k_blocks = (gp.base.k + P::tile_k - 1) / P::tile_k;
-    row_tile_starts_of_block(gp.offsets, gp.groups, starts, partials, thread);
+    row_tile_starts_block<threads>(gp.offsets, gp.groups, P::tile_m, starts, partials, thread);
     const GroupedTileMap map{starts, gp.groups, gp.tiles_n, gp.base.schedule.group_m};
 
     for (std::int64_t slot = arch::cdna::workgroup_id(); slot < map.tiles(); slot += gp.base.schedule.workers) {
@@ -80,34 +79,6 @@ struct GroupedKernel {
     }
   }
 
- private:
-  /// row_tile_starts by the workgroup: thread t counts the row tiles of its run of groups,
-  /// thread 0 adds up the runs, then each thread writes its run's starts.
-  GLUKIT_DEVICE static void row_tile_starts_of_block(const std::int32_t* offsets, int groups, std::int32_t* starts,
-                                                     std::int32_t* partials, int tid) {
-    const int per = (groups + threads - 1) / threads;
-    const int g0 = tid * per < groups ? tid * per : groups, g1 = g0 + per < groups ? g0 + per : groups;
-    std::int32_t run = 0;
-    for (int g = g0; g < g1; ++g) run += static_cast<std::int32_t>(ceil_div(offsets[g + 1] - offsets[g], P::tile_m));
-    partials[tid] = run;
-    block_sync();
-    if (tid == 0) {
-      std::int32_t total = 0;
-      for (int t = 0; t < threads; ++t) {
-        const std::int32_t n = partials[t];
-        partials[t] = total;
-        total += n;
-      }
-      starts[groups] = total;
-    }
-    block_sync();
-    run = partials[tid];
-    for (int g = g0; g < g1; ++g) {
-      starts[g] = run;
-      run += static_cast<std::int32_t>(ceil_div(offsets[g + 1] - offsets[g], P::tile_m));
-    }
-    block_sync();
-  }
 };
 
 template <class P>

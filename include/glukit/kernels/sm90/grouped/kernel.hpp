@@ -37,37 +37,6 @@ struct GroupedParams {
   std::int64_t tiles_n;      ///< column tiles of every group
 };
 
-/// row_tile_starts (blocks/grouped_tile_scheduler.hpp) by a block of Threads threads: thread t
-/// counts the row tiles of its run of groups, thread 0 adds up the runs (partials: Threads
-/// values of shared memory), then each thread writes its run's starts. The offsets are read
-/// once each, by many threads at a time.
-template <int Threads>
-GLUKIT_DEVICE void row_tile_starts_block(const std::int32_t* offsets, int groups, int tile_m, std::int32_t* starts,
-                                         std::int32_t* partials, int tid) {
-  const int per = (groups + Threads - 1) / Threads;
-  const int g0 = tid * per < groups ? tid * per : groups, g1 = g0 + per < groups ? g0 + per : groups;
-  std::int32_t run = 0;
-  for (int g = g0; g < g1; ++g) run += static_cast<std::int32_t>(ceil_div(offsets[g + 1] - offsets[g], tile_m));
-  partials[tid] = run;
-  __syncthreads();
-  if (tid == 0) {
-    std::int32_t total = 0;
-    for (int t = 0; t < Threads; ++t) {
-      const std::int32_t n = partials[t];
-      partials[t] = total;
-      total += n;
-    }
-    starts[groups] = total;
-  }
-  __syncthreads();
-  run = partials[tid];
-  for (int g = g0; g < g1; ++g) {
-    starts[g] = run;
-    run += static_cast<std::int32_t>(ceil_div(offsets[g + 1] - offsets[g], tile_m));
-  }
-  __syncthreads();
-}
-
 template <class P>
 struct GroupedKernel {
   /// A's rows gathered by token (GroupedGatedProblem), or the routed rows themselves.
