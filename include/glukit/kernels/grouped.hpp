@@ -10,10 +10,30 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/op_kernel.hpp"
 #include "glukit/ops/moe_experts.hpp"
 
 namespace glukit {
+
+/// What a grouped kernel reads beside its GEMM's parameters (both backends): the experts'
+/// routed-row offsets, the routed rows' choices (token: choice / top_k; read where A's rows
+/// are gathered), and the strides from one expert's weights and bias to the next.
+struct GroupedWalk {
+  const std::int32_t* offsets = nullptr;     ///< groups + 1
+  const std::int32_t* row_choice = nullptr;
+  int top_k = 0;
+  int groups = 0;
+  std::int64_t w_stride = 0;     ///< elements
+  std::int64_t bias_stride = 0;  ///< elements
+  std::int64_t tiles_n = 0;      ///< column tiles of every group
+  static GroupedWalk of(const MoeRouting& r, std::int64_t w_stride, std::int64_t bias_stride, std::int64_t tiles_n) {
+    return {r.expert_offsets, r.row_choice, r.top_k, r.experts, w_stride, bias_stride, tiles_n};
+  }
+  /// No more blocks than the tiles a routing of `rows` rows can make: every expert's rows in
+  /// whole row tiles, plus one ragged row tile per expert.
+  std::int64_t max_tiles(std::int64_t rows, int tile_m) const { return (ceil_div(rows, tile_m) + groups) * tiles_n; }
+};
 
 namespace detail {
 /// Backends specialise this, BP a Bound policy, with

@@ -13,21 +13,16 @@
 #include "glukit/blocks/grouped_tile_scheduler.hpp"
 #include "glukit/kernels/cdna/kernel.hpp"
 #include "glukit/kernels/cdna/params.hpp"
+#include "glukit/kernels/grouped.hpp"
 
 namespace glukit::cdna {
 
 /// What a grouped launch passes: the kernel's parameters over all routed rows (expert 0's
-/// weights and bias; schedule.workers the grid), and the grouping.
+/// weights and bias; schedule.workers the grid), and the walk over the experts.
 template <class T>
 struct GroupedKernelParams {
   KernelParams<T> base;
-  const std::int32_t* offsets;     ///< groups + 1 routed-row offsets
-  const std::int32_t* row_choice;  ///< the routed rows' choices (token: choice / top_k), when gathered
-  int top_k;
-  int groups;
-  std::int64_t w_stride;     ///< elements from one expert's weights to the next
-  std::int64_t bias_stride;  ///< elements from one expert's bias to the next
-  std::int64_t tiles_n;      ///< column tiles of every group
+  GroupedWalk walk;
 };
 
 template <class P>
@@ -46,28 +41,28 @@ struct GroupedKernel {
     __shared__ __attribute__((aligned(16))) unsigned char smem[Plan::lds_bytes];
     extern __shared__ std::int32_t grouped_lds[];
     std::int32_t* starts = grouped_lds;
-    std::int32_t* partials = grouped_lds + gp.groups + 1;
+    std::int32_t* partials = grouped_lds + gp.walk.groups + 1;
     const std::uint32_t lds = arch::cdna::lds_address(smem);
     const int thread = arch::cdna::thread_id();
     const int wave = arch::cdna::wave_id();
     const int lane = arch::cdna::lane_id();
     const int k_blocks = (gp.base.k + P::tile_k - 1) / P::tile_k;
-    row_tile_starts_block<threads>(gp.offsets, gp.groups, P::tile_m, starts, partials, thread);
-    const GroupedTileMap map{starts, gp.groups, gp.tiles_n, gp.base.schedule.group_m};
+    row_tile_starts_block<threads>(gp.walk.offsets, gp.walk.groups, P::tile_m, starts, partials, thread);
+    const GroupedTileMap map{starts, gp.walk.groups, gp.walk.tiles_n, gp.base.schedule.group_m};
 
     for (std::int64_t slot = arch::cdna::workgroup_id(); slot < map.tiles(); slot += gp.base.schedule.workers) {
       const GroupedTileCoord c = map.tile(slot);
       // The tile's view of the GEMM: the expert's weights and bias, its rows' end as m.
       KernelParams<T> tp = gp.base;
-      tp.m = gp.offsets[c.group + 1];
-      tp.b += c.group * gp.w_stride;
-      if (tp.bias != nullptr) tp.bias += c.group * gp.bias_stride;
-      const int m0 = gp.offsets[c.group] + static_cast<int>(c.m) * P::tile_m;
+      tp.m = gp.walk.offsets[c.group + 1];
+      tp.b += c.group * gp.walk.w_stride;
+      if (tp.bias != nullptr) tp.bias += c.group * gp.walk.bias_stride;
+      const int m0 = gp.walk.offsets[c.group] + static_cast<int>(c.m) * P::tile_m;
       const int n0 = static_cast<int>(c.n) * Plan::out_tile_n;
       typename K::Copier copier(tp, thread, wave);
       typename K::Epi epi(tp, wave, lane);
       if constexpr (gathered)
-        copier.begin_gathered_tile(m0, n0, gp.row_choice + m0, gp.top_k, tile_extent(tp.m, m0, P::tile_m));
+        copier.begin_gathered_tile(m0, n0, gp.walk.row_choice + m0, gp.walk.top_k, tile_extent(tp.m, m0, P::tile_m));
       else
         copier.begin_tile(m0, n0);
       epi.begin_tile(m0, n0);

@@ -25,20 +25,13 @@ struct GroupedLauncher<BP, Backend::hip> {
     int compute_units = 0;
     if (Status s = cdna::DeviceFacts::query<typename BP::arch>(device, &compute_units); !s) return s;
     // A persistent grid of the resident workgroups, no more than the routing's tiles.
-    const std::int64_t tiles_n = ceil_div(gemm.n, cdna::MainloopPlan<BP>::out_tile_n);
-    const std::int64_t max_tiles = (ceil_div(routing.rows(), BP::tile_m) + routing.experts) * tiles_n;
+    const GroupedWalk walk =
+        GroupedWalk::of(routing, w_stride, bias_stride, ceil_div(gemm.n, cdna::MainloopPlan<BP>::out_tile_n));
+    const std::int64_t max_tiles = walk.max_tiles(routing.rows(), BP::tile_m);
     const std::int64_t resident = std::int64_t{compute_units} * BP::min_blocks_per_cu;
     TileSchedulePlan schedule = cdna::plan_schedule<BP>(gemm, compute_units);
     schedule.workers = max_tiles < resident ? max_tiles : resident;
-    cdna::GroupedKernelParams<T> gp{};
-    gp.base = cdna::make_kernel_params(gemm, schedule);
-    gp.offsets = routing.expert_offsets;
-    gp.row_choice = routing.row_choice;
-    gp.top_k = routing.top_k;
-    gp.groups = routing.experts;
-    gp.w_stride = w_stride;
-    gp.bias_stride = bias_stride;
-    gp.tiles_n = tiles_n;
+    cdna::GroupedKernelParams<T> gp{cdna::make_kernel_params(gemm, schedule), walk};
     void* kernel_args[] = {&gp};
     if (error_t e = launch_kernel(&cdna::grouped_kernel<BP>, static_cast<unsigned>(schedule.workers),
                                   cdna::GroupedKernel<BP>::threads, kernel_args,

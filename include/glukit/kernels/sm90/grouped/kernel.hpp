@@ -13,6 +13,7 @@
 #include "glukit/blocks/grouped_tile_scheduler.hpp"
 #include "glukit/blocks/smem_multi_buffer.hpp"
 #include "glukit/blocks/tile_copier.hpp"
+#include "glukit/kernels/grouped.hpp"
 #include "glukit/kernels/plans/sm90/kernel_plan.hpp"
 #include "glukit/kernels/plans/sm90/plan.hpp"
 #include "glukit/kernels/sm90/epilogue.hpp"
@@ -23,18 +24,12 @@
 
 namespace glukit::sm90 {
 
-/// What a grouped launch passes: the dense gated projection's parameters over all routed
-/// rows (expert 0's weights and bias; m the routed rows), and the grouping.
+/// What a grouped launch passes: the dense parameters over all routed rows (expert 0's
+/// weights and bias; m the routed rows), and the walk over the experts.
 template <class P>
 struct GroupedParams {
   Params<P> gemm;
-  const std::int32_t* offsets;     ///< groups + 1 routed-row offsets
-  const std::int32_t* row_choice;  ///< the routed rows' choices (token: choice / top_k), when gathered
-  int top_k;
-  int groups;
-  std::int64_t w_stride;     ///< elements from one expert's W to the next
-  std::int64_t bias_stride;  ///< elements from one expert's bias to the next
-  std::int64_t tiles_n;      ///< column tiles of every group
+  GroupedWalk walk;
 };
 
 template <class P>
@@ -65,18 +60,18 @@ struct GroupedKernel {
     const int wg = tid / 128;
     const int kbs = gp.gemm.k_blocks;
     const Turns turns{wg};
-    row_tile_starts_block<threads>(gp.offsets, gp.groups, BM, starts,
-                                   reinterpret_cast<std::int32_t*>(smem_raw + partials_offset(gp.groups)), tid);
-    const GroupedTileMap map{starts, gp.groups, gp.tiles_n, gp.gemm.schedule.group_m};
+    row_tile_starts_block<threads>(gp.walk.offsets, gp.walk.groups, BM, starts,
+                                   reinterpret_cast<std::int32_t*>(smem_raw + partials_offset(gp.walk.groups)), tid);
+    const GroupedTileMap map{starts, gp.walk.groups, gp.walk.tiles_n, gp.gemm.schedule.group_m};
 
     for (std::int64_t slot = blockIdx.x; slot < map.tiles(); slot += gridDim.x) {
       const GroupedTileCoord c = map.tile(slot);
       // The tile's view of the GEMM: the expert's W and bias, its rows' end as m.
       Args<P> a = gp.gemm.args;
-      a.m = gp.offsets[c.group + 1];
-      a.b += c.group * gp.w_stride;
-      if (a.bias != nullptr) a.bias += c.group * gp.bias_stride;
-      const std::int64_t m0 = gp.offsets[c.group] + c.m * BM, n0 = c.n * Plan::out_tile_n;
+      a.m = gp.walk.offsets[c.group + 1];
+      a.b += c.group * gp.walk.w_stride;
+      if (a.bias != nullptr) a.bias += c.group * gp.walk.bias_stride;
+      const std::int64_t m0 = gp.walk.offsets[c.group] + c.m * BM, n0 = c.n * Plan::out_tile_n;
       if (slot != blockIdx.x) __syncthreads();  // previous tile's MMAs are done with the ring
 
       float acc[Mma::accumulators];
@@ -85,8 +80,8 @@ struct GroupedKernel {
       const auto compute = [&](int kb) { Kernel<P>::compute_stage(ring, kb, kbs, wg, acc, epi, turns); };
       if constexpr (Gather) {
         using CA = AsyncGatherTileCopier<typename Plan::ALayout, Plan::copy_threads, typename Plan::element>;
-        const std::int32_t* choices = gp.row_choice + m0;
-        const int top_k = gp.top_k;
+        const std::int32_t* choices = gp.walk.row_choice + m0;
+        const int top_k = gp.walk.top_k;
         CA ca(a.a, a.lda, tile_extent(a.m, m0, BM), [&](int i) { return choices[i] / top_k; }, tid);
         Feed::run_from(ca, ring, a, m0, n0, tid, kbs, compute);
       } else {

@@ -40,16 +40,8 @@ struct GroupedLauncher<BP, Backend::cuda> {
     if (Status s = workers(device, routing.experts, &w); !s) return s;
     sm90::GroupedParams<BP> gp{};
     gp.gemm = sm90::make_params<BP>(gemm, w);
-    gp.offsets = routing.expert_offsets;
-    gp.row_choice = routing.row_choice;
-    gp.top_k = routing.top_k;
-    gp.groups = routing.experts;
-    gp.w_stride = w_stride;
-    gp.bias_stride = bias_stride;
-    gp.tiles_n = ceil_div(gemm.n, sm90::MainloopPlan<BP>::out_tile_n);
-    // No more blocks than the tiles the routing can make: every expert's rows in whole row
-    // tiles, plus one ragged row tile per expert.
-    const std::int64_t max_tiles = (ceil_div(routing.rows(), BP::tile_m) + routing.experts) * gp.tiles_n;
+    gp.walk = GroupedWalk::of(routing, w_stride, bias_stride, ceil_div(gemm.n, sm90::MainloopPlan<BP>::out_tile_n));
+    const std::int64_t max_tiles = gp.walk.max_tiles(routing.rows(), BP::tile_m);
     const std::int64_t blocks = max_tiles < w ? max_tiles : w;
     void* kernel_args[] = {&gp};
     if (error_t e = launch_kernel(&sm90::grouped_kernel<BP>, static_cast<unsigned>(blocks),
