@@ -13,6 +13,26 @@
 
 namespace glukit::sm90 {
 
+/// The block's cluster, a type per size: CM blocks along M that share B's panels (TMA
+/// multicast), or none (CM = 1). sync() once the barriers are initialised (before any block
+/// of the cluster arrives on them or multicasts into this block); release() a ring stage
+/// on every block that received its panels; leave() before the block exits (no block
+/// leaves while another may still arrive on its barriers).
+template <int CM>
+struct WsCluster {
+  GLUKIT_DEVICE static void sync() { arch::hopper::cluster_sync(); }
+  GLUKIT_DEVICE static void release(const MbarrierRing& stages, int stage) {
+    stages.template release_cluster<CM>(stage);
+  }
+  GLUKIT_DEVICE static void leave() { arch::hopper::cluster_sync(); }
+};
+template <>
+struct WsCluster<1> {
+  GLUKIT_DEVICE static void sync() { __syncthreads(); }
+  GLUKIT_DEVICE static void release(const MbarrierRing& stages, int stage) { stages.release(stage); }
+  GLUKIT_DEVICE static void leave() {}
+};
+
 template <class P>
 struct WsCommon {
   using Plan = KernelPlan<P>;

@@ -24,6 +24,9 @@
 // cluster_m = 2: two blocks share each B panel (TMA multicast); a stage is
 // refilled once the consumers of both blocks released it.
 // setmaxnreg moves registers from the producer to the consumers.
+// The body names each choice of the policy as a type and branches on none: the consumers'
+// Schedule (cooperative.hpp, pingpong.hpp), the tile's epilogue (RegisterTile, StagedTile
+// below), the Producer (producer.hpp: TMA or cp.async) and the cluster (common.hpp).
 #pragma once
 #include <cstdint>
 #include <type_traits>
@@ -61,6 +64,7 @@ struct WsKernel : WsProducer<P> {
   using Base::BN, Base::S, Base::YB, Base::CM;
   static constexpr int SL = Plan::wg_slices;
   using Base::first_slot, Base::slot_stride, Base::tile_row, Base::y_slot, Base::bias_beside_y;
+  using Acc = float[SL][Mma::accumulators];
 
   /// A consumer is done reading ring stage `stage`: each warp arrives once (its first
   /// lane, after the whole warp has waited for the stage's wgmma) on the stage's empty
@@ -68,11 +72,7 @@ struct WsKernel : WsProducer<P> {
   GLUKIT_DEVICE static void release_stage(const Shared& sh, int stage) {
     __syncwarp();
     if (threadIdx.x % 32 != 0) return;
-    if constexpr (CM > 1) {
-      sh.stages.template release_cluster<CM>(stage);
-    } else {
-      sh.stages.release(stage);
-    }
+    WsCluster<CM>::release(sh.stages, stage);
   }
 
   /// The epilogue of the li-th tile a block walks (at m0, n0), Y staged in shared memory,
@@ -115,6 +115,53 @@ struct WsKernel : WsProducer<P> {
     }(std::make_integer_sequence<int, Base::YP>{});
   }
 
+  /// A tile's epilogue around its main loop, a type per kind: constructed before the main
+  /// loop (the accumulators' one definition), last_k_block() as the tile's last k-block's
+  /// MMAs are issued, finish() after they drain.
+  ///   RegisterTile: Y from global memory once the main loop is done (epilogue.hpp), the
+  ///     first loads issued with the last k-block.
+  ///   StagedTile: Y staged in shared memory during the main loop (finish_tile); the bias
+  ///     the accumulators' initial value where the ring's first stage brings it. The zeros
+  ///     where the bias comes in the epilogue (one CS2R per two accumulators): measured
+  ///     faster than letting the tile's first wgmma overwrite them (scale-d = 0).
+  /// One definition of the accumulators before the tile's first wgmma: two alternative
+  /// initialisations (bias staged with the first k-block, or not) make ptxas serialise every
+  /// wgmma of the kernel (C7515).
+  struct RegisterTile {
+    Epi epi;
+    GLUKIT_DEVICE RegisterTile(const Params<P>& p, const Shared&, const State&, std::int64_t m0, std::int64_t n0,
+                               int tile_tid, Acc& acc)
+        : epi(p.args, m0, n0, tile_tid) {
+      epi.init(acc[0]);
+    }
+    GLUKIT_DEVICE void last_k_block() { epi.prefetch(); }
+    GLUKIT_DEVICE void finish(const Params<P>& p, const Shared&, std::int64_t, std::int64_t, std::int64_t, int,
+                              Acc& acc, const Schedule&) {
+      if (p.k_blocks == 0) epi.prefetch();
+      epi.finish(acc[0]);
+    }
+  };
+  struct StagedTile {
+    GLUKIT_DEVICE StagedTile(const Params<P>& p, const Shared& sh, const State& st, std::int64_t m0, std::int64_t n0,
+                             int tile_tid, Acc& acc) {
+      const unsigned char* bias_row = nullptr;
+      if constexpr (Plan::bias_in_accumulator) {
+        if (p.k_blocks > 0) sh.stages.wait(st.index, st.phase);
+        bias_row = p.k_blocks > 0 ? sh.ring.template tile<2>(st.index) : nullptr;
+      }
+#pragma unroll
+      for (int s = 0; s < SL; ++s) StagedEpi(p.args, m0, n0, tile_tid + 128 * s).init_staged(acc[s], bias_row);
+    }
+    GLUKIT_DEVICE static void last_k_block() {}
+    GLUKIT_DEVICE static void finish(const Params<P>& p, const Shared& sh, std::int64_t li, std::int64_t m0,
+                                     std::int64_t n0, int tile_tid, Acc& acc, const Schedule& turn) {
+      turn.before_epilogue(li);
+      finish_tile(p, sh, li, m0, n0, tile_tid, acc);
+      turn.after_epilogue(li);
+    }
+  };
+  using Tile = std::conditional_t<Plan::stage_y, StagedTile, RegisterTile>;
+
   GLUKIT_DEVICE static void consume(const Params<P>& p, const Shared& sh, int ctid) {
     using namespace arch::hopper;
     // The warpgroup, broadcast from lane 0 so that the compiler knows it is warp-uniform:
@@ -146,31 +193,14 @@ struct WsKernel : WsProducer<P> {
       const std::int64_t m0 = tile_row(tc), n0 = tc.n * Plan::out_tile_n;  // n0: the output's column
       // Slice s of this warpgroup's rows is 64 rows of the tile; its epilogue sees the
       // thread as tile thread tile_tid + 128 s (rows 64 s..).
-      float acc[SL][Mma::accumulators];
-      // One definition of the accumulators before the tile's first wgmma: two alternative
-      // initialisations (bias staged with the first k-block, or not) make ptxas serialise
-      // every wgmma of the kernel (C7515). Zeros where the bias comes in the epilogue (one
-      // CS2R per two accumulators): measured faster than letting the tile's first wgmma
-      // overwrite them (scale-d = 0).
-      if constexpr (Plan::stage_y && Plan::bias_in_accumulator) {
-        if (p.k_blocks > 0) sh.stages.wait(st.index, st.phase);
-        const unsigned char* bias_row = p.k_blocks > 0 ? sh.ring.template tile<2>(st.index) : nullptr;
-#pragma unroll
-        for (int s = 0; s < SL; ++s) StagedEpi(p.args, m0, n0, tile_tid + 128 * s).init_staged(acc[s], bias_row);
-      } else if constexpr (Plan::stage_y) {
-#pragma unroll
-        for (int s = 0; s < SL; ++s)
-          StagedEpi(p.args, m0, n0, tile_tid + 128 * s).init_staged(acc[s], nullptr);  // zeros: the bias comes later
-      }
-      Epi epi(p.args, m0, n0, tile_tid);  // the register epilogue (SL = 1)
-      if constexpr (!Plan::stage_y) epi.init(acc[0]);
+      Acc acc;
+      Tile tile(p, sh, st, m0, n0, tile_tid, acc);
       turn.before_mainloop(li);
       int release = -1;
       for (int kb = 0; kb < p.k_blocks; ++kb) {
         sh.stages.wait(st.index, st.phase);
         mma_k_block<P, SL>(ring_addr, st.index, a_wg, acc);
-        if constexpr (!Plan::stage_y)
-          if (kb == p.k_blocks - 1) epi.prefetch();
+        if (kb == p.k_blocks - 1) tile.last_k_block();
         wgmma_wait<1>();  // the previous k-block's MMAs (one group) are done with their stage
 #pragma unroll
         for (int s = 0; s < SL; ++s) fence_accumulators(acc[s]);
@@ -184,14 +214,7 @@ struct WsKernel : WsProducer<P> {
 #pragma unroll
       for (int s = 0; s < SL; ++s) fence_accumulators(acc[s]);
       if (release >= 0) release_stage(sh, release);
-      if constexpr (Plan::stage_y) {
-        turn.before_epilogue(li);
-        finish_tile(p, sh, li, m0, n0, tile_tid, acc);
-        turn.after_epilogue(li);
-      } else {
-        if (p.k_blocks == 0) epi.prefetch();
-        epi.finish(acc[0]);
-      }
+      tile.finish(p, sh, li, m0, n0, tile_tid, acc, turn);
     }
   }
 
@@ -201,36 +224,22 @@ struct WsKernel : WsProducer<P> {
     auto* bar = reinterpret_cast<std::uint64_t*>(ring.base + Plan::Buffers::bytes + Plan::y_bytes);
     const Shared sh{ring, ring.base, {bar, bar + S}, {bar + 2 * S, bar + 2 * S + Base::YBARS}};
     const int tid = static_cast<int>(threadIdx.x);
-    if constexpr (Plan::tma) {
-      if (tid == 0 && p.k_blocks > 0) {  // k = 0 encodes no A/B maps
-        arch::hopper::prefetch_tensor_map(&p.maps.a);
-        arch::hopper::prefetch_tensor_map(&p.maps.b);
-      }
-    }
+    using Producer = typename Base::Producer;
+    Producer::prepare(p, tid);
     if (tid == 0) {
-      sh.stages.init(S, Plan::tma ? 1 : Plan::ring_copy_threads, Plan::empty_arrivals);
-      sh.y_parts.init(Base::YBARS, Plan::tma ? 1 : Plan::y_copy_threads, Plan::tile_consumer_threads);
+      sh.stages.init(S, Producer::ring_arrivals, Plan::empty_arrivals);
+      sh.y_parts.init(Base::YBARS, Producer::y_arrivals, Plan::tile_consumer_threads);
       arch::hopper::fence_mbarrier_init();
     }
-    // The barriers are initialised before any block of the cluster arrives on them or
-    // multicasts into this block.
-    if constexpr (CM > 1) arch::hopper::cluster_sync();
-    else __syncthreads();
+    WsCluster<CM>::sync();
     if (tid < Plan::copy_threads) {
       arch::hopper::setmaxnreg_dec<Plan::producer_registers>();
-      if constexpr (Plan::tma) {
-        if (tid == 0) produce_ring_tma(p, sh);
-        if (Plan::stage_y && tid == Plan::y_producer_tid) produce_y_tma(p, sh);
-      } else {
-        if (tid < Plan::ring_copy_threads) produce_ring(p, sh, tid);
-        else if constexpr (Plan::stage_y) produce_y(p, sh, tid - Plan::ring_copy_threads);
-      }
+      Producer::run(p, sh, tid);
     } else {
       arch::hopper::setmaxnreg_inc<Plan::consumer_registers>();
       consume(p, sh, tid - Plan::copy_threads);
     }
-    // No block leaves while another may still arrive on its barriers.
-    if constexpr (CM > 1) arch::hopper::cluster_sync();
+    WsCluster<CM>::leave();
   }
 };
 

@@ -4,6 +4,7 @@
 // WsCommon::Shared.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 
 #include "glukit/arch/hopper/hopper.hpp"
@@ -216,6 +217,35 @@ struct WsProducer : WsCommon<P> {
       for (int part = 0; part < Base::YP; ++part) sh.y_parts.commit(ys.bar(part));
     }
   }
+
+  /// The producer warps' work, a type per copier, each with the arrivals that fill a ring
+  /// stage and a Y part, prepare(p, tid) before the barriers are initialised and run(p, sh,
+  /// tid) on the producer threads:
+  ///   TmaProducer: thread 0 issues the ring's boxes (the A / B maps prefetched first),
+  ///     thread y_producer_tid the Y parts'; one arrival (with the bytes) each;
+  ///   CopyProducer: the ring's copy threads (cp.async), then the Y copy threads.
+  struct TmaProducer {
+    static constexpr int ring_arrivals = 1, y_arrivals = 1;
+    GLUKIT_DEVICE static void prepare(const Params<P>& p, int tid) {
+      if (tid == 0 && p.k_blocks > 0) {  // k = 0 encodes no A/B maps
+        arch::hopper::prefetch_tensor_map(&p.maps.a);
+        arch::hopper::prefetch_tensor_map(&p.maps.b);
+      }
+    }
+    GLUKIT_DEVICE static void run(const Params<P>& p, const Shared& sh, int tid) {
+      if (tid == 0) produce_ring_tma(p, sh);
+      if (Plan::stage_y && tid == Plan::y_producer_tid) produce_y_tma(p, sh);
+    }
+  };
+  struct CopyProducer {
+    static constexpr int ring_arrivals = Plan::ring_copy_threads, y_arrivals = Plan::y_copy_threads;
+    GLUKIT_DEVICE static void prepare(const Params<P>&, int) {}
+    GLUKIT_DEVICE static void run(const Params<P>& p, const Shared& sh, int tid) {
+      if (tid < Plan::ring_copy_threads) produce_ring(p, sh, tid);
+      else if constexpr (Plan::stage_y) produce_y(p, sh, tid - Plan::ring_copy_threads);
+    }
+  };
+  using Producer = std::conditional_t<Plan::tma, TmaProducer, CopyProducer>;
 };
 
 }  // namespace glukit::sm90
