@@ -91,6 +91,18 @@ foreach(entry IN LISTS _glukit_sm90_backward)
   glukit_sm90_ptx_check(Backward_${launcher}_bf16 ${launcher} ${args_type} "${policy}" glukit::bfloat16_t)
 endforeach()
 
+# The experts' grouped gated projection (VARIANT Grouped_<policy>[_bf16]): the multistage
+# cp.async kernel over the grouped tile map, A's rows gathered, through
+# glukit::grouped_gated_projection<Policy>; one translation unit holds both W orders.
+foreach(element glukit::half_t glukit::bfloat16_t)
+  set(variant "Grouped_V2DirectToLds")
+  if(element STREQUAL "glukit::bfloat16_t")
+    set(variant "${variant}_bf16")
+  endif()
+  glukit_sm90_ptx_check(${variant} grouped_gated_projection GroupedGatedProjectionArgsT
+    "glukit::policy::WithEpilogue<glukit::policy::V2DirectToLds<glukit::arch::sm90a>, glukit::epilogue::SwiGlu>" "${element}")
+endforeach()
+
 # The launcher's sm_90a check (kernels/sm90/plan_image.hpp) reads the kernel's static
 # shared memory back from the runtime: ptxas must report the marker's size for every
 # kernel entry compiled for sm_90 (the default launcher, both element types) and never

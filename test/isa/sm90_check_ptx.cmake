@@ -36,9 +36,16 @@ expect("wgmma\\.mma_async\\.sync\\.aligned\\.m64n[0-9]+k16\\.f32\\.${dtype}\\.${
 # nn.Linear weight, always K-major; the second operand of op is the up projection in the
 # accumulators, so nothing reads Y; SwiGLU's sigmoid is an ex2 and an approximate
 # division (math::div), not IEEE division with its slow path (div.rn), one division for
-# two outputs (SwiGlu::pair: each 1 + e^-x capped with min).
-if(VARIANT MATCHES "^Gated_")
-  string(REGEX REPLACE "^Gated_" "" VARIANT "${VARIANT}")
+# two outputs (SwiGlu::pair: each 1 + e^-x capped with min). Grouped_<policy>: the same
+# checks on the experts' grouped kernel (kernels/sm90/grouped/), whose entry is
+# grouped_kernel, never the dense addmm_glu_kernel.
+if(VARIANT MATCHES "^(Gated|Grouped)_")
+  set(prefix "${CMAKE_MATCH_1}_")
+  string(REGEX REPLACE "^(Gated|Grouped)_" "" VARIANT "${VARIANT}")
+  if(prefix STREQUAL "Grouped_")
+    expect("\\.entry _ZN6glukit4sm9014grouped_kernel" "the grouped kernel's entry")
+    forbid("\\.entry _ZN6glukit4sm9016addmm_glu_kernel" "a dense kernel entry")
+  endif()
   expect("\\.${dtype}\\.${dtype} [^;]*p, 1, 1, 0, 0;" "wgmma with W K-major (tnspB = 0)")
   forbid("\\.${dtype}\\.${dtype} [^;]*p, 1, 1, 0, 1;" "wgmma with B MN-major (W is n x k)")
   expect("ex2\\.approx\\.ftz\\.f32" "SwiGLU's exponential, flush-to-zero (one MUFU.EX2)")
@@ -65,9 +72,9 @@ if(VARIANT MATCHES "^Gated_")
   endif()
   if(failures)
     list(JOIN failures "\n  " msg)
-    message(FATAL_ERROR "Gated_${VARIANT}: PTX check failed:\n  ${msg}")
+    message(FATAL_ERROR "${prefix}${VARIANT}: PTX check failed:\n  ${msg}")
   endif()
-  message(STATUS "Gated_${VARIANT}: PTX check passed")
+  message(STATUS "${prefix}${VARIANT}: PTX check passed")
   return()
 endif()
 # Backward_<launcher>: the training kernels. Each stages its tile-shaped inputs with TMA,
