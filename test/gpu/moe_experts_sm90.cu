@@ -153,6 +153,11 @@ void check_grouped(const MoeShape& s) {
       return dy.download();
     }();
     CHECK(std::memcmp(y.data(), y2.data(), y.size() * sizeof(T)) == 0);  // the same bits, twice
+    // The routing as moe_route left it: no grouped kernel writes into it.
+    CHECK(offsets.download() == route.expert_offsets);
+    CHECK(row_choice.download() == route.row_choice);
+    CHECK(choice_row.download() == route.choice_row);
+    CHECK(dweights.download() == weights);
     const double eps = std::is_same_v<T, half_t> ? 1.0 / 2048 : 1.0 / 256;
     std::int64_t bad = 0;
     for (std::int64_t t = 0; t < s.tokens; ++t)
@@ -164,7 +169,15 @@ void check_grouped(const MoeShape& s) {
           const double v = weights[t * s.top_k + j] * double(to_float(out[r * ldo + c]));
           want += v, mag += std::fabs(v);
         }
-        bad += !(std::fabs(double(to_float(y[t * ldy + c])) - want) <= eps * mag + 1e-6);
+        const bool wrong = !(std::fabs(double(to_float(y[t * ldy + c])) - want) <= eps * mag + 1e-6);
+        if (wrong && bad == 0)  // the first, with what it sums
+          for (int j = 0; j < s.top_k; ++j) {
+            const std::int32_t r = route.choice_row[t * s.top_k + j];
+            UNSCOPED_INFO("token " << t << " column " << c << ": y " << to_float(y[t * ldy + c]) << ", want " << want
+                                   << "; choice " << j << ": row " << r << ", weight " << weights[t * s.top_k + j]
+                                   << ", out " << (r < valid ? to_float(out[r * ldo + c]) : 0.f));
+          }
+        bad += wrong;
       }
     CHECK(bad == 0);
   }

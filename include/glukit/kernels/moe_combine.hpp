@@ -18,6 +18,13 @@ namespace glukit {
 namespace detail {
 inline constexpr int moe_combine_threads = 128;
 
+/// Eight elements as one 16-byte access (validate_moe_combine: out, y 16-byte aligned, ldo
+/// and ldy multiples of 8): __builtin_memcpy of a T[8] was lowered to sixteen byte loads.
+template <Element T>
+struct alignas(16) EightOf {
+  T v[8];
+};
+
 template <class W>
 GLUKIT_DEVICE inline float weight_value(W w) {
   if constexpr (std::is_same_v<W, float>) return w;
@@ -39,16 +46,14 @@ __global__ void __launch_bounds__(moe_combine_threads)
     const std::int32_t row = a.routing.choice_row[t * k + j];
     if (row >= valid_rows) continue;  // routed to no expert
     const float w = weight_value(a.weights[t * k + j]);
-    const T* src = a.out + std::int64_t{row} * a.ldo + 8 * c;
-    T v[8];
-    __builtin_memcpy(v, src, sizeof v);
+    const EightOf<T> v = *reinterpret_cast<const EightOf<T>*>(a.out + std::int64_t{row} * a.ldo + 8 * c);
 #pragma unroll
-    for (int i = 0; i < 8; ++i) s[i] += w * to_float(v[i]);
+    for (int i = 0; i < 8; ++i) s[i] += w * to_float(v.v[i]);
   }
-  T out[8];
+  EightOf<T> out;
 #pragma unroll
-  for (int i = 0; i < 8; ++i) out[i] = from_float<T>(s[i]);
-  __builtin_memcpy(a.y + t * a.ldy + 8 * c, out, sizeof out);
+  for (int i = 0; i < 8; ++i) out.v[i] = from_float<T>(s[i]);
+  *reinterpret_cast<EightOf<T>*>(a.y + t * a.ldy + 8 * c) = out;
 }
 }  // namespace detail
 
