@@ -1,13 +1,17 @@
 // The experts of a Mixture-of-Experts layer in glukit_bench, bf16, balanced or skewed random
 // routing, at the shapes (experts, top-k, hidden, intermediate) of Qwen3-30B-A3B, DeepSeek-V3,
 // gpt-oss-120b and Mixtral-8x7B and 1, 64, 4096 and 16384 tokens:
-//   moe_experts/<model>/<tokens>/<routing>   five launches timed in turns on rotated input
+//   moe_experts/<model>/<tokens>/<routing>   eight launches timed in turns on rotated input
 //       sets: glukit::moe_route (us_route), grouped_gated_projection (us_gate_up, its
 //       TFLOPS), grouped_down_projection (us_down), moe_combine (us_combine), and the dense
 //       cuBLAS GEMM of the gated projection's FLOPs, (tokens x top_k) x 2I x H (us_dense_gemm;
-//       gate_up_vs_dense = us_dense_gemm / us_gate_up); the iteration time is the layer's
-//       forward, the four glukit launches. Checked once: the combine finite.
-// The grouped kernels run the multistage cp.async policy V2DirectToLds.
+//       gate_up_vs_dense = us_dense_gemm / us_gate_up), then the warp-specialised grouped
+//       kernels: the down projection (us_down_ws, down_ws_TFLOPS), the gated projection with
+//       its gather of x's routed rows (us_gate_up_ws, gate_up_ws_TFLOPS, gate_up_ws_vs_dense)
+//       and the gather alone (us_gather); the iteration time is the layer's forward, the four
+//       glukit launches of the multistage path. Checked once: the combine finite.
+// The multistage path runs V2DirectToLds; the warp-specialised one GatedTma128x128 (SwiGLU)
+// and WarpSpecializedTma (BiasOnly).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -29,6 +33,12 @@ namespace {
 using T = glukit::bfloat16_t;
 using GatePolicy = glukit::policy::WithEpilogue<glukit::policy::V2DirectToLds<glukit::arch::sm90a>, glukit::epilogue::SwiGlu>;
 using DownPolicy = glukit::policy::WithEpilogue<glukit::policy::V2DirectToLds<glukit::arch::sm90a>, glukit::epilogue::BiasOnly>;
+/// The gated and down projections on the warp-specialised grouped kernels (TMA; the gated one
+/// reads x's routed rows, which its launch gathers first into x_routed), timed beside them.
+using GateWsPolicy =
+    glukit::policy::WithEpilogue<glukit::policy::GatedTma128x128<glukit::arch::sm90a>, glukit::epilogue::SwiGlu>;
+using DownWsPolicy =
+    glukit::policy::WithEpilogue<glukit::policy::WarpSpecializedTma<glukit::arch::sm90a>, glukit::epilogue::BiasOnly>;
 
 struct MoeModel {
   const char* name;
@@ -78,6 +88,7 @@ struct MoeOperands {
     DeviceBuffer<float> weights;
     DeviceBuffer<std::int32_t> offsets, row_choice, choice_row, invalid;
     DeviceBuffer<unsigned char> ws;
+    DeviceBuffer<T> x_routed;  ///< the routed rows of x (the warp-specialised gated projection's)
   };
   MoeCase c;
   std::vector<Set> sets;
@@ -91,14 +102,15 @@ struct MoeOperands {
     const auto xs = std::size_t(c.tokens * m.hidden), wgu = std::size_t(m.experts * 2 * m.n * m.hidden),
                wd = std::size_t(m.experts * m.hidden * m.n), hs = std::size_t(c.rows() * m.n),
                os = std::size_t(c.rows() * m.hidden), rows = std::size_t(c.rows());
-    const double set_bytes = 2.0 * double(xs + wgu + wd + hs + os + xs);
+    const double set_bytes = 2.0 * double(xs + wgu + wd + hs + os + xs + os);
     const int count = std::clamp(int(2.0 * double(device_info().l2_bytes) / set_bytes) + 1, 2, 3);
     for (int s = 0; s < count; ++s) {
       Set st{DeviceBuffer<T>(xs),          DeviceBuffer<T>(wgu),         DeviceBuffer<T>(wd),
              DeviceBuffer<T>(hs),          DeviceBuffer<T>(os),          DeviceBuffer<T>(xs),
              DeviceBuffer<std::int64_t>(rows), DeviceBuffer<float>(rows), DeviceBuffer<std::int32_t>(m.experts + 1),
              DeviceBuffer<std::int32_t>(rows), DeviceBuffer<std::int32_t>(rows), DeviceBuffer<std::int32_t>(1),
-             DeviceBuffer<unsigned char>(std::size_t(glukit::moe_route_workspace_bytes(c.tokens, m.top_k, m.experts)))};
+             DeviceBuffer<unsigned char>(std::size_t(glukit::moe_route_workspace_bytes(c.tokens, m.top_k, m.experts))),
+             DeviceBuffer<T>(os)};
       fill_nonzero(st.x.get(), xs, seed + 8 * s, 1.f, stream);
       fill_nonzero(st.w_gate_up.get(), wgu, seed + 8 * s + 1, 1.f / 16, stream);
       fill_nonzero(st.w_down.get(), wd, seed + 8 * s + 2, 1.f / 16, stream);
@@ -123,6 +135,15 @@ struct MoeOperands {
     a.x = s.x.get(), a.w = s.w_gate_up.get(), a.h = s.h.get(), a.routing = route(i).routing();
     a.hidden = c.model.hidden, a.intermediate = c.model.n, a.ldx = c.model.hidden, a.ldh = c.model.n;
     return a;
+  }
+  glukit::GroupedGatedProjectionArgsT<T> gate_up_ws(int i) const {
+    glukit::GroupedGatedProjectionArgsT<T> a = gate_up(i);
+    a.x_routed = sets[std::size_t(i) % sets.size()].x_routed.get(), a.ld_x_routed = c.model.hidden;
+    return a;
+  }
+  glukit::MoeGatherArgsT<T> gather(int i) const {
+    const Set& s = sets[std::size_t(i) % sets.size()];
+    return {s.x.get(), s.x_routed.get(), route(i).routing(), c.model.hidden, c.model.hidden, c.model.hidden};
   }
   glukit::GroupedDownProjectionArgsT<T> down(int i) const {
     const Set& s = sets[std::size_t(i) % sets.size()];
@@ -181,7 +202,10 @@ void bm_moe(benchmark::State& state, MoeCase c) {
            CublasStreamBinding bind(cublas_handle(), stream);
            cublas_gemm_rowmajor(cublas_handle(), dense, ops.dense_a.get(), c.model.hidden, ops.dense_b.get(),
                                 c.model.hidden, ops.dense_c.get(), 2 * c.model.n, glukit::Layout::col_major);
-         }},
+         },
+         [&] { ok = ok && glukit::grouped_down_projection<DownWsPolicy>(ops.down(call++), stream).ok(); },
+         [&] { ok = ok && glukit::grouped_gated_projection<GateWsPolicy>(ops.gate_up_ws(call++), stream).ok(); },
+         [&] { ok = ok && glukit::moe_gather(ops.gather(call++), stream).ok(); }},
         std::min(counts.warmup, 3), counts.samples);
     GLUKIT_BENCH_CHECK_LAUNCH();
     if (!ok) {
@@ -200,6 +224,12 @@ void bm_moe(benchmark::State& state, MoeCase c) {
     state.counters["down_TFLOPS"] = c.down_flops() / (med[2] * 1e-6) * 1e-12;
     state.counters["dense_TFLOPS"] = c.gate_up_flops() / (med[4] * 1e-6) * 1e-12;
     state.counters["gate_up_vs_dense"] = med[4] / med[1];
+    state.counters["us_down_ws"] = med[5];
+    state.counters["down_ws_TFLOPS"] = c.down_flops() / (med[5] * 1e-6) * 1e-12;
+    state.counters["us_gate_up_ws"] = med[6];
+    state.counters["gate_up_ws_TFLOPS"] = c.gate_up_flops() / (med[6] * 1e-6) * 1e-12;
+    state.counters["gate_up_ws_vs_dense"] = med[4] / med[6];
+    state.counters["us_gather"] = med[7];
     state.counters["sets"] = double(ops.sets.size());
   }
 }

@@ -79,31 +79,73 @@ void check_grouped(const MoeShape& s) {
   const reference::MoeRoutingHost route = reference::moe_route(idx.data(), s.tokens, s.top_k, s.experts);
   CHECK(offsets.download() == route.expert_offsets);
   const GateLayout gl = s.layout == ExpertLayout::stacked ? GateLayout::stacked : GateLayout::interleaved;
-  for (int e = 0; e < s.experts; ++e) {
-    const std::int64_t r0 = route.expert_offsets[e], r1 = route.expert_offsets[e + 1];
-    if (r0 == r1) continue;
-    INFO("expert " << e << ": rows " << r0 << ".." << r1);
-    std::vector<T> gathered;
-    for (std::int64_t r = r0; r < r1; ++r) {
-      const std::int64_t t = route.row_choice[r] / s.top_k;
-      gathered.insert(gathered.end(), x.begin() + t * ldx, x.begin() + t * ldx + s.hidden);
+  // Every expert's rows against the dense gated projection of its gathered rows; nothing
+  // written in the padding columns, nor in the rows routed to no expert.
+  const auto check_h = [&](const std::vector<T>& hv) {
+    for (int e = 0; e < s.experts; ++e) {
+      const std::int64_t r0 = route.expert_offsets[e], r1 = route.expert_offsets[e + 1];
+      if (r0 == r1) continue;
+      INFO("expert " << e << ": rows " << r0 << ".." << r1);
+      std::vector<T> gathered;
+      for (std::int64_t r = r0; r < r1; ++r) {
+        const std::int64_t t = route.row_choice[r] / s.top_k;
+        gathered.insert(gathered.end(), x.begin() + t * ldx, x.begin() + t * ldx + s.hidden);
+      }
+      GatedProjectionArgsT<T> d{gathered.data(), w.data() + e * 2 * s.n * s.hidden,
+                                s.bias ? bias.data() + e * 2 * s.n : nullptr, nullptr, r1 - r0, s.n, s.hidden,
+                                s.hidden, s.hidden, ldh, gl};
+      const std::vector<T> block(hv.begin() + r0 * ldh, hv.begin() + r1 * ldh);
+      check_output_matches(block, Shape{r1 - r0, s.n, s.hidden, 0, 0, 0, ldh},
+                           gated_reference_of(d, typename Policy::epilogue_op{}));
     }
-    GatedProjectionArgsT<T> d{gathered.data(), w.data() + e * 2 * s.n * s.hidden,
-                              s.bias ? bias.data() + e * 2 * s.n : nullptr, nullptr, r1 - r0, s.n, s.hidden,
-                              s.hidden, s.hidden, ldh, gl};
-    const std::vector<T> block(h.begin() + r0 * ldh, h.begin() + r1 * ldh);
-    check_output_matches(block, Shape{r1 - r0, s.n, s.hidden, 0, 0, 0, ldh},
-                         gated_reference_of(d, typename Policy::epilogue_op{}));
-  }
-  // Nothing written in the padding columns, nor in the rows routed to no expert.
-  std::int64_t stray = 0;
-  for (std::int64_t r = 0; r < rows; ++r)
-    for (std::int64_t j = (r < route.expert_offsets[s.experts] ? s.n : 0); j < ldh; ++j) {
+    std::int64_t stray = 0;
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t j = (r < route.expert_offsets[s.experts] ? s.n : 0); j < ldh; ++j) {
+        std::uint16_t bits;
+        std::memcpy(&bits, &hv[r * ldh + j], 2);
+        stray += bits != poison_bits;
+      }
+    CHECK(stray == 0);
+  };
+  check_h(h);
+  {  // the warp-specialised grouped kernel (TMA), on the routed rows of x that the launch gathers first
+    using WsPolicy = policy::WithEpilogue<policy::GatedTma128x128<arch::sm90a>, typename Policy::epilogue_op>;
+    INFO("GatedTma128x128, x_routed");
+    DeviceBuffer<T> dh_ws(dh.count), dxr(static_cast<std::size_t>(rows * ldx));
+    dh_ws.poison(), dxr.poison();
+    GroupedGatedProjectionArgsT<T> aw = a;
+    aw.h = dh_ws.ptr;
+    const Status refused = grouped_gated_projection<WsPolicy>(aw);  // without x_routed: refused, nothing written
+    CHECK(refused.code() == StatusCode::invalid_argument);
+    CHECK(std::string(refused.message()).find("x_routed") != std::string::npos);
+    GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+    const std::vector<T> untouched = dh_ws.download();
+    std::int64_t written = 0;
+    for (const T& v : untouched) {
       std::uint16_t bits;
-      std::memcpy(&bits, &h[r * ldh + j], 2);
-      stray += bits != poison_bits;
+      std::memcpy(&bits, &v, 2);
+      written += bits != poison_bits;
     }
-  CHECK(stray == 0);
+    CHECK(written == 0);
+    aw.x_routed = dxr.ptr, aw.ld_x_routed = ldx;
+    const Status sw = grouped_gated_projection<WsPolicy>(aw);
+    INFO("grouped_gated_projection: " << sw.message());
+    REQUIRE(sw.ok());
+    GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+    check_h(dh_ws.download());
+    // x_routed: each routed row its token's row of x, the rows routed to no expert untouched.
+    const std::vector<T> xr = dxr.download();
+    std::int64_t wrong = 0;
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t j = 0; j < s.hidden; ++j) {
+        std::uint16_t got, want = poison_bits;
+        std::memcpy(&got, &xr[r * ldx + j], 2);
+        if (r < route.expert_offsets[s.experts])
+          std::memcpy(&want, &x[route.row_choice[r] / s.top_k * ldx + j], 2);
+        wrong += got != want;
+      }
+    CHECK(wrong == 0);
+  }
 
   // The down projection of the h the GPU wrote, W_d in both layouts, bias or not.
   const std::int64_t hid = s.hidden, ldo = up8(hid) + 8, valid = route.expert_offsets[s.experts];
@@ -118,19 +160,45 @@ void check_grouped(const MoeShape& s) {
     GroupedDownProjectionArgsT<T> da;
     da.h = dh.ptr, da.w = dwd.ptr, da.bias = s.bias ? dbd.ptr : nullptr, da.out = dout.ptr, da.routing = ra.routing();
     da.hidden = hid, da.intermediate = s.n, da.ldh = ldh, da.ldo = ldo, da.w_layout = wl;
+    // Every expert's rows against the dense reference; nothing written in the padding
+    // columns nor in the rows routed to no expert.
+    const auto check_down = [&](const std::vector<T>& o) {
+      for (int e = 0; e < s.experts; ++e) {
+        const std::int64_t r0 = route.expert_offsets[e], r1 = route.expert_offsets[e + 1];
+        if (r0 == r1) continue;
+        INFO("expert " << e);
+        AddmmGluArgsT<T> g{h.data() + r0 * ldh, wd.data() + e * hid * s.n, s.bias ? bd.data() + e * hid : nullptr,
+                           nullptr, nullptr, r1 - r0, hid, s.n, ldh, wl == Layout::col_major ? s.n : hid, 0, ldo, wl};
+        const std::vector<T> block(o.begin() + r0 * ldo, o.begin() + r1 * ldo);
+        check_output_matches(block, Shape{r1 - r0, hid, s.n, 0, 0, 0, ldo}, reference_of(g, epilogue::BiasOnly{}));
+      }
+      std::int64_t strays = 0;
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t j = (r < valid ? hid : 0); j < ldo; ++j) {
+          std::uint16_t bits;
+          std::memcpy(&bits, &o[r * ldo + j], 2);
+          strays += bits != poison_bits;
+        }
+      CHECK(strays == 0);
+    };
     st = grouped_down_projection<policy::WithEpilogue<policy::V2DirectToLds<arch::sm90a>, epilogue::BiasOnly>>(da);
     INFO("grouped_down_projection: " << st.message());
     REQUIRE(st.ok());
     GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
     const std::vector<T> out = dout.download();
-    for (int e = 0; e < s.experts; ++e) {
-      const std::int64_t r0 = route.expert_offsets[e], r1 = route.expert_offsets[e + 1];
-      if (r0 == r1) continue;
-      INFO("expert " << e);
-      AddmmGluArgsT<T> g{h.data() + r0 * ldh, wd.data() + e * hid * s.n, s.bias ? bd.data() + e * hid : nullptr,
-                         nullptr, nullptr, r1 - r0, hid, s.n, ldh, wl == Layout::col_major ? s.n : hid, 0, ldo, wl};
-      const std::vector<T> block(out.begin() + r0 * ldo, out.begin() + r1 * ldo);
-      check_output_matches(block, Shape{r1 - r0, hid, s.n, 0, 0, 0, ldo}, reference_of(g, epilogue::BiasOnly{}));
+    check_down(out);
+    {  // the warp-specialised grouped kernel (TMA), the same checks
+      INFO("WarpSpecializedTma (BiasOnly)");
+      DeviceBuffer<T> dout_ws(dout.count);
+      dout_ws.poison();
+      GroupedDownProjectionArgsT<T> dw = da;
+      dw.out = dout_ws.ptr;
+      const Status sw = grouped_down_projection<policy::WithEpilogue<policy::WarpSpecializedTma<arch::sm90a>,
+                                                                     epilogue::BiasOnly>>(dw);
+      INFO("grouped_down_projection: " << sw.message());
+      REQUIRE(sw.ok());
+      GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+      check_down(dout_ws.download());
     }
     if (wl == Layout::row_major) continue;
     // The combine of this down projection, router weights in float.

@@ -2,8 +2,8 @@
 // once for both backends: glukit::grouped_gated_projection<Policy>(args, stream) and
 // glukit::grouped_down_projection<Policy>(args, stream). Each validates, maps its arguments
 // onto a GEMM over all routed rows (expert 0's weights; the gated projection's GEMM view and
-// its problem with A's rows gathered, GroupedGatedProblem; the down projection a plain
-// Problem of W_d's layout) and hands them to the backend's grouped kernel
+// its problem with A's rows gathered, GroupedGatedProblem, or read in order from x_routed;
+// the down projection W_d's layout's, GroupedProblem) and hands them to the backend's grouped kernel
 // (detail::GroupedLauncher: kernels/sm90/grouped/launcher.hpp, kernels/cdna/grouped_launcher.hpp),
 // which walks the routed rows expert by expert. Asynchronous.
 #pragma once
@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "glukit/blocks/tile_scheduler.hpp"
+#include "glukit/kernels/moe_gather.hpp"
 #include "glukit/kernels/op_kernel.hpp"
 #include "glukit/ops/moe_experts.hpp"
 
@@ -65,7 +66,9 @@ Status run_grouped(const AddmmGluArgsT<T>& gemm, const MoeRouting& routing, std:
 
 /// h = act(x[token] W_g^e^T + b_g^e) * (x[token] W_u^e^T + b_u^e) for every routed row of
 /// a.routing (its device layout: moe_route), with Policy's kernel, its epilogue_op the
-/// activation (sm90a: a multistage cp.async policy, V2-V4; CDNA: a direct-to-LDS one, V2-V4).
+/// activation (sm90a: a multistage cp.async policy, V2-V4, which gathers x's rows as it
+/// loads them, or a warp-specialised TMA policy, which reads them from a.x_routed after
+/// moe_gather has filled it; CDNA: a direct-to-LDS one, V2-V4).
 template <class Policy, Element T>
 Status grouped_gated_projection(const GroupedGatedProjectionArgsT<T>& a, stream_t stream = {}) {
   static_assert(detail::PolicyMembers<Policy>, "grouped_gated_projection<Policy>: Policy is not a glukit policy");
@@ -79,8 +82,20 @@ Status grouped_gated_projection(const GroupedGatedProjectionArgsT<T>& a, stream_
   dense.a = a.x, dense.w = a.w, dense.bias = a.bias, dense.out = a.h;
   dense.m = rows, dense.n = a.intermediate, dense.k = a.hidden;
   dense.lda = a.ldx > 0 ? a.ldx : a.hidden, dense.ldw = a.hidden, dense.ldo = a.ldh;
-  const AddmmGluArgsT<T> gemm = detail::gemm_view(dense);
+  AddmmGluArgsT<T> gemm = detail::gemm_view(dense);
   const std::int64_t w_stride = 2 * a.intermediate * a.hidden, bias_stride = 2 * a.intermediate;
+  if (a.x_routed != nullptr) {  // the routed rows of x first, then a kernel that reads them in order
+    if (Status s = moe_gather(MoeGatherArgsT<T>{a.x, a.x_routed, a.routing, a.hidden, dense.lda, a.ld_x_routed},
+                              stream);
+        !s)
+      return s;
+    gemm.a = a.x_routed, gemm.lda = a.ld_x_routed;
+    if (a.w_layout == ExpertLayout::interleaved)
+      return detail::run_grouped<Policy, GroupedProblem<GatedProblem<T, GateLayout::interleaved>>>(
+          gemm, a.routing, w_stride, bias_stride, stream);
+    return detail::run_grouped<Policy, GroupedProblem<GatedProblem<T, GateLayout::stacked>>>(gemm, a.routing, w_stride,
+                                                                                             bias_stride, stream);
+  }
   if (a.w_layout == ExpertLayout::interleaved)
     return detail::run_grouped<Policy, GroupedGatedProblem<T, GateLayout::interleaved>>(gemm, a.routing, w_stride,
                                                                                          bias_stride, stream);
@@ -107,8 +122,10 @@ Status grouped_down_projection(const GroupedDownProjectionArgsT<T>& a, stream_t 
   gemm.b_layout = a.w_layout;
   const std::int64_t w_stride = a.hidden * a.intermediate;
   if (a.w_layout == Layout::col_major)
-    return detail::run_grouped<Policy, Problem<T, Layout::col_major>>(gemm, a.routing, w_stride, a.hidden, stream);
-  return detail::run_grouped<Policy, Problem<T, Layout::row_major>>(gemm, a.routing, w_stride, a.hidden, stream);
+    return detail::run_grouped<Policy, GroupedProblem<Problem<T, Layout::col_major>>>(gemm, a.routing, w_stride,
+                                                                                      a.hidden, stream);
+  return detail::run_grouped<Policy, GroupedProblem<Problem<T, Layout::row_major>>>(gemm, a.routing, w_stride,
+                                                                                    a.hidden, stream);
 }
 
 }  // namespace glukit

@@ -28,10 +28,17 @@ enum class ExpertLayout {
   alternating,
 };
 
-/// The problem of the experts' gated projection: the gated projection's, A's rows gathered
-/// by token (the backends' grouped kernels walk it expert by expert).
+/// Problem Pr once per expert: the backends' grouped kernels walk it expert by expert, each
+/// expert's rows of A and the output, its own B and bias.
+template <class Pr>
+struct GroupedProblem : Pr {
+  static constexpr bool grouped = true;
+};
+
+/// The problem of the experts' gated projection: the gated projection's, grouped, A's rows
+/// gathered by token.
 template <Element T, GateLayout GL>
-struct GroupedGatedProblem : GatedProblem<T, GL> {
+struct GroupedGatedProblem : GroupedProblem<GatedProblem<T, GL>> {
   static constexpr bool gathered = true;
 };
 
@@ -57,6 +64,12 @@ struct GroupedGatedProjectionArgsT {
   ExpertLayout w_layout = ExpertLayout::stacked;
   T* p = nullptr;
   std::int64_t ldp = 0;
+  /// Optional: a routing.rows() x hidden buffer (ld_x_routed) that the launch first fills
+  /// with the routed rows of x (moe_gather), for kernels that read A's rows in order (the
+  /// sm90a warp-specialised ones, which need it); null: the kernel gathers x's rows by token
+  /// as it loads them (the multistage ones).
+  T* x_routed = nullptr;
+  std::int64_t ld_x_routed = 0;
 };
 
 /// Where expert e's gate and up weight of output column j and hidden index kk lie, as an
@@ -113,6 +126,13 @@ Status validate_grouped_gated_arguments(const GroupedGatedProjectionArgsT<T>& a)
   }
   if (a.bias != nullptr && !detail::aligned16(a.bias)) return Status::invalid("bias: must be 16-byte aligned");
   if (a.ldh > max_elements / r.rows()) return Status::invalid("ldh: rows * ldh overflows the index range");
+  if (a.x_routed != nullptr) {
+    if (!detail::aligned16(a.x_routed)) return Status::invalid("x_routed: must be 16-byte aligned");
+    if (detail::bad_stride(a.ld_x_routed, a.hidden))
+      return Status::invalid("ld_x_routed: must be >= hidden, a multiple of 8 and < 2^31");
+    if (a.ld_x_routed > max_elements / r.rows())
+      return Status::invalid("ld_x_routed: rows * ld_x_routed overflows the index range");
+  }
   if (a.p != nullptr) {
     if (!detail::aligned16(a.p)) return Status::invalid("p: must be 16-byte aligned");
     if (detail::bad_stride(a.ldp, 2 * a.intermediate))
@@ -207,6 +227,38 @@ Status validate_moe_combine(const MoeCombineArgsT<T, W>& a) {
   if (detail::bad_stride(a.ldy, a.hidden)) return Status::invalid("ldy: must be >= hidden, a multiple of 8 and < 2^31");
   if (a.ldo > max_elements / r.rows() || a.ldy > max_elements / r.tokens)
     return Status::invalid("ldo, ldy: rows * ld overflows the index range");
+  return Status::success();
+}
+
+/// The routed rows of x: out[r] = x[routing.row_choice[r] / top_k] for every routed row r
+/// below expert_offsets[experts] (the rest not written). x: tokens x hidden (ldx); out:
+/// routing.rows() x hidden (ldo).
+template <Element T>
+struct MoeGatherArgsT {
+  const T* x = nullptr;
+  T* out = nullptr;
+  MoeRouting routing;
+  std::int64_t hidden = 0;
+  std::int64_t ldx = 0;
+  std::int64_t ldo = 0;
+};
+
+/// The gather's rules (host only), each naming its argument.
+template <Element T>
+Status validate_moe_gather(const MoeGatherArgsT<T>& a) {
+  const MoeRouting& r = a.routing;
+  if (Status s = validate_moe_sizes(r.tokens, r.top_k, r.experts); !s) return s;
+  if (a.hidden < 0 || a.hidden >= max_dimension) return Status::invalid("hidden: must be >= 0 and < 2^31");
+  if (r.rows() == 0 || a.hidden == 0) return Status::success();
+  if (a.hidden % vector_elems != 0) return Status::invalid("hidden: must be a multiple of 8");
+  if (r.expert_offsets == nullptr) return Status::invalid("routing.expert_offsets: must not be null");
+  if (r.row_choice == nullptr) return Status::invalid("routing.row_choice: must not be null");
+  if (a.x == nullptr || !detail::aligned16(a.x)) return Status::invalid("x: must not be null, 16-byte aligned");
+  if (detail::bad_stride(a.ldx, a.hidden)) return Status::invalid("ldx: must be >= hidden, a multiple of 8 and < 2^31");
+  if (a.out == nullptr || !detail::aligned16(a.out)) return Status::invalid("out: must not be null, 16-byte aligned");
+  if (detail::bad_stride(a.ldo, a.hidden)) return Status::invalid("ldo: must be >= hidden, a multiple of 8 and < 2^31");
+  if (a.ldx > max_elements / r.tokens || a.ldo > max_elements / r.rows())
+    return Status::invalid("ldx, ldo: rows * ld overflows the index range");
   return Status::success();
 }
 

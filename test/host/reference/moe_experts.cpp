@@ -144,6 +144,34 @@ TEST_CASE("the experts' rules name the argument they refuse", "[moe]") {
   a = good, a.routing.expert_offsets = nullptr, refused(a, "routing.expert_offsets");
   a = good, a.routing.row_choice = nullptr, refused(a, "routing.row_choice");
   a = good, a.p = h, a.ldp = 64, refused(a, "ldp");
+  a = good, a.x_routed = h + 1, a.ld_x_routed = 32, refused(a, "x_routed");
+  a = good, a.x_routed = h, a.ld_x_routed = 24, refused(a, "ld_x_routed");
+  a = good, a.x_routed = h, a.ld_x_routed = 32;
+  CHECK(glukit::validate_grouped_gated_arguments(a).ok());
   a = good, a.routing.tokens = 0, a.x = nullptr, a.h = nullptr;
   CHECK(glukit::validate_grouped_gated_arguments(a).ok());  // no rows: nothing to read or write
+}
+
+TEST_CASE("the gather's rules name the argument they refuse", "[moe]") {
+  alignas(16) static half_t x[64 * 32], out[128 * 32];
+  alignas(16) static std::int32_t offsets[5], rows[128];
+  const glukit::MoeGatherArgsT<half_t> good{x, out, {offsets, rows, nullptr, 64, 2, 4}, 32, 32, 32};
+  CHECK(glukit::validate_moe_gather(good).ok());
+  const auto refused = [](const glukit::MoeGatherArgsT<half_t>& a, const std::string& what) {
+    const glukit::Status s = glukit::validate_moe_gather(a);
+    INFO(s.message());
+    CHECK(s.code() == glukit::StatusCode::invalid_argument);
+    CHECK(std::string(s.message()).rfind(what + ":", 0) == 0);
+  };
+  auto a = good;
+  a.routing.experts = 0, refused(a, "experts");
+  a = good, a.hidden = 12, refused(a, "hidden");
+  a = good, a.x = nullptr, refused(a, "x");
+  a = good, a.out = out + 1, refused(a, "out");
+  a = good, a.ldx = 24, refused(a, "ldx");
+  a = good, a.ldo = 20, refused(a, "ldo");
+  a = good, a.routing.expert_offsets = nullptr, refused(a, "routing.expert_offsets");
+  a = good, a.routing.row_choice = nullptr, refused(a, "routing.row_choice");
+  a = good, a.routing.tokens = 0, a.x = nullptr, a.out = nullptr;
+  CHECK(glukit::validate_moe_gather(a).ok());  // no rows: nothing to read or write
 }
