@@ -145,6 +145,47 @@ void check_grouped(const MoeShape& s) {
         wrong += got != want;
       }
     CHECK(wrong == 0);
+    // With the pre-activations: P's routed rows (W's row order) the expert's x W^T + b,
+    // h as before, the rows routed to no expert untouched.
+    const std::int64_t ldp = up8(2 * s.n) + 8;
+    DeviceBuffer<T> dp(static_cast<std::size_t>(rows * ldp));
+    dp.poison(), dh_ws.poison();
+    aw.p = dp.ptr, aw.ldp = ldp;
+    const Status sp = grouped_gated_projection<WsPolicy>(aw);
+    INFO("grouped_gated_projection with p: " << sp.message());
+    REQUIRE(sp.ok());
+    GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+    check_h(dh_ws.download());
+    const std::vector<T> pre = dp.download();
+    for (int e = 0; e < s.experts; ++e) {
+      const std::int64_t r0 = route.expert_offsets[e], r1 = route.expert_offsets[e + 1];
+      if (r0 == r1) continue;
+      INFO("P of expert " << e);
+      Reference rp;
+      rp.m = r1 - r0, rp.n = 2 * s.n, rp.k = s.hidden;
+      rp.value.assign(std::size_t(rp.m * rp.n), 0.0), rp.magnitude = rp.value, rp.sensitivity.assign(rp.value.size(), 1.0);
+      for (std::int64_t i = 0; i < rp.m; ++i) {
+        const std::int64_t t = route.row_choice[r0 + i] / s.top_k;
+        for (std::int64_t c = 0; c < 2 * s.n; ++c) {  // c: W's row of the expert
+          double v = s.bias ? double(to_float(bias[e * 2 * s.n + c])) : 0.0, mag = std::fabs(v);
+          for (std::int64_t kk = 0; kk < s.hidden; ++kk) {
+            const double term = double(to_float(x[t * ldx + kk])) * double(to_float(w[(e * 2 * s.n + c) * s.hidden + kk]));
+            v += term, mag += std::fabs(term);
+          }
+          rp.value[std::size_t(i * rp.n + c)] = v, rp.magnitude[std::size_t(i * rp.n + c)] = mag;
+        }
+      }
+      const std::vector<T> block(pre.begin() + r0 * ldp, pre.begin() + r1 * ldp);
+      check_output_matches(block, Shape{rp.m, rp.n, s.hidden, 0, 0, 0, ldp}, rp);
+    }
+    std::int64_t p_strays = 0;
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t j = (r < route.expert_offsets[s.experts] ? 2 * s.n : 0); j < ldp; ++j) {
+        std::uint16_t bits;
+        std::memcpy(&bits, &pre[r * ldp + j], 2);
+        p_strays += bits != poison_bits;
+      }
+    CHECK(p_strays == 0);
   }
 
   // The down projection of the h the GPU wrote, W_d in both layouts, bias or not.

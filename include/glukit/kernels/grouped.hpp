@@ -39,13 +39,18 @@ struct GroupedWalk {
 namespace detail {
 /// Backends specialise this, BP a Bound policy, with
 ///   static Status run(const AddmmGluArgsT<element_of<BP>>& gemm, const MoeRouting&,
-///                     std::int64_t w_stride, std::int64_t bias_stride, int device, stream_t):
+///                     std::int64_t w_stride, std::int64_t bias_stride, int device, stream_t,
+///                     const ExtraOperandsT<element_of<BP>>& extra):
 ///   the grouped kernel's launch over gemm (all routed rows), expert e's B and bias at
-///   e * w_stride and e * bias_stride elements, on `device`, the current device.
+///   e * w_stride and e * bias_stride elements, on `device`, the current device; extra: the
+///   pre-activations' rows (out2) where the problem stores them;
+///   static constexpr bool writes_preact: whether BP's grouped kernel writes them.
 template <class BP, Backend B>
 struct GroupedLauncher {
+  static constexpr bool writes_preact = false;
   template <class T>
-  static Status run(const AddmmGluArgsT<T>&, const MoeRouting&, std::int64_t, std::int64_t, int, stream_t) {
+  static Status run(const AddmmGluArgsT<T>&, const MoeRouting&, std::int64_t, std::int64_t, int, stream_t,
+                    const ExtraOperandsT<T>& = {}) {
     static_assert(dependent_false<BP>,
                   "glukit: the experts' launchers need a device compiler: sm90a policies launch from nvcc (CUDA) "
                   "translation units, gfx942/gfx950 policies from hip-clang (HIP) translation units");
@@ -55,13 +60,19 @@ struct GroupedLauncher {
 
 template <class Policy, class Pr, Element T>
 Status run_grouped(const AddmmGluArgsT<T>& gemm, const MoeRouting& routing, std::int64_t w_stride,
-                   std::int64_t bias_stride, stream_t stream) {
+                   std::int64_t bias_stride, stream_t stream, const ExtraOperandsT<T>& extra = {}) {
   static_assert(check_policy<Policy, Pr>(), "glukit: the grouped kernel's policy check failed");
   constexpr Backend B = arch_traits<typename Policy::arch>::backend;
   int device = 0;
   if (Status s = CurrentDevice<B>::get(&device); !s) return s;
-  return GroupedLauncher<Bound<Policy, Pr>, B>::run(gemm, routing, w_stride, bias_stride, device, stream);
+  return GroupedLauncher<Bound<Policy, Pr>, B>::run(gemm, routing, w_stride, bias_stride, device, stream, extra);
 }
+
+/// Whether Policy's grouped kernel writes the gated projection's pre-activations.
+template <class Policy, Element T>
+inline constexpr bool grouped_writes_preact =
+    GroupedLauncher<Bound<Policy, GroupedProblem<GatedProblem<T, GateLayout::stacked, true>>>,
+                    arch_traits<typename Policy::arch>::backend>::writes_preact;
 }  // namespace detail
 
 /// h = act(x[token] W_g^e^T + b_g^e) * (x[token] W_u^e^T + b_u^e) for every routed row of
@@ -75,7 +86,6 @@ Status grouped_gated_projection(const GroupedGatedProjectionArgsT<T>& a, stream_
   if (Status s = validate_grouped_gated_arguments(a); !s) return s;
   if (a.w_layout == ExpertLayout::alternating)
     return Status::invalid("w_layout: ExpertLayout::alternating has no grouped kernel yet");
-  if (a.p != nullptr) return Status::invalid("p: the grouped kernel does not write the pre-activations yet");
   const std::int64_t rows = a.routing.rows();
   if (rows == 0 || a.intermediate == 0) return Status::success();
   GatedProjectionArgsT<T> dense;
@@ -84,17 +94,39 @@ Status grouped_gated_projection(const GroupedGatedProjectionArgsT<T>& a, stream_
   dense.lda = a.ldx > 0 ? a.ldx : a.hidden, dense.ldw = a.hidden, dense.ldo = a.ldh;
   AddmmGluArgsT<T> gemm = detail::gemm_view(dense);
   const std::int64_t w_stride = 2 * a.intermediate * a.hidden, bias_stride = 2 * a.intermediate;
-  if (a.x_routed != nullptr) {  // the routed rows of x first, then a kernel that reads them in order
+  const bool inter = a.w_layout == ExpertLayout::interleaved;
+  constexpr GateLayout st = GateLayout::stacked, il = GateLayout::interleaved;
+  // The routed rows of x first (moe_gather), then a kernel that reads them in order.
+  const auto gathered_first = [&]() -> Status {
     if (Status s = moe_gather(MoeGatherArgsT<T>{a.x, a.x_routed, a.routing, a.hidden, dense.lda, a.ld_x_routed},
                               stream);
         !s)
       return s;
     gemm.a = a.x_routed, gemm.lda = a.ld_x_routed;
-    if (a.w_layout == ExpertLayout::interleaved)
-      return detail::run_grouped<Policy, GroupedProblem<GatedProblem<T, GateLayout::interleaved>>>(
-          gemm, a.routing, w_stride, bias_stride, stream);
-    return detail::run_grouped<Policy, GroupedProblem<GatedProblem<T, GateLayout::stacked>>>(gemm, a.routing, w_stride,
-                                                                                             bias_stride, stream);
+    return Status::success();
+  };
+  if (a.p != nullptr) {
+    if constexpr (detail::grouped_writes_preact<Policy, T>) {
+      if (a.x_routed == nullptr)
+        return Status::invalid("x_routed: the grouped kernel that writes the pre-activations (p) reads x's routed "
+                               "rows in order from x_routed: pass it");
+      if (Status s = gathered_first(); !s) return s;
+      const ExtraOperandsT<T> x{.out2 = a.p, .ld_out2 = a.ldp};
+      return inter ? detail::run_grouped<Policy, GroupedProblem<GatedProblem<T, il, true>>>(gemm, a.routing, w_stride,
+                                                                                          bias_stride, stream, x)
+                   : detail::run_grouped<Policy, GroupedProblem<GatedProblem<T, st, true>>>(gemm, a.routing, w_stride,
+                                                                                          bias_stride, stream, x);
+    } else {
+      return Status::invalid("p: this policy's grouped kernel does not write the pre-activations (an sm90a "
+                             "warp-specialised TMA policy with a_rows = tile_m does, e.g. GatedTma128x128)");
+    }
+  }
+  if (a.x_routed != nullptr) {
+    if (Status s = gathered_first(); !s) return s;
+    return inter ? detail::run_grouped<Policy, GroupedProblem<GatedProblem<T, il>>>(gemm, a.routing, w_stride,
+                                                                                  bias_stride, stream)
+                 : detail::run_grouped<Policy, GroupedProblem<GatedProblem<T, st>>>(gemm, a.routing, w_stride,
+                                                                                  bias_stride, stream);
   }
   if (a.w_layout == ExpertLayout::interleaved)
     return detail::run_grouped<Policy, GroupedGatedProblem<T, GateLayout::interleaved>>(gemm, a.routing, w_stride,

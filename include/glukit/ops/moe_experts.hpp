@@ -48,7 +48,8 @@ struct GroupedGatedProblem : GroupedProblem<GatedProblem<T, GL>> {
 /// invalid choices, are not written); p, optional, for training: the pre-activations,
 /// rows x 2I (ldp), each row's gate and up in the bias's order (stacked: [gate | up];
 /// interleaved: blocks of 64; alternating: gate, up, gate, up, ...): gate j at column
-/// expert_gate_at(w_layout, 0, j, 0, intermediate, 1).
+/// expert_gate_at(w_layout, 0, j, 0, intermediate, 1); written by the sm90a warp-specialised
+/// grouped kernels (with x_routed), refused by the others.
 template <Element T>
 struct GroupedGatedProjectionArgsT {
   using element = T;

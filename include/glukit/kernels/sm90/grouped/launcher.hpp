@@ -14,6 +14,12 @@ namespace glukit::detail {
 
 template <class BP>
 struct GroupedLauncher<BP, Backend::cuda> {
+  /// The warp-specialised TMA kernels whose tiles store all their rows write the gated
+  /// projection's pre-activations (as the dense kernels: kernels/sm90/launcher.hpp).
+  static constexpr bool writes_preact = sm90::MainloopPlan<BP>::specialized && sm90::MainloopPlan<BP>::tma &&
+                                        sm90::MainloopPlan<BP>::stage_y &&
+                                        sm90::MainloopPlan<BP>::a_rows == BP::tile_m;
+
   /// The resident blocks of kernel k with `bytes` of dynamic shared memory on `device` (SMs
   /// x blocks per SM); `too_big`: the refusal when the device has fewer bytes per block.
   template <class Kernel>
@@ -37,9 +43,9 @@ struct GroupedLauncher<BP, Backend::cuda> {
 
   template <class T>
   static Status run(const AddmmGluArgsT<T>& gemm, const MoeRouting& routing, std::int64_t w_stride,
-                    std::int64_t bias_stride, int device, stream_t stream) {
+                    std::int64_t bias_stride, int device, stream_t stream, const ExtraOperandsT<T>& extra = {}) {
     if constexpr (sm90::MainloopPlan<BP>::specialized)
-      return run_ws(gemm, routing, w_stride, bias_stride, device, stream);
+      return run_ws(gemm, routing, w_stride, bias_stride, device, stream, extra);
     else
       return run_multistage(gemm, routing, w_stride, bias_stride, device, stream);
   }
@@ -70,7 +76,7 @@ struct GroupedLauncher<BP, Backend::cuda> {
   /// B's and the bias's over every expert.
   template <class T>
   static Status run_ws(const AddmmGluArgsT<T>& gemm, const MoeRouting& routing, std::int64_t w_stride,
-                       std::int64_t bias_stride, int device, stream_t stream) {
+                       std::int64_t bias_stride, int device, stream_t stream, const ExtraOperandsT<T>& extra) {
     using Plan = sm90::KernelPlan<BP>;
     static_assert(Plan::tma, "the experts' warp-specialised grouped kernel runs TMA policies");
     if constexpr (problem_of<BP>::gathered)
@@ -78,12 +84,14 @@ struct GroupedLauncher<BP, Backend::cuda> {
           "x_routed: the warp-specialised grouped kernel reads x's routed rows in order from x_routed (routing.rows() "
           "x hidden, filled by the launch): pass it, or run a multistage policy (V2-V4), which gathers them");
     else
-      return run_routed_rows(gemm, routing, w_stride, bias_stride, device, stream);
+      return run_routed_rows(gemm, routing, w_stride, bias_stride, device, stream, extra);
   }
 
+  /// extra: the pre-activations' rows (out2, ld_out2) where the problem stores them.
   template <class T>
   static Status run_routed_rows(const AddmmGluArgsT<T>& gemm, const MoeRouting& routing, std::int64_t w_stride,
-                                std::int64_t bias_stride, int device, stream_t stream) {
+                                std::int64_t bias_stride, int device, stream_t stream,
+                                const ExtraOperandsT<T>& extra) {
     using Plan = sm90::KernelPlan<BP>;
     const int bytes = sm90::GroupedWsLayout<BP>::smem_bytes(routing.experts);
     auto* k = &sm90::grouped_ws_kernel<BP>;
@@ -101,7 +109,8 @@ struct GroupedLauncher<BP, Backend::cuda> {
       return Status::invalid("routing, w: the experts' rows must be < 2^31 - 256 for the TMA policy's box coordinates");
     sm90::GroupedWsParams<BP> gp{};
     static_cast<sm90::Params<BP>&>(gp) = sm90::make_params<BP>(gemm, w);
-    if (Status s = sm90::encode_tensor_maps<BP>(gemm, {}, &gp.maps); !s) return s;
+    gp.extra = extra;
+    if (Status s = sm90::encode_tensor_maps<BP>(gemm, extra, &gp.maps); !s) return s;
     using namespace arch::hopper;
     bool ok = true;
     if (gemm.k > 0) {
