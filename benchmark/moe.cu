@@ -1,6 +1,6 @@
 // The experts of a Mixture-of-Experts layer in glukit_bench, bf16, balanced or skewed random
 // routing, at the shapes (experts, top-k, hidden, intermediate) of Qwen3-30B-A3B, DeepSeek-V3,
-// gpt-oss-120b and Mixtral-8x7B and 1, 64, 4096 and 16384 tokens:
+// gpt-oss-120b and Mixtral-8x7B and 1, 8, 64, 4096 and 16384 tokens (decode to prefill):
 //   moe_experts/<model>/<tokens>/<routing>   eight launches timed in turns on rotated input
 //       sets: glukit::moe_route (us_route), grouped_gated_projection (us_gate_up, its
 //       TFLOPS), grouped_down_projection (us_down), moe_combine (us_combine), and the dense
@@ -8,8 +8,11 @@
 //       gate_up_vs_dense = us_dense_gemm / us_gate_up), then the warp-specialised grouped
 //       kernels: the down projection (us_down_ws, down_ws_TFLOPS), the gated projection with
 //       its gather of x's routed rows (us_gate_up_ws, gate_up_ws_TFLOPS, gate_up_ws_vs_dense)
-//       and the gather alone (us_gather); the iteration time is the layer's forward, the four
-//       glukit launches of the multistage path. Checked once: the combine finite.
+//       and the gather alone (us_gather); the experts the routing touches (touched_experts)
+//       and their weights' bytes over the gate/up and down times of either path
+//       (weights_TBps, weights_ws_TBps: the decode rows' bound); the iteration time is the
+//       layer's forward, the four glukit launches of the multistage path. Checked once: the
+//       combine finite.
 // The multistage path runs V2DirectToLds; the warp-specialised one GatedTma128x128 (SwiGLU)
 // and WarpSpecializedTma (BiasOnly).
 #include <algorithm>
@@ -49,7 +52,7 @@ constexpr MoeModel kModels[] = {{"qwen3_30b_a3b", 128, 8, 2048, 768},
                                 {"deepseek_v3", 256, 8, 7168, 2048},
                                 {"gpt_oss_120b", 128, 4, 2880, 2880},
                                 {"mixtral_8x7b", 8, 2, 4096, 14336}};
-constexpr std::int64_t kTokens[] = {1, 64, 4096, 16384};
+constexpr std::int64_t kTokens[] = {1, 8, 64, 4096, 16384};
 
 struct MoeCase {
   MoeModel model;
@@ -92,6 +95,7 @@ struct MoeOperands {
   };
   MoeCase c;
   std::vector<Set> sets;
+  double touched_experts = 0;  ///< experts with rows, averaged over the sets
   DeviceBuffer<T> dense_a, dense_b, dense_c;
   MoeOperands(const MoeCase& mc, std::uint64_t seed, cudaStream_t stream)
       : c(mc),
@@ -115,6 +119,9 @@ struct MoeOperands {
       fill_nonzero(st.w_gate_up.get(), wgu, seed + 8 * s + 1, 1.f / 16, stream);
       fill_nonzero(st.w_down.get(), wd, seed + 8 * s + 2, 1.f / 16, stream);
       const std::vector<std::int64_t> ids = route_ids(c, seed + 8 * s + 3);
+      std::vector<bool> used(std::size_t(m.experts), false);
+      for (const std::int64_t id : ids) used[std::size_t(id)] = true;
+      touched_experts += double(std::count(used.begin(), used.end(), true)) / double(count);
       GLUKIT_BENCH_CHECK_CUDA(cudaMemcpyAsync(st.idx.get(), ids.data(), rows * 8, cudaMemcpyHostToDevice, stream));
       std::vector<float> w(rows, 1.f / float(m.top_k));
       GLUKIT_BENCH_CHECK_CUDA(cudaMemcpyAsync(st.weights.get(), w.data(), rows * 4, cudaMemcpyHostToDevice, stream));
@@ -230,6 +237,12 @@ void bm_moe(benchmark::State& state, MoeCase c) {
     state.counters["gate_up_ws_TFLOPS"] = c.gate_up_flops() / (med[6] * 1e-6) * 1e-12;
     state.counters["gate_up_ws_vs_dense"] = med[4] / med[6];
     state.counters["us_gather"] = med[7];
+    // Where few tokens reach each expert the layer reads every touched expert's weights:
+    // their bytes over the gate/up and down times, against the card's 4.8 TB/s.
+    const double weight_bytes = ops.touched_experts * 3.0 * double(c.model.n) * double(c.model.hidden) * sizeof(T);
+    state.counters["touched_experts"] = ops.touched_experts;
+    state.counters["weights_TBps"] = weight_bytes / ((med[1] + med[2]) * 1e-6) * 1e-12;
+    state.counters["weights_ws_TBps"] = weight_bytes / ((med[6] + med[5]) * 1e-6) * 1e-12;
     state.counters["sets"] = double(ops.sets.size());
   }
 }
