@@ -68,6 +68,7 @@ void register_gated();  ///< gated.cu: the gated projection beside cuBLAS (with 
 void register_gated_backward();  ///< gated_backward.cu: the d-activation GEMM beside cuBLAS (with the sweep)
 void register_addmm_backward();  ///< addmm_backward.cu: addmm_glu's backward with and without dbias (with the sweep)
 void register_fp8();             ///< fp8.cu: the e4m3 gated projection beside cuBLASLt fp8 (with the sweep)
+void register_moe();             ///< moe.cu: the experts of an MoE layer beside the dense GEMM (with the sweep)
 void register_fp8_addmm();       ///< fp8_addmm.cu: e4m3 addmm_glu beside cuBLASLt fp8 (register_fp8 calls it)
 
 /// The options every benchmark here shares: manual (event) time, one

@@ -244,6 +244,7 @@ int main(int argc, char** argv) {
     register_gated_backward();
     register_addmm_backward();
     register_fp8();
+    register_moe();
   }
 
   ShortNameReporter display_reporter(benchmark::CreateDefaultDisplayReporter());

@@ -12,6 +12,8 @@
 #   GLUKIT_GPU_TEST_SPEC='~[cluster]' ...        # a Catch2 test spec for the whole-list run;
 #                                                # "none" skips the list
 #   GLUKIT_SANITIZERS='initcheck' ...            # which tools run (default: all four; "none")
+#   GLUKIT_SANITIZE_SPEC='[moe][sanitize]' ...   # the sanitizers' test spec (default
+#                                                # "[sanitize],[cluster]")
 set -uo pipefail
 build=${1:-.carry/build}
 out=${OUT:-$PWD/check-out}
@@ -33,7 +35,7 @@ if [ "$spec" != none ]; then
 fi
 [ "$tools" = none ] && tools=""
 for tool in $tools; do
-  compute-sanitizer --tool "$tool" --error-exitcode 1 "$tests" "[sanitize],[cluster]" \
+  compute-sanitizer --tool "$tool" --error-exitcode 1 "$tests" "${GLUKIT_SANITIZE_SPEC:-[sanitize],[cluster]}" \
     > "$out/sanitizer_$tool.txt" 2>&1 &
   pids+=($!)
 done

@@ -80,6 +80,11 @@ TEMPLATE_TEST_CASE("moe_route matches the host reference", "[moe][route]", std::
   check_routing<TestType>(17, 3, 4096, Skew::balanced);
 }
 
+TEST_CASE("moe_route under the sanitizers: ragged, skewed, invalid ids", "[moe][route][sanitize]") {
+  check_routing<std::int64_t>(1000, 4, 128, Skew::with_invalid);
+  check_routing<std::int32_t>(333, 8, 256, Skew::one_expert);
+}
+
 TEST_CASE("moe_route with no tokens writes zero offsets", "[moe][route]") {
   DeviceBuffer<std::int32_t> offsets(129), invalid(1);
   DeviceBuffer<unsigned char> ws(static_cast<std::size_t>(moe_route_workspace_bytes(0, 8, 128)));

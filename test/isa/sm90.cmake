@@ -91,6 +91,25 @@ foreach(entry IN LISTS _glukit_sm90_backward)
   glukit_sm90_ptx_check(Backward_${launcher}_bf16 ${launcher} ${args_type} "${policy}" glukit::bfloat16_t)
 endforeach()
 
+# The experts' grouped gated projection (VARIANT Grouped_<policy>[_bf16]) through
+# glukit::grouped_gated_projection<Policy>: the multistage cp.async kernel over the grouped
+# tile map, A's rows gathered (V2DirectToLds), or the warp-specialised TMA kernel on the
+# routed rows the launch gathers first (GatedTma128x128); one translation unit holds both W
+# orders. The down projection on the warp-specialised kernel (VARIANT GroupedDown_<policy>).
+foreach(element glukit::half_t glukit::bfloat16_t)
+  set(suffix "")
+  if(element STREQUAL "glukit::bfloat16_t")
+    set(suffix "_bf16")
+  endif()
+  foreach(base V2DirectToLds GatedTma128x128)
+    glukit_sm90_ptx_check(Grouped_${base}${suffix} grouped_gated_projection GroupedGatedProjectionArgsT
+      "glukit::policy::WithEpilogue<glukit::policy::${base}<glukit::arch::sm90a>, glukit::epilogue::SwiGlu>" "${element}")
+  endforeach()
+  glukit_sm90_ptx_check(GroupedDown_WarpSpecializedTma${suffix} grouped_down_projection GroupedDownProjectionArgsT
+    "glukit::policy::WithEpilogue<glukit::policy::WarpSpecializedTma<glukit::arch::sm90a>, glukit::epilogue::BiasOnly>"
+    "${element}")
+endforeach()
+
 # The launcher's sm_90a check (kernels/sm90/plan_image.hpp) reads the kernel's static
 # shared memory back from the runtime: ptxas must report the marker's size for every
 # kernel entry compiled for sm_90 (the default launcher, both element types) and never

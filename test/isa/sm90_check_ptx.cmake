@@ -36,9 +36,22 @@ expect("wgmma\\.mma_async\\.sync\\.aligned\\.m64n[0-9]+k16\\.f32\\.${dtype}\\.${
 # nn.Linear weight, always K-major; the second operand of op is the up projection in the
 # accumulators, so nothing reads Y; SwiGLU's sigmoid is an ex2 and an approximate
 # division (math::div), not IEEE division with its slow path (div.rn), one division for
-# two outputs (SwiGlu::pair: each 1 + e^-x capped with min).
-if(VARIANT MATCHES "^Gated_")
-  string(REGEX REPLACE "^Gated_" "" VARIANT "${VARIANT}")
+# two outputs (SwiGlu::pair: each 1 + e^-x capped with min). Grouped_<policy>: the same
+# checks on the experts' grouped kernels (kernels/sm90/grouped/), whose entry is
+# grouped_kernel (multistage) or grouped_ws_kernel (warp-specialised), never the dense
+# addmm_glu_kernel; the gather of x's routed rows (moe_gather) in 16-byte loads.
+if(VARIANT MATCHES "^(Gated|Grouped)_")
+  set(prefix "${CMAKE_MATCH_1}_")
+  string(REGEX REPLACE "^(Gated|Grouped)_" "" VARIANT "${VARIANT}")
+  if(prefix STREQUAL "Grouped_")
+    if(VARIANT MATCHES "^GatedTma")
+      expect("\\.entry _ZN6glukit4sm9017grouped_ws_kernel" "the warp-specialised grouped kernel's entry")
+    else()
+      expect("\\.entry _ZN6glukit4sm9014grouped_kernel" "the grouped kernel's entry")
+    endif()
+    forbid("\\.entry _ZN6glukit4sm9016addmm_glu_kernel" "a dense kernel entry")
+    expect("\\.entry _ZN6glukit6detail17moe_gather_kernel" "the gather of x's routed rows")
+  endif()
   expect("\\.${dtype}\\.${dtype} [^;]*p, 1, 1, 0, 0;" "wgmma with W K-major (tnspB = 0)")
   forbid("\\.${dtype}\\.${dtype} [^;]*p, 1, 1, 0, 1;" "wgmma with B MN-major (W is n x k)")
   expect("ex2\\.approx\\.ftz\\.f32" "SwiGLU's exponential, flush-to-zero (one MUFU.EX2)")
@@ -65,9 +78,30 @@ if(VARIANT MATCHES "^Gated_")
   endif()
   if(failures)
     list(JOIN failures "\n  " msg)
-    message(FATAL_ERROR "Gated_${VARIANT}: PTX check failed:\n  ${msg}")
+    message(FATAL_ERROR "${prefix}${VARIANT}: PTX check failed:\n  ${msg}")
   endif()
-  message(STATUS "Gated_${VARIANT}: PTX check passed")
+  message(STATUS "${prefix}${VARIANT}: PTX check passed")
+  return()
+endif()
+# GroupedDown_<policy>: the experts' down projection on the warp-specialised grouped kernel
+# (grouped_ws_kernel): TMA loads of the routed rows of h and of every expert's W_d, both
+# layouts of W_d ((E, H, I): K-major; (E, I, H): MN-major), the producer's registers given to
+# the consumers, no local memory.
+if(VARIANT MATCHES "^GroupedDown_")
+  string(REGEX REPLACE "^GroupedDown_" "" VARIANT "${VARIANT}")
+  expect("\\.entry _ZN6glukit4sm9017grouped_ws_kernel" "the warp-specialised grouped kernel's entry")
+  forbid("\\.entry _ZN6glukit4sm9016addmm_glu_kernel" "a dense kernel entry")
+  expect("cp\\.async\\.bulk\\.tensor\\.2d\\.shared::cluster\\.global\\.mbarrier::complete_tx::bytes" "TMA loads")
+  expect("\\.${dtype}\\.${dtype} [^;]*p, 1, 1, 0, 0;" "wgmma with W_d K-major ((E, H, I), tnspB = 0)")
+  expect("\\.${dtype}\\.${dtype} [^;]*p, 1, 1, 0, 1;" "wgmma with W_d MN-major ((E, I, H), tnspB = 1)")
+  expect("setmaxnreg\\.inc\\.sync\\.aligned\\.u32" "consumer register take")
+  forbid("\\.local" "local memory")
+  forbid("cp\\.async\\.cg" "cp.async in the TMA kernel")
+  if(failures)
+    list(JOIN failures "\n  " msg)
+    message(FATAL_ERROR "GroupedDown_${VARIANT}: PTX check failed:\n  ${msg}")
+  endif()
+  message(STATUS "GroupedDown_${VARIANT}: PTX check passed")
   return()
 endif()
 # Backward_<launcher>: the training kernels. Each stages its tile-shaped inputs with TMA,

@@ -4,13 +4,14 @@
 // (a group's B stays in cache while its row tiles pass), inside a group in grouped_tile's
 // order. The row counts live on the device (the routing made them there), so a kernel
 // first turns them into row-tile starts (row_tile_starts, in shared memory: one value per
-// group, plus the total) and then maps each id by a binary search over them; host and
-// device run the same constexpr functions.
+// group, plus the total; row_tile_starts_block, all the block's threads) and then maps each
+// id by a binary search over them; host and device run the same constexpr functions.
 #pragma once
 #include <cstdint>
 
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/platform/config.hpp"
+#include "glukit/platform/thread_index.hpp"
 
 namespace glukit {
 
@@ -34,6 +35,39 @@ GLUKIT_HOST_DEVICE constexpr void row_tile_starts(const std::int32_t* offsets, i
   }
   starts[groups] = run;
 }
+
+#if defined(GLUKIT_BACKEND_CUDA) || defined(GLUKIT_BACKEND_HIP)
+/// row_tile_starts by a block of Threads threads (thread tid): each counts the row tiles of
+/// its run of groups, thread 0 adds up the runs (partials: Threads values of shared
+/// memory), then each writes its run's starts; ends with a block barrier. The offsets are
+/// read once each, by many threads at a time.
+template <int Threads>
+GLUKIT_DEVICE void row_tile_starts_block(const std::int32_t* offsets, int groups, int tile_m, std::int32_t* starts,
+                                         std::int32_t* partials, int tid) {
+  const int per = (groups + Threads - 1) / Threads;
+  const int g0 = tid * per < groups ? tid * per : groups, g1 = g0 + per < groups ? g0 + per : groups;
+  std::int32_t run = 0;
+  for (int g = g0; g < g1; ++g) run += static_cast<std::int32_t>(ceil_div(offsets[g + 1] - offsets[g], tile_m));
+  partials[tid] = run;
+  block_sync();
+  if (tid == 0) {
+    std::int32_t total = 0;
+    for (int t = 0; t < Threads; ++t) {
+      const std::int32_t n = partials[t];
+      partials[t] = total;
+      total += n;
+    }
+    starts[groups] = total;
+  }
+  block_sync();
+  run = partials[tid];
+  for (int g = g0; g < g1; ++g) {
+    starts[g] = run;
+    run += static_cast<std::int32_t>(ceil_div(offsets[g + 1] - offsets[g], tile_m));
+  }
+  block_sync();
+}
+#endif
 
 /// The group of row tile t (0 <= t < starts[groups]): the last g with starts[g] <= t, which
 /// skips the empty groups (their start equals the next one's).

@@ -4,6 +4,7 @@
 // and columns arrive as zeros, so edge tiles need no special MMA path.
 //   AsyncTileCopier:    global -> shared directly (cp.async 16 B on sm90a);
 //                       issue(), then commit() a group, wait<N>() for it.
+//   AsyncGatherTileCopier: the same over gathered rows (a routed row's token).
 //   RegisterTileCopier: global -> registers (load) -> shared (store), for
 //                       the serial load / stage / compute of V1.
 // The CDNA direct-to-LDS copier (wave-uniform LDS pointer) is in arch/cdna/.
@@ -93,6 +94,63 @@ struct AsyncTileCopier {
         const T* g = bytes ? ptr + pn * panel_cols + r * round_stride : origin;  // no bytes read
         // offset(row + r*rpr, col + 64 pn) = offset(row, col) + offset(r*rpr, 64 pn): the
         // swizzle phase depends on row % 8 only.
+        arch::hopper::cp_async_16(smem + s0 + Layout::offset(r * rpr, pn * panel_cols), g, bytes);
+      }
+    }
+  }
+  GLUKIT_DEVICE static void commit() { arch::hopper::cp_async_commit(); }
+  template <int N>
+  GLUKIT_DEVICE static void wait() {
+    arch::hopper::cp_async_wait<N>();
+  }
+};
+
+/// AsyncTileCopier over gathered rows: tile row i is row rows[i] of the matrix (a routed
+/// row's token, ops/moe_routing.hpp), so each of a thread's rounds keeps a pointer of its
+/// own. The rows are read once per tile, at construction; rows_valid bounds them.
+template <class Layout, int Threads, class T = half_t>
+struct AsyncGatherTileCopier {
+  static_assert(Element<T>, "AsyncGatherTileCopier: T must be glukit::half_t or glukit::bfloat16_t");
+  static constexpr int panel_cols = Layout::panel_cols;
+  static constexpr int panels = Layout::panels;
+  using Partition = CopyPartition<Layout::rows, panel_cols, Threads>;
+  static_assert(Partition::vec * 2 == 16, "AsyncGatherTileCopier: copies 16-byte chunks");
+  static_assert(Partition::row_strided && Partition::rows_per_round % 8 == 0,
+                "AsyncGatherTileCopier: the thread count must be a multiple of 64 (8 rows of 8 chunks)");
+  static constexpr int rpr = Partition::rows_per_round;
+
+  const T* ptr[Partition::rounds];  ///< this thread's chunk of panel 0 in each round
+  int row, col;                     ///< this thread's round-0 chunk in panel 0
+
+  /// base: the matrix; ld its row stride; row_of(i): the matrix row of tile row i (called
+  /// for i < rows_valid only).
+  template <class RowOf>
+  GLUKIT_DEVICE AsyncGatherTileCopier(const T* base, std::int64_t ld, int rows_valid, RowOf&& row_of, int thread) {
+    const auto c = Partition::coord(0, thread);
+    row = c.row;
+    col = c.col;
+#pragma unroll
+    for (int r = 0; r < Partition::rounds; ++r) {
+      const int i = row + r * rpr;
+      ptr[r] = base + (i < rows_valid ? static_cast<std::int64_t>(row_of(i)) * ld : 0) + col;
+    }
+  }
+  /// Moves to the next tile along the rows (elements).
+  GLUKIT_DEVICE void advance(std::int64_t elems) {
+#pragma unroll
+    for (int r = 0; r < Partition::rounds; ++r) ptr[r] += elems;
+  }
+  /// As AsyncTileCopier::issue.
+  GLUKIT_DEVICE void issue(unsigned char* smem, int rows_valid, int cols_valid) const {
+    const std::uint32_t s0 = Layout::offset(row, col);
+#pragma unroll
+    for (int pn = 0; pn < panels; ++pn) {
+      const int cols = cols_valid - pn * panel_cols - col;
+      const std::uint32_t row_bytes = cols <= 0 ? 0u : cols >= Partition::vec ? 16u : 2u * cols;
+#pragma unroll
+      for (int r = 0; r < Partition::rounds; ++r) {
+        const std::uint32_t bytes = row + r * rpr < rows_valid ? row_bytes : 0u;
+        const T* g = bytes ? ptr[r] + pn * panel_cols : ptr[0] - col;  // no bytes read
         arch::hopper::cp_async_16(smem + s0 + Layout::offset(r * rpr, pn * panel_cols), g, bytes);
       }
     }

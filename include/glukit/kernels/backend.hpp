@@ -4,13 +4,18 @@
 // translation unit gets none: it can validate arguments, check policies and run the
 // reference; a launch is a compile error naming the compiler it needs.
 #pragma once
+#include "glukit/kernels/grouped.hpp"
 #include "glukit/kernels/op_kernel.hpp"
 
 #if defined(GLUKIT_BACKEND_CUDA)
+#include "glukit/kernels/moe_combine.hpp"
 #include "glukit/kernels/moe_route.hpp"
 #include "glukit/kernels/sm90/defaults.hpp"
+#include "glukit/kernels/sm90/grouped/launcher.hpp"
 #include "glukit/kernels/sm90/quantize_rows.hpp"
 #elif defined(GLUKIT_BACKEND_HIP)
 #include "glukit/kernels/cdna/defaults.hpp"
+#include "glukit/kernels/cdna/grouped_launcher.hpp"
+#include "glukit/kernels/moe_combine.hpp"
 #include "glukit/kernels/moe_route.hpp"
 #endif

@@ -121,6 +121,12 @@ struct Problem {
   /// The gated projection's backward (GatedProjectionBackwardProblem): the pre-activations
   /// recomputed, the epilogue reads the output's gradient.
   static constexpr bool projection_backward = false;
+  /// A's rows gathered: tile row i is a routed row's token (GroupedGatedProblem, the experts
+  /// of an MoE layer; ops/moe_experts.hpp), read by the backends' grouped kernels.
+  static constexpr bool gathered = false;
+  /// One GEMM per group of rows (GroupedProblem: the experts of an MoE layer), each group its
+  /// own B and bias, walked by the backends' grouped kernels.
+  static constexpr bool grouped = false;
   /// The epilogue of operation Op on this problem's tile (epilogue/compose.hpp).
   template <class Op>
   using composition = epilogue::Elementwise<Op>;

@@ -123,6 +123,9 @@ set(_cdna_kernels --kernel V1RegisterStaged/fp16/row=v1 --kernel V2DirectToLds/f
              # the default gated_projection<SwiGlu>(fp8 args) (WithEpilogue<V4FusedEpilogue<chip>, SwiGlu>)
              --kernel WithEpilogue/bf16/fp8-stacked=v4-op --kernel WithEpilogue/bf16/fp8-interleaved=v4-op
              --kernel WithEpilogue/bf16/fp8-stacked-max=v4-op
+             --kernel V2Grouped/bf16/grouped-stacked=v2 --kernel V2Grouped/bf16/grouped-interleaved=v2
+             --kernel V4Grouped/bf16/grouped-stacked=v4 --kernel V4Grouped/fp16/grouped-interleaved=v4
+             --kernel V4GroupedDown/bf16/col=v4-op --kernel V4GroupedDown/bf16/row=v4-op
              # V4 with GluGate under that name (addmm_glu<WithEpilogue<V4, GluGate>>(fp8 args)), the
              # gated defaults' reference; the default addmm_glu(fp8 args) runs V4FusedEpilogue itself
              --kernel WithEpilogue/bf16/fp8-col=v4)

@@ -113,7 +113,9 @@ PROBLEMS = {"row": ("Problem", "LNS_6LayoutE0E"), "col": ("Problem", "LNS_6Layou
             "pbwd-stacked": ("GatedProjectionBackwardProblem", "LNS_10GateLayoutE0E"),
             "pbwd-interleaved": ("GatedProjectionBackwardProblem", "LNS_10GateLayoutE1E"),
             "scaled-col": ("ScaledProblem", "LNS_6LayoutE1E"),
-            "scaled-stacked": ("ScaledGatedProblem", "LNS_10GateLayoutE0E")}
+            "scaled-stacked": ("ScaledGatedProblem", "LNS_10GateLayoutE0E"),
+            "grouped-stacked": ("GroupedGatedProblem", "LNS_10GateLayoutE0E"),
+            "grouped-interleaved": ("GroupedGatedProblem", "LNS_10GateLayoutE1E")}
 # The scaled (e4m3) forms: LAYOUT -> (the base problem's layout, RowMaxOut), and the chip's
 # mangled e4m3 type.
 FP8 = {"fp8-col": ("col", 0), "fp8-stacked": ("stacked", 0), "fp8-interleaved": ("interleaved", 0),
@@ -126,11 +128,12 @@ BACKWARD = {"bwd-stacked", "bwd-interleaved"}
 XBACKWARD = {"xbwd-row", "xbwd-col", "xbwd-row-sum", "xbwd-col-sum"}
 XSUM = {"xbwd-row-sum", "xbwd-col-sum"}  # with the bias gradient's column sums
 PBACKWARD = {"pbwd-stacked", "pbwd-interleaved"}
+GROUPED = {"grouped-stacked", "grouped-interleaved"}  # the experts' gated projection, A gathered
 # test/common/compositions.hpp: broadcast vectors and the output's row maxima
 SCALED = {"scaled-col", "scaled-stacked"}
 # B read like A (8-byte reads): col_major B, the gated projection's W (also in its backward),
 # addmm_glu's backward's col_major B.
-K_MAJOR_B = {"col", "xbwd-col", "xbwd-col-sum"} | GATED | PBACKWARD | SCALED | set(FP8)
+K_MAJOR_B = {"col", "xbwd-col", "xbwd-col-sum"} | GATED | PBACKWARD | SCALED | set(FP8) | GROUPED
 ROWMAX = SCALED | {"fp8-stacked-max"}  # kernels that merge the output's row maxima
 CHECKS = ["mfma", "bread", "cvt", "dma", "dma16", "setprio", "loop", "vmcnt", "fma", "scratch", "lds",
           "calls", "m0", "noy", "dgated", "xbackward",
@@ -366,7 +369,7 @@ def check_kernel(name, k, variant, arch, budget, element="fp16", layout="row", r
         bread_ok = n_tr == 0 and n_u16 == 0
     else:
         bread_ok = n_tr > 0 if arch == "gfx950" else n_u16 > 0
-    b_name = (f"W ({layout})" if layout in GATED | FP8_GATED else f"B ({layout})" if layout in FP8 else f"W ({layout[5:]})" if layout in PBACKWARD else f"W_down row-major (P {layout[4:]})"
+    b_name = (f"W ({layout})" if layout in GATED | FP8_GATED | GROUPED else f"B ({layout})" if layout in FP8 else f"W ({layout[5:]})" if layout in PBACKWARD else f"W_down row-major (P {layout[4:]})"
               if layout in BACKWARD else f"B {layout[5:8]}-major" if layout in XBACKWARD else f"B {layout}-major")
     res["bread"] = (bread_ok, f"{b_name}: {n_tr} ds_read_b64_tr_b16, {n_u16} ds_read_u16*")
     n_f16_cvt = sum(1 for l in code if F16_CVT.match(l))

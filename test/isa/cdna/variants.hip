@@ -120,6 +120,19 @@ struct V4GluBackward : V4 {
 struct V2GluBackward : V2 {
   static constexpr const char* name() { return "V2GluBackward"; }
 };
+/// The experts' grouped kernels (kernels/cdna/grouped_kernel.hpp), named apart from the
+/// addmm_glu kernels of the same problems: the gated projection (A gathered) and the down
+/// projection (BiasOnly, W_d both ways).
+struct V2Grouped : V2 {
+  static constexpr const char* name() { return "V2Grouped"; }
+};
+struct V4Grouped : V4 {
+  static constexpr const char* name() { return "V4Grouped"; }
+};
+struct V4GroupedDown : V4 {
+  using epilogue_op = glukit::epilogue::BiasOnly;
+  static constexpr const char* name() { return "V4GroupedDown"; }
+};
 }  // namespace isa
 
 using namespace isa;
@@ -234,6 +247,16 @@ template glukit::Status glukit::addmm_glu(const glukit::AddmmGluFp8ArgsT<bfloat1
 template glukit::Status glukit::addmm_glu<glukit::policy::WithEpilogue<V4, glukit::epilogue::GluGate>>(
     const glukit::AddmmGluFp8ArgsT<bfloat16_t, F8>&, glukit::stream_t);
 
+// The experts' grouped kernels, through their public launchers (kernels/grouped.hpp).
+template glukit::Status glukit::grouped_gated_projection<V2Grouped>(const glukit::GroupedGatedProjectionArgsT<bfloat16_t>&,
+                                                                    glukit::stream_t);
+template glukit::Status glukit::grouped_gated_projection<V4Grouped>(const glukit::GroupedGatedProjectionArgsT<bfloat16_t>&,
+                                                                    glukit::stream_t);
+template glukit::Status glukit::grouped_gated_projection<V4Grouped>(const glukit::GroupedGatedProjectionArgsT<half_t>&,
+                                                                    glukit::stream_t);
+template glukit::Status glukit::grouped_down_projection<V4GroupedDown>(
+    const glukit::GroupedDownProjectionArgsT<bfloat16_t>&, glukit::stream_t);
+
 #if defined(GLUKIT_ISA_LAUNCHER)
 /// The other chip's e4m3 encoding.
 using OtherF8 = std::conditional_t<std::is_same_v<F8, glukit::float8_e4m3_t>, glukit::float8_e4m3fnuz_t,
@@ -275,4 +298,6 @@ template glukit::Status glukit::gated_projection_backward<SwiGlu>(
 // The MoE routing, written once for both backends (kernels/moe_route.hpp).
 template glukit::Status glukit::moe_route(const glukit::MoeRouteArgsT<std::int64_t>&, glukit::stream_t);
 template glukit::Status glukit::moe_route(const glukit::MoeRouteArgsT<std::int32_t>&, glukit::stream_t);
+template glukit::Status glukit::moe_combine(const glukit::MoeCombineArgsT<bfloat16_t, float>&, glukit::stream_t);
+template glukit::Status glukit::moe_combine(const glukit::MoeCombineArgsT<half_t, half_t>&, glukit::stream_t);
 #endif

@@ -9,11 +9,14 @@
 //   DirectToLdsCopier (V2+): global -> LDS without registers, one
 //     buffer_load ... lds per (round, operand) per wave; every out-of-range slot
 //     (rows >= M, k >= K, columns >= N) gets the out-of-range offset and reads 0.
+//     A gathered problem's A rows (the experts) are each its token's row, one lane
+//     offset a round found once a tile (begin_gathered_tile).
 // Both move bits: fp16 and bf16 take the same instructions. Bound to a gated
 // problem, both fill the B tile with W's rows in GatedTilePlan order (gate and up
 // runs of 16 rows); rows of output columns >= n read as zeros.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "glukit/arch/cdna/cdna.hpp"
 #include "glukit/arch/cdna/rocprim.hpp"
@@ -64,15 +67,35 @@ class DirectToLdsCopier {
     }
   }
 
+  /// A gathered problem's tile (the experts, GroupedGatedProblem): tile row i is A's row
+  /// choices[i] / top_k, rows_valid of them; each round's byte offset from A's column k0 is
+  /// found here, once a tile (oob_offset past rows_valid).
+  GLUKIT_DEVICE void begin_gathered_tile(int m0, int n0, const std::int32_t* choices, int top_k, int rows_valid) {
+    static_assert(gathered, "DirectToLdsCopier::begin_gathered_tile: the problem's A rows are not gathered");
+    begin_tile(m0, n0);
+    for (int r = 0; r < ADma::rounds; ++r)
+      a_gather_.offset[r] =
+          a_row_[r] < rows_valid
+              ? static_cast<std::uint32_t>((std::int64_t{choices[a_row_[r]] / top_k} * p_.lda + a_col_[r]) * element_bytes)
+              : oob_offset;
+  }
+
   /// Issues k-block kb into the ring stage at LDS byte address stage_base (wave-uniform).
   GLUKIT_DEVICE void issue(int kb, std::uint32_t stage_base) const {
     const int k0 = kb * P::tile_k;
-    const auto a = arch::cdna::make_buffer_words(p_.a + Plan::a_origin(m0_, k0, p_.lda), buffer_num_records);
-    for (int r = 0; r < ADma::rounds; ++r) {
-      const bool ok = Plan::a_vector_in(m0_, k0, {a_row_[r], a_col_[r]}, p_.m, p_.k);
-      const std::uint32_t offset = static_cast<std::uint32_t>((a_row_[r] * p_.lda + a_col_[r]) * element_bytes);
-      arch::cdna::load_to_lds<bytes>(a, stage_base + Plan::a_member + ADma::wave_base(r, wave_),
-                                     ok ? offset : oob_offset);
+    if constexpr (gathered) {
+      const auto a = arch::cdna::make_buffer_words(p_.a + k0, buffer_num_records);
+      for (int r = 0; r < ADma::rounds; ++r)
+        arch::cdna::load_to_lds<bytes>(a, stage_base + Plan::a_member + ADma::wave_base(r, wave_),
+                                       k0 + a_col_[r] < p_.k ? a_gather_.offset[r] : oob_offset);
+    } else {
+      const auto a = arch::cdna::make_buffer_words(p_.a + Plan::a_origin(m0_, k0, p_.lda), buffer_num_records);
+      for (int r = 0; r < ADma::rounds; ++r) {
+        const bool ok = Plan::a_vector_in(m0_, k0, {a_row_[r], a_col_[r]}, p_.m, p_.k);
+        const std::uint32_t offset = static_cast<std::uint32_t>((a_row_[r] * p_.lda + a_col_[r]) * element_bytes);
+        arch::cdna::load_to_lds<bytes>(a, stage_base + Plan::a_member + ADma::wave_base(r, wave_),
+                                       ok ? offset : oob_offset);
+      }
     }
     if constexpr (gated) {
       // One resource per instruction: its 16-row run is all gate or all up rows.
@@ -97,9 +120,16 @@ class DirectToLdsCopier {
  private:
   static constexpr bool gated = problem_of<P>::gated;
   using Gated = GatedTilePlan<P>;  ///< used only when gated
+  static constexpr bool gathered = problem_of<P>::gathered;
+  /// A gathered problem's per-round A offsets (none for the others).
+  struct GatherOffsets {
+    std::uint32_t offset[ADma::rounds];
+  };
+  struct NoGather {};
 
   const KernelParams<T>& p_;
   int wave_;
+  [[no_unique_address]] std::conditional_t<gathered, GatherOffsets, NoGather> a_gather_;
   int m0_ = 0, n0_ = 0;
   int a_row_[ADma::rounds], a_col_[ADma::rounds];
   int b_row_[BDma::rounds], b_col_[BDma::rounds];

@@ -57,10 +57,18 @@ struct AsyncFeed {
   GLUKIT_DEVICE static void run(const Ring& ring, const Args<P>& args, std::int64_t m0, std::int64_t n0, int tid,
                                 int kbs, Compute&& compute) {
     using CA = AsyncTileCopier<typename Plan::ALayout, Plan::copy_threads, typename Plan::element>;
+    CA ca(args.a + m0 * args.lda, args.lda, tid);
+    run_from(ca, ring, args, m0, n0, tid, kbs, compute);
+  }
+
+  /// run's loop with A's copier `ca` at the tile's first k-block (its rows plain, or
+  /// gathered: AsyncGatherTileCopier).
+  template <class CA, class Compute>
+  GLUKIT_DEVICE static void run_from(CA& ca, const Ring& ring, const Args<P>& args, std::int64_t m0, std::int64_t n0,
+                                     int tid, int kbs, Compute&& compute) {
     // Copiers sit at k-block `issued`; rows/cols valid in A: (m - m0, k - k0), in B:
     // (k - k0, n - n0), or (n - n0, k - k0) when B is K-major (Plan::b_valid); gated:
     // per run of W rows (AsyncBTile).
-    CA ca(args.a + m0 * args.lda, args.lda, tid);
     AsyncBTile<P, Plan::copy_threads> cb(args, n0, tid);
     const int a_rows = tile_extent(args.m, m0, BM);
     int issued = 0;

@@ -33,6 +33,34 @@ struct WsCluster<1> {
   GLUKIT_DEVICE static void leave() {}
 };
 
+/// The tiles a block walks, a type per kind of problem. DenseWalk: the schedule's tiles of
+/// one GEMM (Params::schedule). A walk knows, for slot s of the walk, its Tile (tile(s)),
+/// the tile's first row of A and of the output (row), its first output column tile (.n),
+/// the GEMM it belongs to (args: its m bounds the rows, its bias), and where the tile's B and
+/// bias rows start in their tensor maps (b_row, bias_row); tiles_of(w): how many slots worker
+/// w walks. WalkOf<P> picks it (grouped problems specialise WalkFor).
+template <class P>
+struct DenseWalk {
+  using Tile = TileCoord;
+  const Params<P>& p;
+  GLUKIT_DEVICE std::int64_t tiles() const { return p.schedule.tiles(); }
+  GLUKIT_DEVICE std::int64_t tiles_of(std::int64_t worker) const { return p.schedule.tiles_of(worker); }
+  GLUKIT_DEVICE Tile tile(std::int64_t slot) const { return p.schedule.tile(slot); }
+  GLUKIT_DEVICE static std::int64_t row(const Tile& t) { return KernelPlan<P>::block_row(t, blockIdx.x); }
+  GLUKIT_DEVICE const Args<P>& args(const Tile&) const { return p.args; }
+  GLUKIT_DEVICE static constexpr int b_row(const Tile&) { return 0; }
+  GLUKIT_DEVICE static constexpr int bias_row(const Tile&) { return 0; }
+  /// The walk of the block whose shared view is `sh` (a grouped walk reads its tile starts there).
+  template <class Shared>
+  GLUKIT_DEVICE static DenseWalk of(const Params<P>& p, const Shared&) { return {p}; }
+};
+template <class Problem, class P>
+struct WalkFor {
+  using type = DenseWalk<P>;
+};
+template <class P>
+using WalkOf = typename WalkFor<problem_of<P>, P>::type;
+
 template <class P>
 struct WsCommon {
   using Plan = KernelPlan<P>;
@@ -67,7 +95,8 @@ struct WsCommon {
   static constexpr int CM = Plan::cluster_m;
   GLUKIT_DEVICE static std::int64_t first_slot() { return blockIdx.x / CM; }
   GLUKIT_DEVICE static std::int64_t slot_stride() { return gridDim.x / CM; }
-  GLUKIT_DEVICE static std::int64_t tile_row(const TileCoord& tc) { return Plan::block_row(tc, blockIdx.x); }
+  using Walk = WalkOf<P>;
+  using WalkTile = typename Walk::Tile;
 
   /// The Y buffer and its barrier parity for the li-th tile a block walks; the barriers of
   /// its part `part` are slot bar(part) of Shared::y_parts.

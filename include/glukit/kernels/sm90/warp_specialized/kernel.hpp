@@ -63,7 +63,9 @@ struct WsKernel : WsProducer<P> {
   using Schedule = std::conditional_t<Plan::pingpong, Pingpong<Plan>, Cooperative<Plan>>;
   using Base::BN, Base::S, Base::YB, Base::CM;
   static constexpr int SL = Plan::wg_slices;
-  using Base::first_slot, Base::slot_stride, Base::tile_row, Base::y_slot, Base::bias_beside_y;
+  using typename Base::Walk;
+  using typename Base::WalkTile;
+  using Base::first_slot, Base::slot_stride, Base::y_slot, Base::bias_beside_y;
   using Acc = float[SL][Mma::accumulators];
 
   /// A consumer is done reading ring stage `stage`: each warp arrives once (its first
@@ -81,8 +83,9 @@ struct WsKernel : WsProducer<P> {
   /// producer refills the part with the next tile's Y while the later parts are stored.
   /// tid: the thread's index among the tile's consumer threads (warpgroup w: rows 64 w..);
   /// slice s of the accumulators (Plan::wg_slices) belongs to tile thread tid + 128 s.
-  GLUKIT_DEVICE static void finish_tile(const Params<P>& p, const Shared& sh, std::int64_t li, std::int64_t m0,
-                                        std::int64_t n0, int tid, float (&acc)[SL][Mma::accumulators]) {
+  GLUKIT_DEVICE static void finish_tile(const Params<P>& p, const Args<P>& args, const Shared& sh, std::int64_t li,
+                                        std::int64_t m0, std::int64_t n0, int tid,
+                                        float (&acc)[SL][Mma::accumulators]) {
     const ExtraOperandsT<element_of<P>>& x = p.extra;
     // A warp whose 16 rows lie past the tile's a_rows (Plan::a_rows) has nothing to store;
     // it still waits for and releases every part.
@@ -90,7 +93,7 @@ struct WsKernel : WsProducer<P> {
     if constexpr (ProblemParts<P>::dequantised)
 #pragma unroll
       for (int s = 0; s < SL; ++s)
-        StagedEpi(p.args, m0, n0, tid + 128 * s).dequantise(acc[s], x.scale_a, x.scale_a_step, x.scale_b,
+        StagedEpi(args, m0, n0, tid + 128 * s).dequantise(acc[s], x.scale_a, x.scale_a_step, x.scale_b,
                                                             x.scale_b_step);
     const bool with_bias = bias_beside_y(p);
     const auto finish_part = [&]<int Part>() {
@@ -102,7 +105,7 @@ struct WsKernel : WsProducer<P> {
       if (stores)
 #pragma unroll
         for (int s = 0; s < SL; ++s)
-          TileEpi(p.args, m0, n0, tid + 128 * s, x.out2, x.ld_out2, x.column_partials, x.row_scale, x.column_scale,
+          TileEpi(args, m0, n0, tid + 128 * s, x.out2, x.ld_out2, x.column_partials, x.row_scale, x.column_scale,
                   x.row_absmax)
               .template finish<P0, P1>(acc[s], w.tile, bias_row, m0);
       // Every consumer thread arrives: with one arrival per warp (after a __syncwarp),
@@ -129,34 +132,34 @@ struct WsKernel : WsProducer<P> {
   /// wgmma of the kernel (C7515).
   struct RegisterTile {
     Epi epi;
-    GLUKIT_DEVICE RegisterTile(const Params<P>& p, const Shared&, const State&, std::int64_t m0, std::int64_t n0,
-                               int tile_tid, Acc& acc)
-        : epi(p.args, m0, n0, tile_tid) {
+    GLUKIT_DEVICE RegisterTile(const Params<P>&, const Args<P>& args, const Shared&, const State&, std::int64_t m0,
+                               std::int64_t n0, int tile_tid, Acc& acc)
+        : epi(args, m0, n0, tile_tid) {
       epi.init(acc[0]);
     }
     GLUKIT_DEVICE void last_k_block() { epi.prefetch(); }
-    GLUKIT_DEVICE void finish(const Params<P>& p, const Shared&, std::int64_t, std::int64_t, std::int64_t, int,
-                              Acc& acc, const Schedule&) {
+    GLUKIT_DEVICE void finish(const Params<P>& p, const Args<P>&, const Shared&, std::int64_t, std::int64_t,
+                              std::int64_t, int, Acc& acc, const Schedule&) {
       if (p.k_blocks == 0) epi.prefetch();
       epi.finish(acc[0]);
     }
   };
   struct StagedTile {
-    GLUKIT_DEVICE StagedTile(const Params<P>& p, const Shared& sh, const State& st, std::int64_t m0, std::int64_t n0,
-                             int tile_tid, Acc& acc) {
+    GLUKIT_DEVICE StagedTile(const Params<P>& p, const Args<P>& args, const Shared& sh, const State& st,
+                             std::int64_t m0, std::int64_t n0, int tile_tid, Acc& acc) {
       const unsigned char* bias_row = nullptr;
       if constexpr (Plan::bias_in_accumulator) {
         if (p.k_blocks > 0) sh.stages.wait(st.index, st.phase);
         bias_row = p.k_blocks > 0 ? sh.ring.template tile<2>(st.index) : nullptr;
       }
 #pragma unroll
-      for (int s = 0; s < SL; ++s) StagedEpi(p.args, m0, n0, tile_tid + 128 * s).init_staged(acc[s], bias_row);
+      for (int s = 0; s < SL; ++s) StagedEpi(args, m0, n0, tile_tid + 128 * s).init_staged(acc[s], bias_row);
     }
     GLUKIT_DEVICE static void last_k_block() {}
-    GLUKIT_DEVICE static void finish(const Params<P>& p, const Shared& sh, std::int64_t li, std::int64_t m0,
-                                     std::int64_t n0, int tile_tid, Acc& acc, const Schedule& turn) {
+    GLUKIT_DEVICE static void finish(const Params<P>& p, const Args<P>& args, const Shared& sh, std::int64_t li,
+                                     std::int64_t m0, std::int64_t n0, int tile_tid, Acc& acc, const Schedule& turn) {
       turn.before_epilogue(li);
-      finish_tile(p, sh, li, m0, n0, tile_tid, acc);
+      finish_tile(p, args, sh, li, m0, n0, tile_tid, acc);
       turn.after_epilogue(li);
     }
   };
@@ -176,25 +179,27 @@ struct WsKernel : WsProducer<P> {
     // (269 more instructions in the gated backward's ping-pong kernel, CUDA 13.0).
     const int a_wg = Schedule::a_slice(cwg);
     const int tile_tid = Schedule::tile_thread(ctid);
-    const Schedule turn(cwg, p.schedule.tiles_of(first_slot()));
+    const Walk walk = Walk::of(p, sh);
+    const Schedule turn(cwg, walk.tiles_of(first_slot()));
     State st{};
     std::int64_t li = 0;
     // The next tile of this warpgroup, worked out while the previous tile's last wgmma
     // drain (its divisions off the path between two tiles' MMAs).
     const std::int64_t own_stride = slot_stride() * Schedule::turns;
-    const auto tile_at = [&](std::int64_t s) { return s < p.schedule.tiles() ? p.schedule.tile(s) : TileCoord{}; };
-    TileCoord next_tc = tile_at(first_slot() + turn.first_turn() * slot_stride());
-    for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride(), ++li) {
+    const auto tile_at = [&](std::int64_t s) { return s < walk.tiles() ? walk.tile(s) : WalkTile{}; };
+    WalkTile next_tc = tile_at(first_slot() + turn.first_turn() * slot_stride());
+    for (std::int64_t slot = first_slot(); slot < walk.tiles(); slot += slot_stride(), ++li) {
       if (!turn.owns(li)) {
         st = st.advanced(p.k_blocks);  // another warpgroup's tile: its stages go by
         continue;
       }
-      const TileCoord tc = next_tc;
-      const std::int64_t m0 = tile_row(tc), n0 = tc.n * Plan::out_tile_n;  // n0: the output's column
+      const WalkTile tc = next_tc;
+      const auto& args = walk.args(tc);
+      const std::int64_t m0 = walk.row(tc), n0 = tc.n * Plan::out_tile_n;  // n0: the output's column
       // Slice s of this warpgroup's rows is 64 rows of the tile; its epilogue sees the
       // thread as tile thread tile_tid + 128 s (rows 64 s..).
       Acc acc;
-      Tile tile(p, sh, st, m0, n0, tile_tid, acc);
+      Tile tile(p, args, sh, st, m0, n0, tile_tid, acc);
       turn.before_mainloop(li);
       int release = -1;
       for (int kb = 0; kb < p.k_blocks; ++kb) {
@@ -214,7 +219,7 @@ struct WsKernel : WsProducer<P> {
 #pragma unroll
       for (int s = 0; s < SL; ++s) fence_accumulators(acc[s]);
       if (release >= 0) release_stage(sh, release);
-      tile.finish(p, sh, li, m0, n0, tile_tid, acc, turn);
+      tile.finish(p, args, sh, li, m0, n0, tile_tid, acc, turn);
     }
   }
 

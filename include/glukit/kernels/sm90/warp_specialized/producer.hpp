@@ -21,7 +21,9 @@ struct WsProducer : WsCommon<P> {
   using typename Base::Shared;
   using typename Base::State;
   using Base::BM, Base::BN, Base::BK, Base::CM;
-  using Base::first_slot, Base::slot_stride, Base::tile_row, Base::y_slot, Base::bias_beside_y;
+  using typename Base::Walk;
+  using typename Base::WalkTile;
+  using Base::first_slot, Base::slot_stride, Base::y_slot, Base::bias_beside_y;
 
   /// The bias row of a tile (cols_valid of BN valid) into shared memory, cp.async for
   /// whole chunks; a partial chunk element by element, as the bias has exactly n
@@ -46,12 +48,13 @@ struct WsProducer : WsCommon<P> {
   GLUKIT_DEVICE static void produce_ring(const Params<P>& p, const Shared& sh, int ptid) {
     using CA = AsyncTileCopier<typename Plan::ALayout, Plan::ring_copy_threads, typename Plan::element>;
     using CB = AsyncTileCopier<typename Plan::BLayout, Plan::ring_copy_threads, typename Plan::element>;
-    const Args<P>& args = p.args;
+    const Walk walk = Walk::of(p, sh);
     State st{};
     int landed_pending = -1;  // stage whose full barrier waits for its copies to land
-    for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride()) {
-      const TileCoord tc = p.schedule.tile(slot);
-      const std::int64_t m0 = tile_row(tc), n0 = tc.n * BN;
+    for (std::int64_t slot = first_slot(); slot < walk.tiles(); slot += slot_stride()) {
+      const WalkTile tc = walk.tile(slot);
+      const auto& args = walk.args(tc);
+      const std::int64_t m0 = walk.row(tc), n0 = tc.n * BN;
       CA ca(args.a + m0 * args.lda, args.lda, ptid);
       CB cb(args.b + Plan::b_tile_origin(n0, args.ldb), args.ldb, ptid);
       const int a_rows = tile_extent(args.m, m0, BM);
@@ -85,14 +88,14 @@ struct WsProducer : WsCommon<P> {
   /// The bias of the tile's B rows at output column j0, run by run of the row map, by one
   /// thread with plain loads (zeros for rows of columns past n): a map whose bias is not
   /// one contiguous run (Rows::bias_run).
-  GLUKIT_DEVICE static void copy_bias_runs(const Params<P>& p, unsigned char* dst, std::int64_t j0) {
+  GLUKIT_DEVICE static void copy_bias_runs(const Args<P>& args, unsigned char* dst, std::int64_t j0) {
     using Rows = typename Plan::Rows;
     auto* d = reinterpret_cast<unsigned short*>(dst);
-    const auto* bias = reinterpret_cast<const unsigned short*>(p.args.bias);
+    const auto* bias = reinterpret_cast<const unsigned short*>(args.bias);
 #pragma unroll
     for (int r = 0; r < BN / 64; ++r) {
-      const int rows = Rows::rows_valid(j0, 64 * r, p.args.n);
-      const unsigned short* src = bias + (rows > 0 ? Rows::row(j0, 64 * r, p.args.n) : 0);
+      const int rows = Rows::rows_valid(j0, 64 * r, args.n);
+      const unsigned short* src = bias + (rows > 0 ? Rows::row(j0, 64 * r, args.n) : 0);
 #pragma unroll 16
       for (int e = 0; e < 64; ++e) d[64 * r + e] = e < rows ? src[e] : 0;
     }
@@ -102,11 +105,12 @@ struct WsProducer : WsCommon<P> {
   /// and issues the boxes (A: a_rows x 64 per 64-wide k panel; B: 64-column panels).
   GLUKIT_DEVICE static void produce_ring_tma(const Params<P>& p, const Shared& sh) {
     using namespace arch::hopper;
-    const Args<P>& args = p.args;
+    const Walk walk = Walk::of(p, sh);
     State st{};
-    for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride()) {
-      const TileCoord tc = p.schedule.tile(slot);
-      const int m0 = static_cast<int>(tile_row(tc)), n0 = static_cast<int>(tc.n * Plan::out_tile_n);
+    for (std::int64_t slot = first_slot(); slot < walk.tiles(); slot += slot_stride()) {
+      const WalkTile tc = walk.tile(slot);
+      const auto& args = walk.args(tc);
+      const int m0 = static_cast<int>(walk.row(tc)), n0 = static_cast<int>(tc.n * Plan::out_tile_n);
       for (int kb = 0; kb < p.k_blocks; ++kb) {
         sh.stages.acquire(st.index, st.phase);  // in a cluster: every block released it
         const bool with_bias = kb == 0 && Plan::bias_in_ring && args.bias != nullptr;
@@ -123,15 +127,16 @@ struct WsProducer : WsCommon<P> {
           if constexpr (CM > 1) {
             // The cluster's blocks share B: block r loads the boxes i % CM == r into all of them.
             if (i % CM == static_cast<int>(blockIdx.x % CM))
-              tma_load_2d_multicast(dst, &p.maps.b, sh.stages.full_barrier(st.index), c.inner, c.outer,
-                                    (1u << CM) - 1u);
+              tma_load_2d_multicast(dst, &p.maps.b, sh.stages.full_barrier(st.index), c.inner,
+                                    c.outer + walk.b_row(tc), (1u << CM) - 1u);
           } else {
-            tma_load_2d(dst, &p.maps.b, sh.stages.full_barrier(st.index), c.inner, c.outer);
+            tma_load_2d(dst, &p.maps.b, sh.stages.full_barrier(st.index), c.inner, c.outer + walk.b_row(tc));
           }
         }
         if constexpr (Plan::bias_in_ring)
           if (with_bias)
-            tma_load_2d(sh.ring.template tile<2>(st.index), &p.maps.bias, sh.stages.full_barrier(st.index), n0, 0);
+            tma_load_2d(sh.ring.template tile<2>(st.index), &p.maps.bias, sh.stages.full_barrier(st.index), n0,
+                        walk.bias_row(tc));
         ++st;
       }
     }
@@ -145,11 +150,13 @@ struct WsProducer : WsCommon<P> {
   GLUKIT_DEVICE static void produce_y_tma(const Params<P>& p, const Shared& sh) {
     using namespace arch::hopper;
     constexpr bool box_bias = Plan::Rows::bias_run;
+    const Walk walk = Walk::of(p, sh);
     std::int64_t li = 0;
-    for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride(), ++li) {
-      const TileCoord tc = p.schedule.tile(slot);
+    for (std::int64_t slot = first_slot(); slot < walk.tiles(); slot += slot_stride(), ++li) {
+      const WalkTile tc = walk.tile(slot);
+      const auto& args = walk.args(tc);
       const std::int64_t j0 = tc.n * Plan::out_tile_n;  // the tile's first output column
-      const int row = static_cast<int>(tile_row(tc));
+      const int row = static_cast<int>(walk.row(tc));
       const bool with_bias = bias_beside_y(p);
 #pragma unroll
       for (int part = 0; part < Base::YP; ++part) {
@@ -158,14 +165,14 @@ struct WsProducer : WsCommon<P> {
         sh.y_parts.acquire(w.bar, w.phase);
         const bool part_bias = part == 0 && with_bias;
         if constexpr (!box_bias)  // plain stores, published by the part's arrival below
-          if (part_bias) copy_bias_runs(p, w.bias, j0);
+          if (part_bias) copy_bias_runs(args, w.bias, j0);
         const bool bias_box = box_bias && part_bias;
         if (Plan::reads_y || bias_box)
           sh.y_parts.commit_tx(w.bar, (Plan::reads_y ? Plan::y_part_tx_bytes : 0) +
                                           (bias_box ? Plan::bias_tx_bytes : 0));
         else
           sh.y_parts.commit(w.bar);  // nothing to load: the part is free
-        if (bias_box) tma_load_2d(w.bias, &p.maps.bias, full, static_cast<int>(j0), 0);
+        if (bias_box) tma_load_2d(w.bias, &p.maps.bias, full, static_cast<int>(j0), walk.bias_row(tc));
         [&]<int... t>(std::integer_sequence<int, t...>) {
           (load_input<t>(p, w.tile, full, part, j0, row), ...);
         }(std::make_integer_sequence<int, ProblemParts<P>::staged_inputs>{});
@@ -199,11 +206,12 @@ struct WsProducer : WsCommon<P> {
   /// once the whole tile has landed.
   GLUKIT_DEVICE static void produce_y(const Params<P>& p, const Shared& sh, int ytid) {
     using CY = AsyncTileCopier<typename Plan::YLayout, Plan::y_copy_threads, typename Plan::element>;
-    const Args<P>& args = p.args;
+    const Walk walk = Walk::of(p, sh);
     std::int64_t li = 0;
-    for (std::int64_t slot = first_slot(); slot < p.schedule.tiles(); slot += slot_stride(), ++li) {
-      const TileCoord tc = p.schedule.tile(slot);
-      const std::int64_t m0 = tile_row(tc), n0 = tc.n * BN;
+    for (std::int64_t slot = first_slot(); slot < walk.tiles(); slot += slot_stride(), ++li) {
+      const WalkTile tc = walk.tile(slot);
+      const auto& args = walk.args(tc);
+      const std::int64_t m0 = walk.row(tc), n0 = tc.n * BN;
       const int cols = tile_extent(args.n, n0, BN);
       const typename Base::YSlot ys = y_slot(li);
       for (int part = 0; part < Base::YP; ++part) sh.y_parts.acquire(ys.bar(part), ys.phase);

@@ -1,0 +1,260 @@
+// The experts of a Mixture-of-Experts layer in glukit_bench, bf16, balanced or skewed random
+// routing, at the shapes (experts, top-k, hidden, intermediate) of Qwen3-30B-A3B, DeepSeek-V3,
+// gpt-oss-120b and Mixtral-8x7B and 1, 8, 64, 4096 and 16384 tokens (decode to prefill):
+//   moe_experts/<model>/<tokens>/<routing>   eight launches timed in turns on rotated input
+//       sets: glukit::moe_route (us_route), grouped_gated_projection (us_gate_up, its
+//       TFLOPS), grouped_down_projection (us_down), moe_combine (us_combine), and the dense
+//       cuBLAS GEMM of the gated projection's FLOPs, (tokens x top_k) x 2I x H (us_dense_gemm;
+//       gate_up_vs_dense = us_dense_gemm / us_gate_up), then the warp-specialised grouped
+//       kernels: the down projection (us_down_ws, down_ws_TFLOPS), the gated projection with
+//       its gather of x's routed rows (us_gate_up_ws, gate_up_ws_TFLOPS, gate_up_ws_vs_dense)
+//       and the gather alone (us_gather); the experts the routing touches (touched_experts)
+//       and their weights' bytes over the gate/up and down times of either path
+//       (weights_TBps, weights_ws_TBps: the decode rows' bound); the iteration time is the
+//       layer's forward, the four glukit launches of the multistage path. Checked once: the
+//       combine finite.
+// The multistage path runs V2DirectToLds; the warp-specialised one GatedTma128x128 (SwiGLU)
+// and WarpSpecializedTma (BiasOnly).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "baseline_runs.cuh"
+#include "bench_context.hpp"
+#include "common/device_data.cuh"
+#include "common/event_timer.hpp"
+#include "glukit/glukit.hpp"
+
+namespace glukit_bench {
+namespace {
+
+using T = glukit::bfloat16_t;
+using GatePolicy = glukit::policy::WithEpilogue<glukit::policy::V2DirectToLds<glukit::arch::sm90a>, glukit::epilogue::SwiGlu>;
+using DownPolicy = glukit::policy::WithEpilogue<glukit::policy::V2DirectToLds<glukit::arch::sm90a>, glukit::epilogue::BiasOnly>;
+/// The gated and down projections on the warp-specialised grouped kernels (TMA; the gated one
+/// reads x's routed rows, which its launch gathers first into x_routed), timed beside them.
+using GateWsPolicy =
+    glukit::policy::WithEpilogue<glukit::policy::GatedTma128x128<glukit::arch::sm90a>, glukit::epilogue::SwiGlu>;
+using DownWsPolicy =
+    glukit::policy::WithEpilogue<glukit::policy::WarpSpecializedTma<glukit::arch::sm90a>, glukit::epilogue::BiasOnly>;
+
+struct MoeModel {
+  const char* name;
+  int experts, top_k;
+  std::int64_t hidden, n;  ///< n: the intermediate size
+};
+constexpr MoeModel kModels[] = {{"qwen3_30b_a3b", 128, 8, 2048, 768},
+                                {"deepseek_v3", 256, 8, 7168, 2048},
+                                {"gpt_oss_120b", 128, 4, 2880, 2880},
+                                {"mixtral_8x7b", 8, 2, 4096, 14336}};
+constexpr std::int64_t kTokens[] = {1, 8, 64, 4096, 16384};
+
+struct MoeCase {
+  MoeModel model;
+  std::int64_t tokens;
+  bool skewed;  ///< a quarter of the experts take half the choices
+  std::int64_t rows() const { return tokens * model.top_k; }
+  double gate_up_flops() const { return 2.0 * double(rows()) * double(2 * model.n) * double(model.hidden); }
+  double down_flops() const { return 2.0 * double(rows()) * double(model.hidden) * double(model.n); }
+  std::string key() const {
+    return std::string(model.name) + "/" + std::to_string(tokens) + (skewed ? "/skewed" : "/balanced");
+  }
+};
+
+/// Expert ids: each token's top_k distinct experts, uniform or skewed.
+std::vector<std::int64_t> route_ids(const MoeCase& c, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const int e = c.model.experts;
+  std::vector<std::int64_t> idx;
+  idx.reserve(std::size_t(c.rows()));
+  for (std::int64_t t = 0; t < c.tokens; ++t) {
+    std::vector<int> picked;
+    while (int(picked.size()) < c.model.top_k) {
+      int x = int(rng() % e);
+      if (c.skewed && rng() % 2 == 0) x = int(rng() % std::max(1, e / 4));
+      if (std::find(picked.begin(), picked.end(), x) == picked.end()) picked.push_back(x);
+    }
+    idx.insert(idx.end(), picked.begin(), picked.end());
+  }
+  return idx;
+}
+
+struct MoeOperands {
+  struct Set {
+    DeviceBuffer<T> x, w_gate_up, w_down, h, out, y;
+    DeviceBuffer<std::int64_t> idx;
+    DeviceBuffer<float> weights;
+    DeviceBuffer<std::int32_t> offsets, row_choice, choice_row, invalid;
+    DeviceBuffer<unsigned char> ws;
+    DeviceBuffer<T> x_routed;  ///< the routed rows of x (the warp-specialised gated projection's)
+  };
+  MoeCase c;
+  std::vector<Set> sets;
+  double touched_experts = 0;  ///< experts with rows, averaged over the sets
+  DeviceBuffer<T> dense_a, dense_b, dense_c;
+  MoeOperands(const MoeCase& mc, std::uint64_t seed, cudaStream_t stream)
+      : c(mc),
+        dense_a(std::size_t(mc.rows() * mc.model.hidden)),
+        dense_b(std::size_t(2 * mc.model.n * mc.model.hidden)),
+        dense_c(std::size_t(mc.rows() * 2 * mc.model.n)) {
+    const MoeModel& m = c.model;
+    const auto xs = std::size_t(c.tokens * m.hidden), wgu = std::size_t(m.experts * 2 * m.n * m.hidden),
+               wd = std::size_t(m.experts * m.hidden * m.n), hs = std::size_t(c.rows() * m.n),
+               os = std::size_t(c.rows() * m.hidden), rows = std::size_t(c.rows());
+    const double set_bytes = 2.0 * double(xs + wgu + wd + hs + os + xs + os);
+    const int count = std::clamp(int(2.0 * double(device_info().l2_bytes) / set_bytes) + 1, 2, 3);
+    for (int s = 0; s < count; ++s) {
+      Set st{DeviceBuffer<T>(xs),          DeviceBuffer<T>(wgu),         DeviceBuffer<T>(wd),
+             DeviceBuffer<T>(hs),          DeviceBuffer<T>(os),          DeviceBuffer<T>(xs),
+             DeviceBuffer<std::int64_t>(rows), DeviceBuffer<float>(rows), DeviceBuffer<std::int32_t>(m.experts + 1),
+             DeviceBuffer<std::int32_t>(rows), DeviceBuffer<std::int32_t>(rows), DeviceBuffer<std::int32_t>(1),
+             DeviceBuffer<unsigned char>(std::size_t(glukit::moe_route_workspace_bytes(c.tokens, m.top_k, m.experts))),
+             DeviceBuffer<T>(os)};
+      fill_nonzero(st.x.get(), xs, seed + 8 * s, 1.f, stream);
+      fill_nonzero(st.w_gate_up.get(), wgu, seed + 8 * s + 1, 1.f / 16, stream);
+      fill_nonzero(st.w_down.get(), wd, seed + 8 * s + 2, 1.f / 16, stream);
+      const std::vector<std::int64_t> ids = route_ids(c, seed + 8 * s + 3);
+      std::vector<bool> used(std::size_t(m.experts), false);
+      for (const std::int64_t id : ids) used[std::size_t(id)] = true;
+      touched_experts += double(std::count(used.begin(), used.end(), true)) / double(count);
+      GLUKIT_BENCH_CHECK_CUDA(cudaMemcpyAsync(st.idx.get(), ids.data(), rows * 8, cudaMemcpyHostToDevice, stream));
+      std::vector<float> w(rows, 1.f / float(m.top_k));
+      GLUKIT_BENCH_CHECK_CUDA(cudaMemcpyAsync(st.weights.get(), w.data(), rows * 4, cudaMemcpyHostToDevice, stream));
+      GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
+      sets.push_back(std::move(st));
+    }
+    fill_nonzero(dense_a.get(), std::size_t(c.rows() * m.hidden), seed + 101, 1.f, stream);
+    fill_nonzero(dense_b.get(), std::size_t(2 * m.n * m.hidden), seed + 102, 1.f / 16, stream);
+  }
+  glukit::MoeRouteArgsT<std::int64_t> route(int i) const {
+    const Set& s = sets[std::size_t(i) % sets.size()];
+    return {s.idx.get(), c.tokens, c.model.top_k, c.model.experts, s.offsets.get(), s.row_choice.get(),
+            s.choice_row.get(), s.invalid.get(), s.ws.get()};
+  }
+  glukit::GroupedGatedProjectionArgsT<T> gate_up(int i) const {
+    const Set& s = sets[std::size_t(i) % sets.size()];
+    glukit::GroupedGatedProjectionArgsT<T> a;
+    a.x = s.x.get(), a.w = s.w_gate_up.get(), a.h = s.h.get(), a.routing = route(i).routing();
+    a.hidden = c.model.hidden, a.intermediate = c.model.n, a.ldx = c.model.hidden, a.ldh = c.model.n;
+    return a;
+  }
+  glukit::GroupedGatedProjectionArgsT<T> gate_up_ws(int i) const {
+    glukit::GroupedGatedProjectionArgsT<T> a = gate_up(i);
+    a.x_routed = sets[std::size_t(i) % sets.size()].x_routed.get(), a.ld_x_routed = c.model.hidden;
+    return a;
+  }
+  glukit::MoeGatherArgsT<T> gather(int i) const {
+    const Set& s = sets[std::size_t(i) % sets.size()];
+    return {s.x.get(), s.x_routed.get(), route(i).routing(), c.model.hidden, c.model.hidden, c.model.hidden};
+  }
+  glukit::GroupedDownProjectionArgsT<T> down(int i) const {
+    const Set& s = sets[std::size_t(i) % sets.size()];
+    glukit::GroupedDownProjectionArgsT<T> a;
+    a.h = s.h.get(), a.w = s.w_down.get(), a.out = s.out.get(), a.routing = route(i).routing();
+    a.hidden = c.model.hidden, a.intermediate = c.model.n, a.ldh = c.model.n, a.ldo = c.model.hidden;
+    return a;
+  }
+  glukit::MoeCombineArgsT<T, float> combine(int i) const {
+    const Set& s = sets[std::size_t(i) % sets.size()];
+    return {s.out.get(), s.weights.get(), s.y.get(), route(i).routing(), c.model.hidden, c.model.hidden,
+            c.model.hidden};
+  }
+};
+
+void bm_moe(benchmark::State& state, MoeCase c) {
+  for (auto _ : state) {
+    Stream stream;
+    const MoeOperands ops(c, next_seed(), stream);
+    // Every set routed once, and the layer run once and checked finite.
+    for (std::size_t s = 0; s < ops.sets.size(); ++s)
+      if (const glukit::Status st = glukit::moe_route(ops.route(int(s)), stream); !st.ok()) {
+        fail(state, std::string("moe_route: ") + st.message());
+        return;
+      }
+    const auto layer = [&](int i) {
+      return glukit::grouped_gated_projection<GatePolicy>(ops.gate_up(i), stream).ok() &&
+             glukit::grouped_down_projection<DownPolicy>(ops.down(i), stream).ok() &&
+             glukit::moe_combine(ops.combine(i), stream).ok();
+    };
+    if (!layer(0)) {
+      fail(state, "moe layer: a launch failed");
+      return;
+    }
+    std::vector<T> y(std::size_t(c.tokens * c.model.hidden));
+    GLUKIT_BENCH_CHECK_CUDA(
+        cudaMemcpyAsync(y.data(), ops.sets[0].y.get(), y.size() * sizeof(T), cudaMemcpyDeviceToHost, stream));
+    GLUKIT_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
+    if (!std::all_of(y.begin(), y.end(), [](T v) { return std::isfinite(glukit::to_float(v)); })) {
+      fail(state, "moe layer: the combined output is not finite");
+      return;
+    }
+    const double est_us = (c.gate_up_flops() + c.down_flops()) / 400e12 * 1e6;
+    const int samples = std::min(settings().samples, std::max(20, int(300e3 / std::max(est_us, 1.0))));
+    const LaunchCounts counts = launch_counts(settings().warmup, samples);
+    int call = 0;
+    bool ok = true;
+    const GemmShape dense{c.rows(), 2 * c.model.n, c.model.hidden};
+    const std::vector<double> med = medians_in_turns(
+        stream,
+        {[&] { ok = ok && glukit::moe_route(ops.route(call++), stream).ok(); },
+         [&] { ok = ok && glukit::grouped_gated_projection<GatePolicy>(ops.gate_up(call++), stream).ok(); },
+         [&] { ok = ok && glukit::grouped_down_projection<DownPolicy>(ops.down(call++), stream).ok(); },
+         [&] { ok = ok && glukit::moe_combine(ops.combine(call++), stream).ok(); },
+         [&] {
+           CublasStreamBinding bind(cublas_handle(), stream);
+           cublas_gemm_rowmajor(cublas_handle(), dense, ops.dense_a.get(), c.model.hidden, ops.dense_b.get(),
+                                c.model.hidden, ops.dense_c.get(), 2 * c.model.n, glukit::Layout::col_major);
+         },
+         [&] { ok = ok && glukit::grouped_down_projection<DownWsPolicy>(ops.down(call++), stream).ok(); },
+         [&] { ok = ok && glukit::grouped_gated_projection<GateWsPolicy>(ops.gate_up_ws(call++), stream).ok(); },
+         [&] { ok = ok && glukit::moe_gather(ops.gather(call++), stream).ok(); }},
+        std::min(counts.warmup, 3), counts.samples);
+    GLUKIT_BENCH_CHECK_LAUNCH();
+    if (!ok) {
+      fail(state, "moe layer: a launch failed while timed in turns");
+      return;
+    }
+    const double layer_us = med[0] + med[1] + med[2] + med[3];
+    state.SetIterationTime(layer_us * 1e-6);
+    state.counters["tokens"] = double(c.tokens);
+    state.counters["us_route"] = med[0];
+    state.counters["us_gate_up"] = med[1];
+    state.counters["us_down"] = med[2];
+    state.counters["us_combine"] = med[3];
+    state.counters["us_dense_gemm"] = med[4];
+    state.counters["gate_up_TFLOPS"] = c.gate_up_flops() / (med[1] * 1e-6) * 1e-12;
+    state.counters["down_TFLOPS"] = c.down_flops() / (med[2] * 1e-6) * 1e-12;
+    state.counters["dense_TFLOPS"] = c.gate_up_flops() / (med[4] * 1e-6) * 1e-12;
+    state.counters["gate_up_vs_dense"] = med[4] / med[1];
+    state.counters["us_down_ws"] = med[5];
+    state.counters["down_ws_TFLOPS"] = c.down_flops() / (med[5] * 1e-6) * 1e-12;
+    state.counters["us_gate_up_ws"] = med[6];
+    state.counters["gate_up_ws_TFLOPS"] = c.gate_up_flops() / (med[6] * 1e-6) * 1e-12;
+    state.counters["gate_up_ws_vs_dense"] = med[4] / med[6];
+    state.counters["us_gather"] = med[7];
+    // Where few tokens reach each expert the layer reads every touched expert's weights:
+    // their bytes over the gate/up and down times, against the card's 4.8 TB/s.
+    const double weight_bytes = ops.touched_experts * 3.0 * double(c.model.n) * double(c.model.hidden) * sizeof(T);
+    state.counters["touched_experts"] = ops.touched_experts;
+    state.counters["weights_TBps"] = weight_bytes / ((med[1] + med[2]) * 1e-6) * 1e-12;
+    state.counters["weights_ws_TBps"] = weight_bytes / ((med[6] + med[5]) * 1e-6) * 1e-12;
+    state.counters["sets"] = double(ops.sets.size());
+  }
+}
+
+}  // namespace
+
+void register_moe() {
+  for (const MoeModel& m : kModels)
+    for (std::int64_t t : kTokens)
+      for (bool skewed : {false, true})
+        configure(benchmark::RegisterBenchmark(("moe_experts/" + MoeCase{m, t, skewed}.key()).c_str(), bm_moe,
+                                               MoeCase{m, t, skewed}));
+}
+
+}  // namespace glukit_bench

@@ -1,0 +1,163 @@
+// The launchers of the experts of a Mixture-of-Experts layer (ops/moe_experts.hpp), written
+// once for both backends: glukit::grouped_gated_projection<Policy>(args, stream) and
+// glukit::grouped_down_projection<Policy>(args, stream). Each validates, maps its arguments
+// onto a GEMM over all routed rows (expert 0's weights; the gated projection's GEMM view and
+// its problem with A's rows gathered, GroupedGatedProblem, or read in order from x_routed;
+// the down projection W_d's layout's, GroupedProblem) and hands them to the backend's grouped kernel
+// (detail::GroupedLauncher: kernels/sm90/grouped/launcher.hpp, kernels/cdna/grouped_launcher.hpp),
+// which walks the routed rows expert by expert. Asynchronous.
+#pragma once
+#include <cstdint>
+#include <type_traits>
+
+#include "glukit/blocks/tile_scheduler.hpp"
+#include "glukit/kernels/moe_gather.hpp"
+#include "glukit/kernels/op_kernel.hpp"
+#include "glukit/ops/moe_experts.hpp"
+
+namespace glukit {
+
+/// What a grouped kernel reads beside its GEMM's parameters (both backends): the experts'
+/// routed-row offsets, the routed rows' choices (token: choice / top_k; read where A's rows
+/// are gathered), and the strides from one expert's weights and bias to the next.
+struct GroupedWalk {
+  const std::int32_t* offsets = nullptr;     ///< groups + 1
+  const std::int32_t* row_choice = nullptr;
+  int top_k = 0;
+  int groups = 0;
+  std::int64_t w_stride = 0;     ///< elements
+  std::int64_t bias_stride = 0;  ///< elements
+  std::int64_t tiles_n = 0;      ///< column tiles of every group
+  static GroupedWalk of(const MoeRouting& r, std::int64_t w_stride, std::int64_t bias_stride, std::int64_t tiles_n) {
+    return {r.expert_offsets, r.row_choice, r.top_k, r.experts, w_stride, bias_stride, tiles_n};
+  }
+  /// No more blocks than the tiles a routing of `rows` rows can make: every expert's rows in
+  /// whole row tiles, plus one ragged row tile per expert.
+  std::int64_t max_tiles(std::int64_t rows, int tile_m) const { return (ceil_div(rows, tile_m) + groups) * tiles_n; }
+};
+
+namespace detail {
+/// Backends specialise this, BP a Bound policy, with
+///   static Status run(const AddmmGluArgsT<element_of<BP>>& gemm, const MoeRouting&,
+///                     std::int64_t w_stride, std::int64_t bias_stride, int device, stream_t,
+///                     const ExtraOperandsT<element_of<BP>>& extra):
+///   the grouped kernel's launch over gemm (all routed rows), expert e's B and bias at
+///   e * w_stride and e * bias_stride elements, on `device`, the current device; extra: the
+///   pre-activations' rows (out2) where the problem stores them;
+///   static constexpr bool writes_preact: whether BP's grouped kernel writes them.
+template <class BP, Backend B>
+struct GroupedLauncher {
+  static constexpr bool writes_preact = false;
+  template <class T>
+  static Status run(const AddmmGluArgsT<T>&, const MoeRouting&, std::int64_t, std::int64_t, int, stream_t,
+                    const ExtraOperandsT<T>& = {}) {
+    static_assert(dependent_false<BP>,
+                  "glukit: the experts' launchers need a device compiler: sm90a policies launch from nvcc (CUDA) "
+                  "translation units, gfx942/gfx950 policies from hip-clang (HIP) translation units");
+    return Status::invalid("unreachable");
+  }
+};
+
+template <class Policy, class Pr, Element T>
+Status run_grouped(const AddmmGluArgsT<T>& gemm, const MoeRouting& routing, std::int64_t w_stride,
+                   std::int64_t bias_stride, stream_t stream, const ExtraOperandsT<T>& extra = {}) {
+  static_assert(check_policy<Policy, Pr>(), "glukit: the grouped kernel's policy check failed");
+  constexpr Backend B = arch_traits<typename Policy::arch>::backend;
+  int device = 0;
+  if (Status s = CurrentDevice<B>::get(&device); !s) return s;
+  return GroupedLauncher<Bound<Policy, Pr>, B>::run(gemm, routing, w_stride, bias_stride, device, stream, extra);
+}
+
+/// Whether Policy's grouped kernel writes the gated projection's pre-activations.
+template <class Policy, Element T>
+inline constexpr bool grouped_writes_preact =
+    GroupedLauncher<Bound<Policy, GroupedProblem<GatedProblem<T, GateLayout::stacked, true>>>,
+                    arch_traits<typename Policy::arch>::backend>::writes_preact;
+}  // namespace detail
+
+/// h = act(x[token] W_g^e^T + b_g^e) * (x[token] W_u^e^T + b_u^e) for every routed row of
+/// a.routing (its device layout: moe_route), with Policy's kernel, its epilogue_op the
+/// activation (sm90a: a multistage cp.async policy, V2-V4, which gathers x's rows as it
+/// loads them, or a warp-specialised TMA policy, which reads them from a.x_routed after
+/// moe_gather has filled it; CDNA: a direct-to-LDS one, V2-V4).
+template <class Policy, Element T>
+Status grouped_gated_projection(const GroupedGatedProjectionArgsT<T>& a, stream_t stream = {}) {
+  static_assert(detail::PolicyMembers<Policy>, "grouped_gated_projection<Policy>: Policy is not a glukit policy");
+  if (Status s = validate_grouped_gated_arguments(a); !s) return s;
+  if (a.w_layout == ExpertLayout::alternating)
+    return Status::invalid("w_layout: ExpertLayout::alternating has no grouped kernel yet");
+  const std::int64_t rows = a.routing.rows();
+  if (rows == 0 || a.intermediate == 0) return Status::success();
+  GatedProjectionArgsT<T> dense;
+  dense.a = a.x, dense.w = a.w, dense.bias = a.bias, dense.out = a.h;
+  dense.m = rows, dense.n = a.intermediate, dense.k = a.hidden;
+  dense.lda = a.ldx > 0 ? a.ldx : a.hidden, dense.ldw = a.hidden, dense.ldo = a.ldh;
+  AddmmGluArgsT<T> gemm = detail::gemm_view(dense);
+  const std::int64_t w_stride = 2 * a.intermediate * a.hidden, bias_stride = 2 * a.intermediate;
+  const bool inter = a.w_layout == ExpertLayout::interleaved;
+  constexpr GateLayout st = GateLayout::stacked, il = GateLayout::interleaved;
+  // The routed rows of x first (moe_gather), then a kernel that reads them in order.
+  const auto gathered_first = [&]() -> Status {
+    if (Status s = moe_gather(MoeGatherArgsT<T>{a.x, a.x_routed, a.routing, a.hidden, dense.lda, a.ld_x_routed},
+                              stream);
+        !s)
+      return s;
+    gemm.a = a.x_routed, gemm.lda = a.ld_x_routed;
+    return Status::success();
+  };
+  if (a.p != nullptr) {
+    if constexpr (detail::grouped_writes_preact<Policy, T>) {
+      if (a.x_routed == nullptr)
+        return Status::invalid("x_routed: the grouped kernel that writes the pre-activations (p) reads x's routed "
+                               "rows in order from x_routed: pass it");
+      if (Status s = gathered_first(); !s) return s;
+      const ExtraOperandsT<T> x{.out2 = a.p, .ld_out2 = a.ldp};
+      return inter ? detail::run_grouped<Policy, GroupedProblem<GatedProblem<T, il, true>>>(gemm, a.routing, w_stride,
+                                                                                          bias_stride, stream, x)
+                   : detail::run_grouped<Policy, GroupedProblem<GatedProblem<T, st, true>>>(gemm, a.routing, w_stride,
+                                                                                          bias_stride, stream, x);
+    } else {
+      return Status::invalid("p: this policy's grouped kernel does not write the pre-activations (an sm90a "
+                             "warp-specialised TMA policy with a_rows = tile_m does, e.g. GatedTma128x128)");
+    }
+  }
+  if (a.x_routed != nullptr) {
+    if (Status s = gathered_first(); !s) return s;
+    return inter ? detail::run_grouped<Policy, GroupedProblem<GatedProblem<T, il>>>(gemm, a.routing, w_stride,
+                                                                                  bias_stride, stream)
+                 : detail::run_grouped<Policy, GroupedProblem<GatedProblem<T, st>>>(gemm, a.routing, w_stride,
+                                                                                  bias_stride, stream);
+  }
+  if (a.w_layout == ExpertLayout::interleaved)
+    return detail::run_grouped<Policy, GroupedGatedProblem<T, GateLayout::interleaved>>(gemm, a.routing, w_stride,
+                                                                                         bias_stride, stream);
+  return detail::run_grouped<Policy, GroupedGatedProblem<T, GateLayout::stacked>>(gemm, a.routing, w_stride,
+                                                                                  bias_stride, stream);
+}
+
+/// out[r] = h[r] W_d^e^T + b_d^e for every routed row of a.routing, with Policy's kernel (its
+/// epilogue_op epilogue::BiasOnly).
+template <class Policy, Element T>
+Status grouped_down_projection(const GroupedDownProjectionArgsT<T>& a, stream_t stream = {}) {
+  static_assert(detail::PolicyMembers<Policy>, "grouped_down_projection<Policy>: Policy is not a glukit policy");
+  static_assert(std::is_same_v<typename Policy::epilogue_op, epilogue::BiasOnly>,
+                "grouped_down_projection: Policy's epilogue_op must be epilogue::BiasOnly");
+  if (Status s = validate_grouped_down_arguments(a); !s) return s;
+  const std::int64_t rows = a.routing.rows();
+  if (rows == 0 || a.hidden == 0) return Status::success();
+  // B is W_d^T (k = intermediate): (E, H, I) is col_major, gpt-oss's (E, I, H) row_major.
+  AddmmGluArgsT<T> gemm{};
+  gemm.a = a.h, gemm.b = a.w, gemm.bias = a.bias, gemm.y = nullptr, gemm.out = a.out;
+  gemm.m = rows, gemm.n = a.hidden, gemm.k = a.intermediate;
+  gemm.lda = a.ldh > 0 ? a.ldh : a.intermediate, gemm.ldo = a.ldo, gemm.ldy = a.hidden;
+  gemm.ldb = a.w_layout == Layout::col_major ? a.intermediate : a.hidden;
+  gemm.b_layout = a.w_layout;
+  const std::int64_t w_stride = a.hidden * a.intermediate;
+  if (a.w_layout == Layout::col_major)
+    return detail::run_grouped<Policy, GroupedProblem<Problem<T, Layout::col_major>>>(gemm, a.routing, w_stride,
+                                                                                      a.hidden, stream);
+  return detail::run_grouped<Policy, GroupedProblem<Problem<T, Layout::row_major>>>(gemm, a.routing, w_stride,
+                                                                                    a.hidden, stream);
+}
+
+}  // namespace glukit

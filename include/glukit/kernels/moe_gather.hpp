@@ -1,0 +1,65 @@
+// The routed rows of x on the device (ops/moe_experts.hpp, MoeGatherArgsT): block r copies
+// x's row of routed row r's token (routing.row_choice[r] / top_k) into out's row r, eight
+// elements a thread at a time; rows past expert_offsets[experts] (the choices routed to no
+// expert) are not written. What the grouped kernels that read A with TMA multiply
+// (grouped_gated_projection with x_routed), and what a backward's weight gradient reads
+// again. One source for both backends, like kernels/moe_combine.hpp; in a plain C++
+// translation unit (kernels/grouped.hpp includes it there too) a launch is a compile error
+// naming the compiler it needs.
+#pragma once
+#include <cstdint>
+
+#include "glukit/arch/tags.hpp"
+#include "glukit/ops/moe_experts.hpp"
+#include "glukit/ops/status.hpp"
+#include "glukit/platform/config.hpp"
+#include "glukit/platform/element.hpp"
+#include "glukit/platform/runtime.hpp"
+#include "glukit/platform/thread_index.hpp"
+
+namespace glukit {
+
+#if defined(GLUKIT_BACKEND_CUDA) || defined(GLUKIT_BACKEND_HIP)
+namespace detail {
+inline constexpr int moe_gather_threads = 128;
+
+/// Eight elements as one 16-byte access.
+template <Element T>
+struct alignas(16) EightElements {
+  T v[8];
+};
+
+template <Element T>
+__global__ void __launch_bounds__(moe_gather_threads) moe_gather_kernel(MoeGatherArgsT<T> a) {
+  const std::int64_t r = block_x();
+  if (r >= a.routing.expert_offsets[a.routing.experts]) return;  // routed to no expert
+  const std::int64_t token = a.routing.row_choice[r] / a.routing.top_k;
+  const auto* src = reinterpret_cast<const EightElements<T>*>(a.x + token * a.ldx);
+  auto* dst = reinterpret_cast<EightElements<T>*>(a.out + r * a.ldo);
+  for (std::int64_t c = thread_x(); 8 * c < a.hidden; c += moe_gather_threads) dst[c] = src[c];
+}
+}  // namespace detail
+
+/// out's routed rows = x's rows of their tokens (MoeGatherArgsT); validates, then launches on
+/// `stream`; asynchronous.
+template <Element T>
+Status moe_gather(const MoeGatherArgsT<T>& a, stream_t stream = {}) {
+  if (Status s = validate_moe_gather(a); !s) return s;
+  if (a.routing.rows() == 0 || a.hidden == 0) return Status::success();
+  MoeGatherArgsT<T> args = a;
+  void* kernel_args[] = {&args};
+  if (error_t e = launch_kernel(&detail::moe_gather_kernel<T>, static_cast<unsigned>(a.routing.rows()),
+                                detail::moe_gather_threads, kernel_args, 0, stream);
+      e != success)
+    return {StatusCode::runtime_error, error_string(e)};
+  return Status::success();
+}
+#else
+template <Element T>
+Status moe_gather(const MoeGatherArgsT<T>&, stream_t = {}) {
+  static_assert(dependent_false<T>, "glukit::moe_gather: a device compiler's translation unit launches it (nvcc or hip-clang)");
+  return Status::invalid("unreachable");
+}
+#endif
+
+}  // namespace glukit

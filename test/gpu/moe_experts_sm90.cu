@@ -1,0 +1,330 @@
+// GPU tests of the experts on sm90a (kernels/sm90/grouped/, kernels/moe_combine.hpp): the
+// routing made on the device (moe_route), then every expert's block of h checked against the
+// dense gated projection's fp64 reference of its gathered rows and weights, every expert's
+// block of the down projection against the dense GEMM's reference of the h the GPU wrote
+// (both layouts of W_d), and the combine against its fp64 sum, each with a per-element bound
+// (test/common/output_check.hpp); experts with 0, 1 and 129 rows, one expert taking most
+// rows, hidden and intermediate not multiples of the tile, ids out of range (their rows left
+// poisoned), stacked and interleaved weights, bias or not, fp16 and bf16; h poisoned first and
+// its padding and the rows past the valid ones checked untouched.
+#include "gpu_test_util.hpp"
+#include "glukit/kernels/moe_combine.hpp"
+#include "glukit/kernels/moe_route.hpp"
+#include "glukit/kernels/sm90/grouped/launcher.hpp"
+#include "glukit/reference/moe_routing.hpp"
+
+namespace glukit::test {
+namespace {
+
+struct MoeShape {
+  std::int64_t tokens, hidden, n;
+  int top_k, experts;
+  ExpertLayout layout;
+  bool bias;
+};
+
+/// Expert ids: expert 0 empty, expert 1 one row, expert 2 129 rows (where the tokens allow),
+/// the rest at random; a few ids out of range.
+std::vector<std::int64_t> choices(const MoeShape& s, std::mt19937_64& rng) {
+  std::vector<std::int64_t> idx(static_cast<std::size_t>(s.tokens * s.top_k));
+  std::int64_t c = 0;
+  for (auto& v : idx) {
+    if (c == 0) v = 1;
+    else if (c <= 129) v = 2;
+    else if (rng() % 97 == 0) v = rng() % 2 ? -3 : s.experts + 5;
+    else v = 3 + static_cast<std::int64_t>(rng() % (s.experts - 3));
+    ++c;
+  }
+  std::shuffle(idx.begin() + 1, idx.end(), rng);  // choice 0 keeps expert 1's single row
+  return idx;
+}
+
+template <class Policy, Element T>
+void check_grouped(const MoeShape& s) {
+  const std::uint64_t seed = fresh_seed();
+  INFO(Policy::name() << " " << element_name<T>() << " tokens=" << s.tokens << " hidden=" << s.hidden
+                      << " n=" << s.n << " top_k=" << s.top_k << " experts=" << s.experts
+                      << (s.layout == ExpertLayout::stacked ? " stacked" : " interleaved") << " bias=" << s.bias
+                      << " seed=" << seed);
+  std::mt19937_64 rng(seed);
+  const std::int64_t ldx = up8(s.hidden) + 8, ldh = up8(s.n) + 8, rows = s.tokens * s.top_k;
+  std::vector<T> x(static_cast<std::size_t>(s.tokens * ldx)), w(static_cast<std::size_t>(s.experts * 2 * s.n * s.hidden)),
+      bias(s.bias ? static_cast<std::size_t>(s.experts * 2 * s.n) : 0);
+  fill_random_rows(x, s.tokens, s.hidden, ldx, rng);
+  fill_random(w, rng);
+  fill_random(bias, rng);
+  const std::vector<std::int64_t> idx = choices(s, rng);
+  DeviceBuffer<T> dx(x.size()), dw(w.size()), dbias(bias.size()), dh(static_cast<std::size_t>(rows * ldh));
+  dx.upload(x), dw.upload(w), dbias.upload(bias), dh.poison();
+  DeviceBuffer<std::int64_t> didx(idx.size());
+  didx.upload(idx);
+  DeviceBuffer<std::int32_t> offsets(static_cast<std::size_t>(s.experts) + 1), row_choice(idx.size()),
+      choice_row(idx.size()), invalid(1);
+  DeviceBuffer<unsigned char> ws(static_cast<std::size_t>(moe_route_workspace_bytes(s.tokens, s.top_k, s.experts)));
+  const MoeRouteArgsT<std::int64_t> ra{.top_k_index = didx.ptr, .tokens = s.tokens, .top_k = s.top_k,
+                                       .experts = s.experts, .expert_offsets = offsets.ptr,
+                                       .row_choice = row_choice.ptr, .choice_row = choice_row.ptr,
+                                       .invalid_choices = invalid.ptr, .workspace = ws.ptr};
+  Status st = moe_route(ra);
+  INFO("moe_route: " << st.message());
+  REQUIRE(st.ok());
+  GroupedGatedProjectionArgsT<T> a;
+  a.x = dx.ptr, a.w = dw.ptr, a.bias = s.bias ? dbias.ptr : nullptr, a.h = dh.ptr, a.routing = ra.routing();
+  a.hidden = s.hidden, a.intermediate = s.n, a.ldx = ldx, a.ldh = ldh, a.w_layout = s.layout;
+  st = grouped_gated_projection<Policy>(a);
+  INFO("grouped_gated_projection: " << st.message());
+  REQUIRE(st.ok());
+  GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+  const std::vector<T> h = dh.download();
+  const reference::MoeRoutingHost route = reference::moe_route(idx.data(), s.tokens, s.top_k, s.experts);
+  CHECK(offsets.download() == route.expert_offsets);
+  const GateLayout gl = s.layout == ExpertLayout::stacked ? GateLayout::stacked : GateLayout::interleaved;
+  // Every expert's rows against the dense gated projection of its gathered rows; nothing
+  // written in the padding columns, nor in the rows routed to no expert.
+  const auto check_h = [&](const std::vector<T>& hv) {
+    for (int e = 0; e < s.experts; ++e) {
+      const std::int64_t r0 = route.expert_offsets[e], r1 = route.expert_offsets[e + 1];
+      if (r0 == r1) continue;
+      INFO("expert " << e << ": rows " << r0 << ".." << r1);
+      std::vector<T> gathered;
+      for (std::int64_t r = r0; r < r1; ++r) {
+        const std::int64_t t = route.row_choice[r] / s.top_k;
+        gathered.insert(gathered.end(), x.begin() + t * ldx, x.begin() + t * ldx + s.hidden);
+      }
+      GatedProjectionArgsT<T> d{gathered.data(), w.data() + e * 2 * s.n * s.hidden,
+                                s.bias ? bias.data() + e * 2 * s.n : nullptr, nullptr, r1 - r0, s.n, s.hidden,
+                                s.hidden, s.hidden, ldh, gl};
+      const std::vector<T> block(hv.begin() + r0 * ldh, hv.begin() + r1 * ldh);
+      check_output_matches(block, Shape{r1 - r0, s.n, s.hidden, 0, 0, 0, ldh},
+                           gated_reference_of(d, typename Policy::epilogue_op{}));
+    }
+    std::int64_t stray = 0;
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t j = (r < route.expert_offsets[s.experts] ? s.n : 0); j < ldh; ++j) {
+        std::uint16_t bits;
+        std::memcpy(&bits, &hv[r * ldh + j], 2);
+        stray += bits != poison_bits;
+      }
+    CHECK(stray == 0);
+  };
+  check_h(h);
+  {  // the warp-specialised grouped kernel (TMA), on the routed rows of x that the launch gathers first
+    using WsPolicy = policy::WithEpilogue<policy::GatedTma128x128<arch::sm90a>, typename Policy::epilogue_op>;
+    INFO("GatedTma128x128, x_routed");
+    DeviceBuffer<T> dh_ws(dh.count), dxr(static_cast<std::size_t>(rows * ldx));
+    dh_ws.poison(), dxr.poison();
+    GroupedGatedProjectionArgsT<T> aw = a;
+    aw.h = dh_ws.ptr;
+    const Status refused = grouped_gated_projection<WsPolicy>(aw);  // without x_routed: refused, nothing written
+    CHECK(refused.code() == StatusCode::invalid_argument);
+    CHECK(std::string(refused.message()).find("x_routed") != std::string::npos);
+    GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+    const std::vector<T> untouched = dh_ws.download();
+    std::int64_t written = 0;
+    for (const T& v : untouched) {
+      std::uint16_t bits;
+      std::memcpy(&bits, &v, 2);
+      written += bits != poison_bits;
+    }
+    CHECK(written == 0);
+    aw.x_routed = dxr.ptr, aw.ld_x_routed = ldx;
+    const Status sw = grouped_gated_projection<WsPolicy>(aw);
+    INFO("grouped_gated_projection: " << sw.message());
+    REQUIRE(sw.ok());
+    GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+    check_h(dh_ws.download());
+    // x_routed: each routed row its token's row of x, the rows routed to no expert untouched.
+    const std::vector<T> xr = dxr.download();
+    std::int64_t wrong = 0;
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t j = 0; j < s.hidden; ++j) {
+        std::uint16_t got, want = poison_bits;
+        std::memcpy(&got, &xr[r * ldx + j], 2);
+        if (r < route.expert_offsets[s.experts])
+          std::memcpy(&want, &x[route.row_choice[r] / s.top_k * ldx + j], 2);
+        wrong += got != want;
+      }
+    CHECK(wrong == 0);
+    // With the pre-activations: P's routed rows (W's row order) the expert's x W^T + b,
+    // h as before, the rows routed to no expert untouched.
+    const std::int64_t ldp = up8(2 * s.n) + 8;
+    DeviceBuffer<T> dp(static_cast<std::size_t>(rows * ldp));
+    dp.poison(), dh_ws.poison();
+    aw.p = dp.ptr, aw.ldp = ldp;
+    const Status sp = grouped_gated_projection<WsPolicy>(aw);
+    INFO("grouped_gated_projection with p: " << sp.message());
+    REQUIRE(sp.ok());
+    GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+    check_h(dh_ws.download());
+    const std::vector<T> pre = dp.download();
+    for (int e = 0; e < s.experts; ++e) {
+      const std::int64_t r0 = route.expert_offsets[e], r1 = route.expert_offsets[e + 1];
+      if (r0 == r1) continue;
+      INFO("P of expert " << e);
+      Reference rp;
+      rp.m = r1 - r0, rp.n = 2 * s.n, rp.k = s.hidden;
+      rp.value.assign(std::size_t(rp.m * rp.n), 0.0), rp.magnitude = rp.value, rp.sensitivity.assign(rp.value.size(), 1.0);
+      for (std::int64_t i = 0; i < rp.m; ++i) {
+        const std::int64_t t = route.row_choice[r0 + i] / s.top_k;
+        for (std::int64_t c = 0; c < 2 * s.n; ++c) {  // c: W's row of the expert
+          double v = s.bias ? double(to_float(bias[e * 2 * s.n + c])) : 0.0, mag = std::fabs(v);
+          for (std::int64_t kk = 0; kk < s.hidden; ++kk) {
+            const double term = double(to_float(x[t * ldx + kk])) * double(to_float(w[(e * 2 * s.n + c) * s.hidden + kk]));
+            v += term, mag += std::fabs(term);
+          }
+          rp.value[std::size_t(i * rp.n + c)] = v, rp.magnitude[std::size_t(i * rp.n + c)] = mag;
+        }
+      }
+      const std::vector<T> block(pre.begin() + r0 * ldp, pre.begin() + r1 * ldp);
+      check_output_matches(block, Shape{rp.m, rp.n, s.hidden, 0, 0, 0, ldp}, rp);
+    }
+    std::int64_t p_strays = 0;
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t j = (r < route.expert_offsets[s.experts] ? 2 * s.n : 0); j < ldp; ++j) {
+        std::uint16_t bits;
+        std::memcpy(&bits, &pre[r * ldp + j], 2);
+        p_strays += bits != poison_bits;
+      }
+    CHECK(p_strays == 0);
+  }
+
+  // The down projection of the h the GPU wrote, W_d in both layouts, bias or not.
+  const std::int64_t hid = s.hidden, ldo = up8(hid) + 8, valid = route.expert_offsets[s.experts];
+  std::vector<T> wd(static_cast<std::size_t>(s.experts * hid * s.n)), bd(s.bias ? static_cast<std::size_t>(s.experts * hid) : 0);
+  fill_random(wd, rng);
+  fill_random(bd, rng);
+  DeviceBuffer<T> dwd(wd.size()), dbd(bd.size()), dout(static_cast<std::size_t>(rows * ldo));
+  dwd.upload(wd), dbd.upload(bd);
+  for (Layout wl : {Layout::col_major, Layout::row_major}) {
+    INFO((wl == Layout::col_major ? "W_d (E, H, I)" : "W_d (E, I, H)"));
+    dout.poison();
+    GroupedDownProjectionArgsT<T> da;
+    da.h = dh.ptr, da.w = dwd.ptr, da.bias = s.bias ? dbd.ptr : nullptr, da.out = dout.ptr, da.routing = ra.routing();
+    da.hidden = hid, da.intermediate = s.n, da.ldh = ldh, da.ldo = ldo, da.w_layout = wl;
+    // Every expert's rows against the dense reference; nothing written in the padding
+    // columns nor in the rows routed to no expert.
+    const auto check_down = [&](const std::vector<T>& o) {
+      for (int e = 0; e < s.experts; ++e) {
+        const std::int64_t r0 = route.expert_offsets[e], r1 = route.expert_offsets[e + 1];
+        if (r0 == r1) continue;
+        INFO("expert " << e);
+        AddmmGluArgsT<T> g{h.data() + r0 * ldh, wd.data() + e * hid * s.n, s.bias ? bd.data() + e * hid : nullptr,
+                           nullptr, nullptr, r1 - r0, hid, s.n, ldh, wl == Layout::col_major ? s.n : hid, 0, ldo, wl};
+        const std::vector<T> block(o.begin() + r0 * ldo, o.begin() + r1 * ldo);
+        check_output_matches(block, Shape{r1 - r0, hid, s.n, 0, 0, 0, ldo}, reference_of(g, epilogue::BiasOnly{}));
+      }
+      std::int64_t strays = 0;
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t j = (r < valid ? hid : 0); j < ldo; ++j) {
+          std::uint16_t bits;
+          std::memcpy(&bits, &o[r * ldo + j], 2);
+          strays += bits != poison_bits;
+        }
+      CHECK(strays == 0);
+    };
+    st = grouped_down_projection<policy::WithEpilogue<policy::V2DirectToLds<arch::sm90a>, epilogue::BiasOnly>>(da);
+    INFO("grouped_down_projection: " << st.message());
+    REQUIRE(st.ok());
+    GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+    const std::vector<T> out = dout.download();
+    check_down(out);
+    {  // the warp-specialised grouped kernel (TMA), the same checks
+      INFO("WarpSpecializedTma (BiasOnly)");
+      DeviceBuffer<T> dout_ws(dout.count);
+      dout_ws.poison();
+      GroupedDownProjectionArgsT<T> dw = da;
+      dw.out = dout_ws.ptr;
+      const Status sw = grouped_down_projection<policy::WithEpilogue<policy::WarpSpecializedTma<arch::sm90a>,
+                                                                     epilogue::BiasOnly>>(dw);
+      INFO("grouped_down_projection: " << sw.message());
+      REQUIRE(sw.ok());
+      GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+      check_down(dout_ws.download());
+    }
+    if (wl == Layout::row_major) continue;
+    // The combine of this down projection, router weights in float.
+    std::vector<float> weights(static_cast<std::size_t>(rows));
+    std::uniform_real_distribution<float> wdist(0.f, 1.f);
+    for (float& w : weights) w = wdist(rng);
+    const std::int64_t ldy = up8(hid);
+    DeviceBuffer<float> dweights(weights.size());
+    dweights.upload(weights);
+    DeviceBuffer<T> dy(static_cast<std::size_t>(s.tokens * ldy));
+    dy.poison();
+    const MoeCombineArgsT<T, float> ca{dout.ptr, dweights.ptr, dy.ptr, ra.routing(), hid, ldo, ldy};
+    st = moe_combine(ca);
+    INFO("moe_combine: " << st.message());
+    REQUIRE(st.ok());
+    GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+    const std::vector<T> y = dy.download(), y2 = [&] {
+      REQUIRE(moe_combine(ca).ok());
+      GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+      return dy.download();
+    }();
+    CHECK(std::memcmp(y.data(), y2.data(), y.size() * sizeof(T)) == 0);  // the same bits, twice
+    // The routing as moe_route left it: no grouped kernel writes into it.
+    CHECK(offsets.download() == route.expert_offsets);
+    CHECK(row_choice.download() == route.row_choice);
+    CHECK(choice_row.download() == route.choice_row);
+    CHECK(dweights.download() == weights);
+    const double eps = std::is_same_v<T, half_t> ? 1.0 / 2048 : 1.0 / 256;
+    std::int64_t bad = 0;
+    for (std::int64_t t = 0; t < s.tokens; ++t)
+      for (std::int64_t c = 0; c < hid; ++c) {
+        double want = 0, mag = 0;
+        for (int j = 0; j < s.top_k; ++j) {
+          const std::int32_t r = route.choice_row[t * s.top_k + j];
+          if (r >= valid) continue;
+          const double v = weights[t * s.top_k + j] * double(to_float(out[r * ldo + c]));
+          want += v, mag += std::fabs(v);
+        }
+        const bool wrong = !(std::fabs(double(to_float(y[t * ldy + c])) - want) <= eps * mag + 1e-6);
+        if (wrong && bad == 0)  // the first, with what it sums
+          for (int j = 0; j < s.top_k; ++j) {
+            const std::int32_t r = route.choice_row[t * s.top_k + j];
+            UNSCOPED_INFO("token " << t << " column " << c << ": y " << to_float(y[t * ldy + c]) << ", want " << want
+                                   << "; choice " << j << ": row " << r << ", weight " << weights[t * s.top_k + j]
+                                   << ", out " << (r < valid ? to_float(out[r * ldo + c]) : 0.f));
+          }
+        bad += wrong;
+      }
+    CHECK(bad == 0);
+  }
+}
+
+using V2SwiGlu = policy::WithEpilogue<policy::V2DirectToLds<arch::sm90a>, epilogue::SwiGlu>;
+using V3GeGlu = policy::WithEpilogue<policy::V3DeepPipelinePersistent<arch::sm90a>, epilogue::GeGlu>;
+
+}  // namespace
+
+TEST_CASE("grouped_gated_projection matches the dense reference expert by expert", "[moe][grouped]") {
+  for (ExpertLayout l : {ExpertLayout::stacked, ExpertLayout::interleaved}) {
+    const std::int64_t n_ragged = l == ExpertLayout::stacked ? 200 : 192;
+    check_grouped<V2SwiGlu, half_t>({300, 136, n_ragged, 4, 16, l, true});
+    check_grouped<V2SwiGlu, bfloat16_t>({300, 136, n_ragged, 4, 16, l, false});
+    check_grouped<V3GeGlu, bfloat16_t>({1000, 256, 256, 8, 64, l, true});
+    check_grouped<V2SwiGlu, half_t>({40, 64, 128, 8, 8, l, true});  // decode-like: few rows an expert
+  }
+}
+
+TEST_CASE("the experts under the sanitizers: ragged experts, ids out of range", "[moe][grouped][sanitize]") {
+  check_grouped<V2SwiGlu, half_t>({300, 136, 200, 4, 16, ExpertLayout::stacked, true});
+  check_grouped<V2SwiGlu, bfloat16_t>({40, 64, 128, 8, 8, ExpertLayout::interleaved, false});
+}
+
+TEST_CASE("grouped_gated_projection refuses what it cannot run, naming it", "[moe][grouped]") {
+  GroupedGatedProjectionArgsT<half_t> a;
+  DeviceBuffer<half_t> buf(4096);
+  DeviceBuffer<std::int32_t> offsets(9), rows(64);
+  a.x = buf.ptr, a.w = buf.ptr, a.h = buf.ptr, a.hidden = 16, a.intermediate = 16, a.ldx = 16, a.ldh = 16;
+  a.routing = {offsets.ptr, rows.ptr, nullptr, 32, 2, 8};
+  a.w_layout = ExpertLayout::alternating;
+  Status s = grouped_gated_projection<V2SwiGlu>(a);
+  CHECK(s.code() == StatusCode::invalid_argument);
+  CHECK(std::string(s.message()).rfind("w_layout:", 0) == 0);
+  a.w_layout = ExpertLayout::stacked, a.p = buf.ptr, a.ldp = 32;
+  s = grouped_gated_projection<V2SwiGlu>(a);
+  CHECK(std::string(s.message()).rfind("p:", 0) == 0);
+}
+
+}  // namespace glukit::test
