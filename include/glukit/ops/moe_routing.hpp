@@ -33,8 +33,8 @@ struct MoeRouting {
   constexpr std::int64_t rows() const { return tokens * top_k; }
 };
 
-/// Most experts a routing names (the routing kernels keep one counter per expert in shared
-/// memory), and most routed rows (32-bit row indices).
+/// Most experts a routing names (the count pass scans its chunk once per expert, and the
+/// workspace holds a count per chunk and expert), and most routed rows (32-bit row indices).
 inline constexpr int max_moe_experts = 4096;
 inline constexpr std::int64_t max_moe_rows = (std::int64_t{1} << 31) - 1;
 
@@ -77,7 +77,8 @@ constexpr std::int64_t moe_route_workspace_bytes(std::int64_t tokens, int top_k,
 inline Status validate_moe_sizes(std::int64_t tokens, int top_k, int experts) {
   if (experts < 1 || experts > max_moe_experts) return Status::invalid("experts: must be in [1, 4096]");
   if (top_k < 1 || top_k > experts) return Status::invalid("top_k: must be in [1, experts]");
-  if (tokens < 0 || tokens > max_moe_rows / top_k) return Status::invalid("tokens: tokens * top_k must be in [0, 2^31)");
+  if (tokens < 0 || tokens > max_moe_rows / top_k)
+    return Status::invalid("tokens: tokens * top_k must be in [0, 2^31)");
   return Status::success();
 }
 

@@ -22,8 +22,9 @@
 // lane's only): an output may alias an input (addmm_glu's backward: dX may be the
 // gradient, dY may be Y). Reductions, after the stores: column sums (`column_sum`, as
 // stored) over the lane's rows, then the 16 lanes of a column group, stored as the 16-row
-// block's row of the partials (kernels/column_sums.hpp adds them); row maxima (`row_absmax`) over the lane's columns, then the 4 lanes of a row,
-// merged by integer max. Streaming policies read and write with "sc0 nt".
+// block's row of the partials (kernels/column_sums.hpp adds them); row maxima (`row_absmax`)
+// over the lane's columns, then the 4 lanes of a row, merged by integer max. Streaming
+// policies read and write with "sc0 nt".
 #pragma once
 #include <cstdint>
 #include <type_traits>
