@@ -67,7 +67,7 @@ def _clamped_swiglu(g: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
 
 def _clamped_swiglu_partials(g: torch.Tensor, u: torch.Tensor) -> tuple:
     """Its partial derivatives, as torch's autograd of _clamped_swiglu: the gradient only
-    strictly inside a clamp's range (g < 7, |u| < 7; none at a limit, as torch's clamp)."""
+    strictly inside a clamp's range (g < 7, |u| < 7; none at a limit, where torch versions differ)."""
     gc = g.clamp(max=_CLAMP_LIMIT)
     s = torch.sigmoid(_CLAMP_ALPHA * gc)
     glu = gc * s

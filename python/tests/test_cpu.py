@@ -314,7 +314,9 @@ def test_activation_table():
 def test_activation_formulas_and_partials(activation):
     """Each table entry's h is the eager formula (clamped_swiglu: transformers' GptOssExperts'),
     and its partials are torch autograd's of it, in and past clamped_swiglu's clamps (g > 7,
-    |u| > 7, and at the limits themselves, where torch's clamp passes no gradient)."""
+    |u| > 7). At a limit itself (g = 7, |u| = 7) torch's clamp gradient is a convention that
+    torch versions do not share (2.11 passes the gradient there, the CPU root's 2.14 does not):
+    there glukit's is asserted, no gradient."""
     entry = glukit.ops.GATED_ACTIVATIONS[activation]
     gen = torch.Generator().manual_seed(5)
     g = torch.cat([torch.randn(600, generator=gen, dtype=torch.float64) * 6,
@@ -325,9 +327,12 @@ def test_activation_formulas_and_partials(activation):
     gg, uu = g.clone().requires_grad_(), u.clone().requires_grad_()
     want_dg, want_du = torch.autograd.grad(EAGER_ACT[activation](gg, uu).sum(), (gg, uu))
     dg, du = entry.partials(g, u)
-    torch.testing.assert_close(dg, want_dg, rtol=1e-10, atol=1e-12)
-    torch.testing.assert_close(du, want_du, rtol=1e-10, atol=1e-12)
-    if activation == "clamped_swiglu":  # the clamps bind: no gradient
+    off_limits = torch.ones_like(g, dtype=torch.bool)
+    if activation == "clamped_swiglu":
+        off_limits = (g.abs() != 7) & (u.abs() != 7)
+    torch.testing.assert_close(dg[off_limits], want_dg[off_limits], rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(du[off_limits], want_du[off_limits], rtol=1e-10, atol=1e-12)
+    if activation == "clamped_swiglu":  # the clamps bind, at the limits too: no gradient
         assert dg[g >= 7].abs().max() == 0 and du[u.abs() >= 7].abs().max() == 0
 
 
