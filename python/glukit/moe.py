@@ -10,10 +10,11 @@ are expert e's routed rows, ``row_choice[r]`` the choice routed row r carries (i
 routed to no expert (its rows come last, ``invalid`` counts them). :func:`route` makes it with
 torch ops and no host synchronisation.
 
-:class:`MoEExperts` runs the layer's experts as glukit's grouped kernels do
-(include/glukit/kernels/grouped.hpp: route, the gated projection of every routed row, the down
-projection, the combine in choice order): here with torch ops, expert by expert, the reference
-the kernels are held to. The weights are used as stored: ``gate_up`` (E, 2I, H) with [gate; up]
+:class:`MoEExperts` runs the layer's experts (torch.ops.glukit.moe_experts): on CUDA glukit's
+grouped kernels (include/glukit/kernels/grouped.hpp: route, the gated projection of every routed
+row, the down projection, the combine in choice order; python/csrc/launchers/moe_experts.cuh),
+elsewhere, and for gpt-oss's alternating order, torch ops expert by expert, the reference the
+kernels are held to. The weights are used as stored: ``gate_up`` (E, 2I, H) with [gate; up]
 stacked (Qwen3-MoE, Mixtral) or in glukit's interleaved blocks, or (E, H, 2I) with gate and up
 alternating column by column (gpt-oss, ``layout="alternating"``); ``down`` (E, H, I) (Qwen3-MoE,
 Mixtral) or (E, I, H) (gpt-oss, ``down_layout="intermediate_hidden"``); biases per expert.
@@ -25,7 +26,7 @@ from typing import Optional
 import torch
 from torch import nn
 
-from .library import define
+from .library import define, launch
 from .nn import activation_name
 from .ops import check_activation
 
@@ -169,8 +170,40 @@ def _experts_backward(ctx, grad):
     return gx, None, gw, ggu, gd, ggub if gub is not None else None, gdb if db is not None else None
 
 
-define("moe_experts" + MOE_SCHEMA, fake=_experts_fake, cpu=_experts_torch, cuda=_experts_torch,
-       autograd=(_experts_backward, _experts_setup_context))
+_ROUTE_CHUNK = 256  # glukit::moe_route_chunk
+
+
+def _experts_cuda(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, down_bias, layout, down_layout,
+                  activation):
+    """glukit's grouped kernels (python/csrc/launchers/moe_experts.cuh: the routing, the gated
+    projection on the routed rows of x, the down projection, the combine), on the current
+    stream; gpt-oss's alternating gate / up order, which they do not read yet, runs the torch
+    path."""
+    if layout == "alternating":
+        return _experts_torch(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, down_bias, layout,
+                              down_layout, activation)
+    tokens, hidden = x.shape
+    experts, top_k = gate_up.shape[0], top_k_index.shape[1]
+    n = down.shape[2] if down_layout == "hidden_intermediate" else down.shape[1]
+    rows = tokens * top_k
+    chunks = (rows + _ROUTE_CHUNK - 1) // _ROUTE_CHUNK
+    i32 = dict(dtype=torch.int32, device=x.device)
+    offsets, row_choice, choice_row = (torch.empty(experts + 1, **i32), torch.empty(rows, **i32),
+                                       torch.empty(rows, **i32))
+    invalid = torch.empty(1, **i32)
+    workspace = torch.empty((chunks + 1) * (experts + 1) * 4, dtype=torch.uint8, device=x.device)
+    x_routed, h, out = x.new_empty(rows, hidden), x.new_empty(rows, n), x.new_empty(rows, hidden)
+    y = x.new_empty(tokens, hidden)
+    launch("moe_experts", x.dtype,
+           [x, top_k_index.to(torch.int64), top_k_weights.to(torch.float32), gate_up, down, gate_up_bias, down_bias,
+            y, offsets, row_choice, choice_row, invalid, workspace, x_routed, h, out],
+           tokens, n, hidden, activation=check_activation(activation).op, b_is_nk=down_layout == "hidden_intermediate",
+           interleaved=layout == "interleaved")
+    return y
+
+
+define("moe_experts" + MOE_SCHEMA, fake=_experts_fake, cpu=_experts_torch, cuda=_experts_cuda,
+       launchers=("moe_experts",), fallback=_experts_torch, autograd=(_experts_backward, _experts_setup_context))
 
 
 class MoEExperts(nn.Module):

@@ -1,0 +1,60 @@
+// The experts of an MoE layer's forward (include/glukit/ops/moe_experts.hpp), for each gated
+// activation Op of glukit's list: glukit::moe_route of the expert ids, the grouped gated
+// projection on the warp-specialised kernel (GatedTma128x128, x's routed rows gathered first
+// into x_routed), the grouped down projection (WarpSpecializedTma, BiasOnly) and the combine
+// with the router's weights (fp32), all on the caller's stream. Operands: x, top_k_index
+// (int64, tokens x top_k), top_k_weights (float, tokens x top_k), gate_up (E, 2I, H: stacked,
+// or interleaved with w_interleaved), down (E, H, I with b_col_major, else E, I, H),
+// gate_up_bias (E, 2I) or none, down_bias (E, H) or none, y (tokens x H: the output), then
+// the workspaces expert_offsets (E + 1, int32), row_choice, choice_row (rows, int32), invalid
+// (1, int32), route_workspace (bytes), x_routed (rows x H), h (rows x I), out (rows x H).
+// m: tokens, n: I, k: H.
+#pragma once
+#include "launcher.cuh"
+
+namespace glukit_torch {
+namespace {
+
+template <class T, class Op>
+LaunchStatus launch_moe(const Call& c, cudaStream_t stream) {
+  const std::int64_t tokens = c.m, inter = c.n, hidden = c.k;
+  const int top_k = tokens > 0 ? static_cast<int>(c.operands[1].numel / tokens) : 1;
+  const int experts = static_cast<int>(c.operands[8].numel - 1);
+  glukit::MoeRouteArgsT<std::int64_t> ra{.top_k_index = ptr<const std::int64_t>(c, 1),
+                                         .tokens = tokens,
+                                         .top_k = top_k,
+                                         .experts = experts,
+                                         .expert_offsets = ptr<std::int32_t>(c, 8),
+                                         .row_choice = ptr<std::int32_t>(c, 9),
+                                         .choice_row = ptr<std::int32_t>(c, 10),
+                                         .invalid_choices = ptr<std::int32_t>(c, 11),
+                                         .workspace = ptr<void>(c, 12)};
+  if (glukit::Status s = glukit::moe_route(ra, stream); !s) return plain(s);
+  glukit::GroupedGatedProjectionArgsT<T> g;
+  g.x = ptr<const T>(c, 0), g.w = ptr<const T>(c, 3), g.bias = ptr<const T>(c, 5), g.h = ptr<T>(c, 14);
+  g.routing = ra.routing();
+  g.hidden = hidden, g.intermediate = inter, g.ldx = hidden, g.ldh = inter;
+  g.w_layout = c.w_interleaved ? glukit::ExpertLayout::interleaved : glukit::ExpertLayout::stacked;
+  g.x_routed = ptr<T>(c, 13), g.ld_x_routed = hidden;
+  using Gate = glukit::policy::WithEpilogue<glukit::policy::GatedTma128x128<glukit::arch::sm90a>, Op>;
+  if (glukit::Status s = glukit::grouped_gated_projection<Gate>(g, stream); !s) return plain(s);
+  glukit::GroupedDownProjectionArgsT<T> d;
+  d.h = ptr<const T>(c, 14), d.w = ptr<const T>(c, 4), d.bias = ptr<const T>(c, 6), d.out = ptr<T>(c, 15);
+  d.routing = ra.routing();
+  d.hidden = hidden, d.intermediate = inter, d.ldh = inter, d.ldo = hidden;
+  d.w_layout = b_layout(c);
+  using Down = glukit::policy::WithEpilogue<glukit::policy::WarpSpecializedTma<glukit::arch::sm90a>,
+                                            glukit::epilogue::BiasOnly>;
+  if (glukit::Status s = glukit::grouped_down_projection<Down>(d, stream); !s) return plain(s);
+  const glukit::MoeCombineArgsT<T, float> combine{ptr<const T>(c, 15), ptr<const float>(c, 2), ptr<T>(c, 7),
+                                                  ra.routing(), hidden, hidden, hidden};
+  return plain(glukit::moe_combine(combine, stream));
+}
+
+template <class T>
+void add_launchers() {
+  add_per_activation<T>("moe_experts", 16, []<class Op>() -> Launcher { return &launch_moe<T, Op>; });
+}
+
+}  // namespace
+}  // namespace glukit_torch

@@ -1,0 +1,73 @@
+"""GPU tests of the MoE experts op (marker gpu; CI deselects them): on an sm_90a GPU with the
+extension built, torch.ops.glukit.moe_experts runs glukit's grouped kernels
+(csrc/launchers/moe_experts.cuh) and matches the torch path computed in fp64 on the same
+operands, for both gate / up orders the kernels read, both down orders, biases or not, every
+activation, ragged routings with empty experts and ids out of range, and fp16 and bf16; the
+same bits on a second run; the gradients still flow (the backward is the torch path's)."""
+import pytest
+import torch
+
+import glukit
+from glukit import moe
+from gated_inputs import ACTIVATIONS
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _need_gpu():
+    if not torch.cuda.is_available():
+        pytest.fail("the gpu tests need a CUDA device (deselect them with -m 'not gpu')")
+    if not glukit.cuda_available():
+        pytest.fail(f"glukit._C did not import: {glukit.extension_error()!r} (build it: python/setup.py)")
+    if not glukit.library.uses_kernel("moe_experts"):
+        pytest.fail("glukit._C has no moe_experts launcher (rebuild it: python/setup.py)")
+
+
+def _operands(tokens, hidden, n, experts, top_k, layout, down_layout, bias, dtype, seed):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(tokens, hidden, generator=g)
+    idx = torch.randint(0, experts, (tokens, top_k), generator=g)
+    idx[idx == 1] = 2  # expert 1 empty
+    if tokens > 3:
+        idx[3, 0] = experts + 2  # an id out of range: routed to no expert
+    w = torch.rand(tokens, top_k, generator=g)
+    gate_up = torch.randn(experts, 2 * n, hidden, generator=g) / hidden**0.5
+    down_shape = (experts, hidden, n) if down_layout == "hidden_intermediate" else (experts, n, hidden)
+    down = torch.randn(*down_shape, generator=g) / n**0.5
+    gub = torch.randn(experts, 2 * n, generator=g) if bias else None
+    db = torch.randn(experts, hidden, generator=g) if bias else None
+    cast = [t if t is None else t.to(dtype) for t in (x, gate_up, down, gub, db)]
+    return cast[0], idx, w.to(dtype), cast[1], cast[2], cast[3], cast[4]
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("layout", ["stacked", "interleaved"])
+@pytest.mark.parametrize("down_layout", moe.DOWN_LAYOUTS)
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+def test_experts_match_fp64(dtype, layout, down_layout, bias, activation):
+    tokens, hidden, n, experts, top_k = 300, 136, 128, 16, 4
+    ops = _operands(tokens, hidden, n, experts, top_k, layout, down_layout, bias, dtype, seed=tokens + n)
+    cuda = [t if t is None else t.cuda() for t in ops]
+    kw = dict(layout=layout, down_layout=down_layout, activation=activation)
+    got = torch.ops.glukit.moe_experts(*cuda, **kw)
+    again = torch.ops.glukit.moe_experts(*cuda, **kw)
+    assert torch.equal(got, again)  # deterministic: the same bits
+    want = moe._experts_torch(*[t if t is None or t.dtype == torch.int64 else t.double() for t in ops], **kw)
+    err = got.double().cpu() - want
+    assert torch.isfinite(got).all()
+    assert (err.norm() / want.norm()).item() < 2**-7
+    assert (err.abs().max() / want.abs().max()).item() < 2**-5
+
+
+def test_experts_module_gradients_flow():
+    tokens, hidden, n, experts, top_k = 64, 128, 64, 8, 2
+    x, idx, w, gate_up, down, gub, db = _operands(tokens, hidden, n, experts, top_k, "stacked",
+                                                  "hidden_intermediate", True, torch.bfloat16, seed=7)
+    m = moe.MoEExperts(gate_up.cuda(), down.cuda(), gate_up_bias=gub.cuda(), down_bias=db.cuda(), activation="silu")
+    xg = x.cuda().requires_grad_()
+    y = m(xg, idx.cuda(), w.cuda())
+    y.float().square().sum().backward()
+    assert xg.grad is not None and torch.isfinite(xg.grad).all()
+    assert all(p.grad is not None for p in m.parameters())
