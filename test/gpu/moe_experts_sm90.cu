@@ -25,6 +25,21 @@ struct MoeShape {
 
 /// Expert ids: expert 0 empty, expert 1 one row, expert 2 129 rows (where the tokens allow),
 /// the rest at random; a few ids out of range.
+/// Elements of a rows x ld buffer written (not the poison): in the first `valid` rows past
+/// column `cols`, in the other rows anywhere.
+template <class T>
+std::int64_t strays(const std::vector<T>& v, std::int64_t rows, std::int64_t valid, std::int64_t cols,
+                    std::int64_t ld) {
+  std::int64_t n = 0;
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t j = (r < valid ? cols : 0); j < ld; ++j) {
+      std::uint16_t bits;
+      std::memcpy(&bits, &v[r * ld + j], 2);
+      n += bits != poison_bits;
+    }
+  return n;
+}
+
 std::vector<std::int64_t> choices(const MoeShape& s, std::mt19937_64& rng) {
   std::vector<std::int64_t> idx(static_cast<std::size_t>(s.tokens * s.top_k));
   std::int64_t c = 0;
@@ -98,14 +113,7 @@ void check_grouped(const MoeShape& s) {
       check_output_matches(block, Shape{r1 - r0, s.n, s.hidden, 0, 0, 0, ldh},
                            gated_reference_of(d, typename Policy::epilogue_op{}));
     }
-    std::int64_t stray = 0;
-    for (std::int64_t r = 0; r < rows; ++r)
-      for (std::int64_t j = (r < route.expert_offsets[s.experts] ? s.n : 0); j < ldh; ++j) {
-        std::uint16_t bits;
-        std::memcpy(&bits, &hv[r * ldh + j], 2);
-        stray += bits != poison_bits;
-      }
-    CHECK(stray == 0);
+    CHECK(strays(hv, rows, route.expert_offsets[s.experts], s.n, ldh) == 0);
   };
   check_h(h);
   {  // the warp-specialised grouped kernel (TMA), on the routed rows of x that the launch gathers first
@@ -119,14 +127,7 @@ void check_grouped(const MoeShape& s) {
     CHECK(refused.code() == StatusCode::invalid_argument);
     CHECK(std::string(refused.message()).find("x_routed") != std::string::npos);
     GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
-    const std::vector<T> untouched = dh_ws.download();
-    std::int64_t written = 0;
-    for (const T& v : untouched) {
-      std::uint16_t bits;
-      std::memcpy(&bits, &v, 2);
-      written += bits != poison_bits;
-    }
-    CHECK(written == 0);
+    CHECK(strays(dh_ws.download(), rows, 0, 0, ldh) == 0);
     aw.x_routed = dxr.ptr, aw.ld_x_routed = ldx;
     const Status sw = grouped_gated_projection<WsPolicy>(aw);
     INFO("grouped_gated_projection: " << sw.message());
@@ -178,14 +179,7 @@ void check_grouped(const MoeShape& s) {
       const std::vector<T> block(pre.begin() + r0 * ldp, pre.begin() + r1 * ldp);
       check_output_matches(block, Shape{rp.m, rp.n, s.hidden, 0, 0, 0, ldp}, rp);
     }
-    std::int64_t p_strays = 0;
-    for (std::int64_t r = 0; r < rows; ++r)
-      for (std::int64_t j = (r < route.expert_offsets[s.experts] ? 2 * s.n : 0); j < ldp; ++j) {
-        std::uint16_t bits;
-        std::memcpy(&bits, &pre[r * ldp + j], 2);
-        p_strays += bits != poison_bits;
-      }
-    CHECK(p_strays == 0);
+    CHECK(strays(pre, rows, route.expert_offsets[s.experts], 2 * s.n, ldp) == 0);
   }
 
   // The down projection of the h the GPU wrote, W_d in both layouts, bias or not.
@@ -213,14 +207,7 @@ void check_grouped(const MoeShape& s) {
         const std::vector<T> block(o.begin() + r0 * ldo, o.begin() + r1 * ldo);
         check_output_matches(block, Shape{r1 - r0, hid, s.n, 0, 0, 0, ldo}, reference_of(g, epilogue::BiasOnly{}));
       }
-      std::int64_t strays = 0;
-      for (std::int64_t r = 0; r < rows; ++r)
-        for (std::int64_t j = (r < valid ? hid : 0); j < ldo; ++j) {
-          std::uint16_t bits;
-          std::memcpy(&bits, &o[r * ldo + j], 2);
-          strays += bits != poison_bits;
-        }
-      CHECK(strays == 0);
+      CHECK(strays(o, rows, valid, hid, ldo) == 0);
     };
     st = grouped_down_projection<policy::WithEpilogue<policy::V2DirectToLds<arch::sm90a>, epilogue::BiasOnly>>(da);
     INFO("grouped_down_projection: " << st.message());
