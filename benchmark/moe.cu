@@ -1,20 +1,22 @@
 // The experts of a Mixture-of-Experts layer in glukit_bench, bf16, balanced or skewed random
 // routing, at the shapes (experts, top-k, hidden, intermediate) of Qwen3-30B-A3B, DeepSeek-V3,
 // gpt-oss-120b and Mixtral-8x7B and 1, 8, 64, 4096 and 16384 tokens (decode to prefill):
-//   moe_experts/<model>/<tokens>/<routing>   eight launches timed in turns on rotated input
+//   moe_experts/<model>/<tokens>/<routing>   nine launches timed in turns on rotated input
 //       sets: glukit::moe_route (us_route), grouped_gated_projection (us_gate_up, its
 //       TFLOPS), grouped_down_projection (us_down), moe_combine (us_combine), and the dense
 //       cuBLAS GEMM of the gated projection's FLOPs, (tokens x top_k) x 2I x H (us_dense_gemm;
 //       gate_up_vs_dense = us_dense_gemm / us_gate_up), then the warp-specialised grouped
 //       kernels: the down projection (us_down_ws, down_ws_TFLOPS), the gated projection with
-//       its gather of x's routed rows (us_gate_up_ws, gate_up_ws_TFLOPS, gate_up_ws_vs_dense)
-//       and the gather alone (us_gather); the experts the routing touches (touched_experts)
+//       its gather of x's routed rows (us_gate_up_ws, gate_up_ws_TFLOPS, gate_up_ws_vs_dense),
+//       the gather alone (us_gather), and the gated projection gathering x's rows in its
+//       producer instead (us_gate_up_ws_gather, gate_up_ws_gather_vs_dense); the experts the routing touches (touched_experts)
 //       and their weights' bytes over the gate/up and down times of either path
 //       (weights_TBps, weights_ws_TBps: the decode rows' bound); the iteration time is the
 //       layer's forward, the four glukit launches of the multistage path. Checked once: the
 //       combine finite.
 // The multistage path runs V2DirectToLds; the warp-specialised one GatedTma128x128 (SwiGLU)
-// and WarpSpecializedTma (BiasOnly).
+// and WarpSpecializedTma (BiasOnly). The two ways to the routed rows of x, gathered in the
+// loader or first by moe_gather, are what the choice between them is measured by.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -212,7 +214,8 @@ void bm_moe(benchmark::State& state, MoeCase c) {
          },
          [&] { ok = ok && glukit::grouped_down_projection<DownWsPolicy>(ops.down(call++), stream).ok(); },
          [&] { ok = ok && glukit::grouped_gated_projection<GateWsPolicy>(ops.gate_up_ws(call++), stream).ok(); },
-         [&] { ok = ok && glukit::moe_gather(ops.gather(call++), stream).ok(); }},
+         [&] { ok = ok && glukit::moe_gather(ops.gather(call++), stream).ok(); },
+         [&] { ok = ok && glukit::grouped_gated_projection<GateWsPolicy>(ops.gate_up(call++), stream).ok(); }},
         std::min(counts.warmup, 3), counts.samples);
     GLUKIT_BENCH_CHECK_LAUNCH();
     if (!ok) {
@@ -237,6 +240,8 @@ void bm_moe(benchmark::State& state, MoeCase c) {
     state.counters["gate_up_ws_TFLOPS"] = c.gate_up_flops() / (med[6] * 1e-6) * 1e-12;
     state.counters["gate_up_ws_vs_dense"] = med[4] / med[6];
     state.counters["us_gather"] = med[7];
+    state.counters["us_gate_up_ws_gather"] = med[8];
+    state.counters["gate_up_ws_gather_vs_dense"] = med[4] / med[8];
     // Where few tokens reach each expert the layer reads every touched expert's weights:
     // their bytes over the gate/up and down times, against the card's 4.8 TB/s.
     const double weight_bytes = ops.touched_experts * 3.0 * double(c.model.n) * double(c.model.hidden) * sizeof(T);

@@ -106,8 +106,9 @@ struct AsyncTileCopier {
 };
 
 /// AsyncTileCopier over gathered rows: tile row i is row rows[i] of the matrix (a routed
-/// row's token, ops/moe_routing.hpp), so each of a thread's rounds keeps a pointer of its
-/// own. The rows are read once per tile, at construction; rows_valid bounds them.
+/// row's token, ops/moe_routing.hpp), so each of a thread's rounds keeps its row's offset
+/// (32-bit: the launchers keep rows x ld below 2^31 where a kernel gathers). The rows are read
+/// once per tile, at construction; rows_valid bounds them.
 template <class Layout, int Threads, class T = half_t>
 struct AsyncGatherTileCopier {
   static_assert(Element<T>, "AsyncGatherTileCopier: T must be glukit::half_t or glukit::bfloat16_t");
@@ -119,27 +120,26 @@ struct AsyncGatherTileCopier {
                 "AsyncGatherTileCopier: the thread count must be a multiple of 64 (8 rows of 8 chunks)");
   static constexpr int rpr = Partition::rows_per_round;
 
-  const T* ptr[Partition::rounds];  ///< this thread's chunk of panel 0 in each round
-  int row, col;                     ///< this thread's round-0 chunk in panel 0
+  const T* base;                        ///< the matrix at this thread's column of panel 0
+  std::int32_t off[Partition::rounds];  ///< each round's row, in elements from base
+  int row, col;                         ///< this thread's round-0 chunk in panel 0
 
   /// base: the matrix; ld its row stride; row_of(i): the matrix row of tile row i (called
-  /// for i < rows_valid only).
+  /// for i < rows_valid only; row_of(i) * ld < 2^31).
   template <class RowOf>
-  GLUKIT_DEVICE AsyncGatherTileCopier(const T* base, std::int64_t ld, int rows_valid, RowOf&& row_of, int thread) {
+  GLUKIT_DEVICE AsyncGatherTileCopier(const T* base_, std::int64_t ld, int rows_valid, RowOf&& row_of, int thread) {
     const auto c = Partition::coord(0, thread);
     row = c.row;
     col = c.col;
+    base = base_ + col;
 #pragma unroll
     for (int r = 0; r < Partition::rounds; ++r) {
       const int i = row + r * rpr;
-      ptr[r] = base + (i < rows_valid ? static_cast<std::int64_t>(row_of(i)) * ld : 0) + col;
+      off[r] = i < rows_valid ? static_cast<std::int32_t>(static_cast<std::int64_t>(row_of(i)) * ld) : 0;
     }
   }
   /// Moves to the next tile along the rows (elements).
-  GLUKIT_DEVICE void advance(std::int64_t elems) {
-#pragma unroll
-    for (int r = 0; r < Partition::rounds; ++r) ptr[r] += elems;
-  }
+  GLUKIT_DEVICE void advance(std::int64_t elems) { base += elems; }
   /// As AsyncTileCopier::issue.
   GLUKIT_DEVICE void issue(unsigned char* smem, int rows_valid, int cols_valid) const {
     const std::uint32_t s0 = Layout::offset(row, col);
@@ -150,7 +150,7 @@ struct AsyncGatherTileCopier {
 #pragma unroll
       for (int r = 0; r < Partition::rounds; ++r) {
         const std::uint32_t bytes = row + r * rpr < rows_valid ? row_bytes : 0u;
-        const T* g = bytes ? ptr[r] + pn * panel_cols : ptr[0] - col;  // no bytes read
+        const T* g = bytes ? base + off[r] + pn * panel_cols : base;  // no bytes read
         arch::hopper::cp_async_16(smem + s0 + Layout::offset(r * rpr, pn * panel_cols), g, bytes);
       }
     }

@@ -77,9 +77,10 @@ inline constexpr bool grouped_writes_preact =
 
 /// h = act(x[token] W_g^e^T + b_g^e) * (x[token] W_u^e^T + b_u^e) for every routed row of
 /// a.routing (its device layout: moe_route), with Policy's kernel, its epilogue_op the
-/// activation (sm90a: a multistage cp.async policy, V2-V4, which gathers x's rows as it
-/// loads them, or a warp-specialised TMA policy, which reads them from a.x_routed after
-/// moe_gather has filled it; CDNA: a direct-to-LDS one, V2-V4).
+/// activation (sm90a: a multistage cp.async policy, V2-V4, or a warp-specialised TMA policy;
+/// CDNA: a direct-to-LDS one, V2-V4). Without a.x_routed the kernel gathers x's rows by token
+/// as it loads them (the warp-specialised one with its producer's cp.async, W by TMA); with it,
+/// moe_gather first fills x_routed and the kernel reads its rows in order (A by TMA).
 template <class Policy, Element T>
 Status grouped_gated_projection(const GroupedGatedProjectionArgsT<T>& a, stream_t stream = {}) {
   static_assert(detail::PolicyMembers<Policy>, "grouped_gated_projection<Policy>: Policy is not a glukit policy");
@@ -121,6 +122,8 @@ Status grouped_gated_projection(const GroupedGatedProjectionArgsT<T>& a, stream_
                              "warp-specialised TMA policy with a_rows = tile_m does, e.g. GatedTma128x128)");
     }
   }
+  if (a.x_routed == nullptr && a.routing.tokens * dense.lda >= (std::int64_t{1} << 31))
+    return Status::invalid("x_routed: where the kernel gathers x's rows, tokens * ldx must be < 2^31; pass x_routed");
   if (a.x_routed != nullptr) {
     if (Status s = gathered_first(); !s) return s;
     return inter ? detail::run_grouped<Policy, GroupedProblem<GatedProblem<T, il>>>(gemm, a.routing, w_stride,

@@ -66,9 +66,9 @@ struct GroupedGatedProjectionArgsT {
   T* p = nullptr;
   std::int64_t ldp = 0;
   /// Optional: a routing.rows() x hidden buffer (ld_x_routed) that the launch first fills
-  /// with the routed rows of x (moe_gather), for kernels that read A's rows in order (the
-  /// sm90a warp-specialised ones, which need it); null: the kernel gathers x's rows by token
-  /// as it loads them (the multistage ones).
+  /// with the routed rows of x (moe_gather) and the kernel then reads in order (on sm90a's
+  /// warp-specialised kernels, by TMA); null: the kernel gathers x's rows by token as it loads
+  /// them. The pre-activations (p) need it.
   T* x_routed = nullptr;
   std::int64_t ld_x_routed = 0;
 };

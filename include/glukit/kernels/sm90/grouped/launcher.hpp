@@ -72,27 +72,14 @@ struct GroupedLauncher<BP, Backend::cuda> {
     return Status::success();
   }
 
-  /// The warp-specialised grouped kernel: the dense kernel's tensor maps over all routed rows,
-  /// B's and the bias's over every expert.
+  /// The warp-specialised grouped kernel: the dense kernel's tensor maps over all routed rows
+  /// (A's unused where the producer gathers x's rows), B's and the bias's over every expert;
+  /// extra: the pre-activations' rows (out2, ld_out2) where the problem stores them.
   template <class T>
   static Status run_ws(const AddmmGluArgsT<T>& gemm, const MoeRouting& routing, std::int64_t w_stride,
                        std::int64_t bias_stride, int device, stream_t stream, const ExtraOperandsT<T>& extra) {
     using Plan = sm90::KernelPlan<BP>;
     static_assert(Plan::tma, "the experts' warp-specialised grouped kernel runs TMA policies");
-    if constexpr (problem_of<BP>::gathered)
-      return Status::invalid(
-          "x_routed: the warp-specialised grouped kernel reads x's routed rows in order from x_routed (routing.rows() "
-          "x hidden, filled by the launch): pass it, or run a multistage policy (V2-V4), which gathers them");
-    else
-      return run_routed_rows(gemm, routing, w_stride, bias_stride, device, stream, extra);
-  }
-
-  /// extra: the pre-activations' rows (out2, ld_out2) where the problem stores them.
-  template <class T>
-  static Status run_routed_rows(const AddmmGluArgsT<T>& gemm, const MoeRouting& routing, std::int64_t w_stride,
-                                std::int64_t bias_stride, int device, stream_t stream,
-                                const ExtraOperandsT<T>& extra) {
-    using Plan = sm90::KernelPlan<BP>;
     const int bytes = sm90::GroupedWsLayout<BP>::smem_bytes(routing.experts);
     auto* k = &sm90::grouped_ws_kernel<BP>;
     int w = 0;

@@ -74,12 +74,15 @@ struct GroupedWsWalk {
     return a;
   }
   GLUKIT_DEVICE int b_row(const Tile& t) const { return t.group * p.b_rows; }
+  /// A gathered problem's tile rows: routed rows whose tokens are choices(t)[i] / top_k().
+  GLUKIT_DEVICE const std::int32_t* choices(const Tile& t) const { return p.walk.row_choice + row(t); }
+  GLUKIT_DEVICE int top_k() const { return p.walk.top_k; }
   GLUKIT_DEVICE static int bias_row(const Tile& t) { return t.group; }
 };
 
-/// A grouped problem whose A rows are the routed rows walks the experts.
+/// A grouped problem walks the experts (its A rows the routed rows, or gathered by token).
 template <class Problem, class P>
-  requires(Problem::grouped && !Problem::gathered)
+  requires(Problem::grouped)
 struct WalkFor<Problem, P> {
   using type = GroupedWsWalk<P>;
 };

@@ -26,7 +26,8 @@
 // setmaxnreg moves registers from the producer to the consumers.
 // The body names each choice of the policy as a type and branches on none: the consumers'
 // Schedule (cooperative.hpp, pingpong.hpp), the tile's epilogue (RegisterTile, StagedTile
-// below), the Producer (producer.hpp: TMA or cp.async) and the cluster (common.hpp).
+// below), the Producer (producer.hpp: TMA or cp.async; gather_producer.hpp for gathered A
+// rows), the tiles' walk and the cluster (common.hpp).
 #pragma once
 #include <cstdint>
 #include <type_traits>
@@ -38,6 +39,7 @@
 #include "glukit/kernels/sm90/warp_specialized/composed_epilogue.hpp"
 #include "glukit/kernels/sm90/warp_specialized/cooperative.hpp"
 #include "glukit/kernels/sm90/warp_specialized/gated_backward_epilogue.hpp"
+#include "glukit/kernels/sm90/warp_specialized/gather_producer.hpp"
 #include "glukit/kernels/sm90/warp_specialized/pingpong.hpp"
 #include "glukit/kernels/sm90/warp_specialized/staged_epilogue.hpp"
 #include "glukit/kernels/sm90/mainloop.hpp"
@@ -229,7 +231,8 @@ struct WsKernel : WsProducer<P> {
     auto* bar = reinterpret_cast<std::uint64_t*>(ring.base + Plan::Buffers::bytes + Plan::y_bytes);
     const Shared sh{ring, ring.base, {bar, bar + S}, {bar + 2 * S, bar + 2 * S + Base::YBARS}};
     const int tid = static_cast<int>(threadIdx.x);
-    using Producer = typename Base::Producer;
+    // A gathered problem's A rows come through the gathering producer (gather_producer.hpp).
+    using Producer = typename std::conditional_t<problem_of<P>::gathered, WsGatherProducer<P>, Base>::Producer;
     Producer::prepare(p, tid);
     if (tid == 0) {
       sh.stages.init(S, Producer::ring_arrivals, Plan::empty_arrivals);
