@@ -18,13 +18,6 @@ namespace glukit {
 namespace detail {
 inline constexpr int moe_combine_threads = 128;
 
-/// Eight elements as one 16-byte access (validate_moe_combine: out, y 16-byte aligned, ldo
-/// and ldy multiples of 8): __builtin_memcpy of a T[8] was lowered to sixteen byte loads.
-template <Element T>
-struct alignas(16) EightOf {
-  T v[8];
-};
-
 template <class W>
 GLUKIT_DEVICE inline float weight_value(W w) {
   if constexpr (std::is_same_v<W, float>) return w;
@@ -46,14 +39,15 @@ __global__ void __launch_bounds__(moe_combine_threads)
     const std::int32_t row = a.routing.choice_row[t * k + j];
     if (row >= valid_rows) continue;  // routed to no expert
     const float w = weight_value(a.weights[t * k + j]);
-    const EightOf<T> v = *reinterpret_cast<const EightOf<T>*>(a.out + std::int64_t{row} * a.ldo + 8 * c);
+    // 16-byte aligned: out is, and ldo is a multiple of 8 (validate_moe_combine).
+    const auto v = *reinterpret_cast<const EightElements<T>*>(a.out + std::int64_t{row} * a.ldo + 8 * c);
 #pragma unroll
     for (int i = 0; i < 8; ++i) s[i] += w * to_float(v.v[i]);
   }
-  EightOf<T> out;
+  EightElements<T> out;
 #pragma unroll
   for (int i = 0; i < 8; ++i) out.v[i] = from_float<T>(s[i]);
-  *reinterpret_cast<EightOf<T>*>(a.y + t * a.ldy + 8 * c) = out;
+  *reinterpret_cast<EightElements<T>*>(a.y + t * a.ldy + 8 * c) = out;
 }
 }  // namespace detail
 

@@ -23,12 +23,6 @@ namespace glukit {
 namespace detail {
 inline constexpr int moe_gather_threads = 128;
 
-/// Eight elements as one 16-byte access.
-template <Element T>
-struct alignas(16) EightElements {
-  T v[8];
-};
-
 template <Element T>
 __global__ void __launch_bounds__(moe_gather_threads) moe_gather_kernel(MoeGatherArgsT<T> a) {
   const std::int64_t r = block_x();
@@ -57,7 +51,8 @@ Status moe_gather(const MoeGatherArgsT<T>& a, stream_t stream = {}) {
 #else
 template <Element T>
 Status moe_gather(const MoeGatherArgsT<T>&, stream_t = {}) {
-  static_assert(dependent_false<T>, "glukit::moe_gather: a device compiler's translation unit launches it (nvcc or hip-clang)");
+  static_assert(dependent_false<T>,
+                "glukit::moe_gather: a device compiler's translation unit launches it (nvcc or hip-clang)");
   return Status::invalid("unreachable");
 }
 #endif

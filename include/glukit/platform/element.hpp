@@ -82,4 +82,11 @@ inline T from_bits(std::uint16_t u) {
   return v;
 }
 
+/// Eight elements as one 16-byte access: a pointer to it at a 16-byte aligned element loads
+/// or stores them in one instruction (__builtin_memcpy of a T[8] may be lowered to byte loads).
+template <Element T>
+struct alignas(16) EightElements {
+  T v[8];
+};
+
 }  // namespace glukit
