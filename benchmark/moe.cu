@@ -1,19 +1,21 @@
 // The experts of a Mixture-of-Experts layer in glukit_bench, bf16, balanced or skewed random
 // routing, at the shapes (experts, top-k, hidden, intermediate) of Qwen3-30B-A3B, DeepSeek-V3,
 // gpt-oss-120b and Mixtral-8x7B and 1, 8, 64, 4096 and 16384 tokens (decode to prefill):
-//   moe_experts/<model>/<tokens>/<routing>   nine launches timed in turns on rotated input
+//   moe_experts/<model>/<tokens>/<routing>   eleven launches timed in turns on rotated input
 //       sets: glukit::moe_route (us_route), grouped_gated_projection (us_gate_up, its
 //       TFLOPS), grouped_down_projection (us_down), moe_combine (us_combine), and the dense
 //       cuBLAS GEMM of the gated projection's FLOPs, (tokens x top_k) x 2I x H (us_dense_gemm;
 //       gate_up_vs_dense = us_dense_gemm / us_gate_up), then the warp-specialised grouped
 //       kernels: the down projection (us_down_ws, down_ws_TFLOPS), the gated projection with
 //       its gather of x's routed rows (us_gate_up_ws, gate_up_ws_TFLOPS, gate_up_ws_vs_dense),
-//       the gather alone (us_gather), and the gated projection gathering x's rows in its
-//       producer instead (us_gate_up_ws_gather, gate_up_ws_gather_vs_dense); the experts the routing touches (touched_experts)
-//       and their weights' bytes over the gate/up and down times of either path
-//       (weights_TBps, weights_ws_TBps: the decode rows' bound); the iteration time is the
-//       layer's forward, the four glukit launches of the multistage path. Checked once: the
-//       combine finite.
+//       the gather alone (us_gather), the gated projection gathering x's rows in its producer
+//       instead (us_gate_up_ws_gather, gate_up_ws_gather_vs_dense), the backward's weighted
+//       gather of dY's routed rows (us_gather_dy) and its dH GEMM with the activation's
+//       backward in the epilogue (us_backward_dh, backward_dh_TFLOPS); the experts the routing
+//       touches (touched_experts) and their weights' bytes over the gate/up and down times of
+//       either path (weights_TBps, weights_ws_TBps: the decode rows' bound); the iteration
+//       time is the layer's forward, the four glukit launches of the multistage path. Checked
+//       once: the combine finite.
 // The multistage path runs V2DirectToLds; the warp-specialised one GatedTma128x128 (SwiGLU)
 // and WarpSpecializedTma (BiasOnly). The two ways to the routed rows of x, gathered in the
 // loader or first by moe_gather, are what the choice between them is measured by.
@@ -44,6 +46,8 @@ using GateWsPolicy =
     glukit::policy::WithEpilogue<glukit::policy::GatedTma128x128<glukit::arch::sm90a>, glukit::epilogue::SwiGlu>;
 using DownWsPolicy =
     glukit::policy::WithEpilogue<glukit::policy::WarpSpecializedTma<glukit::arch::sm90a>, glukit::epilogue::BiasOnly>;
+/// The backward through the activation (dH = dY W_d^e, SwiGLU's backward in the epilogue).
+using BackwardPolicy = glukit::policy::GatedBackwardTma128x128<glukit::arch::sm90a>;
 
 struct MoeModel {
   const char* name;
@@ -94,6 +98,7 @@ struct MoeOperands {
     DeviceBuffer<std::int32_t> offsets, row_choice, choice_row, invalid;
     DeviceBuffer<unsigned char> ws;
     DeviceBuffer<T> x_routed;  ///< the routed rows of x (the warp-specialised gated projection's)
+    DeviceBuffer<T> p, dp;     ///< the backward's pre-activations and their gradient (rows x 2I)
   };
   MoeCase c;
   std::vector<Set> sets;
@@ -108,7 +113,7 @@ struct MoeOperands {
     const auto xs = std::size_t(c.tokens * m.hidden), wgu = std::size_t(m.experts * 2 * m.n * m.hidden),
                wd = std::size_t(m.experts * m.hidden * m.n), hs = std::size_t(c.rows() * m.n),
                os = std::size_t(c.rows() * m.hidden), rows = std::size_t(c.rows());
-    const double set_bytes = 2.0 * double(xs + wgu + wd + hs + os + xs + os);
+    const double set_bytes = 2.0 * double(xs + wgu + wd + hs + os + xs + os + 4 * hs);
     const int count = std::clamp(int(2.0 * double(device_info().l2_bytes) / set_bytes) + 1, 2, 3);
     for (int s = 0; s < count; ++s) {
       Set st{DeviceBuffer<T>(xs),          DeviceBuffer<T>(wgu),         DeviceBuffer<T>(wd),
@@ -116,7 +121,9 @@ struct MoeOperands {
              DeviceBuffer<std::int64_t>(rows), DeviceBuffer<float>(rows), DeviceBuffer<std::int32_t>(m.experts + 1),
              DeviceBuffer<std::int32_t>(rows), DeviceBuffer<std::int32_t>(rows), DeviceBuffer<std::int32_t>(1),
              DeviceBuffer<unsigned char>(std::size_t(glukit::moe_route_workspace_bytes(c.tokens, m.top_k, m.experts))),
-             DeviceBuffer<T>(os)};
+             DeviceBuffer<T>(os), DeviceBuffer<T>(2 * hs), DeviceBuffer<T>(2 * hs)};
+      fill_nonzero(st.p.get(), 2 * hs, seed + 8 * s + 4, 2.f, stream);
+      fill_nonzero(st.out.get(), os, seed + 8 * s + 5, 1.f, stream);
       fill_nonzero(st.x.get(), xs, seed + 8 * s, 1.f, stream);
       fill_nonzero(st.w_gate_up.get(), wgu, seed + 8 * s + 1, 1.f / 16, stream);
       fill_nonzero(st.w_down.get(), wd, seed + 8 * s + 2, 1.f / 16, stream);
@@ -159,6 +166,21 @@ struct MoeOperands {
     glukit::GroupedDownProjectionArgsT<T> a;
     a.h = s.h.get(), a.w = s.w_down.get(), a.out = s.out.get(), a.routing = route(i).routing();
     a.hidden = c.model.hidden, a.intermediate = c.model.n, a.ldh = c.model.n, a.ldo = c.model.hidden;
+    return a;
+  }
+  /// The backward's dY rows: the routed rows of y (the layer's gradient) times the weights.
+  glukit::MoeGatherArgsT<T> gather_dy(int i) const {
+    const Set& s = sets[std::size_t(i) % sets.size()];
+    return {s.y.get(), s.out.get(), route(i).routing(), c.model.hidden, c.model.hidden, c.model.hidden,
+            s.weights.get()};
+  }
+  /// The backward through the activation: dH = dY W_d^e (dY: out's rows), P read, dP and H written.
+  glukit::GroupedGatedBackwardArgsT<T> backward(int i) const {
+    const Set& s = sets[std::size_t(i) % sets.size()];
+    glukit::GroupedGatedBackwardArgsT<T> a;
+    a.dy = s.out.get(), a.w_down = s.w_down.get(), a.p = s.p.get(), a.dp = s.dp.get(), a.h = s.h.get();
+    a.routing = route(i).routing(), a.hidden = c.model.hidden, a.intermediate = c.model.n;
+    a.lddy = c.model.hidden, a.ldp = a.lddp = 2 * c.model.n, a.ldh = c.model.n;
     return a;
   }
   glukit::MoeCombineArgsT<T, float> combine(int i) const {
@@ -215,7 +237,9 @@ void bm_moe(benchmark::State& state, MoeCase c) {
          [&] { ok = ok && glukit::grouped_down_projection<DownWsPolicy>(ops.down(call++), stream).ok(); },
          [&] { ok = ok && glukit::grouped_gated_projection<GateWsPolicy>(ops.gate_up_ws(call++), stream).ok(); },
          [&] { ok = ok && glukit::moe_gather(ops.gather(call++), stream).ok(); },
-         [&] { ok = ok && glukit::grouped_gated_projection<GateWsPolicy>(ops.gate_up(call++), stream).ok(); }},
+         [&] { ok = ok && glukit::grouped_gated_projection<GateWsPolicy>(ops.gate_up(call++), stream).ok(); },
+         [&] { ok = ok && glukit::moe_gather(ops.gather_dy(call++), stream).ok(); },
+         [&] { ok = ok && glukit::grouped_gated_backward<BackwardPolicy>(ops.backward(call++), stream).ok(); }},
         std::min(counts.warmup, 3), counts.samples);
     GLUKIT_BENCH_CHECK_LAUNCH();
     if (!ok) {
@@ -242,6 +266,9 @@ void bm_moe(benchmark::State& state, MoeCase c) {
     state.counters["us_gather"] = med[7];
     state.counters["us_gate_up_ws_gather"] = med[8];
     state.counters["gate_up_ws_gather_vs_dense"] = med[4] / med[8];
+    state.counters["us_gather_dy"] = med[9];
+    state.counters["us_backward_dh"] = med[10];
+    state.counters["backward_dh_TFLOPS"] = c.down_flops() / (med[10] * 1e-6) * 1e-12;
     // Where few tokens reach each expert the layer reads every touched expert's weights:
     // their bytes over the gate/up and down times, against the card's 4.8 TB/s.
     const double weight_bytes = ops.touched_experts * 3.0 * double(c.model.n) * double(c.model.hidden) * sizeof(T);

@@ -8,6 +8,7 @@
 // poisoned), stacked and interleaved weights, bias or not, fp16 and bf16; h poisoned first and
 // its padding and the rows past the valid ones checked untouched.
 #include "gpu_test_util.hpp"
+#include "moe_test_util.hpp"
 #include "glukit/kernels/moe_combine.hpp"
 #include "glukit/kernels/moe_route.hpp"
 #include "glukit/kernels/sm90/grouped/launcher.hpp"
@@ -23,37 +24,6 @@ struct MoeShape {
   bool bias;
 };
 
-/// Expert ids: expert 0 empty, expert 1 one row, expert 2 129 rows (where the tokens allow),
-/// the rest at random; a few ids out of range.
-/// Elements of a rows x ld buffer written (not the poison): in the first `valid` rows past
-/// column `cols`, in the other rows anywhere.
-template <class T>
-std::int64_t strays(const std::vector<T>& v, std::int64_t rows, std::int64_t valid, std::int64_t cols,
-                    std::int64_t ld) {
-  std::int64_t n = 0;
-  for (std::int64_t r = 0; r < rows; ++r)
-    for (std::int64_t j = (r < valid ? cols : 0); j < ld; ++j) {
-      std::uint16_t bits;
-      std::memcpy(&bits, &v[r * ld + j], 2);
-      n += bits != poison_bits;
-    }
-  return n;
-}
-
-std::vector<std::int64_t> choices(const MoeShape& s, std::mt19937_64& rng) {
-  std::vector<std::int64_t> idx(static_cast<std::size_t>(s.tokens * s.top_k));
-  std::int64_t c = 0;
-  for (auto& v : idx) {
-    if (c == 0) v = 1;
-    else if (c <= 129) v = 2;
-    else if (rng() % 97 == 0) v = rng() % 2 ? -3 : s.experts + 5;
-    else v = 3 + static_cast<std::int64_t>(rng() % (s.experts - 3));
-    ++c;
-  }
-  std::shuffle(idx.begin() + 1, idx.end(), rng);  // choice 0 keeps expert 1's single row
-  return idx;
-}
-
 template <class Policy, Element T>
 void check_grouped(const MoeShape& s) {
   const std::uint64_t seed = fresh_seed();
@@ -68,7 +38,7 @@ void check_grouped(const MoeShape& s) {
   fill_random_rows(x, s.tokens, s.hidden, ldx, rng);
   fill_random(w, rng);
   fill_random(bias, rng);
-  const std::vector<std::int64_t> idx = choices(s, rng);
+  const std::vector<std::int64_t> idx = moe_choices(s.tokens, s.top_k, s.experts, rng);
   DeviceBuffer<T> dx(x.size()), dw(w.size()), dbias(bias.size()), dh(static_cast<std::size_t>(rows * ldh));
   dx.upload(x), dw.upload(w), dbias.upload(bias), dh.poison();
   DeviceBuffer<std::int64_t> didx(idx.size());

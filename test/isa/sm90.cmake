@@ -76,12 +76,13 @@ foreach(base IN LISTS _glukit_sm90_gated)
 endforeach()
 
 # The training kernels, fp16 and bf16 (VARIANT Backward_<launcher>[_bf16]): the gated
-# backward (its default, ping-pong policy), addmm_glu's backward and the gated projection's
-# backward, each with its policy.
+# backward (its default, ping-pong policy), addmm_glu's backward, the gated projection's
+# backward and the experts' grouped gated backward (cooperative), each with its policy.
 set(_glukit_sm90_backward
     "gated_backward|GatedBackwardArgsT|glukit::policy::GatedBackwardTmaPingpong128x128<glukit::arch::sm90a>"
     "addmm_glu_backward|AddmmGluBackwardArgsT|glukit::policy::AddmmGluBackwardTma128x128<glukit::arch::sm90a>"
-    "gated_projection_backward|GatedProjectionBackwardArgsT|glukit::policy::GatedTma128x256<glukit::arch::sm90a>")
+    "gated_projection_backward|GatedProjectionBackwardArgsT|glukit::policy::GatedTma128x256<glukit::arch::sm90a>"
+    "grouped_gated_backward|GroupedGatedBackwardArgsT|glukit::policy::GatedBackwardTma128x128<glukit::arch::sm90a>")
 foreach(entry IN LISTS _glukit_sm90_backward)
   string(REPLACE "|" ";" parts "${entry}")
   list(GET parts 0 launcher)

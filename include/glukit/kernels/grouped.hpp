@@ -1,6 +1,7 @@
 // The launchers of the experts of a Mixture-of-Experts layer (ops/moe_experts.hpp), written
-// once for both backends: glukit::grouped_gated_projection<Policy>(args, stream) and
-// glukit::grouped_down_projection<Policy>(args, stream). Each validates, maps its arguments
+// once for both backends: glukit::grouped_gated_projection<Policy>(args, stream),
+// glukit::grouped_down_projection<Policy>(args, stream) and, on sm90a,
+// glukit::grouped_gated_backward<Policy>(args, stream). Each validates, maps its arguments
 // onto a GEMM over all routed rows (expert 0's weights; the gated projection's GEMM view and
 // its problem with A's rows gathered, GroupedGatedProblem, or read in order from x_routed;
 // the down projection W_d's layout's, GroupedProblem) and hands them to the backend's grouped kernel
@@ -13,6 +14,7 @@
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/kernels/moe_gather.hpp"
 #include "glukit/kernels/op_kernel.hpp"
+#include "glukit/ops/moe_backward.hpp"
 #include "glukit/ops/moe_experts.hpp"
 
 namespace glukit {
@@ -161,6 +163,26 @@ Status grouped_down_projection(const GroupedDownProjectionArgsT<T>& a, stream_t 
                                                                                       a.hidden, stream);
   return detail::run_grouped<Policy, GroupedProblem<Problem<T, Layout::row_major>>>(gemm, a.routing, w_stride,
                                                                                     a.hidden, stream);
+}
+
+/// The experts' backward through their activation (ops/moe_backward.hpp) with Policy's
+/// kernel, its epilogue_op the forward's activation: an sm90a warp-specialised TMA policy
+/// that runs the dense gated backward (e.g. GatedBackwardTma128x128), walking the experts.
+template <class Policy, Element T>
+Status grouped_gated_backward(const GroupedGatedBackwardArgsT<T>& a, stream_t stream = {}) {
+  static_assert(detail::PolicyMembers<Policy>, "grouped_gated_backward<Policy>: Policy is not a glukit policy");
+  static_assert(arch_traits<typename Policy::arch>::backend == Backend::cuda,
+                "grouped_gated_backward<Policy>: the experts' backward runs on sm90a policies only (no CDNA kernel yet)");
+  if (Status s = validate_grouped_gated_backward_arguments(a); !s) return s;
+  if (a.routing.rows() == 0 || a.intermediate == 0) return Status::success();
+  const AddmmGluArgsT<T> gemm = detail::gemm_view(detail::dense_view(a));
+  const ExtraOperandsT<T> x{.out2 = a.h, .ld_out2 = a.ldh};
+  const std::int64_t w_stride = a.hidden * a.intermediate;
+  if (a.p_layout == ExpertLayout::interleaved)
+    return detail::run_grouped<Policy, GroupedProblem<GatedBackwardProblem<T, GateLayout::interleaved>>>(
+        gemm, a.routing, w_stride, 0, stream, x);
+  return detail::run_grouped<Policy, GroupedProblem<GatedBackwardProblem<T, GateLayout::stacked>>>(
+      gemm, a.routing, w_stride, 0, stream, x);
 }
 
 }  // namespace glukit

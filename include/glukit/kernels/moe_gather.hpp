@@ -1,11 +1,12 @@
 // The routed rows of x on the device (ops/moe_experts.hpp, MoeGatherArgsT): block r copies
 // x's row of routed row r's token (routing.row_choice[r] / top_k) into out's row r, eight
-// elements a thread at a time; rows past expert_offsets[experts] (the choices routed to no
-// expert) are not written. What the grouped kernels that read A with TMA multiply
-// (grouped_gated_projection with x_routed), and what a backward's weight gradient reads
-// again. One source for both backends, like kernels/moe_combine.hpp; in a plain C++
-// translation unit (kernels/grouped.hpp includes it there too) a launch is a compile error
-// naming the compiler it needs.
+// elements a thread at a time, scaled by the choice's weight where weights are given; rows
+// past expert_offsets[experts] (the choices routed to no expert) are not written. What the
+// grouped kernels that read A with TMA multiply (grouped_gated_projection with x_routed),
+// what a backward's weight gradient reads again, and (weighted) the backward's dY rows. One
+// source for both backends, like kernels/moe_combine.hpp; in a plain C++ translation unit
+// (kernels/grouped.hpp includes it there too) a launch is a compile error naming the
+// compiler it needs.
 #pragma once
 #include <cstdint>
 
@@ -27,10 +28,21 @@ template <Element T>
 __global__ void __launch_bounds__(moe_gather_threads) moe_gather_kernel(MoeGatherArgsT<T> a) {
   const std::int64_t r = block_x();
   if (r >= a.routing.expert_offsets[a.routing.experts]) return;  // routed to no expert
-  const std::int64_t token = a.routing.row_choice[r] / a.routing.top_k;
+  const std::int32_t choice = a.routing.row_choice[r];
+  const std::int64_t token = choice / a.routing.top_k;
   const auto* src = reinterpret_cast<const EightElements<T>*>(a.x + token * a.ldx);
   auto* dst = reinterpret_cast<EightElements<T>*>(a.out + r * a.ldo);
-  for (std::int64_t c = thread_x(); 8 * c < a.hidden; c += moe_gather_threads) dst[c] = src[c];
+  if (a.weights == nullptr) {
+    for (std::int64_t c = thread_x(); 8 * c < a.hidden; c += moe_gather_threads) dst[c] = src[c];
+    return;
+  }
+  const float w = a.weights[choice];
+  for (std::int64_t c = thread_x(); 8 * c < a.hidden; c += moe_gather_threads) {
+    EightElements<T> v = src[c];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) v.v[i] = from_float<T>(w * to_float(v.v[i]));
+    dst[c] = v;
+  }
 }
 }  // namespace detail
 

@@ -233,7 +233,9 @@ Status validate_moe_combine(const MoeCombineArgsT<T, W>& a) {
 
 /// The routed rows of x: out[r] = x[routing.row_choice[r] / top_k] for every routed row r
 /// below expert_offsets[experts] (the rest not written). x: tokens x hidden (ldx); out:
-/// routing.rows() x hidden (ldo).
+/// routing.rows() x hidden (ldo). weights, optional: tokens x top_k fp32 (the router's, as
+/// the combine reads them); given, out[r] = weights[row_choice[r]] * x[token] in fp32, rounded
+/// once (the backward's dY rows from the layer's gradient).
 template <Element T>
 struct MoeGatherArgsT {
   const T* x = nullptr;
@@ -242,6 +244,7 @@ struct MoeGatherArgsT {
   std::int64_t hidden = 0;
   std::int64_t ldx = 0;
   std::int64_t ldo = 0;
+  const float* weights = nullptr;
 };
 
 /// The gather's rules (host only), each naming its argument.

@@ -1,0 +1,75 @@
+// The experts' backward through their activation, as an op's arguments and rules: for every
+// routed row r of expert e (ops/moe_routing.hpp), given dY_r, the gradient of the row's down
+// projection output (the router's weight applied: moe_gather with weights makes it),
+//   dH_r = dY_r W_d^e                       (the GEMM, K = hidden)
+//   dP_r = [dG, dU] at P_r, H_r = act(G_r) U_r
+// the dense gated backward (ops/gated_backward.hpp) once per expert, in one launch: dH never
+// reaches memory, and H is what dW_d^e = dY_e^T H_e reads. No backend.
+#pragma once
+#include <cstdint>
+
+#include "glukit/ops/gated_backward.hpp"
+#include "glukit/ops/moe_experts.hpp"
+
+namespace glukit {
+
+/// Row-major operands, element strides, row r the routed row r. dy: rows x hidden (lddy);
+/// w_down: the experts' down weights (E, H, I), expert e's hidden x intermediate (an
+/// nn.Linear weight) at w_down + e * hidden * intermediate; p: rows x 2I (ldp), the forward's
+/// pre-activations (GroupedGatedProjectionArgsT::p) in p_layout's order; dp: rows x 2I (lddp),
+/// written in the same order (may be p, with lddp = ldp); h: rows x I (ldh). The rows past
+/// expert_offsets[experts] (the choices routed to no expert) are not written.
+template <Element T>
+struct GroupedGatedBackwardArgsT {
+  using element = T;
+  const T* dy = nullptr;
+  const T* w_down = nullptr;
+  const T* p = nullptr;
+  T* dp = nullptr;
+  T* h = nullptr;
+  MoeRouting routing;
+  std::int64_t hidden = 0;
+  std::int64_t intermediate = 0;
+  std::int64_t lddy = 0;
+  std::int64_t ldp = 0;
+  std::int64_t lddp = 0;
+  std::int64_t ldh = 0;
+  ExpertLayout p_layout = ExpertLayout::stacked;
+};
+
+namespace detail {
+/// The dense gated backward over all routed rows, expert 0's W_down: what the grouped kernel
+/// runs expert by expert, and whose rules the pointers and strides answer to.
+template <Element T>
+constexpr GatedBackwardArgsT<T> dense_view(const GroupedGatedBackwardArgsT<T>& a) {
+  const GateLayout gl = a.p_layout == ExpertLayout::interleaved ? GateLayout::interleaved : GateLayout::stacked;
+  return {a.dy,         a.w_down,       a.p,    a.dp,   a.h,   a.routing.rows(), a.intermediate, a.hidden,
+          a.lddy,       a.intermediate, a.ldp,  a.lddp, a.ldh, gl};
+}
+}  // namespace detail
+
+/// The grouped backward's rules (host only), each naming its argument: the routing's sizes,
+/// hidden and intermediate, then the dense gated backward's rules on the pointers and strides
+/// (dy, w_down, p, dp, h and their strides keep their names there).
+template <Element T>
+Status validate_grouped_gated_backward_arguments(const GroupedGatedBackwardArgsT<T>& a) {
+  const MoeRouting& r = a.routing;
+  if (Status s = validate_moe_sizes(r.tokens, r.top_k, r.experts); !s) return s;
+  if (a.hidden < 0 || a.hidden >= max_dimension) return Status::invalid("hidden: must be >= 0 and < 2^31");
+  if (a.intermediate < 0 || a.intermediate >= max_dimension / 2)
+    return Status::invalid("intermediate: must be >= 0 and < 2^30 (P has 2 intermediate columns)");
+  if (a.p_layout != ExpertLayout::stacked && a.p_layout != ExpertLayout::interleaved)
+    return Status::invalid("p_layout: must be ExpertLayout::stacked or interleaved (alternating has no grouped "
+                           "kernel yet)");
+  if (a.p_layout == ExpertLayout::interleaved && a.intermediate % gate_interleave_rows != 0)
+    return Status::invalid("intermediate: must be a multiple of 64 for ExpertLayout::interleaved");
+  if (r.rows() == 0 || a.intermediate == 0) return Status::success();
+  if (r.expert_offsets == nullptr) return Status::invalid("routing.expert_offsets: must not be null");
+  if (a.hidden % vector_elems != 0) return Status::invalid("hidden: must be a multiple of 8");
+  if (a.intermediate % vector_elems != 0) return Status::invalid("intermediate: must be a multiple of 8");
+  if (a.hidden > 0 && a.intermediate * a.hidden > max_elements / r.experts)
+    return Status::invalid("w_down: experts * hidden * intermediate overflows the index range");
+  return validate_gated_backward_arguments(detail::dense_view(a));
+}
+
+}  // namespace glukit

@@ -1,0 +1,165 @@
+// GPU tests of the experts' backward on sm90a (ops/moe_backward.hpp, kernels/grouped.hpp):
+// the routing made on the device (moe_route), the weighted gather of the layer's gradient
+// into the routed rows (bit for bit the host's fp32 product, rounded once), then
+// grouped_gated_backward's dP and H, every expert's block against the dense gated
+// backward's fp64 reference of its rows and its W_d with the per-element bound of
+// test/common/output_check.hpp; experts with 0, 1 and 129 rows, ids out of range (their rows
+// left poisoned), hidden and intermediate not multiples of the tile, stacked and interleaved
+// P, every activation with a backward, fp16 and bf16; dP and H poisoned first, their padding
+// and the rows routed to no expert checked untouched; argument errors name the argument.
+#include <cmath>
+#include <cstring>
+
+#include "gated_backward_reference.hpp"
+#include "glukit/kernels/moe_gather.hpp"
+#include "glukit/kernels/moe_route.hpp"
+#include "glukit/kernels/sm90/grouped/launcher.hpp"
+#include "glukit/reference/moe_routing.hpp"
+#include "gpu_test_util.hpp"
+#include "moe_test_util.hpp"
+
+namespace glukit::test {
+namespace {
+
+struct BwdMoeShape {
+  std::int64_t tokens, hidden, n;
+  int top_k, experts;
+  ExpertLayout layout;
+};
+
+template <class Op>
+using BwdPolicy = policy::WithEpilogue<policy::GatedBackwardTma128x128<arch::sm90a>, Op>;
+
+template <class Op, Element T>
+void check_grouped_backward(const BwdMoeShape& s) {
+  const std::uint64_t seed = fresh_seed();
+  INFO(Op::name() << " " << element_name<T>() << " tokens=" << s.tokens << " hidden=" << s.hidden << " n=" << s.n
+                  << " top_k=" << s.top_k << " experts=" << s.experts
+                  << (s.layout == ExpertLayout::stacked ? " stacked" : " interleaved") << " seed=" << seed);
+  std::mt19937_64 rng(seed);
+  const std::int64_t rows = s.tokens * s.top_k, hid = s.hidden;
+  const std::int64_t ldg = up8(hid) + 8, lddy = up8(hid) + 8, ldp = up8(2 * s.n) + 8, lddp = up8(2 * s.n) + 16,
+                     ldh = up8(s.n) + 8;
+  // The layer's gradient (tokens x hidden), the router's weights, W_d (E, H, I), P.
+  std::vector<T> g(static_cast<std::size_t>(s.tokens * ldg)), wd(static_cast<std::size_t>(s.experts * hid * s.n)),
+      p(static_cast<std::size_t>(rows * ldp));
+  fill_random_rows(g, s.tokens, hid, ldg, rng);
+  fill_random(wd, rng);
+  fill_random_rows(p, rows, 2 * s.n, ldp, rng, -4.f, 4.f);  // the activations' curved range
+  std::vector<float> weights(static_cast<std::size_t>(rows));
+  std::uniform_real_distribution<float> wdist(0.f, 1.f);
+  for (float& w : weights) w = wdist(rng);
+  const std::vector<std::int64_t> idx = moe_choices(s.tokens, s.top_k, s.experts, rng);
+  DeviceBuffer<T> dg(g.size()), dwd(wd.size()), dp_in(p.size()), ddy(static_cast<std::size_t>(rows * lddy)),
+      ddp(static_cast<std::size_t>(rows * lddp)), dh(static_cast<std::size_t>(rows * ldh));
+  DeviceBuffer<float> dweights(weights.size());
+  dg.upload(g), dwd.upload(wd), dp_in.upload(p), dweights.upload(weights);
+  ddy.poison(), ddp.poison(), dh.poison();
+  DeviceBuffer<std::int64_t> didx(idx.size());
+  didx.upload(idx);
+  DeviceBuffer<std::int32_t> offsets(static_cast<std::size_t>(s.experts) + 1), row_choice(idx.size()),
+      choice_row(idx.size()), invalid(1);
+  DeviceBuffer<unsigned char> ws(static_cast<std::size_t>(moe_route_workspace_bytes(s.tokens, s.top_k, s.experts)));
+  const MoeRouteArgsT<std::int64_t> ra{.top_k_index = didx.ptr, .tokens = s.tokens, .top_k = s.top_k,
+                                       .experts = s.experts, .expert_offsets = offsets.ptr,
+                                       .row_choice = row_choice.ptr, .choice_row = choice_row.ptr,
+                                       .invalid_choices = invalid.ptr, .workspace = ws.ptr};
+  REQUIRE(moe_route(ra).ok());
+  const reference::MoeRoutingHost route = reference::moe_route(idx.data(), s.tokens, s.top_k, s.experts);
+  const std::int64_t valid = route.expert_offsets[s.experts];
+
+  // dY's routed rows: the weighted gather, bit for bit from_float(w * x).
+  Status st = moe_gather(MoeGatherArgsT<T>{dg.ptr, ddy.ptr, ra.routing(), hid, ldg, lddy, dweights.ptr});
+  INFO("moe_gather with weights: " << st.message());
+  REQUIRE(st.ok());
+  GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+  const std::vector<T> dy = ddy.download();
+  std::int64_t wrong = 0;
+  for (std::int64_t r = 0; r < valid; ++r) {
+    const std::int32_t c = route.row_choice[r];
+    for (std::int64_t j = 0; j < hid; ++j) {
+      const T want = from_float<T>(weights[c] * to_float(g[c / s.top_k * ldg + j]));
+      wrong += std::memcmp(&want, &dy[r * lddy + j], sizeof(T)) != 0;
+    }
+  }
+  CHECK(wrong == 0);
+  CHECK(strays(dy, rows, valid, hid, lddy) == 0);
+
+  GroupedGatedBackwardArgsT<T> a;
+  a.dy = ddy.ptr, a.w_down = dwd.ptr, a.p = dp_in.ptr, a.dp = ddp.ptr, a.h = dh.ptr, a.routing = ra.routing();
+  a.hidden = hid, a.intermediate = s.n, a.lddy = lddy, a.ldp = ldp, a.lddp = lddp, a.ldh = ldh, a.p_layout = s.layout;
+  st = grouped_gated_backward<BwdPolicy<Op>>(a);
+  INFO("grouped_gated_backward: " << st.message());
+  REQUIRE(st.ok());
+  GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+  const std::vector<T> dpv = ddp.download(), hv = dh.download();
+  const GateLayout gl = s.layout == ExpertLayout::stacked ? GateLayout::stacked : GateLayout::interleaved;
+  for (int e = 0; e < s.experts; ++e) {
+    const std::int64_t r0 = route.expert_offsets[e], r1 = route.expert_offsets[e + 1];
+    if (r0 == r1) continue;
+    INFO("expert " << e << ": rows " << r0 << ".." << r1);
+    const GatedBackwardArgsT<T> d{dy.data() + r0 * lddy, wd.data() + e * hid * s.n, p.data() + r0 * ldp, nullptr,
+                                  nullptr, r1 - r0, s.n, hid, lddy, s.n, ldp, lddp, ldh, gl};
+    Reference rdp, rh;
+    references(d, Op{}, rdp, rh);
+    check_output_matches(std::vector<T>(dpv.begin() + r0 * lddp, dpv.begin() + r1 * lddp),
+                         Shape{r1 - r0, 2 * s.n, hid, 0, 0, 0, lddp}, rdp);
+    check_output_matches(std::vector<T>(hv.begin() + r0 * ldh, hv.begin() + r1 * ldh),
+                         Shape{r1 - r0, s.n, hid, 0, 0, 0, ldh}, rh);
+  }
+  CHECK(strays(dpv, rows, valid, 2 * s.n, lddp) == 0);
+  CHECK(strays(hv, rows, valid, s.n, ldh) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("grouped_gated_backward matches the dense reference expert by expert", "[moe][grouped][backward]") {
+  for (ExpertLayout l : {ExpertLayout::stacked, ExpertLayout::interleaved}) {
+    const std::int64_t n_ragged = l == ExpertLayout::stacked ? 200 : 192;
+    check_grouped_backward<epilogue::SwiGlu, half_t>({300, 136, n_ragged, 4, 16, l});
+    check_grouped_backward<epilogue::SwiGlu, bfloat16_t>({1000, 256, 256, 8, 64, l});
+    check_grouped_backward<epilogue::GeGlu, bfloat16_t>({300, 200, 128, 4, 16, l});
+    check_grouped_backward<epilogue::ReGlu, half_t>({40, 64, 128, 8, 8, l});  // decode-like
+  }
+  check_grouped_backward<epilogue::SigmoidGlu, half_t>({300, 136, 128, 4, 16, ExpertLayout::stacked});
+  check_grouped_backward<epilogue::SquaredReluGlu, bfloat16_t>({300, 136, 128, 4, 16, ExpertLayout::stacked});
+}
+
+TEST_CASE("the experts' backward under the sanitizers", "[moe][grouped][backward][sanitize]") {
+  check_grouped_backward<epilogue::SwiGlu, half_t>({300, 136, 200, 4, 16, ExpertLayout::stacked});
+  check_grouped_backward<epilogue::SwiGlu, bfloat16_t>({40, 64, 128, 8, 8, ExpertLayout::interleaved});
+}
+
+TEST_CASE("grouped_gated_backward refuses what it cannot run, naming it", "[moe][grouped][backward]") {
+  GroupedGatedBackwardArgsT<half_t> a;
+  DeviceBuffer<half_t> buf(4096);
+  DeviceBuffer<std::int32_t> offsets(9), rows(64);
+  buf.poison();
+  const std::vector<half_t> before = buf.download();
+  a.dy = buf.ptr, a.w_down = buf.ptr, a.p = buf.ptr, a.dp = buf.ptr + 1024, a.h = buf.ptr + 2048;
+  a.hidden = 16, a.intermediate = 16, a.lddy = 16, a.ldp = 32, a.lddp = 32, a.ldh = 16;
+  a.routing = {offsets.ptr, rows.ptr, nullptr, 32, 2, 8};
+  const auto refused = [&](const char* name) {
+    const Status s = grouped_gated_backward<BwdPolicy<epilogue::SwiGlu>>(a);
+    INFO(s.message());
+    CHECK(s.code() == StatusCode::invalid_argument);
+    CHECK(std::string(s.message()).rfind(name, 0) == 0);
+  };
+  a.p_layout = ExpertLayout::alternating;
+  refused("p_layout:");
+  a.p_layout = ExpertLayout::interleaved;
+  refused("intermediate:");  // not a multiple of 64
+  a.p_layout = ExpertLayout::stacked, a.hidden = 12;
+  refused("hidden:");
+  a.hidden = 16, a.ldp = 24;
+  refused("ldp:");
+  a.ldp = 32, a.dp = nullptr;
+  refused("dp:");
+  a.dp = buf.ptr + 1024, a.routing.expert_offsets = nullptr;
+  refused("routing.expert_offsets:");
+  GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+  const std::vector<half_t> after = buf.download();
+  CHECK(std::memcmp(after.data(), before.data(), before.size() * sizeof(half_t)) == 0);  // nothing written
+}
+
+}  // namespace glukit::test
