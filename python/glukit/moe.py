@@ -196,7 +196,7 @@ def _experts_cuda(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, do
     y = x.new_empty(tokens, hidden)
     launch("moe_experts", x.dtype,
            [x, top_k_index.to(torch.int64), top_k_weights.to(torch.float32), gate_up, down, gate_up_bias, down_bias,
-            y, offsets, row_choice, choice_row, invalid, workspace, x_routed, h, out],
+            y, offsets, row_choice, choice_row, invalid, workspace, x_routed, h, out, None],
            tokens, n, hidden, activation=check_activation(activation).op, b_is_nk=down_layout == "hidden_intermediate",
            interleaved=layout == "interleaved")
     return y
@@ -204,6 +204,224 @@ def _experts_cuda(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, do
 
 define("moe_experts" + MOE_SCHEMA, fake=_experts_fake, cpu=_experts_torch, cuda=_experts_cuda,
        launchers=("moe_experts",), fallback=_experts_torch, autograd=(_experts_backward, _experts_setup_context))
+
+
+# ---- training: the forward keeps what the backward reads; the backward on glukit's kernels ----
+
+MOE_TRAIN_SCHEMA = ("(Tensor x, Tensor top_k_index, Tensor top_k_weights, Tensor gate_up, Tensor down, "
+                    "Tensor? gate_up_bias, Tensor? down_bias, *, str layout, str down_layout, str activation) "
+                    "-> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)")
+
+
+def _train_torch(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, down_bias, layout, down_layout,
+                 activation):
+    """(y, p, x_routed, out, expert_offsets, row_choice, choice_row): the layer's output and what
+    its backward reads, with torch ops expert by expert: p the routed rows' pre-activations in
+    W's row order, x_routed their rows of x, out their down projections (0 past the valid rows)."""
+    experts, top_k = gate_up.shape[0], top_k_index.shape[1]
+    n, hidden = gate_up.shape[1] // 2, x.shape[1]
+    offsets, row_choice, choice_row, _ = route(top_k_index, experts)
+    xr = x[row_choice.long() // top_k]
+    p, out = x.new_zeros(xr.shape[0], 2 * n), x.new_zeros(xr.shape[0], hidden)
+    gate_rows, up_rows = (r.to(x.device) for r in _gate_up_rows(n, layout))
+    act = check_activation(activation).h
+    bounds = offsets.tolist()
+    for e in range(experts):
+        r0, r1 = bounds[e], bounds[e + 1]
+        if r0 == r1:
+            continue
+        pe = xr[r0:r1] @ gate_up[e].t()
+        if gate_up_bias is not None:
+            pe = pe + gate_up_bias[e]
+        p[r0:r1] = pe
+        o = act(pe[:, gate_rows], pe[:, up_rows]) @ (down[e].t() if down_layout == "hidden_intermediate" else down[e])
+        out[r0:r1] = o if down_bias is None else o + down_bias[e]
+    routed = out[choice_row.long()].view(-1, top_k, hidden) * top_k_weights.to(x.dtype).unsqueeze(-1)
+    y = routed[:, 0]
+    for j in range(1, top_k):
+        y = y + routed[:, j]
+    return y, p, xr, out, offsets, row_choice, choice_row
+
+
+def _train_fake(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, down_bias, layout, down_layout,
+                activation):
+    rows, n = top_k_index.numel(), gate_up.shape[1] // 2
+    i32 = dict(dtype=torch.int32, device=x.device)
+    return (x.new_empty(x.shape), x.new_empty(rows, 2 * n), x.new_empty(rows, x.shape[1]),
+            x.new_empty(rows, x.shape[1]), torch.empty(gate_up.shape[0] + 1, **i32), torch.empty(rows, **i32),
+            torch.empty(rows, **i32))
+
+
+def _train_cuda(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, down_bias, layout, down_layout,
+                activation):
+    """The forward on glukit's kernels (csrc/launchers/moe_experts.cuh), the pre-activations
+    written by the gated projection's epilogue."""
+    tokens, hidden = x.shape
+    experts, top_k = gate_up.shape[0], top_k_index.shape[1]
+    n, rows = gate_up.shape[1] // 2, tokens * top_k
+    chunks = (rows + _ROUTE_CHUNK - 1) // _ROUTE_CHUNK
+    i32 = dict(dtype=torch.int32, device=x.device)
+    offsets, row_choice, choice_row = (torch.empty(experts + 1, **i32), torch.empty(rows, **i32),
+                                       torch.empty(rows, **i32))
+    invalid = torch.empty(1, **i32)
+    workspace = torch.empty((chunks + 1) * (experts + 1) * 4, dtype=torch.uint8, device=x.device)
+    x_routed, h, out = x.new_empty(rows, hidden), x.new_empty(rows, n), x.new_empty(rows, hidden)
+    p, y = x.new_empty(rows, 2 * n), x.new_empty(tokens, hidden)
+    launch("moe_experts", x.dtype,
+           [x, top_k_index.to(torch.int64), top_k_weights.to(torch.float32), gate_up, down, gate_up_bias, down_bias,
+            y, offsets, row_choice, choice_row, invalid, workspace, x_routed, h, out, p],
+           tokens, n, hidden, activation=check_activation(activation).op, b_is_nk=down_layout == "hidden_intermediate",
+           interleaved=layout == "interleaved")
+    return y, p, x_routed, out, offsets, row_choice, choice_row
+
+
+MOE_TRAIN_BACKWARD_SCHEMA = (
+    "(Tensor grad, Tensor top_k_weights, Tensor gate_up, Tensor down, Tensor? gate_up_bias, Tensor? down_bias, "
+    "Tensor p, Tensor x_routed, Tensor out, Tensor expert_offsets, Tensor row_choice, Tensor choice_row, *, "
+    "str layout, str down_layout, str activation) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)")
+
+
+def _accumulator(dtype):
+    """The dtype the torch formulas compute in: fp32, or the operands' own where wider."""
+    return torch.promote_types(dtype, torch.float32)
+
+
+def _expert_of_row(offsets, rows):
+    """Each routed row's expert, `experts` for a row routed to no expert."""
+    return torch.bucketize(torch.arange(rows, device=offsets.device, dtype=torch.int32), offsets[1:], right=True)
+
+
+def _weight_grads(dp, x_routed, dy_routed, h, offsets, experts, down_layout):
+    """(dW_gate_up (E, 2I, H), dW_down in down's layout, dbias_gate_up (E, 2I), dbias_down (E, H)):
+    per expert dP^T x, dY^T H and the column sums, from the routed rows below
+    expert_offsets[experts] (torch._grouped_mm over the experts' rows where it runs: CUDA,
+    bf16; expert by expert otherwise)."""
+    rows, acc = dp.shape[0], _accumulator(dp.dtype)
+    if dp.is_cuda and dp.dtype == torch.bfloat16 and hasattr(torch, "_grouped_mm"):
+        ends = offsets[1:]
+        dgu = torch._grouped_mm(dp.t(), x_routed, offs=ends)
+        dd = torch._grouped_mm(dy_routed.t(), h, offs=ends)
+    else:
+        bounds = offsets.tolist()
+        dgu = dp.new_zeros(experts, dp.shape[1], x_routed.shape[1])
+        dd = dp.new_zeros(experts, dy_routed.shape[1], h.shape[1])
+        for e in range(experts):
+            r0, r1 = bounds[e], bounds[e + 1]
+            if r0 < r1:
+                dgu[e] = dp[r0:r1].t() @ x_routed[r0:r1]
+                dd[e] = dy_routed[r0:r1].t() @ h[r0:r1]
+    if down_layout != "hidden_intermediate":
+        dd = dd.transpose(1, 2)
+    owner = _expert_of_row(offsets, rows).long()
+    dgub = dp.new_zeros(experts + 1, dp.shape[1], dtype=acc).index_add_(0, owner, dp.to(acc))
+    ddb = dp.new_zeros(experts + 1, dy_routed.shape[1], dtype=acc).index_add_(0, owner, dy_routed.to(acc))
+    return dgu, dd.contiguous(), dgub[:experts].to(dp.dtype), ddb[:experts].to(dp.dtype)
+
+
+def _router_grad(grad, out, offsets, choice_row, top_k):
+    """d y / d top_k_weights: each choice's row of the down projection against its token's
+    gradient (0 for a choice routed to no expert)."""
+    tokens, hidden = grad.shape
+    acc = _accumulator(grad.dtype)
+    valid = choice_row < offsets[-1]
+    rows = out[choice_row.long()].to(acc).view(tokens, top_k, hidden)
+    dw = (rows * grad.to(acc).unsqueeze(1)).sum(-1)
+    return torch.where(valid.view(tokens, top_k), dw, torch.zeros_like(dw))
+
+
+def _train_backward_torch(grad, top_k_weights, gate_up, down, gate_up_bias, down_bias, p, x_routed, out,
+                          offsets, row_choice, choice_row, layout, down_layout, activation):
+    """(dx, d top_k_weights, dW_gate_up, dW_down, dbias_gate_up, dbias_down; an empty tensor for
+    an absent bias) from the saved rows, with torch ops: what the kernels compute, the same
+    roundings (dY's rows rounded once after the router's weight, dP and H once after the
+    activation's backward in fp32)."""
+    tokens, hidden = grad.shape
+    rows, experts = p.shape[0], gate_up.shape[0]
+    top_k, n = rows // max(tokens, 1), p.shape[1] // 2
+    rc, acc = row_choice.long(), _accumulator(p.dtype)
+    valid = (torch.arange(rows, device=p.device) < offsets[-1]).unsqueeze(1)
+    w = top_k_weights.reshape(-1).to(acc)[rc].unsqueeze(1)
+    dy_routed = torch.where(valid, grad.to(acc)[rc // top_k] * w, 0).to(grad.dtype)
+    gate_rows, up_rows = (r.to(p.device) for r in _gate_up_rows(n, layout))
+    g, u = p[:, gate_rows].to(acc), p[:, up_rows].to(acc)
+    a = check_activation(activation)
+    dh, bounds = torch.zeros(rows, n, device=p.device, dtype=acc), offsets.tolist()
+    for e in range(experts):
+        r0, r1 = bounds[e], bounds[e + 1]
+        if r0 < r1:
+            wd = down[e].to(acc) if down_layout == "hidden_intermediate" else down[e].to(acc).t()
+            dh[r0:r1] = dy_routed[r0:r1].to(acc) @ wd
+    pg, pu = a.partials(g, u)
+    dp = torch.empty_like(p)
+    dp[:, gate_rows], dp[:, up_rows] = (dh * pg).to(p.dtype), (dh * pu).to(p.dtype)
+    dp = torch.where(valid, dp, 0)
+    h = torch.where(valid, a.h(g, u).to(p.dtype), 0)
+    dx_routed = torch.zeros(rows, hidden, device=p.device, dtype=acc)
+    for e in range(experts):
+        r0, r1 = bounds[e], bounds[e + 1]
+        if r0 < r1:
+            dx_routed[r0:r1] = dp[r0:r1].to(acc) @ gate_up[e].to(acc)
+    dx = torch.zeros(tokens, hidden, device=p.device, dtype=acc).index_add_(0, rc // top_k, torch.where(valid, dx_routed, 0))
+    dgu, dd, dgub, ddb = _weight_grads(dp, torch.where(valid, x_routed, 0), dy_routed, h, offsets, experts,
+                                       down_layout)
+    dw = _router_grad(grad, out, offsets, choice_row, top_k).to(top_k_weights.dtype)
+    return (dx.to(grad.dtype), dw, dgu, dd, dgub if gate_up_bias is not None else grad.new_empty(0),
+            ddb if down_bias is not None else grad.new_empty(0))
+
+
+def _train_backward_fake(grad, top_k_weights, gate_up, down, gate_up_bias, down_bias, p, x_routed, out, offsets,
+                         row_choice, choice_row, layout, down_layout, activation):
+    return (torch.empty_like(grad), torch.empty_like(top_k_weights), torch.empty_like(gate_up), torch.empty_like(down),
+            torch.empty_like(gate_up_bias) if gate_up_bias is not None else grad.new_empty(0),
+            torch.empty_like(down_bias) if down_bias is not None else grad.new_empty(0))
+
+
+def _train_backward_cuda(grad, top_k_weights, gate_up, down, gate_up_bias, down_bias, p, x_routed, out, offsets,
+                         row_choice, choice_row, layout, down_layout, activation):
+    """dY's routed rows, dP, H and dx on glukit's kernels (csrc/launchers/moe_experts_backward.cuh),
+    the weight gradients by torch._grouped_mm (or expert by expert), the router's by torch."""
+    if down_layout != "hidden_intermediate":  # W_d (E, I, H): no grouped backward kernel reads it yet
+        return _train_backward_torch(grad, top_k_weights, gate_up, down, gate_up_bias, down_bias, p, x_routed, out,
+                                     offsets, row_choice, choice_row, layout, down_layout, activation)
+    tokens, hidden = grad.shape
+    rows, experts, n = p.shape[0], gate_up.shape[0], p.shape[1] // 2
+    dy_routed, dp, h, dx_routed = grad.new_empty(rows, hidden), torch.empty_like(p), p.new_empty(rows, n), \
+        grad.new_empty(rows, hidden)
+    dx = grad.new_empty(tokens, hidden)
+    ones = torch.ones(rows, dtype=torch.float32, device=grad.device)
+    launch("moe_experts_backward", grad.dtype,
+           [grad, top_k_weights.to(torch.float32), gate_up, down, p, offsets, row_choice, choice_row, dy_routed, dp,
+            h, dx_routed, ones, dx], tokens, n, hidden, activation=check_activation(activation).op,
+           interleaved=layout == "interleaved")
+    dgu, dd, dgub, ddb = _weight_grads(dp, x_routed, dy_routed, h, offsets, experts, down_layout)
+    dw = _router_grad(grad, out, offsets, choice_row, rows // max(tokens, 1)).to(top_k_weights.dtype)
+    return (dx, dw, dgu, dd, dgub if gate_up_bias is not None else grad.new_empty(0),
+            ddb if down_bias is not None else grad.new_empty(0))
+
+
+define("moe_experts_train_backward" + MOE_TRAIN_BACKWARD_SCHEMA, fake=_train_backward_fake,
+       cpu=_train_backward_torch, cuda=_train_backward_cuda, launchers=("moe_experts_backward",),
+       fallback=_train_backward_torch)
+
+
+def _train_setup_context(ctx, inputs, keyword_only_inputs, output):
+    x, _, w, gate_up, down, gub, db = inputs
+    ctx.save_for_backward(w, gate_up, down, gub, db, *output[1:])
+    ctx.names = (keyword_only_inputs["layout"], keyword_only_inputs["down_layout"], keyword_only_inputs["activation"])
+    ctx.mark_non_differentiable(*output[1:])
+
+
+def _train_backward(ctx, grad, *_unused):
+    w, gate_up, down, gub, db, p, xr, out, offsets, row_choice, choice_row = ctx.saved_tensors
+    layout, down_layout, activation = ctx.names
+    gx, gw, ggu, gd, ggub, gdb = torch.ops.glukit.moe_experts_train_backward(
+        grad.contiguous(), w, gate_up, down, gub, db, p, xr, out, offsets, row_choice, choice_row, layout=layout,
+        down_layout=down_layout, activation=activation)
+    return gx, None, gw, ggu, gd, ggub if gub is not None else None, gdb if db is not None else None
+
+
+define("moe_experts_train" + MOE_TRAIN_SCHEMA, fake=_train_fake, cpu=_train_torch, cuda=_train_cuda,
+       launchers=("moe_experts",), fallback=_train_torch, autograd=(_train_backward, _train_setup_context))
 
 
 class MoEExperts(nn.Module):
@@ -255,9 +473,12 @@ class MoEExperts(nn.Module):
         if top_k_index.shape[0] != x.shape[0] or tuple(top_k_weights.shape) != tuple(top_k_index.shape):
             raise ValueError(f"top_k_index, top_k_weights: must be tokens x top_k each, tokens = {x.shape[0]} "
                              f"(got {tuple(top_k_index.shape)} and {tuple(top_k_weights.shape)})")
-        return torch.ops.glukit.moe_experts(x, top_k_index, top_k_weights, self.gate_up, self.down, self.gate_up_bias,
-                                            self.down_bias, layout=self.layout, down_layout=self.down_layout,
-                                            activation=self.activation)
+        args = (x, top_k_index, top_k_weights, self.gate_up, self.down, self.gate_up_bias, self.down_bias)
+        kw = dict(layout=self.layout, down_layout=self.down_layout, activation=self.activation)
+        training = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in args)
+        if training and self.layout != "alternating":  # the forward keeps P and the rows its backward reads
+            return torch.ops.glukit.moe_experts_train(*args, **kw)[0]
+        return torch.ops.glukit.moe_experts(*args, **kw)
 
     def extra_repr(self) -> str:
         return (f"experts={self.experts}, hidden={self.hidden}, intermediate={self.intermediate}, "

@@ -227,3 +227,41 @@ def test_the_op_compiles_whole_graph_with_its_fake_kernel_and_autograd():
                           (x.double(), idx, w.double().requires_grad_(), gate_up.detach().double().requires_grad_(),
                            down.detach().double(), None, None),
                           {"layout": "stacked", "down_layout": "hidden_intermediate", "activation": "silu"})
+
+
+@pytest.mark.parametrize("layout", ["stacked", "interleaved"])
+@pytest.mark.parametrize("down_layout", moe.DOWN_LAYOUTS)
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("activation", ["silu", "gelu_tanh", "clamped_swiglu"])
+def test_training_path_matches_autograd(layout, down_layout, bias, activation):
+    """MoEExperts while training runs glukit::moe_experts_train (its forward keeps P, x's routed
+    rows and the down projection's rows; its backward, glukit::moe_experts_train_backward, works
+    from them with the activation's partials): its output and every gradient equal autograd's
+    through the torch path, in fp64, with an empty expert and ids out of range."""
+    g = torch.Generator().manual_seed(5)
+    experts, top_k, hidden, n, tokens = 6, 2, 16, 64, 23
+    d = dict(generator=g, dtype=torch.float64)
+    gate_up = torch.randn(experts, 2 * n, hidden, **d) * 0.3
+    down = torch.randn(*((experts, hidden, n) if down_layout == "hidden_intermediate" else (experts, n, hidden)),
+                       **d) * 0.2
+    gub, db = (torch.randn(experts, 2 * n, **d), torch.randn(experts, hidden, **d)) if bias else (None, None)
+    x, dy = torch.randn(tokens, hidden, **d), torch.randn(tokens, hidden, **d)
+    idx = torch.randint(0, experts, (tokens, top_k), generator=g)
+    idx[idx == 3] = 4  # expert 3 empty
+    idx[0, 1], idx[5, 0] = experts + 1, -1  # routed to no expert
+    w = torch.rand(tokens, top_k, **d)
+    kw = dict(layout=layout, down_layout=down_layout, activation=activation)
+    leaves = [t.clone().requires_grad_() for t in (x, w, gate_up, down)]
+    lb = [None if b is None else b.clone().requires_grad_() for b in (gub, db)]
+    y_want = moe._experts_torch(leaves[0], idx, leaves[1], leaves[2], leaves[3], lb[0], lb[1], **kw)
+    want = torch.autograd.grad(y_want, leaves + [b for b in lb if b is not None], dy)
+    m = moe.MoEExperts(gate_up.clone(), down.clone(), layout=layout, down_layout=down_layout, gate_up_bias=gub,
+                       down_bias=db, activation=activation)
+    xi, wi = x.clone().requires_grad_(), w.clone().requires_grad_()
+    y = m(xi, idx, wi)
+    (y * dy).sum().backward()
+    torch.testing.assert_close(y.detach(), y_want.detach())
+    got = [xi.grad, wi.grad, m.gate_up.grad, m.down.grad] + [p.grad for p in (m.gate_up_bias, m.down_bias)
+                                                              if p is not None]
+    for name, a, b in zip(["x", "top_k_weights", "gate_up", "down", "biases"] + ["bias"], got, want):
+        torch.testing.assert_close(a, b, msg=lambda s, name=name: f"{name}: {s}")

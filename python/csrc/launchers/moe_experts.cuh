@@ -7,7 +7,8 @@
 // or interleaved with w_interleaved), down (E, H, I with b_col_major, else E, I, H),
 // gate_up_bias (E, 2I) or none, down_bias (E, H) or none, y (tokens x H: the output), then
 // the workspaces expert_offsets (E + 1, int32), row_choice, choice_row (rows, int32), invalid
-// (1, int32), route_workspace (bytes), x_routed (rows x H), h (rows x I), out (rows x H).
+// (1, int32), route_workspace (bytes), x_routed (rows x H), h (rows x I), out (rows x H), and
+// p (rows x 2I, the pre-activations in W's row order, for the backward) or none.
 // m: tokens, n: I, k: H.
 #pragma once
 #include "launcher.cuh"
@@ -36,6 +37,7 @@ LaunchStatus launch_moe(const Call& c, cudaStream_t stream) {
   g.hidden = hidden, g.intermediate = inter, g.ldx = hidden, g.ldh = inter;
   g.w_layout = c.w_interleaved ? glukit::ExpertLayout::interleaved : glukit::ExpertLayout::stacked;
   g.x_routed = ptr<T>(c, 13), g.ld_x_routed = hidden;
+  g.p = ptr<T>(c, 16), g.ldp = 2 * inter;
   using Gate = glukit::policy::WithEpilogue<glukit::policy::GatedTma128x128<glukit::arch::sm90a>, Op>;
   if (glukit::Status s = glukit::grouped_gated_projection<Gate>(g, stream); !s) return plain(s);
   glukit::GroupedDownProjectionArgsT<T> d;
@@ -53,7 +55,7 @@ LaunchStatus launch_moe(const Call& c, cudaStream_t stream) {
 
 template <class T>
 void add_launchers() {
-  add_per_activation<T>("moe_experts", 16, []<class Op>() -> Launcher { return &launch_moe<T, Op>; });
+  add_per_activation<T>("moe_experts", 17, []<class Op>() -> Launcher { return &launch_moe<T, Op>; });
 }
 
 }  // namespace

@@ -1,0 +1,57 @@
+// The experts' backward on glukit's kernels (include/glukit/ops/moe_backward.hpp), for each
+// gated activation Op of glukit's list, on the caller's stream: dY's routed rows (the layer's
+// gradient times the router's weights: moe_gather with weights), dP and H of every routed row
+// (grouped_gated_backward on GatedBackwardTma128x128: dH = dY W_d^e, the activation's backward
+// in the epilogue), x's gradient per routed row (dP W_gu^e: grouped_down_projection with
+// W_gu (E, 2I, H) as row-major k x n blocks) and its sum per token (moe_combine with unit
+// weights). Operands: grad (tokens x H), top_k_weights (float, tokens x top_k), gate_up (E,
+// 2I, H: stacked, or interleaved with w_interleaved), down (E, H, I), p (rows x 2I, the
+// forward's), expert_offsets (E + 1, int32), row_choice, choice_row (rows, int32), then the
+// outputs dy_routed (rows x H), dp (rows x 2I), h (rows x I), dx_routed (rows x H), the unit
+// weights (rows, float, ones) and dx (tokens x H). m: tokens, n: I, k: H.
+#pragma once
+#include "launcher.cuh"
+
+namespace glukit_torch {
+namespace {
+
+template <class T, class Op>
+LaunchStatus launch_moe_backward(const Call& c, cudaStream_t stream) {
+  const std::int64_t tokens = c.m, inter = c.n, hidden = c.k;
+  const std::int64_t rows = c.operands[6].numel;
+  const int top_k = tokens > 0 ? static_cast<int>(rows / tokens) : 1;
+  const int experts = static_cast<int>(c.operands[5].numel - 1);
+  const glukit::MoeRouting routing{ptr<const std::int32_t>(c, 5), ptr<const std::int32_t>(c, 6),
+                                   ptr<const std::int32_t>(c, 7), tokens, top_k, experts};
+  if (glukit::Status s = glukit::moe_gather(glukit::MoeGatherArgsT<T>{ptr<const T>(c, 0), ptr<T>(c, 8), routing,
+                                                                      hidden, hidden, hidden, ptr<const float>(c, 1)},
+                                            stream);
+      !s)
+    return plain(s);
+  glukit::GroupedGatedBackwardArgsT<T> b;
+  b.dy = ptr<const T>(c, 8), b.w_down = ptr<const T>(c, 3), b.p = ptr<const T>(c, 4), b.dp = ptr<T>(c, 9);
+  b.h = ptr<T>(c, 10), b.routing = routing, b.hidden = hidden, b.intermediate = inter;
+  b.lddy = hidden, b.ldp = b.lddp = 2 * inter, b.ldh = inter;
+  b.p_layout = c.w_interleaved ? glukit::ExpertLayout::interleaved : glukit::ExpertLayout::stacked;
+  using Backward = glukit::policy::WithEpilogue<glukit::policy::GatedBackwardTma128x128<glukit::arch::sm90a>, Op>;
+  if (glukit::Status s = glukit::grouped_gated_backward<Backward>(b, stream); !s) return plain(s);
+  glukit::GroupedDownProjectionArgsT<T> d;  // dx's routed rows: dP (rows x 2I) W_gu^e (2I x H)
+  d.h = ptr<const T>(c, 9), d.w = ptr<const T>(c, 2), d.out = ptr<T>(c, 11), d.routing = routing;
+  d.hidden = hidden, d.intermediate = 2 * inter, d.ldh = 2 * inter, d.ldo = hidden;
+  d.w_layout = glukit::Layout::row_major;
+  using Down = glukit::policy::WithEpilogue<glukit::policy::WarpSpecializedTma<glukit::arch::sm90a>,
+                                            glukit::epilogue::BiasOnly>;
+  if (glukit::Status s = glukit::grouped_down_projection<Down>(d, stream); !s) return plain(s);
+  const glukit::MoeCombineArgsT<T, float> sum{ptr<const T>(c, 11), ptr<const float>(c, 12), ptr<T>(c, 13), routing,
+                                              hidden, hidden, hidden};
+  return plain(glukit::moe_combine(sum, stream));
+}
+
+template <class T>
+void add_launchers() {
+  add_per_activation<T>("moe_experts_backward", 14,
+                        []<class Op>() -> Launcher { return &launch_moe_backward<T, Op>; });
+}
+
+}  // namespace
+}  // namespace glukit_torch
