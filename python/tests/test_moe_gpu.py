@@ -71,3 +71,33 @@ def test_experts_module_gradients_flow():
     y.float().square().sum().backward()
     assert xg.grad is not None and torch.isfinite(xg.grad).all()
     assert all(p.grad is not None for p in m.parameters())
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("layout", ["stacked", "interleaved"])
+@pytest.mark.parametrize("down_layout", moe.DOWN_LAYOUTS)
+@pytest.mark.parametrize("activation", ["silu", "gelu_tanh", "clamped_swiglu"])
+def test_training_gradients_match_fp64(dtype, layout, down_layout, activation):
+    """MoEExperts while training (glukit::moe_experts_train and its backward on glukit's
+    kernels: P from the gated projection's epilogue, dP and H from grouped_gated_backward, dx
+    from the grouped down projection over W_gu and the combine): the output and every gradient
+    against autograd through the torch path in fp64 on the same operands."""
+    tokens, hidden, n, experts, top_k = 300, 136, 128, 16, 4
+    ops = _operands(tokens, hidden, n, experts, top_k, layout, down_layout, True, dtype, seed=5)
+    x, idx, w, gate_up, down, gub, db = ops
+    dy = torch.randn(tokens, hidden, generator=torch.Generator().manual_seed(6)).to(dtype)
+    m = moe.MoEExperts(gate_up.cuda(), down.cuda(), layout=layout, down_layout=down_layout, gate_up_bias=gub.cuda(),
+                       down_bias=db.cuda(), activation=activation)
+    xi, wi = x.cuda().requires_grad_(), w.cuda().requires_grad_()
+    y = m(xi, idx.cuda(), wi)
+    (y * dy.cuda()).sum().backward()
+    got = [y.detach(), xi.grad, wi.grad, m.gate_up.grad, m.down.grad, m.gate_up_bias.grad, m.down_bias.grad]
+    leaves = [t.double().requires_grad_() for t in (x, w, gate_up, down, gub, db)]
+    y64 = moe._experts_torch(leaves[0], idx, leaves[1], leaves[2], leaves[3], leaves[4], leaves[5], layout=layout,
+                             down_layout=down_layout, activation=activation)
+    want = [y64.detach(), *torch.autograd.grad(y64, leaves, dy.double())]
+    for name, a, b in zip(["y", "x", "top_k_weights", "gate_up", "down", "gate_up_bias", "down_bias"], got, want):
+        assert a is not None and torch.isfinite(a).all(), name
+        err = a.double().cpu() - b
+        assert (err.norm() / b.norm()).item() < 2**-6, name
+        assert (err.abs().max() / b.abs().max()).item() < 2**-4, name
