@@ -1,7 +1,7 @@
 // The experts of a Mixture-of-Experts layer in glukit_bench, bf16, balanced or skewed random
 // routing, at the shapes (experts, top-k, hidden, intermediate) of Qwen3-30B-A3B, DeepSeek-V3,
 // gpt-oss-120b and Mixtral-8x7B and 1, 8, 64, 4096 and 16384 tokens (decode to prefill):
-//   moe_experts/<model>/<tokens>/<routing>   eleven launches timed in turns on rotated input
+//   moe_experts/<model>/<tokens>/<routing>   thirteen launches timed in turns on rotated input
 //       sets: glukit::moe_route (us_route), grouped_gated_projection (us_gate_up, its
 //       TFLOPS), grouped_down_projection (us_down), moe_combine (us_combine), and the dense
 //       cuBLAS GEMM of the gated projection's FLOPs, (tokens x top_k) x 2I x H (us_dense_gemm;
@@ -11,8 +11,11 @@
 //       the gather alone (us_gather), the gated projection gathering x's rows in its producer
 //       instead (us_gate_up_ws_gather, gate_up_ws_gather_vs_dense), the backward's weighted
 //       gather of dY's routed rows (us_gather_dy) and its dH GEMM with the activation's
-//       backward in the epilogue (us_backward_dh, backward_dh_TFLOPS); the experts the routing
-//       touches (touched_experts) and their weights' bytes over the gate/up and down times of
+//       backward in the epilogue (us_backward_dh, backward_dh_TFLOPS), the gated and down
+//       projections on 64-row ping-pong tiles (us_gate_up_ws64, gate_up_ws64_vs_dense,
+//       us_down_ws64); the experts the routing
+//       touches (touched_experts), the routed rows' share of their 128- and 64-row tiles
+//       (tile_fill_128, tile_fill_64: the tile quantisation bound) and their weights' bytes over the gate/up and down times of
 //       either path (weights_TBps, weights_ws_TBps: the decode rows' bound); the iteration
 //       time is the layer's forward, the four glukit launches of the multistage path. Checked
 //       once: the combine finite.
@@ -46,6 +49,12 @@ using GateWsPolicy =
     glukit::policy::WithEpilogue<glukit::policy::GatedTma128x128<glukit::arch::sm90a>, glukit::epilogue::SwiGlu>;
 using DownWsPolicy =
     glukit::policy::WithEpilogue<glukit::policy::WarpSpecializedTma<glukit::arch::sm90a>, glukit::epilogue::BiasOnly>;
+/// The same on 64-row tiles (ping-pong consumers): experts of a few hundred rows fill them
+/// better (tile_fill_64 against tile_fill_128).
+using GateWs64Policy =
+    glukit::policy::WithEpilogue<glukit::policy::GatedTmaPingpong64x128<glukit::arch::sm90a>, glukit::epilogue::SwiGlu>;
+using DownWs64Policy = glukit::policy::WithEpilogue<glukit::policy::WarpSpecializedTmaPingpong64x128<glukit::arch::sm90a>,
+                                                    glukit::epilogue::BiasOnly>;
 /// The backward through the activation (dH = dY W_d^e, SwiGLU's backward in the epilogue).
 using BackwardPolicy = glukit::policy::GatedBackwardTma128x128<glukit::arch::sm90a>;
 
@@ -103,6 +112,10 @@ struct MoeOperands {
   MoeCase c;
   std::vector<Set> sets;
   double touched_experts = 0;  ///< experts with rows, averaged over the sets
+  /// The routed rows over the rows of the 128-row tiles their experts fill (each expert's
+  /// rows rounded up to whole tiles), averaged over the sets: the grouped kernels' bound from
+  /// tile quantisation, which the dense GEMM of the same rows does not pay.
+  double tile_fill = 0, tile_fill_64 = 0;
   DeviceBuffer<T> dense_a, dense_b, dense_c;
   MoeOperands(const MoeCase& mc, std::uint64_t seed, cudaStream_t stream)
       : c(mc),
@@ -129,8 +142,13 @@ struct MoeOperands {
       fill_nonzero(st.w_down.get(), wd, seed + 8 * s + 2, 1.f / 16, stream);
       const std::vector<std::int64_t> ids = route_ids(c, seed + 8 * s + 3);
       std::vector<bool> used(std::size_t(m.experts), false);
-      for (const std::int64_t id : ids) used[std::size_t(id)] = true;
+      std::vector<std::int64_t> per_expert(std::size_t(m.experts), 0);
+      for (const std::int64_t id : ids) used[std::size_t(id)] = true, ++per_expert[std::size_t(id)];
       touched_experts += double(std::count(used.begin(), used.end(), true)) / double(count);
+      std::int64_t tiled = 0, tiled_64 = 0;
+      for (const std::int64_t r : per_expert) tiled += (r + 127) / 128 * 128, tiled_64 += (r + 63) / 64 * 64;
+      tile_fill += double(c.rows()) / double(tiled) / double(count);
+      tile_fill_64 += double(c.rows()) / double(tiled_64) / double(count);
       GLUKIT_BENCH_CHECK_CUDA(cudaMemcpyAsync(st.idx.get(), ids.data(), rows * 8, cudaMemcpyHostToDevice, stream));
       std::vector<float> w(rows, 1.f / float(m.top_k));
       GLUKIT_BENCH_CHECK_CUDA(cudaMemcpyAsync(st.weights.get(), w.data(), rows * 4, cudaMemcpyHostToDevice, stream));
@@ -239,7 +257,9 @@ void bm_moe(benchmark::State& state, MoeCase c) {
          [&] { ok = ok && glukit::moe_gather(ops.gather(call++), stream).ok(); },
          [&] { ok = ok && glukit::grouped_gated_projection<GateWsPolicy>(ops.gate_up(call++), stream).ok(); },
          [&] { ok = ok && glukit::moe_gather(ops.gather_dy(call++), stream).ok(); },
-         [&] { ok = ok && glukit::grouped_gated_backward<BackwardPolicy>(ops.backward(call++), stream).ok(); }},
+         [&] { ok = ok && glukit::grouped_gated_backward<BackwardPolicy>(ops.backward(call++), stream).ok(); },
+         [&] { ok = ok && glukit::grouped_gated_projection<GateWs64Policy>(ops.gate_up_ws(call++), stream).ok(); },
+         [&] { ok = ok && glukit::grouped_down_projection<DownWs64Policy>(ops.down(call++), stream).ok(); }},
         std::min(counts.warmup, 3), counts.samples);
     GLUKIT_BENCH_CHECK_LAUNCH();
     if (!ok) {
@@ -273,6 +293,11 @@ void bm_moe(benchmark::State& state, MoeCase c) {
     // their bytes over the gate/up and down times, against the card's 4.8 TB/s.
     const double weight_bytes = ops.touched_experts * 3.0 * double(c.model.n) * double(c.model.hidden) * sizeof(T);
     state.counters["touched_experts"] = ops.touched_experts;
+    state.counters["tile_fill_128"] = ops.tile_fill;
+    state.counters["tile_fill_64"] = ops.tile_fill_64;
+    state.counters["us_gate_up_ws64"] = med[11];
+    state.counters["gate_up_ws64_vs_dense"] = med[4] / med[11];
+    state.counters["us_down_ws64"] = med[12];
     state.counters["weights_TBps"] = weight_bytes / ((med[1] + med[2]) * 1e-6) * 1e-12;
     state.counters["weights_ws_TBps"] = weight_bytes / ((med[6] + med[5]) * 1e-6) * 1e-12;
     state.counters["sets"] = double(ops.sets.size());

@@ -15,6 +15,7 @@
 #include "glukit/ops/gated_backward.hpp"
 #include "glukit/ops/gated_projection.hpp"
 #include "glukit/ops/gated_projection_backward.hpp"
+#include "glukit/ops/moe_backward.hpp"
 #include "glukit/ops/moe_experts.hpp"
 #include "glukit/ops/moe_routing.hpp"
 #include "glukit/ops/quantize_rows.hpp"

@@ -55,16 +55,7 @@ void check_grouped_backward(const BwdMoeShape& s) {
   DeviceBuffer<float> dweights(weights.size());
   dg.upload(g), dwd.upload(wd), dp_in.upload(p), dweights.upload(weights);
   ddy.poison(), ddp.poison(), dh.poison();
-  DeviceBuffer<std::int64_t> didx(idx.size());
-  didx.upload(idx);
-  DeviceBuffer<std::int32_t> offsets(static_cast<std::size_t>(s.experts) + 1), row_choice(idx.size()),
-      choice_row(idx.size()), invalid(1);
-  DeviceBuffer<unsigned char> ws(static_cast<std::size_t>(moe_route_workspace_bytes(s.tokens, s.top_k, s.experts)));
-  const MoeRouteArgsT<std::int64_t> ra{.top_k_index = didx.ptr, .tokens = s.tokens, .top_k = s.top_k,
-                                       .experts = s.experts, .expert_offsets = offsets.ptr,
-                                       .row_choice = row_choice.ptr, .choice_row = choice_row.ptr,
-                                       .invalid_choices = invalid.ptr, .workspace = ws.ptr};
-  REQUIRE(moe_route(ra).ok());
+  const DeviceRouting ra(idx, s.tokens, s.top_k, s.experts);
   const reference::MoeRoutingHost route = reference::moe_route(idx.data(), s.tokens, s.top_k, s.experts);
   const std::int64_t valid = route.expert_offsets[s.experts];
 

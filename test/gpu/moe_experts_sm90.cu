@@ -41,18 +41,11 @@ void check_grouped(const MoeShape& s) {
   const std::vector<std::int64_t> idx = moe_choices(s.tokens, s.top_k, s.experts, rng);
   DeviceBuffer<T> dx(x.size()), dw(w.size()), dbias(bias.size()), dh(static_cast<std::size_t>(rows * ldh));
   dx.upload(x), dw.upload(w), dbias.upload(bias), dh.poison();
-  DeviceBuffer<std::int64_t> didx(idx.size());
-  didx.upload(idx);
-  DeviceBuffer<std::int32_t> offsets(static_cast<std::size_t>(s.experts) + 1), row_choice(idx.size()),
-      choice_row(idx.size()), invalid(1);
-  DeviceBuffer<unsigned char> ws(static_cast<std::size_t>(moe_route_workspace_bytes(s.tokens, s.top_k, s.experts)));
-  const MoeRouteArgsT<std::int64_t> ra{.top_k_index = didx.ptr, .tokens = s.tokens, .top_k = s.top_k,
-                                       .experts = s.experts, .expert_offsets = offsets.ptr,
-                                       .row_choice = row_choice.ptr, .choice_row = choice_row.ptr,
-                                       .invalid_choices = invalid.ptr, .workspace = ws.ptr};
-  Status st = moe_route(ra);
-  INFO("moe_route: " << st.message());
-  REQUIRE(st.ok());
+  const DeviceRouting ra(idx, s.tokens, s.top_k, s.experts);
+  const DeviceBuffer<std::int32_t>& offsets = ra.offsets;
+  const DeviceBuffer<std::int32_t>& row_choice = ra.row_choice;
+  const DeviceBuffer<std::int32_t>& choice_row = ra.choice_row;
+  Status st;
   GroupedGatedProjectionArgsT<T> a;
   a.x = dx.ptr, a.w = dw.ptr, a.bias = s.bias ? dbias.ptr : nullptr, a.h = dh.ptr, a.routing = ra.routing();
   a.hidden = s.hidden, a.intermediate = s.n, a.ldx = ldx, a.ldh = ldh, a.w_layout = s.layout;

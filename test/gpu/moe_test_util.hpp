@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "glukit/kernels/moe_route.hpp"
 #include "gpu_test_util.hpp"
 
 namespace glukit::test {
@@ -41,5 +42,30 @@ inline std::vector<std::int64_t> moe_choices(std::int64_t tokens, int top_k, int
   std::shuffle(idx.begin() + 1, idx.end(), rng);  // choice 0 keeps expert 1's single row
   return idx;
 }
+
+/// A routing made on the device: the expert ids uploaded, moe_route's outputs and workspace,
+/// and its arguments (route.routing(): the layout the grouped kernels read).
+struct DeviceRouting {
+  DeviceBuffer<std::int64_t> idx;
+  DeviceBuffer<std::int32_t> offsets, row_choice, choice_row, invalid;
+  DeviceBuffer<unsigned char> ws;
+  MoeRouteArgsT<std::int64_t> route;
+  DeviceRouting(const std::vector<std::int64_t>& ids, std::int64_t tokens, int top_k, int experts)
+      : idx(ids.size()),
+        offsets(static_cast<std::size_t>(experts) + 1),
+        row_choice(ids.size()),
+        choice_row(ids.size()),
+        invalid(1),
+        ws(static_cast<std::size_t>(moe_route_workspace_bytes(tokens, top_k, experts))),
+        route{.top_k_index = idx.ptr, .tokens = tokens, .top_k = top_k, .experts = experts,
+              .expert_offsets = offsets.ptr, .row_choice = row_choice.ptr, .choice_row = choice_row.ptr,
+              .invalid_choices = invalid.ptr, .workspace = ws.ptr} {
+    idx.upload(ids);
+    const Status st = moe_route(route);
+    INFO("moe_route: " << st.message());
+    REQUIRE(st.ok());
+  }
+  MoeRouting routing() const { return route.routing(); }
+};
 
 }  // namespace glukit::test

@@ -95,14 +95,15 @@ endforeach()
 # The experts' grouped gated projection (VARIANT Grouped_<policy>[_bf16]) through
 # glukit::grouped_gated_projection<Policy>: the multistage cp.async kernel over the grouped
 # tile map, A's rows gathered (V2DirectToLds), or the warp-specialised TMA kernel on the
-# routed rows the launch gathers first (GatedTma128x128); one translation unit holds both W
+# routed rows the launch gathers first (GatedTma128x128, and GatedTmaPingpong64x128: 64-row
+# tiles, whose fill of few-hundred-row experts is higher); one translation unit holds both W
 # orders. The down projection on the warp-specialised kernel (VARIANT GroupedDown_<policy>).
 foreach(element glukit::half_t glukit::bfloat16_t)
   set(suffix "")
   if(element STREQUAL "glukit::bfloat16_t")
     set(suffix "_bf16")
   endif()
-  foreach(base V2DirectToLds GatedTma128x128)
+  foreach(base V2DirectToLds GatedTma128x128 GatedTmaPingpong64x128)
     glukit_sm90_ptx_check(Grouped_${base}${suffix} grouped_gated_projection GroupedGatedProjectionArgsT
       "glukit::policy::WithEpilogue<glukit::policy::${base}<glukit::arch::sm90a>, glukit::epilogue::SwiGlu>" "${element}")
   endforeach()

@@ -42,17 +42,17 @@ namespace detail {
 /// Backends specialise this, BP a Bound policy, with
 ///   static Status run(const AddmmGluArgsT<element_of<BP>>& gemm, const MoeRouting&,
 ///                     std::int64_t w_stride, std::int64_t bias_stride, int device, stream_t,
-///                     const ExtraOperandsT<element_of<BP>>& extra):
+///                     const OperandSlotsT<element_of<BP>>& extra):
 ///   the grouped kernel's launch over gemm (all routed rows), expert e's B and bias at
 ///   e * w_stride and e * bias_stride elements, on `device`, the current device; extra: the
-///   pre-activations' rows (out2) where the problem stores them;
-///   static constexpr bool writes_preact: whether BP's grouped kernel writes them.
+///   operands beside the GEMM in the composition's slots (kernels/operand_slots.hpp);
+///   static constexpr bool writes_preact: whether BP's grouped kernel writes the pre-activations.
 template <class BP, Backend B>
 struct GroupedLauncher {
   static constexpr bool writes_preact = false;
   template <class T>
   static Status run(const AddmmGluArgsT<T>&, const MoeRouting&, std::int64_t, std::int64_t, int, stream_t,
-                    const ExtraOperandsT<T>& = {}) {
+                    const OperandSlotsT<T>& = {}) {
     static_assert(dependent_false<BP>,
                   "glukit: the experts' launchers need a device compiler: sm90a policies launch from nvcc (CUDA) "
                   "translation units, gfx942/gfx950 policies from hip-clang (HIP) translation units");
@@ -67,7 +67,8 @@ Status run_grouped(const AddmmGluArgsT<T>& gemm, const MoeRouting& routing, std:
   constexpr Backend B = arch_traits<typename Policy::arch>::backend;
   int device = 0;
   if (Status s = CurrentDevice<B>::get(&device); !s) return s;
-  return GroupedLauncher<Bound<Policy, Pr>, B>::run(gemm, routing, w_stride, bias_stride, device, stream, extra);
+  return GroupedLauncher<Bound<Policy, Pr>, B>::run(gemm, routing, w_stride, bias_stride, device, stream,
+                                                    operand_slots<composition_of<Bound<Policy, Pr>>>(extra));
 }
 
 /// Whether Policy's grouped kernel writes the gated projection's pre-activations.
@@ -114,7 +115,7 @@ Status grouped_gated_projection(const GroupedGatedProjectionArgsT<T>& a, stream_
         return Status::invalid("x_routed: the grouped kernel that writes the pre-activations (p) reads x's routed "
                                "rows in order from x_routed: pass it");
       if (Status s = gathered_first(); !s) return s;
-      const ExtraOperandsT<T> x{.out2 = a.p, .ld_out2 = a.ldp};
+      const ExtraOperandsT<T> x{.preact = {a.p, a.ldp}};
       return inter ? detail::run_grouped<Policy, GroupedProblem<GatedProblem<T, il, true>>>(gemm, a.routing, w_stride,
                                                                                           bias_stride, stream, x)
                    : detail::run_grouped<Policy, GroupedProblem<GatedProblem<T, st, true>>>(gemm, a.routing, w_stride,
@@ -176,7 +177,7 @@ Status grouped_gated_backward(const GroupedGatedBackwardArgsT<T>& a, stream_t st
   if (Status s = validate_grouped_gated_backward_arguments(a); !s) return s;
   if (a.routing.rows() == 0 || a.intermediate == 0) return Status::success();
   const AddmmGluArgsT<T> gemm = detail::gemm_view(detail::dense_view(a));
-  const ExtraOperandsT<T> x{.out2 = a.h, .ld_out2 = a.ldh};
+  const ExtraOperandsT<T> x{.h = {a.h, a.ldh}};
   const std::int64_t w_stride = a.hidden * a.intermediate;
   if (a.p_layout == ExpertLayout::interleaved)
     return detail::run_grouped<Policy, GroupedProblem<GatedBackwardProblem<T, GateLayout::interleaved>>>(

@@ -17,7 +17,7 @@ struct GroupedLauncher<BP, Backend::hip> {
   static constexpr bool writes_preact = false;  ///< not yet on CDNA
   template <class T>
   static Status run(const AddmmGluArgsT<T>& gemm, const MoeRouting& routing, std::int64_t w_stride,
-                    std::int64_t bias_stride, int device, stream_t stream, const ExtraOperandsT<T>& = {}) {
+                    std::int64_t bias_stride, int device, stream_t stream, const OperandSlotsT<T>& = {}) {
     if (Status s = cdna::validate_for_plan<BP>(gemm); !s) return s;
     constexpr std::int64_t limit = std::int64_t{1} << 31;
     if (routing.tokens * gemm.lda >= limit) return Status::invalid("x: tokens * ldx must be < 2^31 on CDNA");

@@ -43,7 +43,7 @@ struct GroupedLauncher<BP, Backend::cuda> {
 
   template <class T>
   static Status run(const AddmmGluArgsT<T>& gemm, const MoeRouting& routing, std::int64_t w_stride,
-                    std::int64_t bias_stride, int device, stream_t stream, const ExtraOperandsT<T>& extra = {}) {
+                    std::int64_t bias_stride, int device, stream_t stream, const OperandSlotsT<T>& extra = {}) {
     if constexpr (sm90::MainloopPlan<BP>::specialized)
       return run_ws(gemm, routing, w_stride, bias_stride, device, stream, extra);
     else
@@ -74,10 +74,10 @@ struct GroupedLauncher<BP, Backend::cuda> {
 
   /// The warp-specialised grouped kernel: the dense kernel's tensor maps over all routed rows
   /// (A's unused where the producer gathers x's rows), B's and the bias's over every expert;
-  /// extra: the pre-activations' rows (out2, ld_out2) where the problem stores them.
+  /// extra: the operands beside the GEMM in the composition's slots (the pre-activations or H in out2).
   template <class T>
   static Status run_ws(const AddmmGluArgsT<T>& gemm, const MoeRouting& routing, std::int64_t w_stride,
-                       std::int64_t bias_stride, int device, stream_t stream, const ExtraOperandsT<T>& extra) {
+                       std::int64_t bias_stride, int device, stream_t stream, const OperandSlotsT<T>& extra) {
     using Plan = sm90::KernelPlan<BP>;
     static_assert(Plan::tma, "the experts' warp-specialised grouped kernel runs TMA policies");
     const int bytes = sm90::GroupedWsLayout<BP>::smem_bytes(routing.experts);
