@@ -1,7 +1,7 @@
 // The experts of a Mixture-of-Experts layer in glukit_bench, bf16, balanced or skewed random
 // routing, at the shapes (experts, top-k, hidden, intermediate) of Qwen3-30B-A3B, DeepSeek-V3,
 // gpt-oss-120b and Mixtral-8x7B and 1, 8, 64, 4096 and 16384 tokens (decode to prefill):
-//   moe_experts/<model>/<tokens>/<routing>   thirteen launches timed in turns on rotated input
+//   moe_experts/<model>/<tokens>/<routing>   fifteen launches timed in turns on rotated input
 //       sets: glukit::moe_route (us_route), grouped_gated_projection (us_gate_up, its
 //       TFLOPS), grouped_down_projection (us_down), moe_combine (us_combine), and the dense
 //       cuBLAS GEMM of the gated projection's FLOPs, (tokens x top_k) x 2I x H (us_dense_gemm;
@@ -13,7 +13,9 @@
 //       gather of dY's routed rows (us_gather_dy) and its dH GEMM with the activation's
 //       backward in the epilogue (us_backward_dh, backward_dh_TFLOPS), the gated and down
 //       projections on 64-row ping-pong tiles (us_gate_up_ws64, gate_up_ws64_vs_dense,
-//       us_down_ws64); the experts the routing
+//       us_down_ws64), the gated projection on e4m3 rows and weights (us_gate_up_fp8,
+//       gate_up_fp8_TFLOPS; scales per routed row and per expert and W row) against cuBLASLt's
+//       fp8 GEMM of the same FLOPs (us_dense_fp8, gate_up_fp8_vs_dense_fp8); the experts the routing
 //       touches (touched_experts), the routed rows' share of their 128- and 64-row tiles
 //       (tile_fill_128, tile_fill_64: the tile quantisation bound) and their weights' bytes over the gate/up and down times of
 //       either path (weights_TBps, weights_ws_TBps: the decode rows' bound); the iteration
@@ -35,6 +37,7 @@
 #include "bench_context.hpp"
 #include "common/device_data.cuh"
 #include "common/event_timer.hpp"
+#include "fp8_common.cuh"
 #include "glukit/glukit.hpp"
 
 namespace glukit_bench {
@@ -55,6 +58,9 @@ using GateWs64Policy =
     glukit::policy::WithEpilogue<glukit::policy::GatedTmaPingpong64x128<glukit::arch::sm90a>, glukit::epilogue::SwiGlu>;
 using DownWs64Policy = glukit::policy::WithEpilogue<glukit::policy::WarpSpecializedTmaPingpong64x128<glukit::arch::sm90a>,
                                                     glukit::epilogue::BiasOnly>;
+/// The gated projection on e4m3 routed rows and weights (scales per routed row and per expert
+/// and W row), against cuBLASLt's fp8 GEMM of the same FLOPs.
+using GateFp8Policy = GateWsPolicy;
 /// The backward through the activation (dH = dY W_d^e, SwiGLU's backward in the epilogue).
 using BackwardPolicy = glukit::policy::GatedBackwardTma128x128<glukit::arch::sm90a>;
 
@@ -108,6 +114,8 @@ struct MoeOperands {
     DeviceBuffer<unsigned char> ws;
     DeviceBuffer<T> x_routed;  ///< the routed rows of x (the warp-specialised gated projection's)
     DeviceBuffer<T> p, dp;     ///< the backward's pre-activations and their gradient (rows x 2I)
+    DeviceBuffer<std::uint8_t> a8, w8;  ///< e4m3 routed rows (rows x H) and weights (E, 2I, H)
+    DeviceBuffer<float> sa8, sw8;       ///< their scales: per row then one, per W row then one
   };
   MoeCase c;
   std::vector<Set> sets;
@@ -126,7 +134,7 @@ struct MoeOperands {
     const auto xs = std::size_t(c.tokens * m.hidden), wgu = std::size_t(m.experts * 2 * m.n * m.hidden),
                wd = std::size_t(m.experts * m.hidden * m.n), hs = std::size_t(c.rows() * m.n),
                os = std::size_t(c.rows() * m.hidden), rows = std::size_t(c.rows());
-    const double set_bytes = 2.0 * double(xs + wgu + wd + hs + os + xs + os + 4 * hs);
+    const double set_bytes = 2.0 * double(xs + wgu + wd + hs + os + xs + os + 4 * hs) + double(os + wgu);
     const int count = std::clamp(int(2.0 * double(device_info().l2_bytes) / set_bytes) + 1, 2, 3);
     for (int s = 0; s < count; ++s) {
       Set st{DeviceBuffer<T>(xs),          DeviceBuffer<T>(wgu),         DeviceBuffer<T>(wd),
@@ -134,7 +142,15 @@ struct MoeOperands {
              DeviceBuffer<std::int64_t>(rows), DeviceBuffer<float>(rows), DeviceBuffer<std::int32_t>(m.experts + 1),
              DeviceBuffer<std::int32_t>(rows), DeviceBuffer<std::int32_t>(rows), DeviceBuffer<std::int32_t>(1),
              DeviceBuffer<unsigned char>(std::size_t(glukit::moe_route_workspace_bytes(c.tokens, m.top_k, m.experts))),
-             DeviceBuffer<T>(os), DeviceBuffer<T>(2 * hs), DeviceBuffer<T>(2 * hs)};
+             DeviceBuffer<T>(os), DeviceBuffer<T>(2 * hs), DeviceBuffer<T>(2 * hs),
+             DeviceBuffer<std::uint8_t>(os), DeviceBuffer<std::uint8_t>(wgu), DeviceBuffer<float>(rows + 1),
+             DeviceBuffer<float>(std::size_t(m.experts * 2 * m.n) + 1)};
+      fill_fp8_kernel<<<detail::grid_for(os, 256), 256, 0, stream>>>(fp8(st.a8), os, seed + 8 * s + 6, 4.f);
+      fill_fp8_kernel<<<detail::grid_for(wgu, 256), 256, 0, stream>>>(fp8(st.w8), wgu, seed + 8 * s + 7, 4.f);
+      fill_float_kernel<<<detail::grid_for(st.sa8.size(), 256), 256, 0, stream>>>(st.sa8.get(), st.sa8.size(), seed + 8 * s);
+      fill_float_kernel<<<detail::grid_for(st.sw8.size(), 256), 256, 0, stream>>>(st.sw8.get(), st.sw8.size(),
+                                                                                  seed + 8 * s + 1);
+      GLUKIT_BENCH_CHECK_LAUNCH();
       fill_nonzero(st.p.get(), 2 * hs, seed + 8 * s + 4, 2.f, stream);
       fill_nonzero(st.out.get(), os, seed + 8 * s + 5, 1.f, stream);
       fill_nonzero(st.x.get(), xs, seed + 8 * s, 1.f, stream);
@@ -184,6 +200,16 @@ struct MoeOperands {
     glukit::GroupedDownProjectionArgsT<T> a;
     a.h = s.h.get(), a.w = s.w_down.get(), a.out = s.out.get(), a.routing = route(i).routing();
     a.hidden = c.model.hidden, a.intermediate = c.model.n, a.ldh = c.model.n, a.ldo = c.model.hidden;
+    return a;
+  }
+  /// The e4m3 gated projection: the routed rows a8, the weights w8, per-row scales.
+  glukit::GroupedGatedProjectionFp8ArgsT<T> gate_up_fp8(int i) const {
+    const Set& s = sets[std::size_t(i) % sets.size()];
+    glukit::GroupedGatedProjectionFp8ArgsT<T> a;
+    a.a = fp8(s.a8), a.w = fp8(s.w8), a.scale_a = s.sa8.get(), a.scale_w = s.sw8.get(), a.h = s.h.get();
+    a.routing = route(i).routing(), a.hidden = c.model.hidden, a.intermediate = c.model.n;
+    a.lda = c.model.hidden, a.ldh = c.model.n;
+    a.scale_a_kind = a.scale_w_kind = glukit::ScaleKind::per_row;
     return a;
   }
   /// The backward's dY rows: the routed rows of y (the layer's gradient) times the weights.
@@ -241,6 +267,13 @@ void bm_moe(benchmark::State& state, MoeCase c) {
     int call = 0;
     bool ok = true;
     const GemmShape dense{c.rows(), 2 * c.model.n, c.model.hidden};
+    Fp8Lt dense_fp8(c.rows(), 2 * c.model.n, c.model.hidden, false);
+    const auto run_dense_fp8 = [&](int i) {  // one W (expert 0's rows), per-tensor scales
+      const MoeOperands::Set& s = ops.sets[std::size_t(i) % ops.sets.size()];
+      ok = ok && dense_fp8.try_run(0, s.a8.get(), s.w8.get(), s.sa8.get() + c.rows(),
+                                   s.sw8.get() + c.model.experts * 2 * c.model.n, nullptr, ops.dense_c.get(),
+                                   stream) == CUBLAS_STATUS_SUCCESS;
+    };
     const std::vector<double> med = medians_in_turns(
         stream,
         {[&] { ok = ok && glukit::moe_route(ops.route(call++), stream).ok(); },
@@ -259,7 +292,9 @@ void bm_moe(benchmark::State& state, MoeCase c) {
          [&] { ok = ok && glukit::moe_gather(ops.gather_dy(call++), stream).ok(); },
          [&] { ok = ok && glukit::grouped_gated_backward<BackwardPolicy>(ops.backward(call++), stream).ok(); },
          [&] { ok = ok && glukit::grouped_gated_projection<GateWs64Policy>(ops.gate_up_ws(call++), stream).ok(); },
-         [&] { ok = ok && glukit::grouped_down_projection<DownWs64Policy>(ops.down(call++), stream).ok(); }},
+         [&] { ok = ok && glukit::grouped_down_projection<DownWs64Policy>(ops.down(call++), stream).ok(); },
+         [&] { ok = ok && glukit::grouped_gated_projection_fp8<GateFp8Policy>(ops.gate_up_fp8(call++), stream).ok(); },
+         [&] { run_dense_fp8(call++); }},
         std::min(counts.warmup, 3), counts.samples);
     GLUKIT_BENCH_CHECK_LAUNCH();
     if (!ok) {
@@ -298,6 +333,10 @@ void bm_moe(benchmark::State& state, MoeCase c) {
     state.counters["us_gate_up_ws64"] = med[11];
     state.counters["gate_up_ws64_vs_dense"] = med[4] / med[11];
     state.counters["us_down_ws64"] = med[12];
+    state.counters["us_gate_up_fp8"] = med[13];
+    state.counters["gate_up_fp8_TFLOPS"] = c.gate_up_flops() / (med[13] * 1e-6) * 1e-12;
+    state.counters["us_dense_fp8"] = med[14];
+    state.counters["gate_up_fp8_vs_dense_fp8"] = med[14] / med[13];
     state.counters["weights_TBps"] = weight_bytes / ((med[1] + med[2]) * 1e-6) * 1e-12;
     state.counters["weights_ws_TBps"] = weight_bytes / ((med[6] + med[5]) * 1e-6) * 1e-12;
     state.counters["sets"] = double(ops.sets.size());

@@ -51,6 +51,21 @@ std::vector<float> random_scales(std::int64_t count, std::mt19937_64& rng) {
   return v;
 }
 
+/// Element `at` of a gated fp8 reference: Op of the gate and up X values (g, u) with their
+/// magnitudes |sa sw| S + |b| (sg, su), and the fp8 accumulation term f per unit of magnitude.
+template <class Op>
+void gated_fp8_element(Reference& ref, std::size_t at, std::pair<double, double> gate, std::pair<double, double> up,
+                       double f) {
+  const auto [g, sg] = gate;
+  const auto [u, su] = up;
+  const GatedSensitivity d = gated_sensitivity<Op>(g, u);
+  const double mag = std::max({sg, su, 1e-300});
+  ref.value[at] = Op{}(g, u);
+  ref.magnitude[at] = mag;
+  ref.sensitivity[at] = (d.dg * sg + d.du * su) / mag;
+  ref.absolute[at] = f * (d.dg * sg + d.du * su);
+}
+
 struct Fp8Shape {
   std::int64_t m, n, k, lda = 0, ldw = 0, ldo = 0;
   bool bias = true;
@@ -156,14 +171,7 @@ struct Fp8Problem {
         for (std::int64_t j = 0; j < s.n; ++j) {
           const auto at = static_cast<std::size_t>(i * s.n + j);
           if (gated) {
-            const auto [g, sg] = x(i, gate_row(j, s.n, s.layout));
-            const auto [u, su] = x(i, up_row(j, s.n, s.layout));
-            const GatedSensitivity d = gated_sensitivity<Op>(g, u);
-            const double mag = std::max({sg, su, 1e-300});
-            ref.value[at] = Op{}(g, u);
-            ref.magnitude[at] = mag;
-            ref.sensitivity[at] = (d.dg * sg + d.du * su) / mag;
-            ref.absolute[at] = f * (d.dg * sg + d.du * su);
+            gated_fp8_element<Op>(ref, at, x(i, gate_row(j, s.n, s.layout)), x(i, up_row(j, s.n, s.layout)), f);
           } else {
             const auto [xv, sx] = x(i, j);
             const double yv = to_float(y[i * s.ldo + j]);

@@ -97,7 +97,8 @@ endforeach()
 # tile map, A's rows gathered (V2DirectToLds), or the warp-specialised TMA kernel on the
 # routed rows the launch gathers first (GatedTma128x128, and GatedTmaPingpong64x128: 64-row
 # tiles, whose fill of few-hundred-row experts is higher); one translation unit holds both W
-# orders. The down projection on the warp-specialised kernel (VARIANT GroupedDown_<policy>).
+# orders. The down projection on the warp-specialised kernel (VARIANT GroupedDown_<policy>), and
+# the e4m3 gated projection on it (VARIANT GroupedFp8_<policy>).
 foreach(element glukit::half_t glukit::bfloat16_t)
   set(suffix "")
   if(element STREQUAL "glukit::bfloat16_t")
@@ -107,6 +108,9 @@ foreach(element glukit::half_t glukit::bfloat16_t)
     glukit_sm90_ptx_check(Grouped_${base}${suffix} grouped_gated_projection GroupedGatedProjectionArgsT
       "glukit::policy::WithEpilogue<glukit::policy::${base}<glukit::arch::sm90a>, glukit::epilogue::SwiGlu>" "${element}")
   endforeach()
+  glukit_sm90_ptx_check(GroupedFp8_GatedTma128x128${suffix} grouped_gated_projection_fp8 GroupedGatedProjectionFp8ArgsT
+    "glukit::policy::WithEpilogue<glukit::policy::GatedTma128x128<glukit::arch::sm90a>, glukit::epilogue::SwiGlu>"
+    "${element}")
   glukit_sm90_ptx_check(GroupedDown_WarpSpecializedTma${suffix} grouped_down_projection GroupedDownProjectionArgsT
     "glukit::policy::WithEpilogue<glukit::policy::WarpSpecializedTma<glukit::arch::sm90a>, glukit::epilogue::BiasOnly>"
     "${element}")

@@ -31,6 +31,27 @@ if(VARIANT MATCHES "_bf16$")
   string(REGEX REPLACE "_bf16$" "" VARIANT "${VARIANT}")
   forbid("wgmma\\.mma_async\\.sync\\.aligned\\.m64n[0-9]+k16\\.f32\\.f16\\.f16" "fp16 wgmma in the bf16 kernels")
 endif()
+# GroupedFp8_<policy>: the experts' e4m3 gated projection (grouped_gated_projection_fp8) on the
+# warp-specialised grouped kernel: TMA loads of the routed rows and of every expert's W, e4m3
+# wgmma (k32, both operands K-major), the producer's registers given to the consumers, no
+# cp.async; the output in the element type.
+if(VARIANT MATCHES "^GroupedFp8_")
+  string(REGEX REPLACE "^GroupedFp8_" "" VARIANT "${VARIANT}")
+  expect("\\.entry _ZN6glukit4sm9017grouped_ws_kernel" "the warp-specialised grouped kernel's entry")
+  forbid("\\.entry _ZN6glukit4sm9016addmm_glu_kernel" "a dense kernel entry")
+  expect("cp\\.async\\.bulk\\.tensor\\.2d\\.shared::cluster\\.global\\.mbarrier::complete_tx::bytes" "TMA loads")
+  expect("wgmma\\.mma_async\\.sync\\.aligned\\.m64n[0-9]+k32\\.f32\\.e4m3\\.e4m3" "e4m3 wgmma (k32, fp32 accumulate)")
+  forbid("wgmma\\.mma_async\\.sync\\.aligned\\.m64n[0-9]+k16" "a 16-bit wgmma")
+  expect("setmaxnreg\\.inc\\.sync\\.aligned\\.u32" "consumer register take")
+  expect("st\\.global\\.cs\\.v4\\.u32" "16-byte streaming stores of the rows")
+  forbid("cp\\.async\\.cg" "cp.async in the TMA kernel")
+  if(failures)
+    list(JOIN failures "\n  " msg)
+    message(FATAL_ERROR "GroupedFp8_${VARIANT}: PTX check failed:\n  ${msg}")
+  endif()
+  message(STATUS "GroupedFp8_${VARIANT}: PTX check passed")
+  return()
+endif()
 expect("wgmma\\.mma_async\\.sync\\.aligned\\.m64n[0-9]+k16\\.f32\\.${dtype}\\.${dtype}" "wgmma (${dtype} in, fp32 accumulate)")
 # Gated_<policy>: the gated projection's kernels (both W orders in one unit). W is an
 # nn.Linear weight, always K-major; the second operand of op is the up projection in the

@@ -1,7 +1,8 @@
 // The launchers of the experts of a Mixture-of-Experts layer (ops/moe_experts.hpp), written
 // once for both backends: glukit::grouped_gated_projection<Policy>(args, stream),
 // glukit::grouped_down_projection<Policy>(args, stream) and, on sm90a,
-// glukit::grouped_gated_backward<Policy>(args, stream). Each validates, maps its arguments
+// glukit::grouped_gated_backward<Policy>(args, stream) and
+// glukit::grouped_gated_projection_fp8<Policy>(args, stream). Each validates, maps its arguments
 // onto a GEMM over all routed rows (expert 0's weights; the gated projection's GEMM view and
 // its problem with A's rows gathered, GroupedGatedProblem, or read in order from x_routed;
 // the down projection W_d's layout's, GroupedProblem) and hands them to the backend's grouped kernel
@@ -16,6 +17,7 @@
 #include "glukit/kernels/op_kernel.hpp"
 #include "glukit/ops/moe_backward.hpp"
 #include "glukit/ops/moe_experts.hpp"
+#include "glukit/ops/moe_fp8.hpp"
 
 namespace glukit {
 
@@ -184,6 +186,31 @@ Status grouped_gated_backward(const GroupedGatedBackwardArgsT<T>& a, stream_t st
         gemm, a.routing, w_stride, 0, stream, x);
   return detail::run_grouped<Policy, GroupedProblem<GatedBackwardProblem<T, GateLayout::stacked>>>(
       gemm, a.routing, w_stride, 0, stream, x);
+}
+
+/// The experts' gated projection on e4m3 operands (ops/moe_fp8.hpp) with Policy's kernel, its
+/// epilogue_op the activation: an sm90a warp-specialised TMA policy (e.g. GatedTma128x128),
+/// the dense e4m3 gated projection's kernel walking the experts, each expert's W scales from
+/// its first W row.
+template <class Policy, Element T, class F8>
+Status grouped_gated_projection_fp8(const GroupedGatedProjectionFp8ArgsT<T, F8>& a, stream_t stream = {}) {
+  static_assert(detail::PolicyMembers<Policy>, "grouped_gated_projection_fp8<Policy>: Policy is not a glukit policy");
+  static_assert(arch_traits<typename Policy::arch>::backend == Backend::cuda,
+                "grouped_gated_projection_fp8<Policy>: the experts' e4m3 kernel runs sm90a policies only (no CDNA "
+                "kernel yet)");
+  static_assert(detail::encoding_check<typename Policy::arch, F8>());
+  if (Status s = validate_grouped_gated_fp8_arguments(a); !s) return s;
+  if (a.routing.rows() == 0 || a.intermediate == 0) return Status::success();
+  const GatedProjectionFp8ArgsT<T, F8> dense = detail::dense_view(a);
+  const AddmmGluArgsT<T> gemm = detail::gemm_view(detail::half_width_view(dense));
+  const ExtraOperandsT<T> x = detail::scale_operands(dense, dense.scale_w, dense.scale_w_kind);
+  const std::int64_t w_stride = a.intermediate * a.hidden;  // 2I x H e4m3 values: I x H elements of T
+  constexpr GateLayout st = GateLayout::stacked, il = GateLayout::interleaved;
+  if (a.w_layout == ExpertLayout::interleaved)
+    return detail::run_grouped<Policy, GroupedProblem<GatedScaledProblem<T, il, false, F8>>>(
+        gemm, a.routing, w_stride, 2 * a.intermediate, stream, x);
+  return detail::run_grouped<Policy, GroupedProblem<GatedScaledProblem<T, st, false, F8>>>(
+      gemm, a.routing, w_stride, 2 * a.intermediate, stream, x);
 }
 
 }  // namespace glukit

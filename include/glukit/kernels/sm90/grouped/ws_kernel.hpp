@@ -74,6 +74,13 @@ struct GroupedWsWalk {
     return a;
   }
   GLUKIT_DEVICE int b_row(const Tile& t) const { return t.group * p.b_rows; }
+  /// The vectors with a scaled problem's B scales from the expert's first B row (one value
+  /// per W row of every expert, or one for all: step 0).
+  GLUKIT_DEVICE OperandVectors vectors(const Tile& t) const {
+    OperandVectors v = p.extra.vectors;
+    v.scale_b += std::int64_t{t.group} * p.b_rows * v.scale_b_step;
+    return v;
+  }
   /// A gathered problem's tile rows: routed rows whose tokens are choices(t)[i] / top_k().
   GLUKIT_DEVICE const std::int32_t* choices(const Tile& t) const { return p.walk.row_choice + row(t); }
   GLUKIT_DEVICE int top_k() const { return p.walk.top_k; }

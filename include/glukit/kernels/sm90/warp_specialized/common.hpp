@@ -36,9 +36,10 @@ struct WsCluster<1> {
 /// The tiles a block walks, a type per kind of problem. DenseWalk: the schedule's tiles of
 /// one GEMM (Params::schedule). A walk knows, for slot s of the walk, its Tile (tile(s)),
 /// the tile's first row of A and of the output (row), its first output column tile (.n),
-/// the GEMM it belongs to (args: its m bounds the rows, its bias), and where the tile's B and
-/// bias rows start in their tensor maps (b_row, bias_row); tiles_of(w): how many slots worker
-/// w walks. WalkOf<P> picks it (grouped problems specialise WalkFor).
+/// the GEMM it belongs to (args: its m bounds the rows, its bias), the vectors its epilogue
+/// reads (vectors: a scaled problem's B scales start at the tile's B rows), and where the
+/// tile's B and bias rows start in their tensor maps (b_row, bias_row); tiles_of(w): how many
+/// slots worker w walks. WalkOf<P> picks it (grouped problems specialise WalkFor).
 template <class P>
 struct DenseWalk {
   using Tile = TileCoord;
@@ -48,6 +49,7 @@ struct DenseWalk {
   GLUKIT_DEVICE Tile tile(std::int64_t slot) const { return p.schedule.tile(slot); }
   GLUKIT_DEVICE static std::int64_t row(const Tile& t) { return KernelPlan<P>::block_row(t, blockIdx.x); }
   GLUKIT_DEVICE const Args<P>& args(const Tile&) const { return p.args; }
+  GLUKIT_DEVICE const OperandVectors& vectors(const Tile&) const { return p.extra.vectors; }
   GLUKIT_DEVICE static constexpr int b_row(const Tile&) { return 0; }
   GLUKIT_DEVICE static constexpr int bias_row(const Tile&) { return 0; }
   /// The walk of the block whose shared view is `sh` (a grouped walk reads its tile starts there).

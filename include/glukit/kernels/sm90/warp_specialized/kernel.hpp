@@ -85,11 +85,10 @@ struct WsKernel : WsProducer<P> {
   /// producer refills the part with the next tile's Y while the later parts are stored.
   /// tid: the thread's index among the tile's consumer threads (warpgroup w: rows 64 w..);
   /// slice s of the accumulators (Plan::wg_slices) belongs to tile thread tid + 128 s.
-  GLUKIT_DEVICE static void finish_tile(const Params<P>& p, const Args<P>& args, const Shared& sh, std::int64_t li,
-                                        std::int64_t m0, std::int64_t n0, int tid,
+  GLUKIT_DEVICE static void finish_tile(const Params<P>& p, const Args<P>& args, const OperandVectors& v,
+                                        const Shared& sh, std::int64_t li, std::int64_t m0, std::int64_t n0, int tid,
                                         float (&acc)[SL][Mma::accumulators]) {
     const OperandSlotsT<element_of<P>>& x = p.extra;
-    const OperandVectors& v = x.vectors;
     // A warp whose 16 rows lie past the tile's a_rows (Plan::a_rows) has nothing to store;
     // it still waits for and releases every part.
     const bool stores = Plan::a_rows == P::tile_m || (tid % 128) / 32 * 16 < Plan::a_rows;
@@ -141,8 +140,8 @@ struct WsKernel : WsProducer<P> {
       epi.init(acc[0]);
     }
     GLUKIT_DEVICE void last_k_block() { epi.prefetch(); }
-    GLUKIT_DEVICE void finish(const Params<P>& p, const Args<P>&, const Shared&, std::int64_t, std::int64_t,
-                              std::int64_t, int, Acc& acc, const Schedule&) {
+    GLUKIT_DEVICE void finish(const Params<P>& p, const Args<P>&, const OperandVectors&, const Shared&, std::int64_t,
+                              std::int64_t, std::int64_t, int, Acc& acc, const Schedule&) {
       if (p.k_blocks == 0) epi.prefetch();
       epi.finish(acc[0]);
     }
@@ -159,10 +158,11 @@ struct WsKernel : WsProducer<P> {
       for (int s = 0; s < SL; ++s) StagedEpi(args, m0, n0, tile_tid + 128 * s).init_staged(acc[s], bias_row);
     }
     GLUKIT_DEVICE static void last_k_block() {}
-    GLUKIT_DEVICE static void finish(const Params<P>& p, const Args<P>& args, const Shared& sh, std::int64_t li,
-                                     std::int64_t m0, std::int64_t n0, int tile_tid, Acc& acc, const Schedule& turn) {
+    GLUKIT_DEVICE static void finish(const Params<P>& p, const Args<P>& args, const OperandVectors& v,
+                                     const Shared& sh, std::int64_t li, std::int64_t m0, std::int64_t n0, int tile_tid,
+                                     Acc& acc, const Schedule& turn) {
       turn.before_epilogue(li);
-      finish_tile(p, args, sh, li, m0, n0, tile_tid, acc);
+      finish_tile(p, args, v, sh, li, m0, n0, tile_tid, acc);
       turn.after_epilogue(li);
     }
   };
@@ -222,7 +222,7 @@ struct WsKernel : WsProducer<P> {
 #pragma unroll
       for (int s = 0; s < SL; ++s) fence_accumulators(acc[s]);
       if (release >= 0) release_stage(sh, release);
-      tile.finish(p, args, sh, li, m0, n0, tile_tid, acc, turn);
+      tile.finish(p, args, walk.vectors(tc), sh, li, m0, n0, tile_tid, acc, turn);
     }
   }
 

@@ -1,0 +1,144 @@
+// GPU tests of the experts' gated projection on e4m3 operands (ops/moe_fp8.hpp, sm90a):
+// random e4m3 routed rows and expert weights (their padding NaN codes), scales per routed
+// row or per tensor for the rows and per expert and W row or per tensor for the weights, the
+// routing made on the device (moe_route) with experts of 0, 1 and 129 rows and ids out of
+// range, stacked and interleaved W, bias or not, fp16 and bf16 outputs; every expert's block
+// of h against the fp64 reference of the dequantised operands with the bound of
+// fp8_problem.hpp, h poisoned first, its padding and the rows routed to no expert checked
+// untouched; argument errors name the argument.
+#include "fp8_problem.hpp"
+#include "glukit/kernels/sm90/grouped/launcher.hpp"
+#include "glukit/reference/moe_routing.hpp"
+#include "gpu_test_util.hpp"
+#include "moe_test_util.hpp"
+
+namespace glukit::test {
+namespace {
+
+struct Fp8MoeShape {
+  std::int64_t tokens, hidden, n;
+  int top_k, experts;
+  ExpertLayout layout;
+  bool bias;
+  ScaleKind ka, kw;
+};
+
+template <class Op>
+using Fp8Policy = policy::WithEpilogue<policy::GatedTma128x128<arch::sm90a>, Op>;
+
+template <class Op, Element T>
+void check_grouped_fp8(const Fp8MoeShape& s) {
+  const std::uint64_t seed = fresh_seed();
+  INFO(Op::name() << " " << element_name<T>() << " tokens=" << s.tokens << " hidden=" << s.hidden << " n=" << s.n
+                  << " top_k=" << s.top_k << " experts=" << s.experts
+                  << (s.layout == ExpertLayout::stacked ? " stacked" : " interleaved") << " bias=" << s.bias
+                  << " scales " << (s.ka == ScaleKind::per_row ? "row" : "tensor") << "/"
+                  << (s.kw == ScaleKind::per_row ? "row" : "tensor") << " seed=" << seed);
+  std::mt19937_64 rng(seed);
+  const std::int64_t rows = s.tokens * s.top_k, k = s.hidden, lda = k + 16, ldh = up8(s.n) + 8;
+  const std::int64_t w_rows = s.experts * 2 * s.n;
+  const std::vector<std::uint8_t> a = random_fp8(rows, k, lda, rng), w = random_fp8(w_rows, k, k, rng);
+  const std::vector<float> sa = random_scales(s.ka == ScaleKind::per_row ? rows : 1, rng),
+                           sw = random_scales(s.kw == ScaleKind::per_row ? w_rows : 1, rng);
+  std::vector<T> bias(s.bias ? static_cast<std::size_t>(w_rows) : 0);
+  fill_random(bias, rng);
+  const std::vector<std::int64_t> idx = moe_choices(s.tokens, s.top_k, s.experts, rng);
+  DeviceBuffer<std::uint8_t> da(a.size()), dw(w.size());
+  DeviceBuffer<float> dsa(sa.size()), dsw(sw.size());
+  DeviceBuffer<T> dbias(bias.size()), dh(static_cast<std::size_t>(rows * ldh));
+  da.upload(a), dw.upload(w), dsa.upload(sa), dsw.upload(sw), dbias.upload(bias), dh.poison();
+  const DeviceRouting ra(idx, s.tokens, s.top_k, s.experts);
+  GroupedGatedProjectionFp8ArgsT<T> g;
+  g.a = reinterpret_cast<const float8_e4m3_t*>(da.ptr), g.w = reinterpret_cast<const float8_e4m3_t*>(dw.ptr);
+  g.scale_a = dsa.ptr, g.scale_w = dsw.ptr, g.bias = s.bias ? dbias.ptr : nullptr, g.h = dh.ptr;
+  g.routing = ra.routing(), g.hidden = k, g.intermediate = s.n, g.lda = lda, g.ldh = ldh, g.w_layout = s.layout;
+  g.scale_a_kind = s.ka, g.scale_w_kind = s.kw;
+  const Status st = grouped_gated_projection_fp8<Fp8Policy<Op>>(g);
+  INFO("grouped_gated_projection_fp8: " << st.message());
+  REQUIRE(st.ok());
+  GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+  const std::vector<T> h = dh.download();
+  const reference::MoeRoutingHost route = reference::moe_route(idx.data(), s.tokens, s.top_k, s.experts);
+  const GateLayout gl = s.layout == ExpertLayout::stacked ? GateLayout::stacked : GateLayout::interleaved;
+  const double f = fp8_accumulation(k);
+  for (int e = 0; e < s.experts; ++e) {
+    const std::int64_t r0 = route.expert_offsets[e], r1 = route.expert_offsets[e + 1];
+    if (r0 == r1) continue;
+    INFO("expert " << e << ": rows " << r0 << ".." << r1);
+    // X of routed row r and expert e's W row wr, with its magnitude |sa sw| S + |b|.
+    const auto x = [&](std::int64_t r, std::int64_t wr) {
+      const std::int64_t row = e * 2 * s.n + wr;
+      double acc = 0.0, mag = 0.0;
+      for (std::int64_t kk = 0; kk < k; ++kk) {
+        const double p = fp8_value(a[r * lda + kk]) * fp8_value(w[row * k + kk]);
+        acc += p, mag += std::fabs(p);
+      }
+      const double sc = double(sa[s.ka == ScaleKind::per_row ? r : 0]) * sw[s.kw == ScaleKind::per_row ? row : 0];
+      const double b = s.bias ? double(to_float(bias[row])) : 0.0;
+      return std::pair<double, double>{acc * sc + b, mag * std::fabs(sc) + std::fabs(b)};
+    };
+    Reference ref;
+    ref.m = r1 - r0, ref.n = s.n, ref.k = k;
+    const auto mn = static_cast<std::size_t>(ref.m * ref.n);
+    ref.value.assign(mn, 0.0), ref.magnitude.assign(mn, 0.0), ref.sensitivity.assign(mn, 0.0);
+    ref.absolute.assign(mn, 0.0);
+    for (std::int64_t i = 0; i < ref.m; ++i)
+      for (std::int64_t j = 0; j < s.n; ++j)
+        gated_fp8_element<Op>(ref, static_cast<std::size_t>(i * s.n + j), x(r0 + i, gate_row(j, s.n, gl)),
+                              x(r0 + i, up_row(j, s.n, gl)), f);
+    check_output_matches(std::vector<T>(h.begin() + r0 * ldh, h.begin() + r1 * ldh),
+                         Shape{ref.m, s.n, k, 0, 0, 0, ldh}, ref);
+  }
+  CHECK(strays(h, rows, route.expert_offsets[s.experts], s.n, ldh) == 0);
+}
+
+constexpr ScaleKind row = ScaleKind::per_row, tensor = ScaleKind::tensor;
+
+}  // namespace
+
+TEST_CASE("grouped_gated_projection_fp8 matches the fp64 reference expert by expert", "[moe][grouped][fp8]") {
+  for (ExpertLayout l : {ExpertLayout::stacked, ExpertLayout::interleaved}) {
+    check_grouped_fp8<epilogue::SwiGlu, bfloat16_t>({300, 272, 192, 4, 16, l, true, row, row});
+    check_grouped_fp8<epilogue::GeGlu, half_t>({300, 256, 128, 4, 16, l, false, tensor, row});
+    check_grouped_fp8<epilogue::SwiGlu, half_t>({40, 64, 128, 8, 8, l, true, row, tensor});  // decode-like
+  }
+  check_grouped_fp8<epilogue::SquaredReluGlu, bfloat16_t>({600, 256, 128, 8, 64, ExpertLayout::stacked, true, row, row});
+}
+
+TEST_CASE("the experts' e4m3 projection under the sanitizers", "[moe][grouped][fp8][sanitize]") {
+  check_grouped_fp8<epilogue::SwiGlu, bfloat16_t>({300, 272, 192, 4, 16, ExpertLayout::stacked, true, row, row});
+}
+
+TEST_CASE("grouped_gated_projection_fp8 refuses what it cannot run, naming it", "[moe][grouped][fp8]") {
+  DeviceBuffer<std::uint8_t> buf(8192);
+  DeviceBuffer<float> scales(64);
+  DeviceBuffer<bfloat16_t> h(2048);
+  DeviceBuffer<std::int32_t> offsets(9), rows(64);
+  h.poison();
+  const std::vector<bfloat16_t> before = h.download();
+  GroupedGatedProjectionFp8ArgsT<bfloat16_t> g;
+  g.a = reinterpret_cast<const float8_e4m3_t*>(buf.ptr), g.w = g.a, g.scale_a = scales.ptr, g.scale_w = scales.ptr;
+  g.h = h.ptr, g.routing = {offsets.ptr, rows.ptr, nullptr, 32, 2, 8};
+  g.hidden = 32, g.intermediate = 16, g.lda = 32, g.ldh = 16;
+  const auto refused = [&](const char* name) {
+    const Status s = grouped_gated_projection_fp8<Fp8Policy<epilogue::SwiGlu>>(g);
+    INFO(s.message());
+    CHECK(s.code() == StatusCode::invalid_argument);
+    CHECK(std::string(s.message()).rfind(name, 0) == 0);
+  };
+  g.w_layout = ExpertLayout::alternating;
+  refused("w_layout:");
+  g.w_layout = ExpertLayout::stacked, g.hidden = 24, g.lda = 32;
+  refused("hidden:");  // not a multiple of 16
+  g.hidden = 32, g.lda = 40;
+  refused("lda:");
+  g.lda = 32, g.scale_w = nullptr;
+  refused("scale_w:");
+  g.scale_w = scales.ptr, g.ldh = 8;
+  refused("ldh:");
+  GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+  const std::vector<bfloat16_t> after = h.download();
+  CHECK(std::memcmp(after.data(), before.data(), before.size() * sizeof(bfloat16_t)) == 0);  // nothing written
+}
+
+}  // namespace glukit::test
