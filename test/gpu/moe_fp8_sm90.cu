@@ -1,5 +1,5 @@
-// GPU tests of the experts' gated projection on e4m3 operands (ops/moe_fp8.hpp, sm90a):
-// random e4m3 routed rows and expert weights (their padding NaN codes), scales per routed
+// GPU tests of the experts' gated and down projections on e4m3 operands (ops/moe_fp8.hpp,
+// sm90a): random e4m3 routed rows and expert weights (their padding NaN codes), scales per routed
 // row or per tensor for the rows and per expert and W row or per tensor for the weights, the
 // routing made on the device (moe_route) with experts of 0, 1 and 129 rows and ids out of
 // range, stacked and interleaved W, bias or not, fp16 and bf16 outputs; every expert's block
@@ -92,6 +92,73 @@ void check_grouped_fp8(const Fp8MoeShape& s) {
   CHECK(strays(h, rows, route.expert_offsets[s.experts], s.n, ldh) == 0);
 }
 
+/// The e4m3 down projection (BiasOnly on WarpSpecializedTma): every expert's block of out
+/// against X = sa sw a w^T + b in fp64 with the fp8 accumulation term; s.n is the
+/// intermediate size (k), s.hidden the output's width.
+template <Element T>
+void check_grouped_down_fp8(const Fp8MoeShape& s) {
+  const std::uint64_t seed = fresh_seed();
+  INFO("down " << element_name<T>() << " tokens=" << s.tokens << " hidden=" << s.hidden << " n=" << s.n
+               << " top_k=" << s.top_k << " experts=" << s.experts << " bias=" << s.bias << " scales "
+               << (s.ka == ScaleKind::per_row ? "row" : "tensor") << "/" << (s.kw == ScaleKind::per_row ? "row" : "tensor")
+               << " seed=" << seed);
+  std::mt19937_64 rng(seed);
+  const std::int64_t rows = s.tokens * s.top_k, k = s.n, hid = s.hidden, lda = k + 16, ldo = up8(hid) + 8;
+  const std::int64_t w_rows = s.experts * hid;
+  const std::vector<std::uint8_t> a = random_fp8(rows, k, lda, rng), w = random_fp8(w_rows, k, k, rng);
+  const std::vector<float> sa = random_scales(s.ka == ScaleKind::per_row ? rows : 1, rng),
+                           sw = random_scales(s.kw == ScaleKind::per_row ? w_rows : 1, rng);
+  std::vector<T> bias(s.bias ? static_cast<std::size_t>(w_rows) : 0);
+  fill_random(bias, rng);
+  const std::vector<std::int64_t> idx = moe_choices(s.tokens, s.top_k, s.experts, rng);
+  DeviceBuffer<std::uint8_t> da(a.size()), dw(w.size());
+  DeviceBuffer<float> dsa(sa.size()), dsw(sw.size());
+  DeviceBuffer<T> dbias(bias.size()), dout(static_cast<std::size_t>(rows * ldo));
+  da.upload(a), dw.upload(w), dsa.upload(sa), dsw.upload(sw), dbias.upload(bias), dout.poison();
+  const DeviceRouting ra(idx, s.tokens, s.top_k, s.experts);
+  GroupedDownProjectionFp8ArgsT<T> g;
+  g.a = reinterpret_cast<const float8_e4m3_t*>(da.ptr), g.w = reinterpret_cast<const float8_e4m3_t*>(dw.ptr);
+  g.scale_a = dsa.ptr, g.scale_w = dsw.ptr, g.bias = s.bias ? dbias.ptr : nullptr, g.out = dout.ptr;
+  g.routing = ra.routing(), g.hidden = hid, g.intermediate = k, g.lda = lda, g.ldo = ldo;
+  g.scale_a_kind = s.ka, g.scale_w_kind = s.kw;
+  using Down = policy::WithEpilogue<policy::WarpSpecializedTma<arch::sm90a>, epilogue::BiasOnly>;
+  const Status st = grouped_down_projection_fp8<Down>(g);
+  INFO("grouped_down_projection_fp8: " << st.message());
+  REQUIRE(st.ok());
+  GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+  const std::vector<T> out = dout.download();
+  const reference::MoeRoutingHost route = reference::moe_route(idx.data(), s.tokens, s.top_k, s.experts);
+  const double f = fp8_accumulation(k);
+  for (int e = 0; e < s.experts; ++e) {
+    const std::int64_t r0 = route.expert_offsets[e], r1 = route.expert_offsets[e + 1];
+    if (r0 == r1) continue;
+    INFO("expert " << e << ": rows " << r0 << ".." << r1);
+    Reference ref;
+    ref.m = r1 - r0, ref.n = hid, ref.k = k;
+    const auto mn = static_cast<std::size_t>(ref.m * ref.n);
+    ref.value.assign(mn, 0.0), ref.magnitude.assign(mn, 0.0), ref.sensitivity.assign(mn, 1.0);
+    ref.absolute.assign(mn, 0.0);
+    for (std::int64_t i = 0; i < ref.m; ++i)
+      for (std::int64_t c = 0; c < hid; ++c) {
+        const std::int64_t r = r0 + i, wr = e * hid + c;
+        double acc = 0.0, mag = 0.0;
+        for (std::int64_t kk = 0; kk < k; ++kk) {
+          const double p = fp8_value(a[r * lda + kk]) * fp8_value(w[wr * k + kk]);
+          acc += p, mag += std::fabs(p);
+        }
+        const double sc = double(sa[s.ka == ScaleKind::per_row ? r : 0]) * sw[s.kw == ScaleKind::per_row ? wr : 0];
+        const double b = s.bias ? double(to_float(bias[wr])) : 0.0;
+        const auto at = static_cast<std::size_t>(i * hid + c);
+        ref.value[at] = acc * sc + b;
+        ref.magnitude[at] = std::max(mag * std::fabs(sc) + std::fabs(b), 1e-300);
+        ref.absolute[at] = f * mag * std::fabs(sc);
+      }
+    check_output_matches(std::vector<T>(out.begin() + r0 * ldo, out.begin() + r1 * ldo),
+                         Shape{ref.m, hid, k, 0, 0, 0, ldo}, ref);
+  }
+  CHECK(strays(out, rows, route.expert_offsets[s.experts], hid, ldo) == 0);
+}
+
 constexpr ScaleKind row = ScaleKind::per_row, tensor = ScaleKind::tensor;
 
 }  // namespace
@@ -105,8 +172,15 @@ TEST_CASE("grouped_gated_projection_fp8 matches the fp64 reference expert by exp
   check_grouped_fp8<epilogue::SquaredReluGlu, bfloat16_t>({600, 256, 128, 8, 64, ExpertLayout::stacked, true, row, row});
 }
 
-TEST_CASE("the experts' e4m3 projection under the sanitizers", "[moe][grouped][fp8][sanitize]") {
+TEST_CASE("grouped_down_projection_fp8 matches the fp64 reference expert by expert", "[moe][grouped][fp8]") {
+  check_grouped_down_fp8<bfloat16_t>({300, 200, 272, 4, 16, ExpertLayout::stacked, true, row, row});
+  check_grouped_down_fp8<half_t>({300, 256, 128, 4, 16, ExpertLayout::stacked, false, tensor, row});
+  check_grouped_down_fp8<bfloat16_t>({40, 64, 128, 8, 8, ExpertLayout::stacked, true, row, tensor});  // decode-like
+}
+
+TEST_CASE("the experts' e4m3 projections under the sanitizers", "[moe][grouped][fp8][sanitize]") {
   check_grouped_fp8<epilogue::SwiGlu, bfloat16_t>({300, 272, 192, 4, 16, ExpertLayout::stacked, true, row, row});
+  check_grouped_down_fp8<bfloat16_t>({300, 200, 272, 4, 16, ExpertLayout::stacked, true, row, row});
 }
 
 TEST_CASE("grouped_gated_projection_fp8 refuses what it cannot run, naming it", "[moe][grouped][fp8]") {

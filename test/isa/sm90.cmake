@@ -98,7 +98,7 @@ endforeach()
 # routed rows the launch gathers first (GatedTma128x128, and GatedTmaPingpong64x128: 64-row
 # tiles, whose fill of few-hundred-row experts is higher); one translation unit holds both W
 # orders. The down projection on the warp-specialised kernel (VARIANT GroupedDown_<policy>), and
-# the e4m3 gated projection on it (VARIANT GroupedFp8_<policy>).
+# the e4m3 gated and down projections on it (VARIANT GroupedFp8_<policy>, GroupedFp8_Down_<policy>).
 foreach(element glukit::half_t glukit::bfloat16_t)
   set(suffix "")
   if(element STREQUAL "glukit::bfloat16_t")
@@ -110,6 +110,10 @@ foreach(element glukit::half_t glukit::bfloat16_t)
   endforeach()
   glukit_sm90_ptx_check(GroupedFp8_GatedTma128x128${suffix} grouped_gated_projection_fp8 GroupedGatedProjectionFp8ArgsT
     "glukit::policy::WithEpilogue<glukit::policy::GatedTma128x128<glukit::arch::sm90a>, glukit::epilogue::SwiGlu>"
+    "${element}")
+  glukit_sm90_ptx_check(GroupedFp8_Down_WarpSpecializedTma${suffix} grouped_down_projection_fp8
+    GroupedDownProjectionFp8ArgsT
+    "glukit::policy::WithEpilogue<glukit::policy::WarpSpecializedTma<glukit::arch::sm90a>, glukit::epilogue::BiasOnly>"
     "${element}")
   glukit_sm90_ptx_check(GroupedDown_WarpSpecializedTma${suffix} grouped_down_projection GroupedDownProjectionArgsT
     "glukit::policy::WithEpilogue<glukit::policy::WarpSpecializedTma<glukit::arch::sm90a>, glukit::epilogue::BiasOnly>"

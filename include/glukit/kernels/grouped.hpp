@@ -1,8 +1,8 @@
 // The launchers of the experts of a Mixture-of-Experts layer (ops/moe_experts.hpp), written
 // once for both backends: glukit::grouped_gated_projection<Policy>(args, stream),
 // glukit::grouped_down_projection<Policy>(args, stream) and, on sm90a,
-// glukit::grouped_gated_backward<Policy>(args, stream) and
-// glukit::grouped_gated_projection_fp8<Policy>(args, stream). Each validates, maps its arguments
+// glukit::grouped_gated_backward<Policy>(args, stream), and the e4m3 forms
+// glukit::grouped_gated_projection_fp8<Policy> and grouped_down_projection_fp8<Policy>. Each validates, maps its arguments
 // onto a GEMM over all routed rows (expert 0's weights; the gated projection's GEMM view and
 // its problem with A's rows gathered, GroupedGatedProblem, or read in order from x_routed;
 // the down projection W_d's layout's, GroupedProblem) and hands them to the backend's grouped kernel
@@ -211,6 +211,27 @@ Status grouped_gated_projection_fp8(const GroupedGatedProjectionFp8ArgsT<T, F8>&
         gemm, a.routing, w_stride, 2 * a.intermediate, stream, x);
   return detail::run_grouped<Policy, GroupedProblem<GatedScaledProblem<T, st, false, F8>>>(
       gemm, a.routing, w_stride, 2 * a.intermediate, stream, x);
+}
+
+/// The experts' down projection on e4m3 operands (ops/moe_fp8.hpp) with Policy's kernel (an
+/// sm90a warp-specialised TMA policy, its epilogue_op epilogue::BiasOnly): the dense e4m3
+/// addmm's kernel walking the experts, each expert's W_d scales from its first output column.
+template <class Policy, Element T, class F8>
+Status grouped_down_projection_fp8(const GroupedDownProjectionFp8ArgsT<T, F8>& a, stream_t stream = {}) {
+  static_assert(detail::PolicyMembers<Policy>, "grouped_down_projection_fp8<Policy>: Policy is not a glukit policy");
+  static_assert(std::is_same_v<typename Policy::epilogue_op, epilogue::BiasOnly>,
+                "grouped_down_projection_fp8: Policy's epilogue_op must be epilogue::BiasOnly");
+  static_assert(arch_traits<typename Policy::arch>::backend == Backend::cuda,
+                "grouped_down_projection_fp8<Policy>: the experts' e4m3 kernel runs sm90a policies only (no CDNA "
+                "kernel yet)");
+  static_assert(detail::encoding_check<typename Policy::arch, F8>());
+  if (Status s = validate_grouped_down_fp8_arguments(a); !s) return s;
+  if (a.routing.rows() == 0 || a.hidden == 0) return Status::success();
+  const AddmmGluFp8ArgsT<T, F8> dense = detail::dense_view(a);
+  const ExtraOperandsT<T> x = detail::scale_operands(dense, dense.scale_b, dense.scale_b_kind);
+  // W_d (E, H, I) e4m3: H x I values, H x I / 2 elements of T per expert.
+  return detail::run_grouped<Policy, GroupedProblem<ScaledProblem<T, F8>>>(
+      detail::half_width_view(dense), a.routing, a.hidden * a.intermediate / 2, a.hidden, stream, x);
 }
 
 }  // namespace glukit
