@@ -21,6 +21,7 @@ struct Fp8MoeShape {
   ExpertLayout layout;
   bool bias;
   ScaleKind ka, kw;
+  bool row_max = false;  ///< the gated projection merges each row's largest |h| (row_absmax)
 };
 
 template <class Op>
@@ -46,9 +47,12 @@ void check_grouped_fp8(const Fp8MoeShape& s) {
   DeviceBuffer<std::uint8_t> da(a.size()), dw(w.size());
   DeviceBuffer<float> dsa(sa.size()), dsw(sw.size());
   DeviceBuffer<T> dbias(bias.size()), dh(static_cast<std::size_t>(rows * ldh));
+  DeviceBuffer<float> dmax(s.row_max ? static_cast<std::size_t>(rows) : 0);
   da.upload(a), dw.upload(w), dsa.upload(sa), dsw.upload(sw), dbias.upload(bias), dh.poison();
+  if (s.row_max) GLUKIT_CHECK_CUDA(cudaMemset(dmax.ptr, 0, dmax.count * sizeof(float)));
   const DeviceRouting ra(idx, s.tokens, s.top_k, s.experts);
   GroupedGatedProjectionFp8ArgsT<T> g;
+  g.row_absmax = s.row_max ? dmax.ptr : nullptr;
   g.a = reinterpret_cast<const float8_e4m3_t*>(da.ptr), g.w = reinterpret_cast<const float8_e4m3_t*>(dw.ptr);
   g.scale_a = dsa.ptr, g.scale_w = dsw.ptr, g.bias = s.bias ? dbias.ptr : nullptr, g.h = dh.ptr;
   g.routing = ra.routing(), g.hidden = k, g.intermediate = s.n, g.lda = lda, g.ldh = ldh, g.w_layout = s.layout;
@@ -90,6 +94,17 @@ void check_grouped_fp8(const Fp8MoeShape& s) {
                          Shape{ref.m, s.n, k, 0, 0, 0, ldh}, ref);
   }
   CHECK(strays(h, rows, route.expert_offsets[s.experts], s.n, ldh) == 0);
+  if (!s.row_max) return;
+  // Each valid row's maximum as stored, bit for bit; the rows routed to no expert stay 0.
+  const std::vector<float> got = dmax.download();
+  std::int64_t wrong = 0;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    float want = 0.f;
+    if (r < route.expert_offsets[s.experts])
+      for (std::int64_t j = 0; j < s.n; ++j) want = std::max(want, std::fabs(to_float(h[r * ldh + j])));
+    wrong += std::memcmp(&want, &got[static_cast<std::size_t>(r)], sizeof(float)) != 0;
+  }
+  CHECK(wrong == 0);
 }
 
 /// The e4m3 down projection (BiasOnly on WarpSpecializedTma): every expert's block of out
@@ -168,6 +183,7 @@ TEST_CASE("grouped_gated_projection_fp8 matches the fp64 reference expert by exp
     check_grouped_fp8<epilogue::SwiGlu, bfloat16_t>({300, 272, 192, 4, 16, l, true, row, row});
     check_grouped_fp8<epilogue::GeGlu, half_t>({300, 256, 128, 4, 16, l, false, tensor, row});
     check_grouped_fp8<epilogue::SwiGlu, half_t>({40, 64, 128, 8, 8, l, true, row, tensor});  // decode-like
+    check_grouped_fp8<epilogue::SwiGlu, bfloat16_t>({300, 256, 128, 4, 16, l, true, row, row, true});  // row maxima
   }
   check_grouped_fp8<epilogue::SquaredReluGlu, bfloat16_t>({600, 256, 128, 8, 64, ExpertLayout::stacked, true, row, row});
 }

@@ -203,14 +203,18 @@ Status grouped_gated_projection_fp8(const GroupedGatedProjectionFp8ArgsT<T, F8>&
   if (a.routing.rows() == 0 || a.intermediate == 0) return Status::success();
   const GatedProjectionFp8ArgsT<T, F8> dense = detail::dense_view(a);
   const AddmmGluArgsT<T> gemm = detail::gemm_view(detail::half_width_view(dense));
-  const ExtraOperandsT<T> x = detail::scale_operands(dense, dense.scale_w, dense.scale_w_kind);
+  ExtraOperandsT<T> x = detail::scale_operands(dense, dense.scale_w, dense.scale_w_kind);
+  x.vectors.row_absmax = a.row_absmax;
   const std::int64_t w_stride = a.intermediate * a.hidden;  // 2I x H e4m3 values: I x H elements of T
   constexpr GateLayout st = GateLayout::stacked, il = GateLayout::interleaved;
-  if (a.w_layout == ExpertLayout::interleaved)
-    return detail::run_grouped<Policy, GroupedProblem<GatedScaledProblem<T, il, false, F8>>>(
+  const auto run = [&]<GateLayout GL, bool RowMax>() {
+    return detail::run_grouped<Policy, GroupedProblem<GatedScaledProblem<T, GL, RowMax, F8>>>(
         gemm, a.routing, w_stride, 2 * a.intermediate, stream, x);
-  return detail::run_grouped<Policy, GroupedProblem<GatedScaledProblem<T, st, false, F8>>>(
-      gemm, a.routing, w_stride, 2 * a.intermediate, stream, x);
+  };
+  const bool inter = a.w_layout == ExpertLayout::interleaved;
+  if (a.row_absmax != nullptr)
+    return inter ? run.template operator()<il, true>() : run.template operator()<st, true>();
+  return inter ? run.template operator()<il, false>() : run.template operator()<st, false>();
 }
 
 /// The experts' down projection on e4m3 operands (ops/moe_fp8.hpp) with Policy's kernel (an

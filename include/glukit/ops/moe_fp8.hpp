@@ -18,7 +18,9 @@ namespace glukit {
 /// scale_a: one value, or one per routed row (scale_a_kind per_row); scale_w: one value, or
 /// one per expert and W row, E x 2I in w's row order (scale_w_kind per_row); bias: E x 2I in
 /// T, or null; h: rows x intermediate in T (ldh). Rows past expert_offsets[experts] are not
-/// written.
+/// written. row_absmax, optional: rows floats, zeroed by the caller, into which each row's
+/// largest |h| (as stored) is merged: the input of h's per-row e4m3 scales (quantize_rows) for
+/// the e4m3 down projection.
 template <Element T, Fp8Element F8 = float8_e4m3_t>
 struct GroupedGatedProjectionFp8ArgsT {
   using element = T;
@@ -37,6 +39,7 @@ struct GroupedGatedProjectionFp8ArgsT {
   ExpertLayout w_layout = ExpertLayout::stacked;
   ScaleKind scale_a_kind = ScaleKind::tensor;
   ScaleKind scale_w_kind = ScaleKind::tensor;
+  float* row_absmax = nullptr;
 };
 
 namespace detail {
@@ -48,7 +51,7 @@ constexpr GatedProjectionFp8ArgsT<T, F8> dense_view(const GroupedGatedProjection
   d.a = g.a, d.w = g.w, d.scale_a = g.scale_a, d.scale_w = g.scale_w, d.bias = g.bias, d.out = g.h;
   d.m = g.routing.rows(), d.n = g.intermediate, d.k = g.hidden, d.lda = g.lda, d.ldw = g.hidden, d.ldo = g.ldh;
   d.w_layout = g.w_layout == ExpertLayout::interleaved ? GateLayout::interleaved : GateLayout::stacked;
-  d.scale_a_kind = g.scale_a_kind, d.scale_w_kind = g.scale_w_kind;
+  d.scale_a_kind = g.scale_a_kind, d.scale_w_kind = g.scale_w_kind, d.row_absmax = g.row_absmax;
   return d;
 }
 }  // namespace detail
