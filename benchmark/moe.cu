@@ -1,7 +1,7 @@
 // The experts of a Mixture-of-Experts layer in glukit_bench, bf16, balanced or skewed random
 // routing, at the shapes (experts, top-k, hidden, intermediate) of Qwen3-30B-A3B, DeepSeek-V3,
 // gpt-oss-120b and Mixtral-8x7B and 1, 8, 64, 4096 and 16384 tokens (decode to prefill):
-//   moe_experts/<model>/<tokens>/<routing>   fifteen launches timed in turns on rotated input
+//   moe_experts/<model>/<tokens>/<routing>   sixteen launches timed in turns on rotated input
 //       sets: glukit::moe_route (us_route), grouped_gated_projection (us_gate_up, its
 //       TFLOPS), grouped_down_projection (us_down), moe_combine (us_combine), and the dense
 //       cuBLAS GEMM of the gated projection's FLOPs, (tokens x top_k) x 2I x H (us_dense_gemm;
@@ -15,7 +15,10 @@
 //       projections on 64-row ping-pong tiles (us_gate_up_ws64, gate_up_ws64_vs_dense,
 //       us_down_ws64), the gated projection on e4m3 rows and weights (us_gate_up_fp8,
 //       gate_up_fp8_TFLOPS; scales per routed row and per expert and W row) against cuBLASLt's
-//       fp8 GEMM of the same FLOPs (us_dense_fp8, gate_up_fp8_vs_dense_fp8); the experts the routing
+//       fp8 GEMM of the same FLOPs (us_dense_fp8, gate_up_fp8_vs_dense_fp8), the e4m3 layer from the
+//       routed e4m3 rows (us_layer_fp8: the gated projection with h's row maxima, quantize_rows,
+//       the e4m3 down projection, the combine) against the bf16 warp-specialised one (gather,
+//       gated and down projections, combine: layer_fp8_vs_bf16_ws); the experts the routing
 //       touches (touched_experts), the routed rows' share of their 128- and 64-row tiles
 //       (tile_fill_128, tile_fill_64: the tile quantisation bound) and their weights' bytes over the gate/up and down times of
 //       either path (weights_TBps, weights_ws_TBps: the decode rows' bound); the iteration
@@ -116,6 +119,8 @@ struct MoeOperands {
     DeviceBuffer<T> p, dp;     ///< the backward's pre-activations and their gradient (rows x 2I)
     DeviceBuffer<std::uint8_t> a8, w8;  ///< e4m3 routed rows (rows x H) and weights (E, 2I, H)
     DeviceBuffer<float> sa8, sw8;       ///< their scales: per row then one, per W row then one
+    DeviceBuffer<std::uint8_t> h8, wd8;  ///< the e4m3 layer's h (rows x I) and W_d (E, H, I)
+    DeviceBuffer<float> hmax, hscale, swd8;  ///< h's row maxima and scales; W_d's per-column scales
   };
   MoeCase c;
   std::vector<Set> sets;
@@ -134,7 +139,7 @@ struct MoeOperands {
     const auto xs = std::size_t(c.tokens * m.hidden), wgu = std::size_t(m.experts * 2 * m.n * m.hidden),
                wd = std::size_t(m.experts * m.hidden * m.n), hs = std::size_t(c.rows() * m.n),
                os = std::size_t(c.rows() * m.hidden), rows = std::size_t(c.rows());
-    const double set_bytes = 2.0 * double(xs + wgu + wd + hs + os + xs + os + 4 * hs) + double(os + wgu);
+    const double set_bytes = 2.0 * double(xs + wgu + wd + hs + os + xs + os + 4 * hs) + double(os + wgu + hs + wd);
     const int count = std::clamp(int(2.0 * double(device_info().l2_bytes) / set_bytes) + 1, 2, 3);
     for (int s = 0; s < count; ++s) {
       Set st{DeviceBuffer<T>(xs),          DeviceBuffer<T>(wgu),         DeviceBuffer<T>(wd),
@@ -144,7 +149,12 @@ struct MoeOperands {
              DeviceBuffer<unsigned char>(std::size_t(glukit::moe_route_workspace_bytes(c.tokens, m.top_k, m.experts))),
              DeviceBuffer<T>(os), DeviceBuffer<T>(2 * hs), DeviceBuffer<T>(2 * hs),
              DeviceBuffer<std::uint8_t>(os), DeviceBuffer<std::uint8_t>(wgu), DeviceBuffer<float>(rows + 1),
-             DeviceBuffer<float>(std::size_t(m.experts * 2 * m.n) + 1)};
+             DeviceBuffer<float>(std::size_t(m.experts * 2 * m.n) + 1), DeviceBuffer<std::uint8_t>(hs),
+             DeviceBuffer<std::uint8_t>(wd), DeviceBuffer<float>(rows), DeviceBuffer<float>(rows),
+             DeviceBuffer<float>(std::size_t(m.experts * m.hidden))};
+      fill_fp8_kernel<<<detail::grid_for(wd, 256), 256, 0, stream>>>(fp8(st.wd8), wd, seed + 8 * s + 2, 4.f);
+      fill_float_kernel<<<detail::grid_for(st.swd8.size(), 256), 256, 0, stream>>>(st.swd8.get(), st.swd8.size(),
+                                                                                   seed + 8 * s + 3);
       fill_fp8_kernel<<<detail::grid_for(os, 256), 256, 0, stream>>>(fp8(st.a8), os, seed + 8 * s + 6, 4.f);
       fill_fp8_kernel<<<detail::grid_for(wgu, 256), 256, 0, stream>>>(fp8(st.w8), wgu, seed + 8 * s + 7, 4.f);
       fill_float_kernel<<<detail::grid_for(st.sa8.size(), 256), 256, 0, stream>>>(st.sa8.get(), st.sa8.size(), seed + 8 * s);
@@ -211,6 +221,24 @@ struct MoeOperands {
     a.lda = c.model.hidden, a.ldh = c.model.n;
     a.scale_a_kind = a.scale_w_kind = glukit::ScaleKind::per_row;
     return a;
+  }
+  /// The e4m3 layer from the routed e4m3 rows: the gated projection merging h's row maxima,
+  /// h quantised per row, the e4m3 down projection, the combine.
+  bool layer_fp8(int i, cudaStream_t stream) const {
+    const Set& s = sets[std::size_t(i) % sets.size()];
+    const std::int64_t rows = c.rows(), n = c.model.n, hid = c.model.hidden;
+    glukit::GroupedGatedProjectionFp8ArgsT<T> up = gate_up_fp8(i);
+    up.row_absmax = s.hmax.get();
+    glukit::GroupedDownProjectionFp8ArgsT<T> down;
+    down.a = fp8(s.h8), down.w = fp8(s.wd8), down.scale_a = s.hscale.get(), down.scale_w = s.swd8.get();
+    down.out = s.out.get(), down.routing = up.routing, down.hidden = hid, down.intermediate = n, down.lda = n;
+    down.ldo = hid, down.scale_a_kind = down.scale_w_kind = glukit::ScaleKind::per_row;
+    const glukit::QuantizeRowsArgsT<T> q{s.h.get(), s.hmax.get(), s.hscale.get(), fp8(s.h8), rows, n, n, n};
+    return cudaMemsetAsync(s.hmax.get(), 0, std::size_t(rows) * sizeof(float), stream) == cudaSuccess &&
+           glukit::grouped_gated_projection_fp8<GateFp8Policy>(up, stream).ok() &&
+           glukit::quantize_rows_e4m3(q, stream).ok() &&
+           glukit::grouped_down_projection_fp8<DownWsPolicy>(down, stream).ok() &&
+           glukit::moe_combine(combine(i), stream).ok();
   }
   /// The backward's dY rows: the routed rows of y (the layer's gradient) times the weights.
   glukit::MoeGatherArgsT<T> gather_dy(int i) const {
@@ -294,7 +322,8 @@ void bm_moe(benchmark::State& state, MoeCase c) {
          [&] { ok = ok && glukit::grouped_gated_projection<GateWs64Policy>(ops.gate_up_ws(call++), stream).ok(); },
          [&] { ok = ok && glukit::grouped_down_projection<DownWs64Policy>(ops.down(call++), stream).ok(); },
          [&] { ok = ok && glukit::grouped_gated_projection_fp8<GateFp8Policy>(ops.gate_up_fp8(call++), stream).ok(); },
-         [&] { run_dense_fp8(call++); }},
+         [&] { run_dense_fp8(call++); },
+         [&] { ok = ok && ops.layer_fp8(call++, stream); }},
         std::min(counts.warmup, 3), counts.samples);
     GLUKIT_BENCH_CHECK_LAUNCH();
     if (!ok) {
@@ -337,6 +366,8 @@ void bm_moe(benchmark::State& state, MoeCase c) {
     state.counters["gate_up_fp8_TFLOPS"] = c.gate_up_flops() / (med[13] * 1e-6) * 1e-12;
     state.counters["us_dense_fp8"] = med[14];
     state.counters["gate_up_fp8_vs_dense_fp8"] = med[14] / med[13];
+    state.counters["us_layer_fp8"] = med[15];
+    state.counters["layer_fp8_vs_bf16_ws"] = (med[6] + med[5] + med[3]) / med[15];
     state.counters["weights_TBps"] = weight_bytes / ((med[1] + med[2]) * 1e-6) * 1e-12;
     state.counters["weights_ws_TBps"] = weight_bytes / ((med[6] + med[5]) * 1e-6) * 1e-12;
     state.counters["sets"] = double(ops.sets.size());
