@@ -209,15 +209,16 @@ define("moe_experts" + MOE_SCHEMA, fake=_experts_fake, cpu=_experts_torch, cuda=
 # ---- training: the forward keeps what the backward reads; the backward on glukit's kernels ----
 
 MOE_TRAIN_SCHEMA = ("(Tensor x, Tensor top_k_index, Tensor top_k_weights, Tensor gate_up, Tensor down, "
-                    "Tensor? gate_up_bias, Tensor? down_bias, *, str layout, str down_layout, str activation) "
-                    "-> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)")
+                    "Tensor? gate_up_bias, Tensor? down_bias, *, str layout, str down_layout, str activation, "
+                    "bool keep_out) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)")
 
 
 def _train_torch(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, down_bias, layout, down_layout,
-                 activation):
+                 activation, keep_out):
     """(y, p, x_routed, out, expert_offsets, row_choice, choice_row): the layer's output and what
     its backward reads, with torch ops expert by expert: p the routed rows' pre-activations in
-    W's row order, x_routed their rows of x, out their down projections (0 past the valid rows)."""
+    W's row order, x_routed their rows of x, out their down projections (0 past the valid rows;
+    what the router weights' gradient reads, so empty unless keep_out)."""
     experts, top_k = gate_up.shape[0], top_k_index.shape[1]
     n, hidden = gate_up.shape[1] // 2, x.shape[1]
     offsets, row_choice, choice_row, _ = route(top_k_index, experts)
@@ -240,20 +241,20 @@ def _train_torch(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, dow
     y = routed[:, 0]
     for j in range(1, top_k):
         y = y + routed[:, j]
-    return y, p, xr, out, offsets, row_choice, choice_row
+    return y, p, xr, out if keep_out else out.new_empty(0, hidden), offsets, row_choice, choice_row
 
 
 def _train_fake(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, down_bias, layout, down_layout,
-                activation):
+                activation, keep_out):
     rows, n = top_k_index.numel(), gate_up.shape[1] // 2
     i32 = dict(dtype=torch.int32, device=x.device)
     return (x.new_empty(x.shape), x.new_empty(rows, 2 * n), x.new_empty(rows, x.shape[1]),
-            x.new_empty(rows, x.shape[1]), torch.empty(gate_up.shape[0] + 1, **i32), torch.empty(rows, **i32),
-            torch.empty(rows, **i32))
+            x.new_empty(rows if keep_out else 0, x.shape[1]), torch.empty(gate_up.shape[0] + 1, **i32),
+            torch.empty(rows, **i32), torch.empty(rows, **i32))
 
 
 def _train_cuda(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, down_bias, layout, down_layout,
-                activation):
+                activation, keep_out):
     """The forward on glukit's kernels (csrc/launchers/moe_experts.cuh), the pre-activations
     written by the gated projection's epilogue."""
     tokens, hidden = x.shape
@@ -272,7 +273,7 @@ def _train_cuda(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, down
             y, offsets, row_choice, choice_row, invalid, workspace, x_routed, h, out, p],
            tokens, n, hidden, activation=check_activation(activation).op, b_is_nk=down_layout == "hidden_intermediate",
            interleaved=layout == "interleaved")
-    return y, p, x_routed, out, offsets, row_choice, choice_row
+    return y, p, x_routed, out if keep_out else out.new_empty(0, hidden), offsets, row_choice, choice_row
 
 
 MOE_TRAIN_BACKWARD_SCHEMA = (
@@ -364,7 +365,8 @@ def _train_backward_torch(grad, top_k_weights, gate_up, down, gate_up_bias, down
     dx = torch.zeros(tokens, hidden, device=p.device, dtype=acc).index_add_(0, rc // top_k, torch.where(valid, dx_routed, 0))
     dgu, dd, dgub, ddb = _weight_grads(dp, torch.where(valid, x_routed, 0), dy_routed, h, offsets, experts,
                                        down_layout)
-    dw = _router_grad(grad, out, offsets, choice_row, top_k).to(top_k_weights.dtype)
+    dw = (_router_grad(grad, out, offsets, choice_row, top_k).to(top_k_weights.dtype) if out.numel()
+          else torch.zeros_like(top_k_weights))
     return (dx.to(grad.dtype), dw, dgu, dd, dgub if gate_up_bias is not None else grad.new_empty(0),
             ddb if down_bias is not None else grad.new_empty(0))
 
@@ -394,7 +396,8 @@ def _train_backward_cuda(grad, top_k_weights, gate_up, down, gate_up_bias, down_
             h, dx_routed, ones, dx], tokens, n, hidden, activation=check_activation(activation).op,
            interleaved=layout == "interleaved")
     dgu, dd, dgub, ddb = _weight_grads(dp, x_routed, dy_routed, h, offsets, experts, down_layout)
-    dw = _router_grad(grad, out, offsets, choice_row, rows // max(tokens, 1)).to(top_k_weights.dtype)
+    dw = (_router_grad(grad, out, offsets, choice_row, rows // max(tokens, 1)).to(top_k_weights.dtype)
+          if out.numel() else torch.zeros_like(top_k_weights))
     return (dx, dw, dgu, dd, dgub if gate_up_bias is not None else grad.new_empty(0),
             ddb if down_bias is not None else grad.new_empty(0))
 
@@ -477,7 +480,8 @@ class MoEExperts(nn.Module):
         kw = dict(layout=self.layout, down_layout=self.down_layout, activation=self.activation)
         training = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in args)
         if training and self.layout != "alternating":  # the forward keeps P and the rows its backward reads
-            return torch.ops.glukit.moe_experts_train(*args, **kw)[0]
+            # the down projection's rows kept only for the router weights' gradient
+            return torch.ops.glukit.moe_experts_train(*args, **kw, keep_out=top_k_weights.requires_grad)[0]
         return torch.ops.glukit.moe_experts(*args, **kw)
 
     def extra_repr(self) -> str:

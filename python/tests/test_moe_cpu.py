@@ -265,3 +265,27 @@ def test_training_path_matches_autograd(layout, down_layout, bias, activation):
                                                               if p is not None]
     for name, a, b in zip(["x", "top_k_weights", "gate_up", "down", "biases"] + ["bias"], got, want):
         torch.testing.assert_close(a, b, msg=lambda s, name=name: f"{name}: {s}")
+
+
+def test_training_path_keeps_the_down_rows_only_for_the_router_gradient():
+    """The training op keeps the down projection's rows (rows x hidden) only where the router
+    weights need a gradient (keep_out); without them the other gradients are unchanged."""
+    g = torch.Generator().manual_seed(8)
+    experts, top_k, hidden, n, tokens = 4, 2, 16, 64, 11
+    d = dict(generator=g, dtype=torch.float64)
+    gate_up, down = torch.randn(experts, 2 * n, hidden, **d) * 0.3, torch.randn(experts, hidden, n, **d) * 0.2
+    x, dy, w = torch.randn(tokens, hidden, **d), torch.randn(tokens, hidden, **d), torch.rand(tokens, top_k, **d)
+    idx = torch.randint(0, experts, (tokens, top_k), generator=g)
+    kw = dict(layout="stacked", down_layout="hidden_intermediate", activation="silu")
+    for keep in (False, True):
+        outs = torch.ops.glukit.moe_experts_train(x, idx, w, gate_up, down, None, None, **kw, keep_out=keep)
+        assert outs[3].shape == ((tokens * top_k, hidden) if keep else (0, hidden))
+    grads = []
+    for w_grad in (False, True):
+        m = moe.MoEExperts(gate_up.clone(), down.clone(), activation="silu")
+        xi, wi = x.clone().requires_grad_(), w.clone().requires_grad_(w_grad)
+        (m(xi, idx, wi) * dy).sum().backward()
+        assert (wi.grad is not None) == w_grad
+        grads.append([xi.grad, m.gate_up.grad, m.down.grad])
+    for a, b in zip(*grads):
+        torch.testing.assert_close(a, b)
