@@ -17,7 +17,7 @@ struct GroupedLauncher<BP, Backend::hip> {
   static constexpr bool writes_preact = false;  ///< not yet on CDNA
   template <class T>
   static Status run(const AddmmGluArgsT<T>& gemm, const MoeRouting& routing, std::int64_t w_stride,
-                    std::int64_t bias_stride, int device, stream_t stream, const OperandSlotsT<T>& = {}) {
+                    std::int64_t bias_stride, int device, stream_t stream, const OperandSlotsT<T>& extra = {}) {
     if (Status s = cdna::validate_for_plan<BP>(gemm); !s) return s;
     constexpr std::int64_t limit = std::int64_t{1} << 31;
     if (routing.tokens * gemm.lda >= limit) return Status::invalid("x: tokens * ldx must be < 2^31 on CDNA");
@@ -32,7 +32,7 @@ struct GroupedLauncher<BP, Backend::hip> {
     const std::int64_t resident = std::int64_t{compute_units} * BP::min_blocks_per_cu;
     TileSchedulePlan schedule = cdna::plan_schedule<BP>(gemm, compute_units);
     schedule.workers = max_tiles < resident ? max_tiles : resident;
-    cdna::GroupedKernelParams<T> gp{cdna::make_kernel_params(gemm, schedule), walk};
+    cdna::GroupedKernelParams<T> gp{cdna::make_kernel_params(gemm, schedule, extra), walk};
     void* kernel_args[] = {&gp};
     if (error_t e = launch_kernel(&cdna::grouped_kernel<BP>, static_cast<unsigned>(schedule.workers),
                                   cdna::GroupedKernel<BP>::threads, kernel_args,
