@@ -7,7 +7,8 @@ its fused backward ``torch.ops.glukit.gated_mlp_backward``, the whole gated MLP
 :class:`glukit.nn.LinearGlu`, :class:`glukit.nn.GatedMLPUp` and :class:`glukit.nn.GatedMLP`
 (with :func:`glukit.nn.replace_gated_mlps` for a Hugging Face model's MLPs), and the experts of
 a Mixture-of-Experts layer, :class:`glukit.moe.MoEExperts` (with :func:`glukit.moe.replace_experts`
-for a transformers model's experts modules).
+for a transformers model's experts modules, and ``MoEExperts.to_fp8()``, its serving form on
+e4m3 weights: ``torch.ops.glukit.moe_experts_fp8``, glukit.moe_fp8).
 
 Importing registers every op (glukit.library.define: schema, fake (meta) kernel, CPU
 implementation, autograd formula, and the CUDA implementation, which runs glukit's sm_90a kernels
@@ -33,6 +34,7 @@ from .fp8 import addmm_glu_fp8, gated_projection_fp8, gated_projection_fp8_quant
 from . import nn
 from . import parallel
 from . import moe
+from . import moe_fp8
 
 
 def cuda_available() -> bool:
@@ -62,4 +64,4 @@ __all__ = ["addmm_glu", "addmm_glu_backward", "check_backward_args", "check_args
            "gated_reference", "gated_reference_backward", "interleave_gate_up", "gated_down_projection",
            "check_gated_down_args", "gated_down_reference", "gated_mlp_backward", "check_gated_mlp_backward_args",
            "gated_mlp_backward_reference", "gated_mlp", "gated_projection_preact", "preact_reference", "ops", "mlp",
-           "nn", "fp8", "library", "addmm_glu_fp8", "gated_projection_fp8", "gated_projection_fp8_quant", "quantize_rows", "scaled_linear", "cuda_available", "has_kernels", "fused_mlp_backward_available", "extension_error"]
+           "nn", "fp8", "moe", "moe_fp8", "library", "addmm_glu_fp8", "gated_projection_fp8", "gated_projection_fp8_quant", "quantize_rows", "scaled_linear", "cuda_available", "has_kernels", "fused_mlp_backward_available", "extension_error"]

@@ -18,6 +18,9 @@ kernels are held to. The weights are used as stored: ``gate_up`` (E, 2I, H) with
 stacked (Qwen3-MoE, Mixtral) or in glukit's interleaved blocks, or (E, H, 2I) with gate and up
 alternating column by column (gpt-oss, ``layout="alternating"``); ``down`` (E, H, I) (Qwen3-MoE,
 Mixtral) or (E, I, H) (gpt-oss, ``down_layout="intermediate_hidden"``); biases per expert.
+:meth:`MoEExperts.to_fp8` turns it into its serving form on e4m3 weights
+(torch.ops.glukit.moe_experts_fp8, python/glukit/moe_fp8.py); ``replace_experts(model,
+fp8=True)`` does so for every replaced module.
 """
 from __future__ import annotations
 
@@ -173,6 +176,15 @@ def _experts_backward(ctx, grad):
 _ROUTE_CHUNK = 256  # glukit::moe_route_chunk
 
 
+def _route_buffers(device, experts: int, rows: int) -> tuple:
+    """glukit::moe_route's outputs and workspace for ``rows`` choices: (expert_offsets,
+    row_choice, choice_row, invalid, workspace), uninitialised (the launcher writes them)."""
+    chunks = (rows + _ROUTE_CHUNK - 1) // _ROUTE_CHUNK
+    i32 = dict(dtype=torch.int32, device=device)
+    return (torch.empty(experts + 1, **i32), torch.empty(rows, **i32), torch.empty(rows, **i32), torch.empty(1, **i32),
+            torch.empty((chunks + 1) * (experts + 1) * 4, dtype=torch.uint8, device=device))
+
+
 def _experts_cuda(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, down_bias, layout, down_layout,
                   activation):
     """glukit's grouped kernels (python/csrc/launchers/moe_experts.cuh: the routing, the gated
@@ -186,12 +198,7 @@ def _experts_cuda(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, do
     experts, top_k = gate_up.shape[0], top_k_index.shape[1]
     n = down.shape[2] if down_layout == "hidden_intermediate" else down.shape[1]
     rows = tokens * top_k
-    chunks = (rows + _ROUTE_CHUNK - 1) // _ROUTE_CHUNK
-    i32 = dict(dtype=torch.int32, device=x.device)
-    offsets, row_choice, choice_row = (torch.empty(experts + 1, **i32), torch.empty(rows, **i32),
-                                       torch.empty(rows, **i32))
-    invalid = torch.empty(1, **i32)
-    workspace = torch.empty((chunks + 1) * (experts + 1) * 4, dtype=torch.uint8, device=x.device)
+    offsets, row_choice, choice_row, invalid, workspace = _route_buffers(x.device, experts, rows)
     x_routed, h, out = x.new_empty(rows, hidden), x.new_empty(rows, n), x.new_empty(rows, hidden)
     y = x.new_empty(tokens, hidden)
     launch("moe_experts", x.dtype,
@@ -260,12 +267,7 @@ def _train_cuda(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, down
     tokens, hidden = x.shape
     experts, top_k = gate_up.shape[0], top_k_index.shape[1]
     n, rows = gate_up.shape[1] // 2, tokens * top_k
-    chunks = (rows + _ROUTE_CHUNK - 1) // _ROUTE_CHUNK
-    i32 = dict(dtype=torch.int32, device=x.device)
-    offsets, row_choice, choice_row = (torch.empty(experts + 1, **i32), torch.empty(rows, **i32),
-                                       torch.empty(rows, **i32))
-    invalid = torch.empty(1, **i32)
-    workspace = torch.empty((chunks + 1) * (experts + 1) * 4, dtype=torch.uint8, device=x.device)
+    offsets, row_choice, choice_row, invalid, workspace = _route_buffers(x.device, experts, rows)
     x_routed, h, out = x.new_empty(rows, hidden), x.new_empty(rows, n), x.new_empty(rows, hidden)
     p, y = x.new_empty(rows, 2 * n), x.new_empty(tokens, hidden)
     launch("moe_experts", x.dtype,
@@ -476,6 +478,8 @@ class MoEExperts(nn.Module):
         if top_k_index.shape[0] != x.shape[0] or tuple(top_k_weights.shape) != tuple(top_k_index.shape):
             raise ValueError(f"top_k_index, top_k_weights: must be tokens x top_k each, tokens = {x.shape[0]} "
                              f"(got {tuple(top_k_index.shape)} and {tuple(top_k_weights.shape)})")
+        if self.is_fp8:
+            return self._forward_fp8(x, top_k_index, top_k_weights)
         args = (x, top_k_index, top_k_weights, self.gate_up, self.down, self.gate_up_bias, self.down_bias)
         kw = dict(layout=self.layout, down_layout=self.down_layout, activation=self.activation)
         training = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in args)
@@ -484,10 +488,45 @@ class MoEExperts(nn.Module):
             return torch.ops.glukit.moe_experts_train(*args, **kw, keep_out=top_k_weights.requires_grad)[0]
         return torch.ops.glukit.moe_experts(*args, **kw)
 
+    @property
+    def is_fp8(self) -> bool:
+        """Whether the weights are held in e4m3 (:meth:`to_fp8`)."""
+        return getattr(self, "gate_up_fp8", None) is not None
+
+    def to_fp8(self) -> "MoEExperts":
+        """The serving form: holds both weights in e4m3 from here on, each quantised once per
+        output channel (per expert and W row, scale = max |row| / 448, float32:
+        glukit.moe_fp8.experts_to_fp8), in the buffers ``gate_up_fp8`` (E, 2I, H),
+        ``gate_up_scale`` (E, 2I), ``down_fp8`` (E, H, I) and ``down_scale`` (E, H) in place of
+        the parameters ``gate_up`` and ``down``. gpt-oss's alternating gate / up columns are
+        repacked to stacked rows (the bias with them) and W_d (E, I, H) transposed, once, as the
+        e4m3 kernels read them; ``layout`` and ``down_layout`` then name the stored orders. The
+        biases stay in their dtype, as buffers (cast to x's dtype in forward). forward then runs
+        torch.ops.glukit.moe_experts_fp8 (x quantised per token, h per routed row), output in
+        x's dtype (bfloat16 or float16). Inference only: forward refuses an x or top_k_weights
+        that requires grad while grad mode is on. Convert the module's dtype before, not after
+        (``.to(dtype)`` would convert the e4m3 buffers too). Returns self."""
+        if not self.is_fp8:
+            from .moe_fp8 import experts_to_fp8  # moe_fp8 builds on this module
+            experts_to_fp8(self)
+        return self
+
+    def _forward_fp8(self, x: torch.Tensor, top_k_index: torch.Tensor, top_k_weights: torch.Tensor) -> torch.Tensor:
+        if torch.is_grad_enabled():
+            for name, t in (("x", x), ("top_k_weights", top_k_weights)):
+                if t.requires_grad:
+                    raise ValueError(f"{name}: requires grad, but the experts hold their weights in fp8 (to_fp8), "
+                                     f"for inference only: run them under torch.no_grad() or torch.inference_mode()")
+        gub, db = (None if b is None else b.to(x.dtype) for b in (self.gate_up_bias, self.down_bias))
+        return torch.ops.glukit.moe_experts_fp8(x, top_k_index, top_k_weights, self.gate_up_fp8, self.gate_up_scale,
+                                                self.down_fp8, self.down_scale, gub, db, layout=self.layout,
+                                                down_layout=self.down_layout, activation=self.activation)
+
     def extra_repr(self) -> str:
+        fp8 = ", fp8=True" if self.is_fp8 else ""
         return (f"experts={self.experts}, hidden={self.hidden}, intermediate={self.intermediate}, "
                 f"layout={self.layout!r}, down_layout={self.down_layout!r}, activation={self.activation!r}, "
-                f"bias={self.gate_up_bias is not None}")
+                f"bias={self.gate_up_bias is not None}{fp8}")
 
 
 def _is_gpt_oss(module: nn.Module) -> bool:
@@ -537,13 +576,17 @@ class ExpertsReplacement:
         return len(self.replaced)
 
 
-def replace_experts(model: nn.Module) -> ExpertsReplacement:
+def replace_experts(model: nn.Module, *, fp8: bool = False) -> ExpertsReplacement:
     """Replaces every transformers experts module of ``model`` (:func:`is_experts`) by a
-    :class:`MoEExperts` on the same parameters; the returned object's ``undo()`` restores them."""
+    :class:`MoEExperts` on the same parameters; the returned object's ``undo()`` restores them.
+    ``fp8=True``: each replacement is converted by :meth:`MoEExperts.to_fp8` (its own e4m3
+    copies of the weights; the originals, which ``undo()`` puts back, keep theirs)."""
     found = [(name, m) for name, m in model.named_modules() if name and is_experts(m)]
     replaced = []
     for name, module in found:
         glukit_module = from_transformers(module)
+        if fp8:
+            glukit_module.to_fp8()
         parent_name, _, attr = name.rpartition(".")
         setattr(model.get_submodule(parent_name) if parent_name else model, attr, glukit_module)
         replaced.append((name, module, glukit_module))
