@@ -3,12 +3,15 @@ extension built, torch.ops.glukit.moe_experts runs glukit's grouped kernels
 (csrc/launchers/moe_experts.cuh) and matches the torch path computed in fp64 on the same
 operands, for both gate / up orders the kernels read, both down orders, biases or not, every
 activation, ragged routings with empty experts and ids out of range, and fp16 and bf16; the
-same bits on a second run; the gradients still flow (the backward is the torch path's)."""
+same bits on a second run; the gradients still flow (the backward is the torch path's). The
+fp8 op, torch.ops.glukit.moe_experts_fp8 (csrc/launchers/moe_experts_fp8.cuh), against its
+CPU implementation on the same e4m3 operands, and MoEExperts.to_fp8 on CUDA (gpt-oss's order
+repacked, torch.compile) against the same module converted on the CPU."""
 import pytest
 import torch
 
 import glukit
-from glukit import moe
+from glukit import moe, moe_fp8
 from gated_inputs import ACTIVATIONS
 
 pytestmark = pytest.mark.gpu
@@ -101,3 +104,70 @@ def test_training_gradients_match_fp64(dtype, layout, down_layout, activation):
         err = a.double().cpu() - b
         assert (err.norm() / b.norm()).item() < 2**-6, name
         assert (err.abs().max() / b.abs().max()).item() < 2**-4, name
+
+
+# ---- fp8 ----------------------------------------------------------------------------------
+
+def _fp8_operands(tokens, hidden, n, experts, top_k, bias, dtype, seed):
+    """_operands' x, routing and biases with the weights quantised once per expert and row."""
+    x, idx, w, gate_up, down, gub, db = _operands(tokens, hidden, n, experts, top_k, "stacked",
+                                                  "hidden_intermediate", bias, dtype, seed)
+    gq, gs = moe_fp8.quantize_per_channel(gate_up.float())
+    dq, ds = moe_fp8.quantize_per_channel(down.float())
+    return x, idx, w.float(), gq, gs, dq, ds, gub, db
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("layout", ["stacked", "interleaved"])
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+def test_fp8_experts_match_the_cpu_formula(dtype, layout, bias, activation):
+    """glukit's launcher against the CPU implementation (the same steps in torch ops) on the
+    same e4m3 weights: x's codes are the same bits (quantize_rows_e4m3 and the torch formula
+    agree); h can round differently where the fp32 sums' order differs, moving a code by one
+    step now and then, hence a tolerance. The same bits on a second run."""
+    assert glukit.library.uses_kernel("moe_experts_fp8")
+    tokens, hidden, n, experts, top_k = 300, 144, 128, 16, 4
+    ops = _fp8_operands(tokens, hidden, n, experts, top_k, bias, dtype, seed=tokens + n + bias)
+    cuda = [t if t is None else t.cuda() for t in ops]
+    kw = dict(layout=layout, activation=activation)
+    got = torch.ops.glukit.moe_experts_fp8(*cuda, **kw)
+    again = torch.ops.glukit.moe_experts_fp8(*cuda, **kw)
+    assert got.dtype == dtype and got.shape == (tokens, hidden)
+    assert torch.equal(got, again)  # deterministic: the same bits
+    want = torch.ops.glukit.moe_experts_fp8(*ops, **kw).double()
+    assert torch.isfinite(got).all()
+    err = got.double().cpu() - want
+    assert (err.norm() / want.norm()).item() < 2**-7
+    assert (err.abs().max() / want.abs().max()).item() < 2**-4
+
+
+def test_fp8_module_on_cuda_matches_the_cpu_conversion():
+    """gpt-oss's layout (alternating gate / up with biases, W_d (E, I, H)) converted by to_fp8
+    on CUDA (quantize_rows' kernel) and on the CPU (its torch formula): the same buffers; the
+    forward on glukit's launcher, eager and compiled (fullgraph), against the CPU module's."""
+    experts, hidden, n, tokens, top_k = 8, 128, 64, 96, 2
+    g = torch.Generator().manual_seed(21)
+    gate_up = (torch.randn(experts, hidden, 2 * n, generator=g) / hidden**0.5).to(torch.bfloat16)
+    down = (torch.randn(experts, n, hidden, generator=g) / n**0.5).to(torch.bfloat16)
+    gub, db = (torch.randn(experts, 2 * n, generator=g).to(torch.bfloat16),
+               torch.randn(experts, hidden, generator=g).to(torch.bfloat16))
+    kw = dict(layout="alternating", down_layout="intermediate_hidden", activation="clamped_swiglu")
+    cpu = moe.MoEExperts(gate_up, down, gate_up_bias=gub, down_bias=db, **kw).to_fp8()
+    gpu = moe.MoEExperts(gate_up.cuda(), down.cuda(), gate_up_bias=gub.cuda(), down_bias=db.cuda(), **kw).to_fp8()
+    def bits(t):  # e4m3 compared by its codes
+        return t.cpu().view(torch.uint8) if t.dtype == torch.float8_e4m3fn else t.cpu()
+
+    on_gpu = dict(gpu.named_buffers())
+    for name, t in cpu.named_buffers():
+        assert torch.equal(bits(on_gpu[name]), bits(t)), name
+    x = torch.randn(tokens, hidden, generator=g).to(torch.bfloat16)
+    idx = torch.stack([torch.randperm(experts, generator=g)[:top_k] for _ in range(tokens)])
+    w = torch.softmax(torch.randn(tokens, top_k, generator=g), dim=-1)
+    with torch.no_grad():
+        want = cpu(x, idx, w).double()
+        got = gpu(x.cuda(), idx.cuda(), w.cuda())
+        compiled = torch.compile(gpu, fullgraph=True)(x.cuda(), idx.cuda(), w.cuda())
+    assert torch.equal(got, compiled)
+    err = got.double().cpu() - want
+    assert (err.norm() / want.norm()).item() < 2**-7
