@@ -10,7 +10,7 @@ glukit::moe_experts routes (glukit.moe.route: ids outside [0, E) go to no expert
 every routed row r of expert e
 
     [g | u] = (x_q[r] W_gu^e^T) * scale_x[r] * gate_up_scale[e] + gate_up_bias[e]   (fp32)
-    h[r]    = act(g) * u, rounded to x's dtype, then quantised per row to e4m3 (scale_h[r])
+    h[r]    = act(g, u), rounded to x's dtype, then quantised per row to e4m3 (scale_h[r])
     out[r]  = (h_q[r] W_d^e^T) * scale_h[r] * down_scale[e] + down_bias[e], in x's dtype
 
 and y[t] = sum over j, in choice order, of top_k_weights[t, j] * out[row of (t, j)] (fp32,
@@ -128,7 +128,7 @@ def _experts_fp8_fake(x, top_k_index, top_k_weights, gate_up, gate_up_scale, dow
     return x.new_empty(x.shape)
 
 
-def combine(out: torch.Tensor, top_k_weights: torch.Tensor, choice_row: torch.Tensor, valid_rows: int,
+def _combine(out: torch.Tensor, top_k_weights: torch.Tensor, choice_row: torch.Tensor, valid_rows: int,
             dtype: torch.dtype) -> torch.Tensor:
     """moe_combine's formula: y[t] = sum over j in choice order of top_k_weights[t, j] *
     out[choice_row[t top_k + j]] in fp32, rounded once to dtype; a choice whose row is at or
@@ -168,7 +168,7 @@ def _experts_fp8_torch(x, top_k_index, top_k_weights, gate_up, gate_up_scale, do
         hq, sh = _quantize_rows_torch(h)
         out[r0:r1] = _dequantised_linear(hq, down[e], sh, down_scale[e],
                                          None if down_bias is None else down_bias[e]).to(x.dtype)
-    return combine(out, top_k_weights, choice_row, bounds[experts], x.dtype)
+    return _combine(out, top_k_weights, choice_row, bounds[experts], x.dtype)
 
 
 def _experts_fp8_cuda(x, top_k_index, top_k_weights, gate_up, gate_up_scale, down, down_scale, gate_up_bias,
