@@ -222,6 +222,10 @@ void check_grouped(const MoeShape& s) {
     CHECK(row_choice.download() == route.row_choice);
     CHECK(choice_row.download() == route.choice_row);
     CHECK(dweights.download() == weights);
+    {  // ... and the rows the combine read are those checked above (no later kernel wrote them)
+      const std::vector<T> now = dout.download();
+      CHECK(std::memcmp(now.data(), out.data(), out.size() * sizeof(T)) == 0);
+    }
     const double eps = std::is_same_v<T, half_t> ? 1.0 / 2048 : 1.0 / 256;
     std::int64_t bad = 0;
     for (std::int64_t t = 0; t < s.tokens; ++t)

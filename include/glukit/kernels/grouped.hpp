@@ -30,7 +30,7 @@ struct GroupedWalk {
   int top_k = 0;
   int groups = 0;
   std::int64_t w_stride = 0;     ///< elements
-  std::int64_t bias_stride = 0;  ///< elements
+  std::int64_t bias_stride = 0;  ///< elements; also of a scaled problem's B scales (one per B row)
   std::int64_t tiles_n = 0;      ///< column tiles of every group
   static GroupedWalk of(const MoeRouting& r, std::int64_t w_stride, std::int64_t bias_stride, std::int64_t tiles_n) {
     return {r.expert_offsets, r.row_choice, r.top_k, r.experts, w_stride, bias_stride, tiles_n};
@@ -189,15 +189,12 @@ Status grouped_gated_backward(const GroupedGatedBackwardArgsT<T>& a, stream_t st
 }
 
 /// The experts' gated projection on e4m3 operands (ops/moe_fp8.hpp) with Policy's kernel, its
-/// epilogue_op the activation: an sm90a warp-specialised TMA policy (e.g. GatedTma128x128),
-/// the dense e4m3 gated projection's kernel walking the experts, each expert's W scales from
-/// its first W row.
+/// epilogue_op the activation (sm90a: a warp-specialised TMA policy, e.g. GatedTma128x128;
+/// CDNA: V1-V4 with the chip's e4m3 encoding), the dense e4m3 gated projection's kernel
+/// walking the experts, each expert's W scales from its first W row.
 template <class Policy, Element T, class F8>
 Status grouped_gated_projection_fp8(const GroupedGatedProjectionFp8ArgsT<T, F8>& a, stream_t stream = {}) {
   static_assert(detail::PolicyMembers<Policy>, "grouped_gated_projection_fp8<Policy>: Policy is not a glukit policy");
-  static_assert(arch_traits<typename Policy::arch>::backend == Backend::cuda,
-                "grouped_gated_projection_fp8<Policy>: the experts' e4m3 kernel runs sm90a policies only (no CDNA "
-                "kernel yet)");
   static_assert(detail::encoding_check<typename Policy::arch, F8>());
   if (Status s = validate_grouped_gated_fp8_arguments(a); !s) return s;
   if (a.routing.rows() == 0 || a.intermediate == 0) return Status::success();
@@ -217,17 +214,15 @@ Status grouped_gated_projection_fp8(const GroupedGatedProjectionFp8ArgsT<T, F8>&
   return inter ? run.template operator()<il, false>() : run.template operator()<st, false>();
 }
 
-/// The experts' down projection on e4m3 operands (ops/moe_fp8.hpp) with Policy's kernel (an
-/// sm90a warp-specialised TMA policy, its epilogue_op epilogue::BiasOnly): the dense e4m3
-/// addmm's kernel walking the experts, each expert's W_d scales from its first output column.
+/// The experts' down projection on e4m3 operands (ops/moe_fp8.hpp) with Policy's kernel (its
+/// epilogue_op epilogue::BiasOnly; sm90a: a warp-specialised TMA policy; CDNA: V1-V4): the
+/// dense e4m3 addmm's kernel walking the experts, each expert's W_d scales from its first
+/// output column.
 template <class Policy, Element T, class F8>
 Status grouped_down_projection_fp8(const GroupedDownProjectionFp8ArgsT<T, F8>& a, stream_t stream = {}) {
   static_assert(detail::PolicyMembers<Policy>, "grouped_down_projection_fp8<Policy>: Policy is not a glukit policy");
   static_assert(std::is_same_v<typename Policy::epilogue_op, epilogue::BiasOnly>,
                 "grouped_down_projection_fp8: Policy's epilogue_op must be epilogue::BiasOnly");
-  static_assert(arch_traits<typename Policy::arch>::backend == Backend::cuda,
-                "grouped_down_projection_fp8<Policy>: the experts' e4m3 kernel runs sm90a policies only (no CDNA "
-                "kernel yet)");
   static_assert(detail::encoding_check<typename Policy::arch, F8>());
   if (Status s = validate_grouped_down_fp8_arguments(a); !s) return s;
   if (a.routing.rows() == 0 || a.hidden == 0) return Status::success();

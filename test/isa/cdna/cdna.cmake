@@ -126,6 +126,8 @@ set(_cdna_kernels --kernel V1RegisterStaged/fp16/row=v1 --kernel V2DirectToLds/f
              --kernel V2Grouped/bf16/grouped-stacked=v2 --kernel V2Grouped/bf16/grouped-interleaved=v2
              --kernel V4Grouped/bf16/grouped-stacked=v4 --kernel V4Grouped/fp16/grouped-interleaved=v4
              --kernel V4GroupedDown/bf16/col=v4-op --kernel V4GroupedDown/bf16/row=v4-op
+             --kernel V4GroupedFp8/bf16/grouped-fp8-stacked=v4-op --kernel V4GroupedFp8/bf16/grouped-fp8-interleaved=v4-op
+             --kernel V4GroupedFp8/bf16/grouped-fp8-stacked-max=v4-op --kernel V4GroupedDownFp8/bf16/grouped-fp8-col=v4-op
              # V4 with GluGate under that name (addmm_glu<WithEpilogue<V4, GluGate>>(fp8 args)), the
              # gated defaults' reference; the default addmm_glu(fp8 args) runs V4FusedEpilogue itself
              --kernel WithEpilogue/bf16/fp8-col=v4)
@@ -189,7 +191,10 @@ foreach(arch gfx942 gfx950)
       # maxima judged absent
       "mfma-fp8|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4Scaled/bf16/fp8-stacked=v4/bf16/stacked"
       "mfma-fp8-16|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4FusedEpilogue/bf16/stacked=v4/bf16/fp8-stacked"
-      "rowmax-fp8|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4Scaled/bf16/fp8-stacked-max=v4/bf16/fp8-stacked")
+      "rowmax-fp8|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4Scaled/bf16/fp8-stacked-max=v4/bf16/fp8-stacked"
+      # the experts' e4m3 gated projection judged as the 16-bit one, and without its row maxima
+      "mfma-grouped-fp8|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4GroupedFp8/bf16/grouped-fp8-stacked=v4-op/bf16/grouped-stacked"
+      "rowmax-grouped-fp8|--arch,${arch},--lds-budget,${_cdna_b},--kernel,V4GroupedFp8/bf16/grouped-fp8-stacked-max=v4-op/bf16/grouped-fp8-stacked")
   if(arch STREQUAL "gfx942")  # gfx942 code judged as gfx950: wrong MFMA, 4-byte copies
     list(APPEND _cdna_fails "mfma|--arch,gfx950,--lds-budget,65536,--kernel,V4FusedEpilogue/fp16/row=v4"
                        "dma16|--arch,gfx950,--lds-budget,65536,--kernel,V4FusedEpilogue/fp16/row=v4")

@@ -18,7 +18,10 @@ pbwd-stacked / pbwd-interleaved: the gated projection's backward,
 GatedProjectionBackwardProblem<T, GateLayout>, whose B is W as the gated projection's; or
 LAYOUT fp8-col / fp8-stacked / fp8-interleaved / fp8-stacked-max: the scaled (e4m3) forms,
 Scaled<Problem<T, col_major>> and Scaled<GatedProblem<T, GateLayout>> with the chip's e4m3
-type (gfx942: float8_e4m3fnuz_t, gfx950: float8_e4m3_t), -max with the output's row maxima) must
+type (gfx942: float8_e4m3fnuz_t, gfx950: float8_e4m3_t), -max with the output's row maxima; or
+LAYOUT grouped-stacked / grouped-interleaved: the experts' gated projection, A gathered; or
+LAYOUT grouped-fp8-col / -stacked / -interleaved / -stacked-max: the experts' e4m3 kernels, the
+fp8 forms inside GroupedProblem<...>) must
 name exactly one kernel symbol of the file; where it names one per chip (a default's
 dispatch instantiates both chips' kernels), the one naming --arch. A problem after
 VARIANT judges the kernel as that problem instead of its own (the negative tests).
@@ -121,9 +124,16 @@ PROBLEMS = {"row": ("Problem", "LNS_6LayoutE0E"), "col": ("Problem", "LNS_6Layou
 FP8 = {"fp8-col": ("col", 0), "fp8-stacked": ("stacked", 0), "fp8-interleaved": ("interleaved", 0),
        "fp8-stacked-max": ("stacked", 1)}
 FP8_TYPE = {"gfx942": "17float8_e4m3fnuz_t", "gfx950": "13float8_e4m3_t"}
+# The experts' e4m3 kernels (kernels/cdna/grouped_kernel.hpp): a scaled problem inside
+# GroupedProblem<...>, A the routed rows in order; checked as the dense e4m3 forms but noy (their
+# policies have no addmm_glu kernel to compare with).
+GROUPED_FP8 = {"grouped-" + layout: FP8[layout] for layout in ("fp8-col", "fp8-stacked", "fp8-interleaved",
+                                                               "fp8-stacked-max")}
 PROBLEMS.update({layout: PROBLEMS[base] for layout, (base, _) in FP8.items()})
 GATED = {"stacked", "interleaved"}
 FP8_GATED = {layout for layout, (base, _) in FP8.items() if base in GATED}
+FP8.update(GROUPED_FP8)
+PROBLEMS.update({layout: PROBLEMS[base] for layout, (base, _) in GROUPED_FP8.items()})
 BACKWARD = {"bwd-stacked", "bwd-interleaved"}
 XBACKWARD = {"xbwd-row", "xbwd-col", "xbwd-row-sum", "xbwd-col-sum"}
 XSUM = {"xbwd-row-sum", "xbwd-col-sum"}  # with the bias gradient's column sums
@@ -134,7 +144,7 @@ SCALED = {"scaled-col", "scaled-stacked"}
 # B read like A (8-byte reads): col_major B, the gated projection's W (also in its backward),
 # addmm_glu's backward's col_major B.
 K_MAJOR_B = {"col", "xbwd-col", "xbwd-col-sum"} | GATED | PBACKWARD | SCALED | set(FP8) | GROUPED
-ROWMAX = SCALED | {"fp8-stacked-max"}  # kernels that merge the output's row maxima
+ROWMAX = SCALED | {"fp8-stacked-max", "grouped-fp8-stacked-max"}  # kernels that merge the output's row maxima
 CHECKS = ["mfma", "bread", "cvt", "dma", "dma16", "setprio", "loop", "vmcnt", "fma", "scratch", "lds",
           "calls", "m0", "noy", "dgated", "xbackward",
           "pbackward", "colsum", "rowmax"]
@@ -154,8 +164,10 @@ def kernels_named(kernels, name_sub, element, layout, arch):
         parts = ["6ScaledINS_" + problem_symbol(element, base), f"EELb{rowmax}ENS_{FP8_TYPE[arch]}E"]
     else:
         parts = [problem_symbol(element, layout)]
+    grouped = "14GroupedProblemINS_6ScaledI"  # an e4m3 problem of the experts
     names = [n for n in kernels
-             if name_sub in n and all(p in n for p in parts) and (layout in FP8 or "6ScaledI" not in n)]
+             if name_sub in n and all(p in n for p in parts) and (layout in FP8 or "6ScaledI" not in n)
+             and (grouped in n) == (layout in GROUPED_FP8)]
     if len(names) > 1:
         names = [n for n in names if f"6{arch}E" in n]
     return names

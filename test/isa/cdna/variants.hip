@@ -256,6 +256,20 @@ template glukit::Status glukit::grouped_gated_projection<V4Grouped>(const glukit
                                                                     glukit::stream_t);
 template glukit::Status glukit::grouped_down_projection<V4GroupedDown>(
     const glukit::GroupedDownProjectionArgsT<bfloat16_t>&, glukit::stream_t);
+// ... and their e4m3 forms in the chip's encoding (ops/moe_fp8.hpp): the gated projection
+// (both W orders, with and without h's row maxima: four kernels) and the down projection.
+struct V4GroupedFp8 : V4 {
+  using epilogue_op = SwiGlu;
+  static constexpr const char* name() { return "V4GroupedFp8"; }
+};
+struct V4GroupedDownFp8 : V4 {
+  using epilogue_op = glukit::epilogue::BiasOnly;
+  static constexpr const char* name() { return "V4GroupedDownFp8"; }
+};
+template glukit::Status glukit::grouped_gated_projection_fp8<V4GroupedFp8>(
+    const glukit::GroupedGatedProjectionFp8ArgsT<bfloat16_t, F8>&, glukit::stream_t);
+template glukit::Status glukit::grouped_down_projection_fp8<V4GroupedDownFp8>(
+    const glukit::GroupedDownProjectionFp8ArgsT<bfloat16_t, F8>&, glukit::stream_t);
 
 #if defined(GLUKIT_ISA_LAUNCHER)
 /// The other chip's e4m3 encoding.

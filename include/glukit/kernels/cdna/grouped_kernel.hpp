@@ -4,7 +4,7 @@
 // routed rows (ops/moe_routing.hpp): for a gathered problem (GroupedGatedProblem) its A rows
 // are their tokens' rows of x, one lane offset a round (DirectToLdsCopier::
 // begin_gathered_tile), its B the expert's weights, its output rows the routed rows bounded
-// by the expert's last. The workgroup first turns the experts' offsets into row-tile starts
+// by the expert's last; a scaled (e4m3) problem's B scales the expert's, as its bias. The workgroup first turns the experts' offsets into row-tile starts
 // in LDS (dynamic shared memory, all its threads); the grid is persistent.
 #pragma once
 #include <cstdint>
@@ -57,6 +57,8 @@ struct GroupedKernel {
       tp.m = gp.walk.offsets[c.group + 1];
       tp.b += c.group * gp.walk.w_stride;
       if (tp.bias != nullptr) tp.bias += c.group * gp.walk.bias_stride;
+      // A scaled problem's B scales (one per W row, or one: step 0) from the expert's first.
+      if constexpr (problem_of<P>::scaled) tp.scale_b += c.group * gp.walk.bias_stride * tp.scale_b_step;
       const int m0 = gp.walk.offsets[c.group] + static_cast<int>(c.m) * P::tile_m;
       const int n0 = static_cast<int>(c.n) * Plan::out_tile_n;
       typename K::Copier copier(tp, thread, wave);
