@@ -5,8 +5,9 @@
 // (both layouts of W_d), and the combine against its fp64 sum, each with a per-element bound
 // (test/common/output_check.hpp); experts with 0, 1 and 129 rows, one expert taking most
 // rows, hidden and intermediate not multiples of the tile, ids out of range (their rows left
-// poisoned), stacked and interleaved weights, bias or not, fp16 and bf16; h poisoned first and
-// its padding and the rows past the valid ones checked untouched.
+// poisoned), stacked and interleaved weights and gpt-oss's alternating ones (the warp-specialised
+// kernel), bias or not, fp16 and bf16; h poisoned first and its padding and the rows past the
+// valid ones checked untouched.
 #include "gpu_test_util.hpp"
 #include "moe_test_util.hpp"
 #include "glukit/kernels/moe_combine.hpp"
@@ -148,6 +149,36 @@ void check_grouped(const MoeShape& s) {
       check_output_matches(block, Shape{rp.m, rp.n, s.hidden, 0, 0, 0, ldp}, rp);
     }
     CHECK(strays(pre, rows, route.expert_offsets[s.experts], 2 * s.n, ldp) == 0);
+    if (s.layout == ExpertLayout::stacked) {
+      // The same weights as gpt-oss stores them, (E, H, 2I), gate and up columns alternating
+      // (and the bias so): read as stored, N-major, both ways of reading x's rows; h as above.
+      std::vector<T> wa(w.size()), ba(bias.size());
+      for (int e = 0; e < s.experts; ++e)
+        for (std::int64_t j = 0; j < 2 * s.n; ++j) {  // j: the stacked row
+          const std::int64_t col = j < s.n ? 2 * j : 2 * (j - s.n) + 1;
+          for (std::int64_t kk = 0; kk < s.hidden; ++kk)
+            wa[std::size_t((e * s.hidden + kk) * 2 * s.n + col)] = w[std::size_t((e * 2 * s.n + j) * s.hidden + kk)];
+          if (s.bias) ba[std::size_t(e * 2 * s.n + col)] = bias[std::size_t(e * 2 * s.n + j)];
+        }
+      DeviceBuffer<T> dwa(wa.size()), dba(ba.size());
+      dwa.upload(wa), dba.upload(ba);
+      GroupedGatedProjectionArgsT<T> alt = a;
+      alt.w = dwa.ptr, alt.bias = s.bias ? dba.ptr : nullptr, alt.h = dh_ws.ptr, alt.w_layout = ExpertLayout::alternating;
+      for (const bool routed : {false, true}) {
+        INFO("GatedTma128x128, ExpertLayout::alternating" << (routed ? ", x_routed" : ", gathered by its producer"));
+        dh_ws.poison();
+        alt.x_routed = routed ? dxr.ptr : nullptr, alt.ld_x_routed = routed ? ldx : 0;
+        const Status sa = grouped_gated_projection<WsPolicy>(alt);
+        INFO("grouped_gated_projection: " << sa.message());
+        REQUIRE(sa.ok());
+        GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+        check_h(dh_ws.download());
+      }
+      // Refused, naming the argument, by the kernels that do not read it and with p.
+      CHECK(std::string(grouped_gated_projection<Policy>(alt).message()).rfind("w_layout:", 0) == 0);
+      alt.p = dp.ptr, alt.ldp = ldp;
+      CHECK(std::string(grouped_gated_projection<WsPolicy>(alt).message()).rfind("p:", 0) == 0);
+    }
   }
 
   // The down projection of the h the GPU wrote, W_d in both layouts, bias or not.

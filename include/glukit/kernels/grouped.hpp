@@ -48,10 +48,13 @@ namespace detail {
 ///   the grouped kernel's launch over gemm (all routed rows), expert e's B and bias at
 ///   e * w_stride and e * bias_stride elements, on `device`, the current device; extra: the
 ///   operands beside the GEMM in the composition's slots (kernels/operand_slots.hpp);
-///   static constexpr bool writes_preact: whether BP's grouped kernel writes the pre-activations.
+///   static constexpr bool writes_preact: whether BP's grouped kernel writes the pre-activations;
+///   static constexpr bool reads_alternating: whether it reads ExpertLayout::alternating weights
+///   (BP bound to a GroupedAlternatingProblem).
 template <class BP, Backend B>
 struct GroupedLauncher {
   static constexpr bool writes_preact = false;
+  static constexpr bool reads_alternating = false;
   template <class T>
   static Status run(const AddmmGluArgsT<T>&, const MoeRouting&, std::int64_t, std::int64_t, int, stream_t,
                     const OperandSlotsT<T>& = {}) {
@@ -78,6 +81,11 @@ template <class Policy, Element T>
 inline constexpr bool grouped_writes_preact =
     GroupedLauncher<Bound<Policy, GroupedProblem<GatedProblem<T, GateLayout::stacked, true>>>,
                     arch_traits<typename Policy::arch>::backend>::writes_preact;
+/// Whether Policy's grouped kernel reads gate and up from alternating columns of W.
+template <class Policy, Element T>
+inline constexpr bool grouped_reads_alternating =
+    GroupedLauncher<Bound<Policy, GroupedAlternatingProblem<T, false>>,
+                    arch_traits<typename Policy::arch>::backend>::reads_alternating;
 }  // namespace detail
 
 /// h = act(x[token] W_g^e^T + b_g^e) * (x[token] W_u^e^T + b_u^e) for every routed row of
@@ -86,12 +94,18 @@ inline constexpr bool grouped_writes_preact =
 /// CDNA: a direct-to-LDS one, V2-V4). Without a.x_routed the kernel gathers x's rows by token
 /// as it loads them (the warp-specialised one with its producer's cp.async, W by TMA); with it,
 /// moe_gather first fills x_routed and the kernel reads its rows in order (A by TMA).
+/// ExpertLayout::alternating (gpt-oss's (E, H, 2I)) runs on sm90a's warp-specialised TMA
+/// policies, W read as stored (N-major), without p.
 template <class Policy, Element T>
 Status grouped_gated_projection(const GroupedGatedProjectionArgsT<T>& a, stream_t stream = {}) {
   static_assert(detail::PolicyMembers<Policy>, "grouped_gated_projection<Policy>: Policy is not a glukit policy");
   if (Status s = validate_grouped_gated_arguments(a); !s) return s;
-  if (a.w_layout == ExpertLayout::alternating)
-    return Status::invalid("w_layout: ExpertLayout::alternating has no grouped kernel yet");
+  if (a.w_layout == ExpertLayout::alternating) {
+    if (a.p != nullptr) return Status::invalid("p: not written with ExpertLayout::alternating weights yet");
+    if constexpr (!detail::grouped_reads_alternating<Policy, T>)
+      return Status::invalid("w_layout: ExpertLayout::alternating runs on sm90a warp-specialised TMA policies "
+                             "(e.g. GatedTma128x128)");
+  }
   const std::int64_t rows = a.routing.rows();
   if (rows == 0 || a.intermediate == 0) return Status::success();
   GatedProjectionArgsT<T> dense;
@@ -129,6 +143,18 @@ Status grouped_gated_projection(const GroupedGatedProjectionArgsT<T>& a, stream_
   }
   if (a.x_routed == nullptr && a.routing.tokens * dense.lda >= (std::int64_t{1} << 31))
     return Status::invalid("x_routed: where the kernel gathers x's rows, tokens * ldx must be < 2^31; pass x_routed");
+  if constexpr (detail::grouped_reads_alternating<Policy, T>) {
+    if (a.w_layout == ExpertLayout::alternating) {  // W (E, H, 2I): B = W^e, k x 2n, N-major
+      gemm.ldb = 2 * a.intermediate, gemm.b_layout = Layout::row_major;
+      if (a.x_routed != nullptr) {
+        if (Status s = gathered_first(); !s) return s;
+        return detail::run_grouped<Policy, GroupedAlternatingProblem<T, false>>(gemm, a.routing, w_stride,
+                                                                                bias_stride, stream);
+      }
+      return detail::run_grouped<Policy, GroupedAlternatingProblem<T, true>>(gemm, a.routing, w_stride, bias_stride,
+                                                                             stream);
+    }
+  }
   if (a.x_routed != nullptr) {
     if (Status s = gathered_first(); !s) return s;
     return inter ? detail::run_grouped<Policy, GroupedProblem<GatedProblem<T, il>>>(gemm, a.routing, w_stride,

@@ -42,6 +42,25 @@ struct GroupedGatedProblem : GroupedProblem<GatedProblem<T, GL>> {
   static constexpr bool gathered = true;
 };
 
+/// The gated projection with W stored k x 2n, output column j's gate in column 2 j and its up
+/// value in 2 j + 1 (ExpertLayout::alternating per expert, gpt-oss's (E, H, 2I)), read as
+/// stored (B N-major); the bias (2n) in the same order. sm90a's warp-specialised TMA kernels
+/// pair adjacent accumulators in the epilogue (kernels/plans/sm90/b_rows.hpp, AlternatingRows).
+template <Element T>
+struct AlternatingGatedProblem : Problem<T, Layout::row_major> {
+  static constexpr bool gated = true;
+  static constexpr bool alternating = true;
+  template <class Op>
+  using composition = epilogue::Gated<Op>;
+};
+
+/// The experts' gated projection on alternating weights, A's rows gathered by token or read
+/// in order (x_routed).
+template <Element T, bool Gathered>
+struct GroupedAlternatingProblem : GroupedProblem<AlternatingGatedProblem<T>> {
+  static constexpr bool gathered = Gathered;
+};
+
 /// The gated projection of the experts. x: tokens x hidden (ldx); w: the experts' weights in
 /// w_layout; bias: experts x 2I in w's gate/up order, or null; h: routing.rows() x
 /// intermediate (ldh), row r the routed row r (rows past expert_offsets[experts], the

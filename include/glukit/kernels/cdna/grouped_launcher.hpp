@@ -14,7 +14,8 @@ namespace glukit::detail {
 
 template <class BP>
 struct GroupedLauncher<BP, Backend::hip> {
-  static constexpr bool writes_preact = false;  ///< not yet on CDNA
+  static constexpr bool writes_preact = false;      ///< not yet on CDNA
+  static constexpr bool reads_alternating = false;  ///< not yet on CDNA
   template <class T>
   static Status run(const AddmmGluArgsT<T>& gemm, const MoeRouting& routing, std::int64_t w_stride,
                     std::int64_t bias_stride, int device, stream_t stream, const OperandSlotsT<T>& extra = {}) {

@@ -120,10 +120,28 @@ struct Epilogue : GlobalIo<P> {
   }
   /// The view (epilogue/compose.hpp) of output group jo's two columns in row half h: the
   /// accumulators (element), or the gate's (Pairs: runs of 64 W rows) and the up
-  /// projection's 8 groups after it (gate_up).
+  /// projection's 8 groups after it (gate_up), or with gate and up in adjacent B columns
+  /// (AlternatingRows) the pairs of accumulator groups 2 jo and 2 jo + 1 that the quad
+  /// exchanges (AlternatingQuad: two reads of a (gate, up) pair; every lane of the warp runs it).
   template <epilogue::View V, int NV>
   GLUKIT_DEVICE static void view_pair(const float (&acc)[R], int jo, int h, float (&v0)[NV], float (&v1)[NV]) {
-    if constexpr (V == epilogue::View::gate_up) {
+    if constexpr (V == epilogue::View::gate_up && Plan::Rows::adjacent) {
+      using Quad = AlternatingQuad;
+      const int lane_ = static_cast<int>(threadIdx.x % 32), q_ = lane_ % 4, quad = lane_ - q_;
+      const int g0 = 4 * (2 * jo) + 2 * h, g1 = g0 + 4;  // the pairs of groups 2 jo, 2 jo + 1
+      float got[2][2];
+#pragma unroll
+      for (int pass = 0; pass < 2; ++pass) {
+        // The offered pair selected by value (constant indices: no local-memory indexing).
+        const bool second = Quad::source_group(q_, pass) == 1;
+        const int src = quad + Quad::source(q_, pass);
+        got[pass][0] = __shfl_sync(0xffffffffu, second ? acc[g1] : acc[g0], src);
+        got[pass][1] = __shfl_sync(0xffffffffu, second ? acc[g1 + 1] : acc[g0 + 1], src);
+      }
+      const bool first_b = Quad::first_pass(q_) == 1;
+      v0[0] = first_b ? got[1][0] : got[0][0], v0[1] = first_b ? got[1][1] : got[0][1];
+      v1[0] = first_b ? got[0][0] : got[1][0], v1[1] = first_b ? got[0][1] : got[1][1];
+    } else if constexpr (V == epilogue::View::gate_up) {
       const int g = 4 * (16 * (jo / 8) + jo % 8) + 2 * h, u = g + 4 * 8;
       v0[0] = acc[g], v0[1] = acc[u], v1[0] = acc[g + 1], v1[1] = acc[u + 1];
     } else {

@@ -117,7 +117,7 @@ Status encode_tensor_maps(const Args<P>& a, const OperandSlotsT<element_of<P>>& 
     if constexpr (Plan::b_k_major)
       ok &= encode_tensor_map<T>(&maps->b, a.b, Plan::Rows::b_rows(a.n), a.k, a.ldb, Plan::b_box_rows, 64, true);
     else
-      ok &= encode_tensor_map<T>(&maps->b, a.b, a.k, a.n, a.ldb, P::tile_k, 64, true);
+      ok &= encode_tensor_map<T>(&maps->b, a.b, a.k, Plan::Rows::b_rows(a.n), a.ldb, P::tile_k, 64, true);
   }
   constexpr int y_width = staged_width<C, epilogue::Slot::y>();
   constexpr int in2_width = staged_width<C, epilogue::Slot::in2>();
@@ -128,7 +128,8 @@ Status encode_tensor_maps(const Args<P>& a, const OperandSlotsT<element_of<P>>& 
     ok &= encode_tensor_map<T>(&maps->in2, x.in2, a.m, in2_width * a.n, x.ld_in2,
                                Plan::a_rows, 64, true);
   if (a.bias != nullptr && Plan::Rows::bias_run)  // else copied run by run by the Y producer
-    ok &= encode_tensor_map<T>(&maps->bias, a.bias, 1, a.n, (a.n + 7) / 8 * 8, 1, P::tile_n, false);
+    ok &= encode_tensor_map<T>(&maps->bias, a.bias, 1, Plan::Rows::b_rows(a.n), (Plan::Rows::b_rows(a.n) + 7) / 8 * 8,
+                               1, P::tile_n, false);
   return ok ? Status::success()
             : Status{StatusCode::runtime_error, "tensor maps: cuTensorMapEncodeTiled failed or is unavailable"};
 }

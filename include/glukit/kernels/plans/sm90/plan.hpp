@@ -149,13 +149,14 @@ struct MainloopPlan {
   struct BoxCoord {
     int inner, outer;
   };
-  /// Box i of the stage at k0 for the tile at output column j0 of n: N-major, 64 columns of
-  /// B from j0 + 64 i; K-major, the 64 B rows of the row map's run i % b_box_row_blocks.
+  /// Box i of the stage at k0 for the tile at output column j0 of n: N-major, the 64 B
+  /// columns of the row map from tile column 64 i; K-major, the 64 B rows of the row map's run
+  /// i % b_box_row_blocks.
   GLUKIT_HOST_DEVICE static constexpr BoxCoord b_box_coord(int i, int j0, std::int64_t n, int k0) {
     if constexpr (b_k_major)
       return {k0 + 64 * (i / b_box_row_blocks), static_cast<int>(Rows::row(j0, 64 * (i % b_box_row_blocks), n))};
     else
-      return {j0 + 64 * i, k0};
+      return {static_cast<int>(Rows::row(j0, 64 * i, n)), k0};
   }
   /// Does a tile's first ring stage carry its bias row? With the bias in the accumulators
   /// (their initial value).

@@ -22,7 +22,15 @@ struct ProblemParts {
     if constexpr (requires { problem::gate_layout; }) return problem::gate_layout;
     else return GateLayout::stacked;
   }();
-  using Rows = std::conditional_t<problem::gated, PairedRows<P::tile_n, gate_layout>, PlainRows<P::tile_n>>;
+  /// The B-row map: gate and up in adjacent columns of a k x 2n B (AlternatingRows), in
+  /// runs of 64 rows of W (PairedRows), or the GEMM's own columns.
+  static constexpr bool alternating = [] {
+    if constexpr (requires { problem::alternating; }) return bool(problem::alternating);
+    else return false;
+  }();
+  using Rows = std::conditional_t<alternating, AlternatingRows<P::tile_n>,
+                                  std::conditional_t<problem::gated, PairedRows<P::tile_n, gate_layout>,
+                                                     PlainRows<P::tile_n>>>;
   /// Tile-shaped inputs the epilogue reads at the output element (staged beside the
   /// accumulators by the warp-specialised producer).
   static constexpr int staged_inputs = epilogue::Arity<C>::tiles;

@@ -19,6 +19,8 @@ struct GroupedLauncher<BP, Backend::cuda> {
   static constexpr bool writes_preact = sm90::MainloopPlan<BP>::specialized && sm90::MainloopPlan<BP>::tma &&
                                         sm90::MainloopPlan<BP>::stage_y &&
                                         sm90::MainloopPlan<BP>::a_rows == BP::tile_m;
+  /// ... and read ExpertLayout::alternating weights (the plan's AlternatingRows).
+  static constexpr bool reads_alternating = writes_preact;
 
   /// The resident blocks of kernel k with `bytes` of dynamic shared memory on `device` (SMs
   /// x blocks per SM); `too_big`: the refusal when the device has fewer bytes per block.
@@ -105,10 +107,12 @@ struct GroupedLauncher<BP, Backend::cuda> {
         ok &= encode_tensor_map<T>(&gp.maps.b, gemm.b, routing.experts * b_rows, gemm.k, gemm.ldb, Plan::b_box_rows,
                                    64, true);
       else
-        ok &= encode_tensor_map<T>(&gp.maps.b, gemm.b, routing.experts * b_rows, gemm.n, gemm.ldb, BP::tile_k, 64, true);
+        ok &= encode_tensor_map<T>(&gp.maps.b, gemm.b, routing.experts * b_rows, Plan::Rows::b_rows(gemm.n), gemm.ldb,
+                                   BP::tile_k, 64, true);
     }
     if (gemm.bias != nullptr && Plan::Rows::bias_run)  // each expert's bias a row of the map
-      ok &= encode_tensor_map<T>(&gp.maps.bias, gemm.bias, routing.experts, gemm.n, bias_stride, 1, BP::tile_n, false);
+      ok &= encode_tensor_map<T>(&gp.maps.bias, gemm.bias, routing.experts, Plan::Rows::b_rows(gemm.n), bias_stride, 1,
+                                 BP::tile_n, false);
     if (!ok) return {StatusCode::runtime_error, "tensor maps: cuTensorMapEncodeTiled failed or is unavailable"};
     gp.walk = GroupedWalk::of(routing, w_stride, bias_stride, ceil_div(gemm.n, sm90::MainloopPlan<BP>::out_tile_n));
     gp.b_rows = static_cast<int>(b_rows);

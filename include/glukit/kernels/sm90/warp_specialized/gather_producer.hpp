@@ -2,7 +2,8 @@
 // whose A rows are gathered (grouped/ws_kernel.hpp's walk: each tile row a routed row, its
 // token choices(t)[i] / top_k()): the ring's copy threads copy A's rows with cp.async, as the
 // multistage kernels' gather does, and arrive on a stage's full barrier once its copies have
-// landed; thread 0 also announces and issues B's boxes (TMA); thread y_producer_tid the Y
+// landed; thread 0 also announces and issues B's boxes (TMA) and, where the ring carries it
+// (Plan::bias_in_ring), the tile's bias row with its first stage; thread y_producer_tid the Y
 // parts'. WsKernel picks it for a gathered problem (kernel.hpp).
 #pragma once
 #include <cstdint>
@@ -47,13 +48,19 @@ struct WsGatherProducer : WsProducer<P> {
         sh.stages.acquire(st.index, st.phase);
         const int k0 = kb * BK;
         if (ptid == 0) {
-          sh.stages.commit_tx(st.index, b_tx_bytes);
+          // With the bias as the accumulators' initial value, the tile's first stage brings it.
+          const bool with_bias = kb == 0 && Plan::bias_in_ring && args.bias != nullptr;
+          sh.stages.commit_tx(st.index, b_tx_bytes + (with_bias ? Plan::bias_tx_bytes : 0));
 #pragma unroll
           for (int i = 0; i < Plan::b_boxes; ++i) {
             const auto c = Plan::b_box_coord(i, n0, args.n, k0);
             tma_load_2d(sh.ring.template tile<1>(st.index) + Plan::b_box_offset(i), &p.maps.b,
                         sh.stages.full_barrier(st.index), c.inner, c.outer + walk.b_row(tc));
           }
+          if constexpr (Plan::bias_in_ring)
+            if (with_bias)
+              tma_load_2d(sh.ring.template tile<2>(st.index), &p.maps.bias, sh.stages.full_barrier(st.index),
+                          static_cast<int>(Plan::Rows::row(n0, 0, args.n)), walk.bias_row(tc));
         }
         ca.issue(sh.ring.template tile<0>(st.index), a_rows, static_cast<int>(args.k - k0));
         ca.advance(BK);

@@ -135,8 +135,8 @@ struct WsProducer : WsCommon<P> {
         }
         if constexpr (Plan::bias_in_ring)
           if (with_bias)
-            tma_load_2d(sh.ring.template tile<2>(st.index), &p.maps.bias, sh.stages.full_barrier(st.index), n0,
-                        walk.bias_row(tc));
+            tma_load_2d(sh.ring.template tile<2>(st.index), &p.maps.bias, sh.stages.full_barrier(st.index),
+                        static_cast<int>(Plan::Rows::row(n0, 0, args.n)), walk.bias_row(tc));
         ++st;
       }
     }
@@ -172,7 +172,8 @@ struct WsProducer : WsCommon<P> {
                                           (bias_box ? Plan::bias_tx_bytes : 0));
         else
           sh.y_parts.commit(w.bar);  // nothing to load: the part is free
-        if (bias_box) tma_load_2d(w.bias, &p.maps.bias, full, static_cast<int>(j0), walk.bias_row(tc));
+        if (bias_box)  // the run of the row map's first B row
+          tma_load_2d(w.bias, &p.maps.bias, full, static_cast<int>(Plan::Rows::row(j0, 0, args.n)), walk.bias_row(tc));
         [&]<int... t>(std::integer_sequence<int, t...>) {
           (load_input<t>(p, w.tile, full, part, j0, row), ...);
         }(std::make_integer_sequence<int, ProblemParts<P>::staged_inputs>{});
