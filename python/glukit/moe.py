@@ -13,8 +13,7 @@ torch ops and no host synchronisation.
 :class:`MoEExperts` runs the layer's experts (torch.ops.glukit.moe_experts): on CUDA glukit's
 grouped kernels (include/glukit/kernels/grouped.hpp: route, the gated projection of every routed
 row, the down projection, the combine in choice order; python/csrc/launchers/moe_experts.cuh),
-elsewhere, and for gpt-oss's alternating order, torch ops expert by expert, the reference the
-kernels are held to. The weights are used as stored: ``gate_up`` (E, 2I, H) with [gate; up]
+elsewhere torch ops expert by expert, the reference the kernels are held to. The weights are used as stored: ``gate_up`` (E, 2I, H) with [gate; up]
 stacked (Qwen3-MoE, Mixtral) or in glukit's interleaved blocks, or (E, H, 2I) with gate and up
 alternating column by column (gpt-oss, ``layout="alternating"``); ``down`` (E, H, I) (Qwen3-MoE,
 Mixtral) or (E, I, H) (gpt-oss, ``down_layout="intermediate_hidden"``); biases per expert.
@@ -189,11 +188,7 @@ def _experts_cuda(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, do
                   activation):
     """glukit's grouped kernels (python/csrc/launchers/moe_experts.cuh: the routing, the gated
     projection on the routed rows of x, the down projection, the combine), on the current
-    stream; gpt-oss's alternating gate / up order, which they do not read yet, runs the torch
-    path."""
-    if layout == "alternating":
-        return _experts_torch(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, down_bias, layout,
-                              down_layout, activation)
+    stream; gpt-oss's alternating gate / up order read as stored (moe_experts_alternating)."""
     tokens, hidden = x.shape
     experts, top_k = gate_up.shape[0], top_k_index.shape[1]
     n = down.shape[2] if down_layout == "hidden_intermediate" else down.shape[1]
@@ -201,7 +196,7 @@ def _experts_cuda(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, do
     offsets, row_choice, choice_row, invalid, workspace = _route_buffers(x.device, experts, rows)
     x_routed, h, out = x.new_empty(rows, hidden), x.new_empty(rows, n), x.new_empty(rows, hidden)
     y = x.new_empty(tokens, hidden)
-    launch("moe_experts", x.dtype,
+    launch("moe_experts_alternating" if layout == "alternating" else "moe_experts", x.dtype,
            [x, top_k_index.to(torch.int64), top_k_weights.to(torch.float32), gate_up, down, gate_up_bias, down_bias,
             y, offsets, row_choice, choice_row, invalid, workspace, x_routed, h, out, None],
            tokens, n, hidden, activation=check_activation(activation).op, b_is_nk=down_layout == "hidden_intermediate",
@@ -210,7 +205,8 @@ def _experts_cuda(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, do
 
 
 define("moe_experts" + MOE_SCHEMA, fake=_experts_fake, cpu=_experts_torch, cuda=_experts_cuda,
-       launchers=("moe_experts",), fallback=_experts_torch, autograd=(_experts_backward, _experts_setup_context))
+       launchers=("moe_experts", "moe_experts_alternating"), fallback=_experts_torch,
+       autograd=(_experts_backward, _experts_setup_context))
 
 
 # ---- training: the forward keeps what the backward reads; the backward on glukit's kernels ----

@@ -35,7 +35,8 @@ def _operands(tokens, hidden, n, experts, top_k, layout, down_layout, bias, dtyp
     if tokens > 3:
         idx[3, 0] = experts + 2  # an id out of range: routed to no expert
     w = torch.rand(tokens, top_k, generator=g)
-    gate_up = torch.randn(experts, 2 * n, hidden, generator=g) / hidden**0.5
+    gate_up = (torch.randn(experts, hidden, 2 * n, generator=g) if layout == "alternating"
+               else torch.randn(experts, 2 * n, hidden, generator=g)) / hidden**0.5
     down_shape = (experts, hidden, n) if down_layout == "hidden_intermediate" else (experts, n, hidden)
     down = torch.randn(*down_shape, generator=g) / n**0.5
     gub = torch.randn(experts, 2 * n, generator=g) if bias else None
@@ -45,7 +46,7 @@ def _operands(tokens, hidden, n, experts, top_k, layout, down_layout, bias, dtyp
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
-@pytest.mark.parametrize("layout", ["stacked", "interleaved"])
+@pytest.mark.parametrize("layout", moe.LAYOUTS)
 @pytest.mark.parametrize("down_layout", moe.DOWN_LAYOUTS)
 @pytest.mark.parametrize("bias", [False, True])
 @pytest.mark.parametrize("activation", ACTIVATIONS)

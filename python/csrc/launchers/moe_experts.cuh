@@ -4,7 +4,8 @@
 // into x_routed), the grouped down projection (WarpSpecializedTma, BiasOnly) and the combine
 // with the router's weights (fp32), all on the caller's stream. Operands: x, top_k_index
 // (int64, tokens x top_k), top_k_weights (float, tokens x top_k), gate_up (E, 2I, H: stacked,
-// or interleaved with w_interleaved), down (E, H, I with b_col_major, else E, I, H),
+// or interleaved with w_interleaved; moe_experts_alternating: (E, H, 2I), gate and up columns
+// alternating, as gpt-oss stores it), down (E, H, I with b_col_major, else E, I, H),
 // gate_up_bias (E, 2I) or none, down_bias (E, H) or none, y (tokens x H: the output), then
 // the workspaces expert_offsets (E + 1, int32), row_choice, choice_row (rows, int32), invalid
 // (1, int32), route_workspace (bytes), x_routed (rows x H), h (rows x I), out (rows x H), and
@@ -16,7 +17,7 @@
 namespace glukit_torch {
 namespace {
 
-template <class T, class Op>
+template <class T, class Op, bool Alternating>
 LaunchStatus launch_moe(const Call& c, cudaStream_t stream) {
   const std::int64_t tokens = c.m, inter = c.n, hidden = c.k;
   const int top_k = tokens > 0 ? static_cast<int>(c.operands[1].numel / tokens) : 1;
@@ -35,7 +36,9 @@ LaunchStatus launch_moe(const Call& c, cudaStream_t stream) {
   g.x = ptr<const T>(c, 0), g.w = ptr<const T>(c, 3), g.bias = ptr<const T>(c, 5), g.h = ptr<T>(c, 14);
   g.routing = ra.routing();
   g.hidden = hidden, g.intermediate = inter, g.ldx = hidden, g.ldh = inter;
-  g.w_layout = c.w_interleaved ? glukit::ExpertLayout::interleaved : glukit::ExpertLayout::stacked;
+  g.w_layout = Alternating      ? glukit::ExpertLayout::alternating
+               : c.w_interleaved ? glukit::ExpertLayout::interleaved
+                                 : glukit::ExpertLayout::stacked;
   g.x_routed = ptr<T>(c, 13), g.ld_x_routed = hidden;
   g.p = ptr<T>(c, 16), g.ldp = 2 * inter;
   using Gate = glukit::policy::WithEpilogue<glukit::policy::GatedTma128x128<glukit::arch::sm90a>, Op>;
@@ -53,9 +56,22 @@ LaunchStatus launch_moe(const Call& c, cudaStream_t stream) {
   return plain(glukit::moe_combine(combine, stream));
 }
 
+/// Activation Op's launcher, for add_per_activation (a class with a member template: nvcc
+/// warns about a lambda whose template parameter its parameters do not name, #445-D).
+template <class T, bool Alternating>
+struct PickMoe {
+  template <class Op>
+  Launcher operator()() const {
+    return &launch_moe<T, Op, Alternating>;
+  }
+};
+
 template <class T>
 void add_launchers() {
-  add_per_activation<T>("moe_experts", 17, []<class Op>() -> Launcher { return &launch_moe<T, Op>; });
+  add_per_activation<T>("moe_experts", 17, PickMoe<T, false>{});
+  // gate_up (E, H, 2I) with gate and up columns alternating (gpt-oss), read as stored by the
+  // same kernel instantiation (grouped_gated_projection picks its kernel by w_layout).
+  add_per_activation<T>("moe_experts_alternating", 17, PickMoe<T, true>{});
 }
 
 }  // namespace
