@@ -1,7 +1,7 @@
 // The experts of a Mixture-of-Experts layer in glukit_bench, bf16, balanced or skewed random
 // routing, at the shapes (experts, top-k, hidden, intermediate) of Qwen3-30B-A3B, DeepSeek-V3,
 // gpt-oss-120b and Mixtral-8x7B and 1, 8, 64, 4096 and 16384 tokens (decode to prefill):
-//   moe_experts/<model>/<tokens>/<routing>   sixteen launches timed in turns on rotated input
+//   moe_experts/<model>/<tokens>/<routing>   seventeen launches timed in turns on rotated input
 //       sets: glukit::moe_route (us_route), grouped_gated_projection (us_gate_up, its
 //       TFLOPS), grouped_down_projection (us_down), moe_combine (us_combine), and the dense
 //       cuBLAS GEMM of the gated projection's FLOPs, (tokens x top_k) x 2I x H (us_dense_gemm;
@@ -18,7 +18,9 @@
 //       fp8 GEMM of the same FLOPs (us_dense_fp8, gate_up_fp8_vs_dense_fp8), the e4m3 layer from the
 //       routed e4m3 rows (us_layer_fp8: the gated projection with h's row maxima, quantize_rows,
 //       the e4m3 down projection, the combine) against the bf16 warp-specialised one (gather,
-//       gated and down projections, combine: layer_fp8_vs_bf16_ws); the experts the routing
+//       gated and down projections, combine: layer_fp8_vs_bf16_ws), the warp-specialised gated
+//       projection reading W as gpt-oss stores it, (E, H, 2I) alternating (us_gate_up_alt,
+//       gate_up_alt_vs_ws: its time against the stacked (E, 2I, H) read); the experts the routing
 //       touches (touched_experts), the routed rows' share of their 128- and 64-row tiles
 //       (tile_fill_128, tile_fill_64: the tile quantisation bound) and their weights' bytes over the gate/up and down times of
 //       either path (weights_TBps, weights_ws_TBps: the decode rows' bound); the iteration
@@ -201,6 +203,13 @@ struct MoeOperands {
     a.x_routed = sets[std::size_t(i) % sets.size()].x_routed.get(), a.ld_x_routed = c.model.hidden;
     return a;
   }
+  /// The same launch on the weights read as gpt-oss stores them, (E, H, 2I) with gate and up
+  /// columns alternating (the same bytes: the time of that layout, not its values).
+  glukit::GroupedGatedProjectionArgsT<T> gate_up_alt(int i) const {
+    glukit::GroupedGatedProjectionArgsT<T> a = gate_up_ws(i);
+    a.w_layout = glukit::ExpertLayout::alternating;
+    return a;
+  }
   glukit::MoeGatherArgsT<T> gather(int i) const {
     const Set& s = sets[std::size_t(i) % sets.size()];
     return {s.x.get(), s.x_routed.get(), route(i).routing(), c.model.hidden, c.model.hidden, c.model.hidden};
@@ -323,7 +332,8 @@ void bm_moe(benchmark::State& state, MoeCase c) {
          [&] { ok = ok && glukit::grouped_down_projection<DownWs64Policy>(ops.down(call++), stream).ok(); },
          [&] { ok = ok && glukit::grouped_gated_projection_fp8<GateFp8Policy>(ops.gate_up_fp8(call++), stream).ok(); },
          [&] { run_dense_fp8(call++); },
-         [&] { ok = ok && ops.layer_fp8(call++, stream); }},
+         [&] { ok = ok && ops.layer_fp8(call++, stream); },
+         [&] { ok = ok && glukit::grouped_gated_projection<GateWsPolicy>(ops.gate_up_alt(call++), stream).ok(); }},
         std::min(counts.warmup, 3), counts.samples);
     GLUKIT_BENCH_CHECK_LAUNCH();
     if (!ok) {
@@ -368,6 +378,8 @@ void bm_moe(benchmark::State& state, MoeCase c) {
     state.counters["gate_up_fp8_vs_dense_fp8"] = med[14] / med[13];
     state.counters["us_layer_fp8"] = med[15];
     state.counters["layer_fp8_vs_bf16_ws"] = (med[6] + med[5] + med[3]) / med[15];
+    state.counters["us_gate_up_alt"] = med[16];
+    state.counters["gate_up_alt_vs_ws"] = med[6] / med[16];
     state.counters["weights_TBps"] = weight_bytes / ((med[1] + med[2]) * 1e-6) * 1e-12;
     state.counters["weights_ws_TBps"] = weight_bytes / ((med[6] + med[5]) * 1e-6) * 1e-12;
     state.counters["sets"] = double(ops.sets.size());
