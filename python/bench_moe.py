@@ -11,7 +11,19 @@ shape and token count, with balanced random routing (each token's top-k of rando
 
 each for the forward and for the forward + backward (the experts' weights, x and the router
 weights requiring grad), timed in turns between CUDA events (median of --rounds rounds after a
-warm-up), with each step's peak memory. JSON rows to OUT.
+warm-up), with each step's peak memory. Serving in fp8 (forward only, the same e4m3 weights,
+quantised once per expert and output channel by MoEExperts.to_fp8), timed in turns beside the
+bf16 forward:
+
+  glukit_fp8        MoEExperts.to_fp8() (glukit::moe_experts_fp8);
+  torch_fp8         PyTorch's fp8 grouped path: x's routed rows quantised per row, each
+                    expert's group padded to 16 rows (torch._scaled_grouped_mm's alignment),
+                    torch._scaled_grouped_mm for gate / up and for down with row-wise scales,
+                    silu * up and h's quantisation as torch ops (torch_fp8_grouped_experts);
+  torch_fp8_compiled  the same under torch.compile;
+  dense_fp8         torch._scaled_mm of the gated projection's FLOPs, row-wise scales.
+
+JSON rows to OUT (a path that this torch lacks is recorded as its error, not timed).
 
     python python/bench_moe.py OUT.json [--tokens 4096,16384] [--models qwen3_30b_a3b,...] [--rounds 20]
 """
@@ -45,6 +57,44 @@ def torch_grouped_experts(x, top_k_index, top_k_weights, gate_up, down):
     out = torch._grouped_mm(F.silu(g) * u, down.transpose(-2, -1), offs=offs)
     out = out * top_k_weights.reshape(-1)[order].unsqueeze(-1).to(out.dtype)
     return torch.zeros_like(x).index_add_(0, tokens, out)
+
+
+FP8 = torch.float8_e4m3fn
+
+
+def rowwise_e4m3(t):
+    """t's rows in e4m3 with one float32 scale each (max |row| / 448; zero rows scale 1)."""
+    amax = t.abs().amax(-1, keepdim=True).float()
+    scale = torch.where(amax > 0, amax / 448.0, torch.ones_like(amax))
+    return (t.float() / scale).clamp(-448.0, 448.0).to(FP8), scale.squeeze(-1)
+
+
+def torch_fp8_grouped_experts(x, top_k_index, top_k_weights, gu8, gu_scale, d8, d_scale, align=16,
+                              scaled_grouped_mm=None):
+    """PyTorch's fp8 grouped path: gu8 (E, 2I, H) e4m3 [gate; up] with gu_scale (E, 2I), d8 (E, H, I)
+    e4m3 with d_scale (E, H); each expert's routed rows padded to `align` rows (zeros) in a buffer
+    of static size, quantised per row, two grouped GEMMs with row-wise scales (scaled_grouped_mm:
+    torch._scaled_grouped_mm by default), SwiGLU, the router weights, index_add_ to the tokens."""
+    mm = scaled_grouped_mm or torch._scaled_grouped_mm
+    experts, k = gu8.shape[0], top_k_index.shape[1]
+    flat = top_k_index.reshape(-1)
+    order = torch.sort(flat, stable=True).indices
+    counts = torch.bincount(flat, minlength=experts)
+    padded = (counts + align - 1) // align * align
+    offs = padded.cumsum(0)
+    sorted_e = flat[order]
+    # routed row i of expert e: slot (e's padded start) + (its rank inside e)
+    slot = (offs - padded)[sorted_e] + torch.arange(flat.numel(), device=x.device) - (counts.cumsum(0) - counts)[sorted_e]
+    rows = x.new_zeros(flat.numel() + experts * (align - 1), x.shape[1])
+    rows[slot] = x[order // k]
+    xq, sx = rowwise_e4m3(rows)
+    offs = offs.to(torch.int32)
+    gu = mm(xq, gu8.transpose(-2, -1), sx, gu_scale, offs=offs, out_dtype=torch.bfloat16)
+    g, u = gu.chunk(2, dim=-1)
+    hq, sh = rowwise_e4m3(F.silu(g) * u)
+    out = mm(hq, d8.transpose(-2, -1), sh, d_scale, offs=offs, out_dtype=torch.bfloat16)[slot]
+    out = out * top_k_weights.reshape(-1)[order].unsqueeze(-1).to(out.dtype)
+    return torch.zeros(x.shape, dtype=out.dtype, device=x.device).index_add_(0, order // k, out)
 
 
 def routing(tokens, experts, top_k, device, generator=None):
@@ -138,6 +188,46 @@ def bench(model, tokens, rounds):
         row[f"step_{label}_tflops"] = 3 * flops / (ms * 1e-3) / 1e12  # forward + backward: 3x the forward's
     print(f"{model} {tokens}: fwd " + ", ".join(f"{k} {v:.3f}" for k, v in fwd.items())
           + " ms; step " + ", ".join(f"{k} {v:.3f} ms ({memory[k]:.0f} MiB)" for k, v in train.items()), flush=True)
+    row.update(bench_fp8(ours, x.detach(), idx, w.detach(), rows_x, dense_w, want, rounds))
+    return row
+
+
+def bench_fp8(ours, x, idx, w, rows_x, dense_w, want, rounds):
+    """The fp8 serving rows (the module docstring): forward times in turns with the bf16 glukit
+    forward, each path's relative L2 error against the bf16 torch path, and any path this torch
+    lacks as its error."""
+    # A module on the same bf16 parameters (no copy of them), converted: its e4m3 weights only.
+    served = type(ours)(ours.gate_up, ours.down, layout=ours.layout, down_layout=ours.down_layout,
+                        activation=ours.activation).to_fp8()
+    gu8, gus, d8, ds = served.gate_up_fp8, served.gate_up_scale, served.down_fp8, served.down_scale
+    fns = {"glukit": lambda: ours(x, idx, w), "glukit_fp8": lambda: served(x, idx, w)}
+    errors = {}
+    compiled = torch.compile(torch_fp8_grouped_experts)
+    for label, f in (("torch_fp8", lambda: torch_fp8_grouped_experts(x, idx, w, gu8, gus, d8, ds)),
+                     ("torch_fp8_compiled", lambda: compiled(x, idx, w, gu8, gus, d8, ds))):
+        try:
+            with torch.no_grad():
+                f()
+            fns[label] = f
+        except Exception as e:  # this torch has no (or a different) torch._scaled_grouped_mm
+            errors[f"{label}_error"] = f"{type(e).__name__}: {e}"[:300]
+    a8, sa = rowwise_e4m3(rows_x)
+    b8, sb = rowwise_e4m3(dense_w.t().contiguous())  # (2I, H): per output channel
+    fns["dense_fp8"] = lambda: torch._scaled_mm(a8, b8.t(), sa.unsqueeze(1), sb.unsqueeze(0), out_dtype=torch.bfloat16)
+    with torch.no_grad():
+        for label in ("glukit_fp8", "torch_fp8", "torch_fp8_compiled"):
+            if label in fns:
+                errors[f"rel_l2_{label}"] = ((fns[label]().float() - want).norm() / want.norm()).item()
+        times = time_in_turns(fns, rounds)
+    row = {f"serve_{label}_ms": ms for label, ms in times.items()}
+    row.update({f"serve_{k}": v for k, v in errors.items()})
+    if "glukit_fp8" in times:
+        row["serve_glukit_fp8_vs_bf16"] = times["glukit"] / times["glukit_fp8"]
+        for label in ("torch_fp8", "torch_fp8_compiled"):
+            if label in times:
+                row[f"serve_glukit_fp8_vs_{label}"] = times[label] / times["glukit_fp8"]
+    print("  serve: " + ", ".join(f"{k} {v:.3f} ms" for k, v in times.items()) + "".join(
+        f"; {k}" for k in errors if k.endswith("_error")), flush=True)
     return row
 
 

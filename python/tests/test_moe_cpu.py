@@ -204,6 +204,39 @@ def test_the_benchmark_torch_path_is_the_same_layer():
     torch.testing.assert_close(got.double(), want, rtol=0.05, atol=0.05)
 
 
+def _scaled_grouped_mm_reference(a, b, scale_a, scale_b, offs, out_dtype):
+    """torch._scaled_grouped_mm's 2-D x 3-D form in torch ops: rows offs[e - 1] .. offs[e] of a
+    times b[e], each product scaled by its row's and column's scales; rows past offs[-1] zero."""
+    out = torch.zeros(a.shape[0], b.shape[2], dtype=torch.float32)
+    start = 0
+    for e, end in enumerate(offs.tolist()):
+        out[start:end] = (a[start:end].float() @ b[e].float()) * scale_a[start:end, None] * scale_b[e][None, :]
+        start = end
+    return out.to(out_dtype)
+
+
+def test_the_benchmark_fp8_torch_path_pads_each_group_and_is_the_layer():
+    """bench_moe.py's PyTorch fp8 path (each expert's routed rows padded to 16 for
+    torch._scaled_grouped_mm, here its formula in torch ops) computes the e4m3 layer glukit's
+    fp8 op computes: the same rows, experts and weights, within e4m3's rounding."""
+    import bench_moe
+    g = torch.Generator().manual_seed(4)
+    experts, top_k, hidden, n, tokens = 8, 2, 32, 64, 40
+    m = moe.MoEExperts((torch.randn(experts, 2 * n, hidden, generator=g) * 0.2).to(torch.bfloat16),
+                       (torch.randn(experts, hidden, n, generator=g) * 0.2).to(torch.bfloat16))
+    x = torch.randn(tokens, hidden, generator=g).to(torch.bfloat16)
+    idx, w = bench_moe.routing(tokens, experts, top_k, "cpu", g)
+    idx[idx == 3] = 4  # an empty expert
+    with torch.no_grad():
+        m.to_fp8()
+        served = m(x, idx, w.to(torch.bfloat16)).double()
+        got = bench_moe.torch_fp8_grouped_experts(x, idx, w, m.gate_up_fp8, m.gate_up_scale, m.down_fp8,
+                                                  m.down_scale, scaled_grouped_mm=_scaled_grouped_mm_reference)
+    assert got.shape == x.shape
+    # 0.013 here: the torch path's SwiGLU and combine run in bf16, glukit's in fp32
+    assert ((got.double() - served).norm() / served.norm()).item() < 2**-4
+
+
 def test_the_op_compiles_whole_graph_with_its_fake_kernel_and_autograd():
     """glukit::moe_experts under torch.compile(fullgraph=True) (its fake kernel traced, no graph
     break), forward and backward equal to eager; torch.library.opcheck on it."""
