@@ -5,7 +5,8 @@
 // range, stacked and interleaved W, bias or not, fp16 and bf16 outputs; every expert's block
 // of h against the fp64 reference of the dequantised operands with the bound of
 // fp8_problem.hpp, h poisoned first, its padding and the rows routed to no expert checked
-// untouched; argument errors name the argument.
+// untouched; a zero row, a NaN row (all of its outputs NaN, its maximum NaN) and a row of the
+// largest codes; argument errors name the argument.
 #include "fp8_problem.hpp"
 #include "glukit/kernels/sm90/grouped/launcher.hpp"
 #include "glukit/reference/moe_routing.hpp"
@@ -22,7 +23,13 @@ struct Fp8MoeShape {
   bool bias;
   ScaleKind ka, kw;
   bool row_max = false;  ///< the gated projection merges each row's largest |h| (row_absmax)
+  /// Special routed rows: row 0 all zeros, row 1 one NaN code, row 2 every code the largest
+  /// finite magnitude (+-448, alternating signs); row 1's outputs must all be NaN (and its
+  /// maximum NaN), the others match the reference.
+  bool special_rows = false;
 };
+/// The routed row that holds a NaN code with special_rows.
+constexpr std::int64_t nan_row = 1;
 
 template <class Op>
 using Fp8Policy = policy::WithEpilogue<policy::GatedTma128x128<arch::sm90a>, Op>;
@@ -38,7 +45,16 @@ void check_grouped_fp8(const Fp8MoeShape& s) {
   std::mt19937_64 rng(seed);
   const std::int64_t rows = s.tokens * s.top_k, k = s.hidden, lda = k + 16, ldh = up8(s.n) + 8;
   const std::int64_t w_rows = s.experts * 2 * s.n;
-  const std::vector<std::uint8_t> a = random_fp8(rows, k, lda, rng), w = random_fp8(w_rows, k, k, rng);
+  std::vector<std::uint8_t> a = random_fp8(rows, k, lda, rng);
+  const std::vector<std::uint8_t> w = random_fp8(w_rows, k, k, rng);
+  if (s.special_rows) {
+    constexpr std::uint8_t max_code = Fp8Traits<Fp8Format::e4m3>::max_code;
+    for (std::int64_t kk = 0; kk < k; ++kk) {
+      a[static_cast<std::size_t>(kk)] = 0;
+      a[static_cast<std::size_t>(2 * lda + kk)] = static_cast<std::uint8_t>(kk % 2 ? max_code | 0x80 : max_code);
+    }
+    a[static_cast<std::size_t>(nan_row * lda + 3)] = nan_code;
+  }
   const std::vector<float> sa = random_scales(s.ka == ScaleKind::per_row ? rows : 1, rng),
                            sw = random_scales(s.kw == ScaleKind::per_row ? w_rows : 1, rng);
   std::vector<T> bias(s.bias ? static_cast<std::size_t>(w_rows) : 0);
@@ -65,9 +81,10 @@ void check_grouped_fp8(const Fp8MoeShape& s) {
   const reference::MoeRoutingHost route = reference::moe_route(idx.data(), s.tokens, s.top_k, s.experts);
   const GateLayout gl = s.layout == ExpertLayout::stacked ? GateLayout::stacked : GateLayout::interleaved;
   const double f = fp8_accumulation(k);
-  for (int e = 0; e < s.experts; ++e) {
-    const std::int64_t r0 = route.expert_offsets[e], r1 = route.expert_offsets[e + 1];
-    if (r0 == r1) continue;
+  // Every expert's rows [q0, q1) against the reference (with special_rows, the NaN row checked
+  // on its own below and left out of its expert's blocks).
+  const auto check_rows = [&](int e, std::int64_t r0, std::int64_t r1) {
+    if (r0 == r1) return;
     INFO("expert " << e << ": rows " << r0 << ".." << r1);
     // X of routed row r and expert e's W row wr, with its magnitude |sa sw| S + |b|.
     const auto x = [&](std::int64_t r, std::int64_t wr) {
@@ -92,16 +109,35 @@ void check_grouped_fp8(const Fp8MoeShape& s) {
                               x(r0 + i, up_row(j, s.n, gl)), f);
     check_output_matches(std::vector<T>(h.begin() + r0 * ldh, h.begin() + r1 * ldh),
                          Shape{ref.m, s.n, k, 0, 0, 0, ldh}, ref);
+  };
+  for (int e = 0; e < s.experts; ++e) {
+    const std::int64_t r0 = route.expert_offsets[e], r1 = route.expert_offsets[e + 1];
+    if (s.special_rows && r0 <= nan_row && nan_row < r1) {
+      check_rows(e, r0, nan_row);
+      check_rows(e, nan_row + 1, r1);
+    } else {
+      check_rows(e, r0, r1);
+    }
+  }
+  if (s.special_rows) {  // a NaN in a row's x reaches every gate and up value of the row, and no other row
+    std::int64_t finite = 0;
+    for (std::int64_t j = 0; j < s.n; ++j) finite += !std::isnan(to_float(h[nan_row * ldh + j]));
+    CHECK(finite == 0);
   }
   CHECK(strays(h, rows, route.expert_offsets[s.experts], s.n, ldh) == 0);
   if (!s.row_max) return;
-  // Each valid row's maximum as stored, bit for bit; the rows routed to no expert stay 0.
+  // Each valid row's maximum as stored, bit for bit (the NaN row's NaN); the rows routed to no
+  // expert stay 0.
   const std::vector<float> got = dmax.download();
   std::int64_t wrong = 0;
   for (std::int64_t r = 0; r < rows; ++r) {
     float want = 0.f;
     if (r < route.expert_offsets[s.experts])
       for (std::int64_t j = 0; j < s.n; ++j) want = std::max(want, std::fabs(to_float(h[r * ldh + j])));
+    if (s.special_rows && r == nan_row) {
+      wrong += !std::isnan(got[static_cast<std::size_t>(r)]);
+      continue;
+    }
     wrong += std::memcmp(&want, &got[static_cast<std::size_t>(r)], sizeof(float)) != 0;
   }
   CHECK(wrong == 0);
@@ -186,6 +222,11 @@ TEST_CASE("grouped_gated_projection_fp8 matches the fp64 reference expert by exp
     check_grouped_fp8<epilogue::SwiGlu, bfloat16_t>({300, 256, 128, 4, 16, l, true, row, row, true});  // row maxima
   }
   check_grouped_fp8<epilogue::SquaredReluGlu, bfloat16_t>({600, 256, 128, 8, 64, ExpertLayout::stacked, true, row, row});
+}
+
+TEST_CASE("grouped_gated_projection_fp8: a zero row, a NaN row and a row of the largest codes", "[moe][grouped][fp8]") {
+  for (ExpertLayout l : {ExpertLayout::stacked, ExpertLayout::interleaved})
+    check_grouped_fp8<epilogue::SwiGlu, bfloat16_t>({300, 272, 192, 4, 16, l, true, row, row, true, true});
 }
 
 TEST_CASE("grouped_down_projection_fp8 matches the fp64 reference expert by expert", "[moe][grouped][fp8]") {
