@@ -5,7 +5,8 @@
 // backward's fp64 reference of its rows and its W_d with the per-element bound of
 // test/common/output_check.hpp; experts with 0, 1 and 129 rows, ids out of range (their rows
 // left poisoned), hidden and intermediate not multiples of the tile, stacked and interleaved
-// P, every activation with a backward, fp16 and bf16; dP and H poisoned first, their padding
+// P, gpt-oss's weights (P stacked, dP written alternating, W_d (E, H, I) or (E, I, H)), every
+// activation with a backward, fp16 and bf16; dP and H poisoned first, their padding
 // and the rows routed to no expert checked untouched; argument errors name the argument.
 #include <cmath>
 #include <cstring>
@@ -24,7 +25,8 @@ namespace {
 struct BwdMoeShape {
   std::int64_t tokens, hidden, n;
   int top_k, experts;
-  ExpertLayout layout;
+  ExpertLayout layout;   ///< alternating: P stacked in, dP alternating out
+  bool wd_nk = false;    ///< W_d stored (E, I, H) (gpt-oss's; with alternating)
 };
 
 template <class Op>
@@ -35,7 +37,10 @@ void check_grouped_backward(const BwdMoeShape& s) {
   const std::uint64_t seed = fresh_seed();
   INFO(Op::name() << " " << element_name<T>() << " tokens=" << s.tokens << " hidden=" << s.hidden << " n=" << s.n
                   << " top_k=" << s.top_k << " experts=" << s.experts
-                  << (s.layout == ExpertLayout::stacked ? " stacked" : " interleaved") << " seed=" << seed);
+                  << (s.layout == ExpertLayout::stacked       ? " stacked"
+                      : s.layout == ExpertLayout::interleaved ? " interleaved"
+                                                              : " alternating")
+                  << (s.wd_nk ? " W_d (E, I, H)" : "") << " seed=" << seed);
   std::mt19937_64 rng(seed);
   const std::int64_t rows = s.tokens * s.top_k, hid = s.hidden;
   const std::int64_t ldg = up8(hid) + 8, lddy = up8(hid) + 8, ldp = up8(2 * s.n) + 8, lddp = up8(2 * s.n) + 16,
@@ -53,7 +58,17 @@ void check_grouped_backward(const BwdMoeShape& s) {
   DeviceBuffer<T> dg(g.size()), dwd(wd.size()), dp_in(p.size()), ddy(static_cast<std::size_t>(rows * lddy)),
       ddp(static_cast<std::size_t>(rows * lddp)), dh(static_cast<std::size_t>(rows * ldh));
   DeviceBuffer<float> dweights(weights.size());
-  dg.upload(g), dwd.upload(wd), dp_in.upload(p), dweights.upload(weights);
+  if (s.wd_nk) {  // W_d as gpt-oss stores it: each expert's (I, H), the transpose of (H, I)
+    std::vector<T> t(wd.size());
+    for (int e = 0; e < s.experts; ++e)
+      for (std::int64_t i = 0; i < hid; ++i)
+        for (std::int64_t j = 0; j < s.n; ++j)
+          t[std::size_t((e * s.n + j) * hid + i)] = wd[std::size_t((e * hid + i) * s.n + j)];
+    dwd.upload(t);
+  } else {
+    dwd.upload(wd);
+  }
+  dg.upload(g), dp_in.upload(p), dweights.upload(weights);
   ddy.poison(), ddp.poison(), dh.poison();
   const DeviceRouting ra(idx, s.tokens, s.top_k, s.experts);
   const reference::MoeRoutingHost route = reference::moe_route(idx.data(), s.tokens, s.top_k, s.experts);
@@ -79,12 +94,22 @@ void check_grouped_backward(const BwdMoeShape& s) {
   GroupedGatedBackwardArgsT<T> a;
   a.dy = ddy.ptr, a.w_down = dwd.ptr, a.p = dp_in.ptr, a.dp = ddp.ptr, a.h = dh.ptr, a.routing = ra.routing();
   a.hidden = hid, a.intermediate = s.n, a.lddy = lddy, a.ldp = ldp, a.lddp = lddp, a.ldh = ldh, a.p_layout = s.layout;
+  a.w_down_layout = s.wd_nk ? Layout::row_major : Layout::col_major;
   st = grouped_gated_backward<BwdPolicy<Op>>(a);
   INFO("grouped_gated_backward: " << st.message());
   REQUIRE(st.ok());
   GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
-  const std::vector<T> dpv = ddp.download(), hv = dh.download();
-  const GateLayout gl = s.layout == ExpertLayout::stacked ? GateLayout::stacked : GateLayout::interleaved;
+  const std::vector<T> dp_out = ddp.download(), hv = dh.download();
+  const bool alternating = s.layout == ExpertLayout::alternating;
+  const GateLayout gl = s.layout == ExpertLayout::interleaved ? GateLayout::interleaved : GateLayout::stacked;
+  // Alternating: dP's columns 2 j, 2 j + 1 (gate, up) back in P's stacked order for the reference.
+  std::vector<T> dpv = dp_out;
+  if (alternating)
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t j = 0; j < s.n; ++j) {
+        dpv[std::size_t(r * lddp + j)] = dp_out[std::size_t(r * lddp + 2 * j)];
+        dpv[std::size_t(r * lddp + s.n + j)] = dp_out[std::size_t(r * lddp + 2 * j + 1)];
+      }
   for (int e = 0; e < s.experts; ++e) {
     const std::int64_t r0 = route.expert_offsets[e], r1 = route.expert_offsets[e + 1];
     if (r0 == r1) continue;
@@ -98,7 +123,7 @@ void check_grouped_backward(const BwdMoeShape& s) {
     check_output_matches(std::vector<T>(hv.begin() + r0 * ldh, hv.begin() + r1 * ldh),
                          Shape{r1 - r0, s.n, hid, 0, 0, 0, ldh}, rh);
   }
-  CHECK(strays(dpv, rows, valid, 2 * s.n, lddp) == 0);
+  CHECK(strays(dp_out, rows, valid, 2 * s.n, lddp) == 0);
   CHECK(strays(hv, rows, valid, s.n, ldh) == 0);
 }
 
@@ -114,6 +139,14 @@ TEST_CASE("grouped_gated_backward matches the dense reference expert by expert",
   }
   check_grouped_backward<epilogue::SigmoidGlu, half_t>({300, 136, 128, 4, 16, ExpertLayout::stacked});
   check_grouped_backward<epilogue::SquaredReluGlu, bfloat16_t>({300, 136, 128, 4, 16, ExpertLayout::stacked});
+}
+
+TEST_CASE("grouped_gated_backward on gpt-oss's weights: P stacked, dP alternating, W_d either way",
+          "[moe][grouped][backward]") {
+  for (const bool wd_nk : {false, true}) {
+    check_grouped_backward<epilogue::GeGlu, bfloat16_t>({300, 136, 192, 4, 16, ExpertLayout::alternating, wd_nk});
+    check_grouped_backward<epilogue::SwiGlu, half_t>({40, 64, 128, 8, 8, ExpertLayout::alternating, wd_nk});
+  }
 }
 
 TEST_CASE("the experts' backward under the sanitizers", "[moe][grouped][backward][sanitize]") {
@@ -136,8 +169,13 @@ TEST_CASE("grouped_gated_backward refuses what it cannot run, naming it", "[moe]
     CHECK(s.code() == StatusCode::invalid_argument);
     CHECK(std::string(s.message()).rfind(name, 0) == 0);
   };
-  a.p_layout = ExpertLayout::alternating;
+  a.p_layout = static_cast<ExpertLayout>(7);
   refused("p_layout:");
+  a.p_layout = ExpertLayout::stacked, a.w_down_layout = Layout::row_major;
+  refused("w_down_layout:");  // (E, I, H) with alternating weights only
+  a.p_layout = ExpertLayout::alternating, a.dp = buf.ptr;  // = p
+  refused("dp:");  // in place: P read stacked, dP written alternating
+  a.w_down_layout = Layout::col_major, a.dp = buf.ptr + 1024;
   a.p_layout = ExpertLayout::interleaved;
   refused("intermediate:");  // not a multiple of 64
   a.p_layout = ExpertLayout::stacked, a.hidden = 12;

@@ -126,29 +126,33 @@ void check_grouped(const MoeShape& s) {
     REQUIRE(sp.ok());
     GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
     check_h(dh_ws.download());
-    const std::vector<T> pre = dp.download();
-    for (int e = 0; e < s.experts; ++e) {
-      const std::int64_t r0 = route.expert_offsets[e], r1 = route.expert_offsets[e + 1];
-      if (r0 == r1) continue;
-      INFO("P of expert " << e);
-      Reference rp;
-      rp.m = r1 - r0, rp.n = 2 * s.n, rp.k = s.hidden;
-      rp.value.assign(std::size_t(rp.m * rp.n), 0.0), rp.magnitude = rp.value, rp.sensitivity.assign(rp.value.size(), 1.0);
-      for (std::int64_t i = 0; i < rp.m; ++i) {
-        const std::int64_t t = route.row_choice[r0 + i] / s.top_k;
-        for (std::int64_t c = 0; c < 2 * s.n; ++c) {  // c: W's row of the expert
-          double v = s.bias ? double(to_float(bias[e * 2 * s.n + c])) : 0.0, mag = std::fabs(v);
-          for (std::int64_t kk = 0; kk < s.hidden; ++kk) {
-            const double term = double(to_float(x[t * ldx + kk])) * double(to_float(w[(e * 2 * s.n + c) * s.hidden + kk]));
-            v += term, mag += std::fabs(term);
+    // P's routed rows against x W^T + b, expert by expert, in the stacked or interleaved order
+    // of gl (W's row order), the rows routed to no expert untouched.
+    const auto check_p = [&](const std::vector<T>& pre) {
+      for (int e = 0; e < s.experts; ++e) {
+        const std::int64_t r0 = route.expert_offsets[e], r1 = route.expert_offsets[e + 1];
+        if (r0 == r1) continue;
+        INFO("P of expert " << e);
+        Reference rp;
+        rp.m = r1 - r0, rp.n = 2 * s.n, rp.k = s.hidden;
+        rp.value.assign(std::size_t(rp.m * rp.n), 0.0), rp.magnitude = rp.value, rp.sensitivity.assign(rp.value.size(), 1.0);
+        for (std::int64_t i = 0; i < rp.m; ++i) {
+          const std::int64_t t = route.row_choice[r0 + i] / s.top_k;
+          for (std::int64_t c = 0; c < 2 * s.n; ++c) {  // c: W's row of the expert
+            double v = s.bias ? double(to_float(bias[e * 2 * s.n + c])) : 0.0, mag = std::fabs(v);
+            for (std::int64_t kk = 0; kk < s.hidden; ++kk) {
+              const double term = double(to_float(x[t * ldx + kk])) * double(to_float(w[(e * 2 * s.n + c) * s.hidden + kk]));
+              v += term, mag += std::fabs(term);
+            }
+            rp.value[std::size_t(i * rp.n + c)] = v, rp.magnitude[std::size_t(i * rp.n + c)] = mag;
           }
-          rp.value[std::size_t(i * rp.n + c)] = v, rp.magnitude[std::size_t(i * rp.n + c)] = mag;
         }
+        const std::vector<T> block(pre.begin() + r0 * ldp, pre.begin() + r1 * ldp);
+        check_output_matches(block, Shape{rp.m, rp.n, s.hidden, 0, 0, 0, ldp}, rp);
       }
-      const std::vector<T> block(pre.begin() + r0 * ldp, pre.begin() + r1 * ldp);
-      check_output_matches(block, Shape{rp.m, rp.n, s.hidden, 0, 0, 0, ldp}, rp);
-    }
-    CHECK(strays(pre, rows, route.expert_offsets[s.experts], 2 * s.n, ldp) == 0);
+      CHECK(strays(pre, rows, route.expert_offsets[s.experts], 2 * s.n, ldp) == 0);
+    };
+    check_p(dp.download());
     if (s.layout == ExpertLayout::stacked) {
       // The same weights as gpt-oss stores them, (E, H, 2I), gate and up columns alternating
       // (and the bias so): read as stored, N-major, both ways of reading x's rows; h as above.
@@ -174,10 +178,20 @@ void check_grouped(const MoeShape& s) {
         GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
         check_h(dh_ws.download());
       }
-      // Refused, naming the argument, by the kernels that do not read it and with p.
+      {  // with the pre-activations: P written stacked ([G | U]), as the experts' backward reads it
+        INFO("GatedTma128x128, ExpertLayout::alternating, x_routed, p");
+        dh_ws.poison(), dp.poison();
+        alt.x_routed = dxr.ptr, alt.ld_x_routed = ldx, alt.p = dp.ptr, alt.ldp = ldp;
+        const Status sa = grouped_gated_projection<WsPolicy>(alt);
+        INFO("grouped_gated_projection: " << sa.message());
+        REQUIRE(sa.ok());
+        GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+        check_h(dh_ws.download());
+        check_p(dp.download());  // the stacked reference: this test's W is stacked
+        alt.p = nullptr;
+      }
+      // Refused, naming the argument, by the kernels that do not read it.
       CHECK(std::string(grouped_gated_projection<Policy>(alt).message()).rfind("w_layout:", 0) == 0);
-      alt.p = dp.ptr, alt.ldp = ldp;
-      CHECK(std::string(grouped_gated_projection<WsPolicy>(alt).message()).rfind("p:", 0) == 0);
     }
   }
 

@@ -151,7 +151,11 @@ if(VARIANT MATCHES "^Backward_")
     expect("\\.entry _ZN6glukit4sm9017grouped_ws_kernel" "the warp-specialised grouped kernel's entry")
     forbid("\\.entry _ZN6glukit4sm9016addmm_glu_kernel" "a dense kernel entry")
     expect("\\.${dtype}\\.${dtype} [^;]*p, 1, 1, 0, 1;" "wgmma with W_d MN-major ((E, H, I) as k x n, tnspB = 1)")
-    forbid("\\.${dtype}\\.${dtype} [^;]*p, 1, 1, 0, 0;" "wgmma with B K-major")
+    # gpt-oss's weights (p_layout alternating): W_d (E, I, H) as n x k, K-major, and dP's
+    # gate / up columns interleaved by byte permutes before its stores.
+    expect("\\.${dtype}\\.${dtype} [^;]*p, 1, 1, 0, 0;" "wgmma with W_d K-major ((E, I, H), tnspB = 0)")
+    expect("\\.entry [^(]*31AlternatingGatedBackwardProblem" "the alternating weights' backward kernels")
+    expect("prmt\\.b32" "dG and dU interleaved (byte permutes)")
   elseif(VARIANT MATCHES "^Backward_gated_backward")
     expect("\\.${dtype}\\.${dtype} [^;]*p, 1, 1, 0, 1;" "wgmma with W_down MN-major (k x n, tnspB = 1)")
     expect("bar\\.sync %r[0-9]+, 256;" "the ping-pong warpgroups' turns (named barriers of 256 threads)")

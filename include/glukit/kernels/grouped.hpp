@@ -95,13 +95,12 @@ inline constexpr bool grouped_reads_alternating =
 /// as it loads them (the warp-specialised one with its producer's cp.async, W by TMA); with it,
 /// moe_gather first fills x_routed and the kernel reads its rows in order (A by TMA).
 /// ExpertLayout::alternating (gpt-oss's (E, H, 2I)) runs on sm90a's warp-specialised TMA
-/// policies, W read as stored (N-major), without p.
+/// policies, W read as stored (N-major); its p is written stacked.
 template <class Policy, Element T>
 Status grouped_gated_projection(const GroupedGatedProjectionArgsT<T>& a, stream_t stream = {}) {
   static_assert(detail::PolicyMembers<Policy>, "grouped_gated_projection<Policy>: Policy is not a glukit policy");
   if (Status s = validate_grouped_gated_arguments(a); !s) return s;
   if (a.w_layout == ExpertLayout::alternating) {
-    if (a.p != nullptr) return Status::invalid("p: not written with ExpertLayout::alternating weights yet");
     if constexpr (!detail::grouped_reads_alternating<Policy, T>)
       return Status::invalid("w_layout: ExpertLayout::alternating runs on sm90a warp-specialised TMA policies "
                              "(e.g. GatedTma128x128)");
@@ -132,6 +131,11 @@ Status grouped_gated_projection(const GroupedGatedProjectionArgsT<T>& a, stream_
                                "rows in order from x_routed: pass it");
       if (Status s = gathered_first(); !s) return s;
       const ExtraOperandsT<T> x{.preact = {a.p, a.ldp}};
+      if (a.w_layout == ExpertLayout::alternating) {  // P stacked (AlternatingGatedProblem)
+        gemm.ldb = 2 * a.intermediate, gemm.b_layout = Layout::row_major;
+        return detail::run_grouped<Policy, GroupedAlternatingProblem<T, false, true>>(gemm, a.routing, w_stride,
+                                                                                      bias_stride, stream, x);
+      }
       return inter ? detail::run_grouped<Policy, GroupedProblem<GatedProblem<T, il, true>>>(gemm, a.routing, w_stride,
                                                                                           bias_stride, stream, x)
                    : detail::run_grouped<Policy, GroupedProblem<GatedProblem<T, st, true>>>(gemm, a.routing, w_stride,
@@ -204,9 +208,18 @@ Status grouped_gated_backward(const GroupedGatedBackwardArgsT<T>& a, stream_t st
                 "grouped_gated_backward<Policy>: the experts' backward runs on sm90a policies only (no CDNA kernel yet)");
   if (Status s = validate_grouped_gated_backward_arguments(a); !s) return s;
   if (a.routing.rows() == 0 || a.intermediate == 0) return Status::success();
-  const AddmmGluArgsT<T> gemm = detail::gemm_view(detail::dense_view(a));
+  AddmmGluArgsT<T> gemm = detail::gemm_view(detail::dense_view(a));
   const ExtraOperandsT<T> x{.h = {a.h, a.ldh}};
   const std::int64_t w_stride = a.hidden * a.intermediate;
+  if (a.p_layout == ExpertLayout::alternating) {  // P stacked, dP alternating
+    if (a.w_down_layout == Layout::row_major) {     // (E, I, H): B = W_d^e stored n x k
+      gemm.ldb = a.hidden, gemm.b_layout = Layout::col_major;
+      return detail::run_grouped<Policy, GroupedProblem<AlternatingGatedBackwardProblem<T, Layout::col_major>>>(
+          gemm, a.routing, w_stride, 0, stream, x);
+    }
+    return detail::run_grouped<Policy, GroupedProblem<AlternatingGatedBackwardProblem<T, Layout::row_major>>>(
+        gemm, a.routing, w_stride, 0, stream, x);
+  }
   if (a.p_layout == ExpertLayout::interleaved)
     return detail::run_grouped<Policy, GroupedProblem<GatedBackwardProblem<T, GateLayout::interleaved>>>(
         gemm, a.routing, w_stride, 0, stream, x);

@@ -14,10 +14,14 @@
 namespace glukit {
 
 /// Row-major operands, element strides, row r the routed row r. dy: rows x hidden (lddy);
-/// w_down: the experts' down weights (E, H, I), expert e's hidden x intermediate (an
-/// nn.Linear weight) at w_down + e * hidden * intermediate; p: rows x 2I (ldp), the forward's
-/// pre-activations (GroupedGatedProjectionArgsT::p) in p_layout's order; dp: rows x 2I (lddp),
-/// written in the same order (may be p, with lddp = ldp); h: rows x I (ldh). The rows past
+/// w_down: the experts' down weights, expert e's at w_down + e * hidden * intermediate, (E, H, I)
+/// (an nn.Linear weight; w_down_layout Layout::col_major, as GroupedDownProjectionArgsT::w_layout
+/// names it) or (E, I, H) (gpt-oss's; Layout::row_major, with alternating weights); p: rows x 2I
+/// (ldp), the forward's pre-activations (GroupedGatedProjectionArgsT::p); dp: rows x 2I (lddp);
+/// h: rows x I (ldh). p_layout, the forward's W order: stacked or interleaved, P read and dP
+/// written in that order (dp may be p, with lddp = ldp); alternating, P read stacked (as the
+/// forward writes it) and dP written with gate and up alternating, W's column order (dW_gu =
+/// X^T dP and dx = dP W_gu then read W as stored; dp must not be p). The rows past
 /// expert_offsets[experts] (the choices routed to no expert) are not written.
 template <Element T>
 struct GroupedGatedBackwardArgsT {
@@ -35,6 +39,19 @@ struct GroupedGatedBackwardArgsT {
   std::int64_t lddp = 0;
   std::int64_t ldh = 0;
   ExpertLayout p_layout = ExpertLayout::stacked;
+  Layout w_down_layout = Layout::col_major;
+};
+
+/// The experts' gated backward on alternating weights: dH = dY W_d^e with W_d's layout LB as
+/// the GEMM's B (row_major: (E, H, I); col_major: gpt-oss's (E, I, H)), P read stacked, dP
+/// written with gate and up alternating (dp_alternating: the epilogue interleaves dG and dU).
+template <Element T, Layout LB>
+struct AlternatingGatedBackwardProblem : Problem<T, LB> {
+  static constexpr bool gated_backward = true;
+  static constexpr GateLayout gate_layout = GateLayout::stacked;  ///< P's column order
+  static constexpr bool dp_alternating = true;
+  template <class Op>
+  using composition = epilogue::GatedBackward<Op>;
 };
 
 namespace detail {
@@ -58,9 +75,16 @@ Status validate_grouped_gated_backward_arguments(const GroupedGatedBackwardArgsT
   if (a.hidden < 0 || a.hidden >= max_dimension) return Status::invalid("hidden: must be >= 0 and < 2^31");
   if (a.intermediate < 0 || a.intermediate >= max_dimension / 2)
     return Status::invalid("intermediate: must be >= 0 and < 2^30 (P has 2 intermediate columns)");
-  if (a.p_layout != ExpertLayout::stacked && a.p_layout != ExpertLayout::interleaved)
-    return Status::invalid("p_layout: must be ExpertLayout::stacked or interleaved (alternating has no grouped "
-                           "kernel yet)");
+  if (a.p_layout != ExpertLayout::stacked && a.p_layout != ExpertLayout::interleaved &&
+      a.p_layout != ExpertLayout::alternating)
+    return Status::invalid("p_layout: must be ExpertLayout::stacked, interleaved or alternating");
+  if (a.w_down_layout != Layout::col_major && a.w_down_layout != Layout::row_major)
+    return Status::invalid("w_down_layout: must be Layout::col_major ((E, H, I)) or row_major ((E, I, H))");
+  if (a.w_down_layout == Layout::row_major && a.p_layout != ExpertLayout::alternating)
+    return Status::invalid("w_down_layout: (E, I, H) has a kernel with p_layout ExpertLayout::alternating only");
+  if (a.p_layout == ExpertLayout::alternating && a.dp != nullptr && a.dp == a.p)
+    return Status::invalid("dp: must not be p with ExpertLayout::alternating (P is read stacked, dP written "
+                           "alternating)");
   if (a.p_layout == ExpertLayout::interleaved && a.intermediate % gate_interleave_rows != 0)
     return Status::invalid("intermediate: must be a multiple of 64 for ExpertLayout::interleaved");
   if (r.rows() == 0 || a.intermediate == 0) return Status::success();

@@ -46,18 +46,22 @@ struct GroupedGatedProblem : GroupedProblem<GatedProblem<T, GL>> {
 /// value in 2 j + 1 (ExpertLayout::alternating per expert, gpt-oss's (E, H, 2I)), read as
 /// stored (B N-major); the bias (2n) in the same order. sm90a's warp-specialised TMA kernels
 /// pair adjacent accumulators in the epilogue (kernels/plans/sm90/b_rows.hpp, AlternatingRows).
-template <Element T>
+/// Preact: the pre-activations written too, stacked [G | U] (gate_layout), as the experts'
+/// backward reads them (ops/moe_backward.hpp).
+template <Element T, bool Preact = false>
 struct AlternatingGatedProblem : Problem<T, Layout::row_major> {
   static constexpr bool gated = true;
   static constexpr bool alternating = true;
+  static constexpr GateLayout gate_layout = GateLayout::stacked;  ///< P's column order
+  static constexpr bool store_preact = Preact;
   template <class Op>
-  using composition = epilogue::Gated<Op>;
+  using composition = std::conditional_t<Preact, epilogue::GatedPreact<Op>, epilogue::Gated<Op>>;
 };
 
 /// The experts' gated projection on alternating weights, A's rows gathered by token or read
-/// in order (x_routed).
-template <Element T, bool Gathered>
-struct GroupedAlternatingProblem : GroupedProblem<AlternatingGatedProblem<T>> {
+/// in order (x_routed), the pre-activations written or not.
+template <Element T, bool Gathered, bool Preact = false>
+struct GroupedAlternatingProblem : GroupedProblem<AlternatingGatedProblem<T, Preact>> {
   static constexpr bool gathered = Gathered;
 };
 
@@ -66,9 +70,8 @@ struct GroupedAlternatingProblem : GroupedProblem<AlternatingGatedProblem<T>> {
 /// intermediate (ldh), row r the routed row r (rows past expert_offsets[experts], the
 /// invalid choices, are not written); p, optional, for training: the pre-activations,
 /// rows x 2I (ldp), each row's gate and up in the bias's order (stacked: [gate | up];
-/// interleaved: blocks of 64; alternating: gate, up, gate, up, ...): gate j at column
-/// expert_gate_at(w_layout, 0, j, 0, intermediate, 1); written by the sm90a warp-specialised
-/// grouped kernels (with x_routed), refused by the others.
+/// interleaved: blocks of 64), for alternating weights stacked [gate | up]; written by the
+/// sm90a warp-specialised grouped kernels (with x_routed), refused by the others.
 template <Element T>
 struct GroupedGatedProjectionArgsT {
   using element = T;

@@ -65,9 +65,9 @@ constexpr bool check_policy() {
   static_assert(!Problem::scaled || (Plan::tma && Plan::stage_y),
                 "copier / epilogue_style: a scaled (fp8) problem needs the warp-specialised TMA kernel with "
                 "the fused epilogue (it dequantises the accumulators before the staged bias)");
-  static_assert(!Plan::Rows::adjacent || (Plan::tma && Plan::stage_y && !Problem::store_preact && !Problem::scaled),
+  static_assert(!Plan::Rows::adjacent || (Plan::tma && Plan::stage_y && !Problem::scaled),
                 "copier / epilogue_style: gate and up in adjacent columns of B (ExpertLayout::alternating) "
-                "need the warp-specialised TMA kernel with the fused epilogue, without p or e4m3 operands");
+                "need the warp-specialised TMA kernel with the fused epilogue, without e4m3 operands");
   static_assert(!Plan::Rows::paired || !Plan::specialized || Plan::tma,
                 "copier: the warp-specialised gated projection loads W with TMA (copier = CopierKind::tma)");
   static_assert(P::tile_k % 64 == 0,

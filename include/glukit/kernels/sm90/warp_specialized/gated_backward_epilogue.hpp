@@ -1,6 +1,7 @@
 // The gated backward's epilogue (the composition epilogue::GatedBackward<Op>: dH in the
 // accumulators, the saved gate and up pre-activations staged as two tiles; dG, dU into dP's
-// gate and up columns, H into the second output) on ComposedEpilogue's pieces, its panel
+// gate and up columns, or interleaved where dP alternates them (the experts on gpt-oss's
+// weights), H into the second output) on ComposedEpilogue's pieces, its panel
 // loop written out: G and U read in two batches, dG and dU written over them and stored, then
 // H over G. The generic loop runs the same steps, but on the ping-pong kernel NVVM then keeps
 // fewer of the tile's addresses in registers across the main loop and the kernel measured
@@ -24,6 +25,46 @@ struct GatedBackwardEpilogue : ComposedEpilogue<P> {
   using Base::Base;
   static_assert(std::is_same_v<C, epilogue::GatedBackward<typename P::epilogue_op>>,
                 "GatedBackwardEpilogue: a policy bound to a GatedBackwardProblem");
+  /// dP written with gate and up alternating (ops/moe_backward.hpp, AlternatingGatedBackwardProblem).
+  static constexpr bool dp_alternating = [] {
+    if constexpr (requires { problem_of<P>::dp_alternating; }) return bool(problem_of<P>::dp_alternating);
+    else return false;
+  }();
+
+  /// The warp's 16 rows of panel Pn of dG (g_tile) and dU (u_tile) stored interleaved from dst
+  /// (dP at the panel's first output column j: its columns 2 j ..): as store_panel, lane 8 rq + c
+  /// reads chunk c (8 output columns) of both tiles in rows rq + 4 t, and writes their 16
+  /// values as two 16-byte chunks, gate then up per column. cols: a multiple of 8, or 64.
+  template <int Pn>
+  GLUKIT_DEVICE void store_panel_pairs(const unsigned char* g_tile, const unsigned char* u_tile, std::int64_t m0,
+                                       T* dst, std::int64_t ld, int cols) const {
+    const int rq = Base::lane / 8, c = Base::lane % 8;
+    const int r0 = static_cast<int>(Base::row0 - m0) - Base::lane / 4 + rq;
+    const auto rows_of = [&](const unsigned char* tile, std::uint32_t (&row_s)[2]) {
+      const auto t_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(tile));
+      row_s[0] = (t_s + L::row_key(r0)) ^ L::chunk_key(8 * c);
+      row_s[1] = (t_s + L::row_key(r0 + 4)) ^ L::chunk_key(8 * c);
+    };
+    std::uint32_t g_s[2], u_s[2];
+    rows_of(g_tile, g_s), rows_of(u_tile, u_s);
+    const std::int64_t row = m0 + r0;
+    T* out = dst + row * ld + 16 * c;
+    const bool chunk_in = Base::interior || 8 * c < cols;
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      const std::uint32_t off = (t / 2) * 8 * L::row_bytes + L::panel_key(64 * Pn);
+      const uint4 g = arch::hopper::ld_shared_128(g_s[t % 2] + off), u = arch::hopper::ld_shared_128(u_s[t % 2] + off);
+      // (g0 g1 | u0 u1) -> g0 u0, g1 u1 per 32-bit word pair
+      const uint4 lo = make_uint4(__byte_perm(g.x, u.x, 0x5410), __byte_perm(g.x, u.x, 0x7632),
+                                  __byte_perm(g.y, u.y, 0x5410), __byte_perm(g.y, u.y, 0x7632));
+      const uint4 hi = make_uint4(__byte_perm(g.z, u.z, 0x5410), __byte_perm(g.z, u.z, 0x7632),
+                                  __byte_perm(g.w, u.w, 0x5410), __byte_perm(g.w, u.w, 0x7632));
+      if (chunk_in && (Base::interior || row + 4 * t < a.m)) {
+        Base::store_row_chunk(out + 4 * t * ld, lo);
+        Base::store_row_chunk(out + 4 * t * ld + 8, hi);
+      }
+    }
+  }
 
   /// ComposedEpilogue::finish's form: panel P0 of the tile, G and U staged as its two
   /// input tiles (the gated backward's GEMM has no bias).
@@ -77,7 +118,9 @@ struct GatedBackwardEpilogue : ComposedEpilogue<P> {
     const int cols = this->panel_cols(j);
     __syncwarp();  // the warp's rows, written by its own stmatrix, stored by its own lanes
     // (the destinations written out too: Base::destination<O> here changes the kernel's PTX)
-    if (cols > 0) {  // outputs 0 and 1 (dG, dU) from the buffers 0 and 1 (G, U)
+    if constexpr (dp_alternating) {  // dP's columns 2 j, 2 j + 1: dG and dU interleaved
+      if (cols > 0) store_panel_pairs<Pn>(g_tile, u_tile, m0, a.out + 2 * j, a.ldo, cols);
+    } else if (cols > 0) {  // outputs 0 and 1 (dG, dU) from the buffers 0 and 1 (G, U)
       this->template store_panel<Pn>(g_tile, m0, a.out + gate_row(j, a.n, Plan::gate_layout), a.ldo, cols);
       this->template store_panel<Pn>(u_tile, m0, a.out + up_row(j, a.n, Plan::gate_layout), a.ldo, cols);
     }
