@@ -58,6 +58,11 @@ def route(top_k_index: torch.Tensor, experts: int):
     return offsets.to(torch.int32), row_choice.to(torch.int32), choice_row.to(torch.int32), counts[experts]
 
 
+def _intermediate(gate_up: torch.Tensor, layout: str) -> int:
+    """I of an experts' gate / up weight: (E, 2I, H), or (E, H, 2I) alternating."""
+    return (gate_up.shape[2] if layout == "alternating" else gate_up.shape[1]) // 2
+
+
 def _gate_up_rows(n: int, layout: str):
     """The rows of an expert's (2n, H) weight that hold output column j's gate and up weights."""
     j = torch.arange(n)
@@ -220,25 +225,26 @@ def _train_torch(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, dow
                  activation, keep_out):
     """(y, p, x_routed, out, expert_offsets, row_choice, choice_row): the layer's output and what
     its backward reads, with torch ops expert by expert: p the routed rows' pre-activations in
-    W's row order, x_routed their rows of x, out their down projections (0 past the valid rows;
+    W's row order (alternating weights: stacked [G | U]), x_routed their rows of x, out their down projections (0 past the valid rows;
     what the router weights' gradient reads, so empty unless keep_out)."""
     experts, top_k = gate_up.shape[0], top_k_index.shape[1]
-    n, hidden = gate_up.shape[1] // 2, x.shape[1]
+    n, hidden = _intermediate(gate_up, layout), x.shape[1]
     offsets, row_choice, choice_row, _ = route(top_k_index, experts)
     xr = x[row_choice.long() // top_k]
     p, out = x.new_zeros(xr.shape[0], 2 * n), x.new_zeros(xr.shape[0], hidden)
-    gate_rows, up_rows = (r.to(x.device) for r in _gate_up_rows(n, layout))
     act = check_activation(activation).h
     bounds = offsets.tolist()
     for e in range(experts):
         r0, r1 = bounds[e], bounds[e + 1]
         if r0 == r1:
             continue
-        pe = xr[r0:r1] @ gate_up[e].t()
-        if gate_up_bias is not None:
-            pe = pe + gate_up_bias[e]
-        p[r0:r1] = pe
-        o = act(pe[:, gate_rows], pe[:, up_rows]) @ (down[e].t() if down_layout == "hidden_intermediate" else down[e])
+        g, u = _gate_up_of(xr[r0:r1], gate_up[e], None if gate_up_bias is None else gate_up_bias[e], layout, n)
+        if layout == "interleaved":  # P in W's row order
+            gate_rows, up_rows = (r.to(x.device) for r in _gate_up_rows(n, layout))
+            p[r0:r1, gate_rows], p[r0:r1, up_rows] = g, u
+        else:  # stacked; for alternating weights stacked too, as the kernel writes it
+            p[r0:r1] = torch.cat([g, u], dim=1)
+        o = act(g, u) @ (down[e].t() if down_layout == "hidden_intermediate" else down[e])
         out[r0:r1] = o if down_bias is None else o + down_bias[e]
     routed = out[choice_row.long()].view(-1, top_k, hidden) * top_k_weights.to(x.dtype).unsqueeze(-1)
     y = routed[:, 0]
@@ -249,7 +255,7 @@ def _train_torch(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, dow
 
 def _train_fake(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, down_bias, layout, down_layout,
                 activation, keep_out):
-    rows, n = top_k_index.numel(), gate_up.shape[1] // 2
+    rows, n = top_k_index.numel(), _intermediate(gate_up, layout)
     i32 = dict(dtype=torch.int32, device=x.device)
     return (x.new_empty(x.shape), x.new_empty(rows, 2 * n), x.new_empty(rows, x.shape[1]),
             x.new_empty(rows if keep_out else 0, x.shape[1]), torch.empty(gate_up.shape[0] + 1, **i32),
@@ -259,14 +265,14 @@ def _train_fake(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, down
 def _train_cuda(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, down_bias, layout, down_layout,
                 activation, keep_out):
     """The forward on glukit's kernels (csrc/launchers/moe_experts.cuh), the pre-activations
-    written by the gated projection's epilogue."""
+    written by the gated projection's epilogue (stacked for alternating weights)."""
     tokens, hidden = x.shape
     experts, top_k = gate_up.shape[0], top_k_index.shape[1]
-    n, rows = gate_up.shape[1] // 2, tokens * top_k
+    n, rows = _intermediate(gate_up, layout), tokens * top_k
     offsets, row_choice, choice_row, invalid, workspace = _route_buffers(x.device, experts, rows)
     x_routed, h, out = x.new_empty(rows, hidden), x.new_empty(rows, n), x.new_empty(rows, hidden)
     p, y = x.new_empty(rows, 2 * n), x.new_empty(tokens, hidden)
-    launch("moe_experts", x.dtype,
+    launch("moe_experts_alternating" if layout == "alternating" else "moe_experts", x.dtype,
            [x, top_k_index.to(torch.int64), top_k_weights.to(torch.float32), gate_up, down, gate_up_bias, down_bias,
             y, offsets, row_choice, choice_row, invalid, workspace, x_routed, h, out, p],
            tokens, n, hidden, activation=check_activation(activation).op, b_is_nk=down_layout == "hidden_intermediate",
@@ -290,24 +296,27 @@ def _expert_of_row(offsets, rows):
     return torch.bucketize(torch.arange(rows, device=offsets.device, dtype=torch.int32), offsets[1:], right=True)
 
 
-def _weight_grads(dp, x_routed, dy_routed, h, offsets, experts, down_layout):
-    """(dW_gate_up (E, 2I, H), dW_down in down's layout, dbias_gate_up (E, 2I), dbias_down (E, H)):
-    per expert dP^T x, dY^T H and the column sums, from the routed rows below
-    expert_offsets[experts] (torch._grouped_mm over the experts' rows where it runs: CUDA,
-    bf16; expert by expert otherwise)."""
+def _weight_grads(dp, x_routed, dy_routed, h, offsets, experts, down_layout, layout="stacked"):
+    """(dW_gate_up in gate_up's layout, dW_down in down's layout, dbias_gate_up (E, 2I), dbias_down
+    (E, H)): per expert dP^T x (x^T dP for alternating weights (E, H, 2I): dP's columns are then
+    W's), dY^T H and the column sums, from the routed rows below expert_offsets[experts]
+    (torch._grouped_mm over the experts' rows where it runs: CUDA, bf16; expert by expert
+    otherwise)."""
     rows, acc = dp.shape[0], _accumulator(dp.dtype)
+    alt = layout == "alternating"
     if dp.is_cuda and dp.dtype == torch.bfloat16 and hasattr(torch, "_grouped_mm"):
         ends = offsets[1:]
-        dgu = torch._grouped_mm(dp.t(), x_routed, offs=ends)
+        dgu = torch._grouped_mm(x_routed.t(), dp, offs=ends) if alt else torch._grouped_mm(dp.t(), x_routed, offs=ends)
         dd = torch._grouped_mm(dy_routed.t(), h, offs=ends)
     else:
         bounds = offsets.tolist()
-        dgu = dp.new_zeros(experts, dp.shape[1], x_routed.shape[1])
+        dgu = (dp.new_zeros(experts, x_routed.shape[1], dp.shape[1]) if alt
+               else dp.new_zeros(experts, dp.shape[1], x_routed.shape[1]))
         dd = dp.new_zeros(experts, dy_routed.shape[1], h.shape[1])
         for e in range(experts):
             r0, r1 = bounds[e], bounds[e + 1]
             if r0 < r1:
-                dgu[e] = dp[r0:r1].t() @ x_routed[r0:r1]
+                dgu[e] = x_routed[r0:r1].t() @ dp[r0:r1] if alt else dp[r0:r1].t() @ x_routed[r0:r1]
                 dd[e] = dy_routed[r0:r1].t() @ h[r0:r1]
     if down_layout != "hidden_intermediate":
         dd = dd.transpose(1, 2)
@@ -341,8 +350,12 @@ def _train_backward_torch(grad, top_k_weights, gate_up, down, gate_up_bias, down
     valid = (torch.arange(rows, device=p.device) < offsets[-1]).unsqueeze(1)
     w = top_k_weights.reshape(-1).to(acc)[rc].unsqueeze(1)
     dy_routed = torch.where(valid, grad.to(acc)[rc // top_k] * w, 0).to(grad.dtype)
-    gate_rows, up_rows = (r.to(p.device) for r in _gate_up_rows(n, layout))
+    # P in W's row order (stacked for alternating weights); dP in W's column order
+    alt = layout == "alternating"
+    gate_rows, up_rows = (r.to(p.device) for r in _gate_up_rows(n, "stacked" if alt else layout))
     g, u = p[:, gate_rows].to(acc), p[:, up_rows].to(acc)
+    dp_gate, dp_up = ((2 * torch.arange(n, device=p.device), 2 * torch.arange(n, device=p.device) + 1) if alt
+                      else (gate_rows, up_rows))
     a = check_activation(activation)
     dh, bounds = torch.zeros(rows, n, device=p.device, dtype=acc), offsets.tolist()
     for e in range(experts):
@@ -352,17 +365,17 @@ def _train_backward_torch(grad, top_k_weights, gate_up, down, gate_up_bias, down
             dh[r0:r1] = dy_routed[r0:r1].to(acc) @ wd
     pg, pu = a.partials(g, u)
     dp = torch.empty_like(p)
-    dp[:, gate_rows], dp[:, up_rows] = (dh * pg).to(p.dtype), (dh * pu).to(p.dtype)
+    dp[:, dp_gate], dp[:, dp_up] = (dh * pg).to(p.dtype), (dh * pu).to(p.dtype)
     dp = torch.where(valid, dp, 0)
     h = torch.where(valid, a.h(g, u).to(p.dtype), 0)
     dx_routed = torch.zeros(rows, hidden, device=p.device, dtype=acc)
     for e in range(experts):
         r0, r1 = bounds[e], bounds[e + 1]
         if r0 < r1:
-            dx_routed[r0:r1] = dp[r0:r1].to(acc) @ gate_up[e].to(acc)
+            dx_routed[r0:r1] = dp[r0:r1].to(acc) @ (gate_up[e].t() if alt else gate_up[e]).to(acc)
     dx = torch.zeros(tokens, hidden, device=p.device, dtype=acc).index_add_(0, rc // top_k, torch.where(valid, dx_routed, 0))
     dgu, dd, dgub, ddb = _weight_grads(dp, torch.where(valid, x_routed, 0), dy_routed, h, offsets, experts,
-                                       down_layout)
+                                       down_layout, layout)
     dw = (_router_grad(grad, out, offsets, choice_row, top_k).to(top_k_weights.dtype) if out.numel()
           else torch.zeros_like(top_k_weights))
     return (dx.to(grad.dtype), dw, dgu, dd, dgub if gate_up_bias is not None else grad.new_empty(0),
@@ -378,9 +391,11 @@ def _train_backward_fake(grad, top_k_weights, gate_up, down, gate_up_bias, down_
 
 def _train_backward_cuda(grad, top_k_weights, gate_up, down, gate_up_bias, down_bias, p, x_routed, out, offsets,
                          row_choice, choice_row, layout, down_layout, activation):
-    """dY's routed rows, dP, H and dx on glukit's kernels (csrc/launchers/moe_experts_backward.cuh),
-    the weight gradients by torch._grouped_mm (or expert by expert), the router's by torch."""
-    if down_layout != "hidden_intermediate":  # W_d (E, I, H): no grouped backward kernel reads it yet
+    """dY's routed rows, dP, H and dx on glukit's kernels (csrc/launchers/moe_experts_backward.cuh;
+    gpt-oss's alternating weights: P read stacked, dP written alternating, W_d either way), the
+    weight gradients by torch._grouped_mm (or expert by expert), the router's by torch."""
+    alt = layout == "alternating"
+    if down_layout != "hidden_intermediate" and not alt:  # W_d (E, I, H): a kernel with alternating weights only
         return _train_backward_torch(grad, top_k_weights, gate_up, down, gate_up_bias, down_bias, p, x_routed, out,
                                      offsets, row_choice, choice_row, layout, down_layout, activation)
     tokens, hidden = grad.shape
@@ -389,11 +404,11 @@ def _train_backward_cuda(grad, top_k_weights, gate_up, down, gate_up_bias, down_
         grad.new_empty(rows, hidden)
     dx = grad.new_empty(tokens, hidden)
     ones = torch.ones(rows, dtype=torch.float32, device=grad.device)
-    launch("moe_experts_backward", grad.dtype,
+    launch("moe_experts_backward_alternating" if alt else "moe_experts_backward", grad.dtype,
            [grad, top_k_weights.to(torch.float32), gate_up, down, p, offsets, row_choice, choice_row, dy_routed, dp,
             h, dx_routed, ones, dx], tokens, n, hidden, activation=check_activation(activation).op,
-           interleaved=layout == "interleaved")
-    dgu, dd, dgub, ddb = _weight_grads(dp, x_routed, dy_routed, h, offsets, experts, down_layout)
+           b_is_nk=down_layout == "hidden_intermediate", interleaved=layout == "interleaved")
+    dgu, dd, dgub, ddb = _weight_grads(dp, x_routed, dy_routed, h, offsets, experts, down_layout, layout)
     dw = (_router_grad(grad, out, offsets, choice_row, rows // max(tokens, 1)).to(top_k_weights.dtype)
           if out.numel() else torch.zeros_like(top_k_weights))
     return (dx, dw, dgu, dd, dgub if gate_up_bias is not None else grad.new_empty(0),
@@ -401,8 +416,8 @@ def _train_backward_cuda(grad, top_k_weights, gate_up, down, gate_up_bias, down_
 
 
 define("moe_experts_train_backward" + MOE_TRAIN_BACKWARD_SCHEMA, fake=_train_backward_fake,
-       cpu=_train_backward_torch, cuda=_train_backward_cuda, launchers=("moe_experts_backward",),
-       fallback=_train_backward_torch)
+       cpu=_train_backward_torch, cuda=_train_backward_cuda,
+       launchers=("moe_experts_backward", "moe_experts_backward_alternating"), fallback=_train_backward_torch)
 
 
 def _train_setup_context(ctx, inputs, keyword_only_inputs, output):
@@ -422,7 +437,8 @@ def _train_backward(ctx, grad, *_unused):
 
 
 define("moe_experts_train" + MOE_TRAIN_SCHEMA, fake=_train_fake, cpu=_train_torch, cuda=_train_cuda,
-       launchers=("moe_experts",), fallback=_train_torch, autograd=(_train_backward, _train_setup_context))
+       launchers=("moe_experts", "moe_experts_alternating"), fallback=_train_torch,
+       autograd=(_train_backward, _train_setup_context))
 
 
 class MoEExperts(nn.Module):
@@ -479,7 +495,7 @@ class MoEExperts(nn.Module):
         args = (x, top_k_index, top_k_weights, self.gate_up, self.down, self.gate_up_bias, self.down_bias)
         kw = dict(layout=self.layout, down_layout=self.down_layout, activation=self.activation)
         training = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in args)
-        if training and self.layout != "alternating":  # the forward keeps P and the rows its backward reads
+        if training:  # the forward keeps P and the rows its backward reads
             # the down projection's rows kept only for the router weights' gradient
             return torch.ops.glukit.moe_experts_train(*args, **kw, keep_out=top_k_weights.requires_grad)[0]
         return torch.ops.glukit.moe_experts(*args, **kw)

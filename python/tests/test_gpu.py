@@ -92,7 +92,7 @@ def test_extension_holds_every_launcher_and_the_activation_list():
     assert glukit._C.activations() == [(a.op, name) for name, a in table.items()]
     plain = ("addmm_glu", "addmm_glu_backward", "addmm_glu_fp8", "quantize_rows")
     gated = ("gated_projection", "gated_backward", "gated_projection_backward", "gated_projection_fp8", "moe_experts",
-             "moe_experts_alternating", "moe_experts_backward", "moe_experts_fp8")
+             "moe_experts_alternating", "moe_experts_backward", "moe_experts_backward_alternating", "moe_experts_fp8")
     want = {(op, e, "") for op in plain for e in ("f16", "bf16")}
     want |= {(op, e, a.op) for op in gated for e in ("f16", "bf16") for a in table.values()}
     assert set(glukit._C.launchers()) == want

@@ -262,7 +262,7 @@ def test_the_op_compiles_whole_graph_with_its_fake_kernel_and_autograd():
                           {"layout": "stacked", "down_layout": "hidden_intermediate", "activation": "silu"})
 
 
-@pytest.mark.parametrize("layout", ["stacked", "interleaved"])
+@pytest.mark.parametrize("layout", moe.LAYOUTS)
 @pytest.mark.parametrize("down_layout", moe.DOWN_LAYOUTS)
 @pytest.mark.parametrize("bias", [False, True])
 @pytest.mark.parametrize("activation", ["silu", "gelu_tanh", "clamped_swiglu"])
@@ -274,7 +274,8 @@ def test_training_path_matches_autograd(layout, down_layout, bias, activation):
     g = torch.Generator().manual_seed(5)
     experts, top_k, hidden, n, tokens = 6, 2, 16, 64, 23
     d = dict(generator=g, dtype=torch.float64)
-    gate_up = torch.randn(experts, 2 * n, hidden, **d) * 0.3
+    gate_up = torch.randn(*((experts, hidden, 2 * n) if layout == "alternating" else (experts, 2 * n, hidden)),
+                          **d) * 0.3
     down = torch.randn(*((experts, hidden, n) if down_layout == "hidden_intermediate" else (experts, n, hidden)),
                        **d) * 0.2
     gub, db = (torch.randn(experts, 2 * n, **d), torch.randn(experts, hidden, **d)) if bias else (None, None)

@@ -78,7 +78,7 @@ def test_experts_module_gradients_flow():
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
-@pytest.mark.parametrize("layout", ["stacked", "interleaved"])
+@pytest.mark.parametrize("layout", moe.LAYOUTS)
 @pytest.mark.parametrize("down_layout", moe.DOWN_LAYOUTS)
 @pytest.mark.parametrize("activation", ["silu", "gelu_tanh", "clamped_swiglu"])
 def test_training_gradients_match_fp64(dtype, layout, down_layout, activation):

@@ -2,20 +2,21 @@
 // gated activation Op of glukit's list, on the caller's stream: dY's routed rows (the layer's
 // gradient times the router's weights: moe_gather with weights), dP and H of every routed row
 // (grouped_gated_backward on GatedBackwardTma128x128: dH = dY W_d^e, the activation's backward
-// in the epilogue), x's gradient per routed row (dP W_gu^e: grouped_down_projection with
-// W_gu (E, 2I, H) as row-major k x n blocks) and its sum per token (moe_combine with unit
-// weights). Operands: grad (tokens x H), top_k_weights (float, tokens x top_k), gate_up (E,
-// 2I, H: stacked, or interleaved with w_interleaved), down (E, H, I), p (rows x 2I, the
-// forward's), expert_offsets (E + 1, int32), row_choice, choice_row (rows, int32), then the
-// outputs dy_routed (rows x H), dp (rows x 2I), h (rows x I), dx_routed (rows x H), the unit
-// weights (rows, float, ones) and dx (tokens x H). m: tokens, n: I, k: H.
+// in the epilogue), x's gradient per routed row (dP W_gu^e: grouped_down_projection with W_gu
+// (E, 2I, H) as row-major k x n blocks) and its sum per token (moe_combine with unit weights).
+// Operands: grad (tokens x H), top_k_weights (float, tokens x top_k), gate_up (E, 2I, H:
+// stacked, or interleaved with w_interleaved; moe_experts_backward_alternating: (E, H, 2I), P
+// then stacked and dP alternating), down (E, H, I) with b_col_major, else (E, I, H) (alternating
+// only), p (rows x 2I, the forward's), expert_offsets (E + 1, int32), row_choice, choice_row
+// (rows, int32), then the outputs dy_routed (rows x H), dp (rows x 2I), h (rows x I), dx_routed
+// (rows x H), the unit weights (rows, float, ones) and dx (tokens x H). m: tokens, n: I, k: H.
 #pragma once
 #include "launcher.cuh"
 
 namespace glukit_torch {
 namespace {
 
-template <class T, class Op>
+template <class T, class Op, bool Alternating>
 LaunchStatus launch_moe_backward(const Call& c, cudaStream_t stream) {
   const std::int64_t tokens = c.m, inter = c.n, hidden = c.k;
   const std::int64_t rows = c.operands[6].numel;
@@ -32,13 +33,18 @@ LaunchStatus launch_moe_backward(const Call& c, cudaStream_t stream) {
   b.dy = ptr<const T>(c, 8), b.w_down = ptr<const T>(c, 3), b.p = ptr<const T>(c, 4), b.dp = ptr<T>(c, 9);
   b.h = ptr<T>(c, 10), b.routing = routing, b.hidden = hidden, b.intermediate = inter;
   b.lddy = hidden, b.ldp = b.lddp = 2 * inter, b.ldh = inter;
-  b.p_layout = c.w_interleaved ? glukit::ExpertLayout::interleaved : glukit::ExpertLayout::stacked;
+  b.p_layout = Alternating      ? glukit::ExpertLayout::alternating
+               : c.w_interleaved ? glukit::ExpertLayout::interleaved
+                                 : glukit::ExpertLayout::stacked;
+  // W_d (E, H, I) with b_col_major (GroupedDownProjectionArgsT's naming), else (E, I, H)
+  b.w_down_layout = c.b_col_major ? glukit::Layout::col_major : glukit::Layout::row_major;
   using Backward = glukit::policy::WithEpilogue<glukit::policy::GatedBackwardTma128x128<glukit::arch::sm90a>, Op>;
   if (glukit::Status s = glukit::grouped_gated_backward<Backward>(b, stream); !s) return plain(s);
   glukit::GroupedDownProjectionArgsT<T> d;  // dx's routed rows: dP (rows x 2I) W_gu^e (2I x H)
   d.h = ptr<const T>(c, 9), d.w = ptr<const T>(c, 2), d.out = ptr<T>(c, 11), d.routing = routing;
   d.hidden = hidden, d.intermediate = 2 * inter, d.ldh = 2 * inter, d.ldo = hidden;
-  d.w_layout = glukit::Layout::row_major;
+  // W_gu (E, 2I, H): row-major 2I x H blocks; alternating (E, H, 2I): their transpose, col_major
+  d.w_layout = Alternating ? glukit::Layout::col_major : glukit::Layout::row_major;
   using Down = glukit::policy::WithEpilogue<glukit::policy::WarpSpecializedTma<glukit::arch::sm90a>,
                                             glukit::epilogue::BiasOnly>;
   if (glukit::Status s = glukit::grouped_down_projection<Down>(d, stream); !s) return plain(s);
@@ -47,10 +53,21 @@ LaunchStatus launch_moe_backward(const Call& c, cudaStream_t stream) {
   return plain(glukit::moe_combine(sum, stream));
 }
 
+/// Activation Op's launcher, for add_per_activation (a class: nvcc warns about a lambda whose
+/// template parameter its parameters do not name, #445-D).
+template <class T, bool Alternating>
+struct PickMoeBackward {
+  template <class Op>
+  Launcher operator()() const {
+    return &launch_moe_backward<T, Op, Alternating>;
+  }
+};
+
 template <class T>
 void add_launchers() {
-  add_per_activation<T>("moe_experts_backward", 14,
-                        []<class Op>() -> Launcher { return &launch_moe_backward<T, Op>; });
+  add_per_activation<T>("moe_experts_backward", 14, PickMoeBackward<T, false>{});
+  // gpt-oss's alternating gate_up (E, H, 2I): P read stacked, dP written alternating.
+  add_per_activation<T>("moe_experts_backward_alternating", 14, PickMoeBackward<T, true>{});
 }
 
 }  // namespace
