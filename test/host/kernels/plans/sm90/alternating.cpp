@@ -1,7 +1,8 @@
 // Host tests of the sm90a plan for gate and up in adjacent columns of a k x 2n B
 // (ExpertLayout::alternating, gpt-oss's experts: kernels/plans/sm90/b_rows.hpp,
 // AlternatingRows and AlternatingQuad): the tile's boxes and bias are one contiguous run of B
-// columns from 2 j0 (the bias one TMA box from 2 j0), and the quad exchange
+// columns from 2 j0 (the bias one TMA box from 2 j0), the backward on those weights reads P
+// stacked and W_d either way (K-major for gpt-oss's (E, I, H)), and the quad exchange
 // the epilogue runs (modelled here lane by lane over a whole wgmma fragment) hands every
 // lane the gate and up values of its output pair, whatever the accumulators hold.
 #include <catch2/catch.hpp>
@@ -12,6 +13,7 @@
 #include "glukit/kernels/plans/sm90/kernel_plan.hpp"
 #include "glukit/kernels/plans/sm90/plan_check.hpp"
 #include "glukit/kernels/policies.hpp"
+#include "glukit/ops/moe_backward.hpp"
 #include "glukit/ops/moe_experts.hpp"
 
 namespace {
@@ -96,4 +98,25 @@ TEST_CASE("alternating quad exchange: each lane gets the gate and up values of i
         }
       }
     }
+}
+
+TEST_CASE("alternating backward plans: P stacked as staged inputs, W_d read either way", "[sm90][alternating]") {
+  using P = gp::GatedBackwardTma128x128<sm90a>;
+  using Nk = glukit::Bound<P, glukit::GroupedProblem<glukit::AlternatingGatedBackwardProblem<glukit::bfloat16_t,
+                                                                                             glukit::Layout::col_major>>>;
+  using Kn = glukit::Bound<P, glukit::GroupedProblem<glukit::AlternatingGatedBackwardProblem<glukit::bfloat16_t,
+                                                                                             glukit::Layout::row_major>>>;
+  STATIC_REQUIRE(glukit::sm90::check_policy<Nk>() && glukit::sm90::check_policy<Kn>());
+  STATIC_REQUIRE(glukit::sm90::KernelPlan<Nk>::b_k_major);    // (E, I, H): n x k per expert
+  STATIC_REQUIRE(!glukit::sm90::KernelPlan<Kn>::b_k_major);   // (E, H, I): k x n per expert
+  STATIC_REQUIRE(glukit::sm90::KernelPlan<Nk>::y_tiles == 2);  // G and U staged
+  STATIC_REQUIRE(glukit::sm90::ProblemParts<Nk>::gate_layout == glukit::GateLayout::stacked);
+  STATIC_REQUIRE(!glukit::sm90::KernelPlan<Nk>::Rows::paired && !glukit::sm90::KernelPlan<Nk>::Rows::adjacent);
+  // The forward that writes P for it: stacked columns, the adjacent row map.
+  using Fwd = AlternatingOf<gp::GatedTma128x128<sm90a>, false>;
+  using FwdP = glukit::Bound<gp::GatedTma128x128<sm90a>, glukit::GroupedAlternatingProblem<glukit::bfloat16_t, false, true>>;
+  STATIC_REQUIRE(glukit::sm90::check_policy<FwdP>());
+  STATIC_REQUIRE(glukit::sm90::ProblemParts<FwdP>::gate_layout == glukit::GateLayout::stacked);
+  STATIC_REQUIRE(glukit::epilogue::Arity<glukit::composition_of<FwdP>>::outputs == 3);  // h, P's G and U
+  STATIC_REQUIRE(glukit::epilogue::Arity<glukit::composition_of<Fwd>>::outputs == 1);
 }
