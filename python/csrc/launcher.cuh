@@ -33,6 +33,21 @@ inline glukit::GateLayout w_layout(const Call& c) {
   return c.w_interleaved ? glukit::GateLayout::interleaved : glukit::GateLayout::stacked;
 }
 inline LaunchStatus plain(const glukit::Status& s) { return {static_cast<int>(s.code()), s.message()}; }
+/// The MoE launchers' routing (glukit::moe_route's arguments): the expert ids (int64, tokens x
+/// top_k) in operand `ids`, the outputs expert_offsets (E + 1), row_choice, choice_row,
+/// invalid_choices and the workspace in operands offsets .. offsets + 4; tokens = c.m.
+inline glukit::MoeRouteArgsT<std::int64_t> route_args(const Call& c, int ids, int offsets) {
+  const std::int64_t tokens = c.m;
+  return {.top_k_index = ptr<const std::int64_t>(c, ids),
+          .tokens = tokens,
+          .top_k = tokens > 0 ? static_cast<int>(c.operands[ids].numel / tokens) : 1,
+          .experts = static_cast<int>(c.operands[offsets].numel - 1),
+          .expert_offsets = ptr<std::int32_t>(c, offsets),
+          .row_choice = ptr<std::int32_t>(c, offsets + 1),
+          .choice_row = ptr<std::int32_t>(c, offsets + 2),
+          .invalid_choices = ptr<std::int32_t>(c, offsets + 3),
+          .workspace = ptr<void>(c, offsets + 4)};
+}
 
 /// The element type's tag, as glukit.library names it.
 template <class T>

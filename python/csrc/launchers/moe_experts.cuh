@@ -19,18 +19,8 @@ namespace {
 
 template <class T, class Op, bool Alternating>
 LaunchStatus launch_moe(const Call& c, cudaStream_t stream) {
-  const std::int64_t tokens = c.m, inter = c.n, hidden = c.k;
-  const int top_k = tokens > 0 ? static_cast<int>(c.operands[1].numel / tokens) : 1;
-  const int experts = static_cast<int>(c.operands[8].numel - 1);
-  glukit::MoeRouteArgsT<std::int64_t> ra{.top_k_index = ptr<const std::int64_t>(c, 1),
-                                         .tokens = tokens,
-                                         .top_k = top_k,
-                                         .experts = experts,
-                                         .expert_offsets = ptr<std::int32_t>(c, 8),
-                                         .row_choice = ptr<std::int32_t>(c, 9),
-                                         .choice_row = ptr<std::int32_t>(c, 10),
-                                         .invalid_choices = ptr<std::int32_t>(c, 11),
-                                         .workspace = ptr<void>(c, 12)};
+  const std::int64_t inter = c.n, hidden = c.k;
+  const glukit::MoeRouteArgsT<std::int64_t> ra = route_args(c, 1, 8);
   if (glukit::Status s = glukit::moe_route(ra, stream); !s) return plain(s);
   glukit::GroupedGatedProjectionArgsT<T> g;
   g.x = ptr<const T>(c, 0), g.w = ptr<const T>(c, 3), g.bias = ptr<const T>(c, 5), g.h = ptr<T>(c, 14);

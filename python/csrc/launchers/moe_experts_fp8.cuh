@@ -24,18 +24,8 @@ template <class T, class Op>
 LaunchStatus launch_moe_fp8(const Call& c, cudaStream_t stream) {
   using F8 = glukit::float8_e4m3_t;
   constexpr glukit::ScaleKind per_row = glukit::ScaleKind::per_row;
-  const std::int64_t tokens = c.m, inter = c.n, hidden = c.k;
-  const int top_k = tokens > 0 ? static_cast<int>(c.operands[1].numel / tokens) : 1;
-  const int experts = static_cast<int>(c.operands[10].numel - 1);
-  glukit::MoeRouteArgsT<std::int64_t> ra{.top_k_index = ptr<const std::int64_t>(c, 1),
-                                         .tokens = tokens,
-                                         .top_k = top_k,
-                                         .experts = experts,
-                                         .expert_offsets = ptr<std::int32_t>(c, 10),
-                                         .row_choice = ptr<std::int32_t>(c, 11),
-                                         .choice_row = ptr<std::int32_t>(c, 12),
-                                         .invalid_choices = ptr<std::int32_t>(c, 13),
-                                         .workspace = ptr<void>(c, 14)};
+  const std::int64_t inter = c.n, hidden = c.k;
+  const glukit::MoeRouteArgsT<std::int64_t> ra = route_args(c, 1, 10);
   if (glukit::Status s = glukit::moe_route(ra, stream); !s) return plain(s);
   const glukit::MoeRouting routing = ra.routing();
   const std::int64_t rows = routing.rows();
