@@ -38,6 +38,8 @@ import time
 import torch
 import torch.nn.functional as F
 
+from glukit.fp8 import _quantize_rows_torch
+
 #: (experts, top_k, hidden, intermediate) of the models the MoE issue names.
 MODELS = {"qwen3_30b_a3b": (128, 8, 2048, 768), "deepseek_v3": (256, 8, 7168, 2048),
           "gpt_oss_120b": (128, 4, 2880, 2880), "mixtral_8x7b": (8, 2, 4096, 14336)}
@@ -59,14 +61,11 @@ def torch_grouped_experts(x, top_k_index, top_k_weights, gate_up, down):
     return torch.zeros_like(x).index_add_(0, tokens, out)
 
 
-FP8 = torch.float8_e4m3fn
-
-
 def rowwise_e4m3(t):
-    """t's rows in e4m3 with one float32 scale each (max |row| / 448; zero rows scale 1)."""
-    amax = t.abs().amax(-1, keepdim=True).float()
-    scale = torch.where(amax > 0, amax / 448.0, torch.ones_like(amax))
-    return (t.float() / scale).clamp(-448.0, 448.0).to(FP8), scale.squeeze(-1)
+    """t's rows in e4m3 with one float32 scale each: quantize_rows' formula in torch ops
+    (glukit.fp8; max |row| / 448), the scales as a vector."""
+    q, scale = _quantize_rows_torch(t)
+    return q, scale.squeeze(-1)
 
 
 def torch_fp8_grouped_experts(x, top_k_index, top_k_weights, gu8, gu_scale, d8, d_scale, align=16,

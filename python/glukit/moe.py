@@ -354,8 +354,8 @@ def _train_backward_torch(grad, top_k_weights, gate_up, down, gate_up_bias, down
     alt = layout == "alternating"
     gate_rows, up_rows = (r.to(p.device) for r in _gate_up_rows(n, "stacked" if alt else layout))
     g, u = p[:, gate_rows].to(acc), p[:, up_rows].to(acc)
-    dp_gate, dp_up = ((2 * torch.arange(n, device=p.device), 2 * torch.arange(n, device=p.device) + 1) if alt
-                      else (gate_rows, up_rows))
+    pairs = 2 * torch.arange(n, device=p.device)
+    dp_gate, dp_up = (pairs, pairs + 1) if alt else (gate_rows, up_rows)
     a = check_activation(activation)
     dh, bounds = torch.zeros(rows, n, device=p.device, dtype=acc), offsets.tolist()
     for e in range(experts):
