@@ -112,6 +112,8 @@ Status grouped_gated_projection(const GroupedGatedProjectionArgsT<T>& a, stream_
   dense.m = rows, dense.n = a.intermediate, dense.k = a.hidden;
   dense.lda = a.ldx > 0 ? a.ldx : a.hidden, dense.ldw = a.hidden, dense.ldo = a.ldh;
   AddmmGluArgsT<T> gemm = detail::gemm_view(dense);
+  if (a.w_layout == ExpertLayout::alternating)  // W (E, H, 2I): B = W^e, k x 2n, N-major
+    gemm.ldb = 2 * a.intermediate, gemm.b_layout = Layout::row_major;
   const std::int64_t w_stride = 2 * a.intermediate * a.hidden, bias_stride = 2 * a.intermediate;
   const bool inter = a.w_layout == ExpertLayout::interleaved;
   constexpr GateLayout st = GateLayout::stacked, il = GateLayout::interleaved;
@@ -131,11 +133,9 @@ Status grouped_gated_projection(const GroupedGatedProjectionArgsT<T>& a, stream_
                                "rows in order from x_routed: pass it");
       if (Status s = gathered_first(); !s) return s;
       const ExtraOperandsT<T> x{.preact = {a.p, a.ldp}};
-      if (a.w_layout == ExpertLayout::alternating) {  // P stacked (AlternatingGatedProblem)
-        gemm.ldb = 2 * a.intermediate, gemm.b_layout = Layout::row_major;
+      if (a.w_layout == ExpertLayout::alternating)  // P stacked (AlternatingGatedProblem)
         return detail::run_grouped<Policy, GroupedAlternatingProblem<T, false, true>>(gemm, a.routing, w_stride,
                                                                                       bias_stride, stream, x);
-      }
       return inter ? detail::run_grouped<Policy, GroupedProblem<GatedProblem<T, il, true>>>(gemm, a.routing, w_stride,
                                                                                           bias_stride, stream, x)
                    : detail::run_grouped<Policy, GroupedProblem<GatedProblem<T, st, true>>>(gemm, a.routing, w_stride,
@@ -148,8 +148,7 @@ Status grouped_gated_projection(const GroupedGatedProjectionArgsT<T>& a, stream_
   if (a.x_routed == nullptr && a.routing.tokens * dense.lda >= (std::int64_t{1} << 31))
     return Status::invalid("x_routed: where the kernel gathers x's rows, tokens * ldx must be < 2^31; pass x_routed");
   if constexpr (detail::grouped_reads_alternating<Policy, T>) {
-    if (a.w_layout == ExpertLayout::alternating) {  // W (E, H, 2I): B = W^e, k x 2n, N-major
-      gemm.ldb = 2 * a.intermediate, gemm.b_layout = Layout::row_major;
+    if (a.w_layout == ExpertLayout::alternating) {
       if (a.x_routed != nullptr) {
         if (Status s = gathered_first(); !s) return s;
         return detail::run_grouped<Policy, GroupedAlternatingProblem<T, false>>(gemm, a.routing, w_stride,

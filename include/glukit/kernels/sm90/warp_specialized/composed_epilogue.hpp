@@ -271,9 +271,8 @@ struct ComposedEpilogue : StagedEpilogue<P> {
                                  [[maybe_unused]] float* sum_dst = nullptr) const {
     const int rq = lane / 8, c = lane % 8;
     const int r0 = static_cast<int>(row0 - m0) - lane / 4 + rq;
-    const auto t_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(tile));
-    const std::uint32_t row_s[2] = {(t_s + L::row_key(r0)) ^ L::chunk_key(8 * c),
-                                    (t_s + L::row_key(r0 + 4)) ^ L::chunk_key(8 * c)};
+    std::uint32_t row_s[2];
+    Base::template copy_rows<L>(tile, r0, c, row_s);
     uint4 v[4];
 #pragma unroll
     for (int t = 0; t < 4; ++t)

@@ -40,13 +40,9 @@ struct GatedBackwardEpilogue : ComposedEpilogue<P> {
                                        T* dst, std::int64_t ld, int cols) const {
     const int rq = Base::lane / 8, c = Base::lane % 8;
     const int r0 = static_cast<int>(Base::row0 - m0) - Base::lane / 4 + rq;
-    const auto rows_of = [&](const unsigned char* tile, std::uint32_t (&row_s)[2]) {
-      const auto t_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(tile));
-      row_s[0] = (t_s + L::row_key(r0)) ^ L::chunk_key(8 * c);
-      row_s[1] = (t_s + L::row_key(r0 + 4)) ^ L::chunk_key(8 * c);
-    };
     std::uint32_t g_s[2], u_s[2];
-    rows_of(g_tile, g_s), rows_of(u_tile, u_s);
+    Base::template copy_rows<L>(g_tile, r0, c, g_s);
+    Base::template copy_rows<L>(u_tile, r0, c, u_s);
     const std::int64_t row = m0 + r0;
     T* out = dst + row * ld + 16 * c;
     const bool chunk_in = Base::interior || 8 * c < cols;

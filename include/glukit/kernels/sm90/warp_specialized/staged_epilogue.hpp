@@ -111,6 +111,18 @@ struct StagedEpilogue : Epilogue<P> {
     return (row ^ Layout::chunk_key(16 * jj)) + Layout::panel_key(16 * jj);
   }
 
+  /// The shared addresses of rows r0 and r0 + 4 at chunk c of a Layout tile, for the
+  /// row-contiguous copy-outs (lane 8 rq + c: chunk c of rows r0 + 4 t, r0 the warp's first
+  /// row + rq; this function, ComposedEpilogue::store_panel, GatedBackwardEpilogue::
+  /// store_panel_pairs). Rows r0 + 8 u share row r0's swizzle (row_key adds 1024 u), rows
+  /// r0 + 4 + 8 u row r0 + 4's.
+  template <class Layout>
+  GLUKIT_DEVICE static void copy_rows(const unsigned char* tile, int r0, int c, std::uint32_t (&row_s)[2]) {
+    const auto t_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(tile));
+    row_s[0] = (t_s + Layout::row_key(r0)) ^ Layout::chunk_key(8 * c);
+    row_s[1] = (t_s + Layout::row_key(r0 + 4)) ^ Layout::chunk_key(8 * c);
+  }
+
   /// copy-out, after the output was written over this warp's 16 rows of the Y tile and a
   /// __syncwarp: the warp stores those rows from shared memory with
   /// row-contiguous 16-byte stores. Lane 8 rq + c takes chunk c of each 64-column panel
@@ -127,10 +139,8 @@ struct StagedEpilogue : Epilogue<P> {
     constexpr int panels = P1 - P0;
     const int rq = lane / 8, c = lane % 8;
     const int r0 = static_cast<int>(row0 - m0) - lane / 4 + rq;  // the warp's first row + rq
-    const auto t_s = static_cast<std::uint32_t>(__cvta_generic_to_shared(tile));
-    // Rows r0 + 8 u share row r0's swizzle (row_key adds 1024 u), rows r0 + 4 + 8 u row r0 + 4's.
-    const std::uint32_t row_s[2] = {(t_s + YLayout::row_key(r0)) ^ YLayout::chunk_key(8 * c),
-                                    (t_s + YLayout::row_key(r0 + 4)) ^ YLayout::chunk_key(8 * c)};
+    std::uint32_t row_s[2];
+    copy_rows<YLayout>(tile, r0, c, row_s);
     uint4 v[4][panels];
 #pragma unroll
     for (int t = 0; t < 4; ++t)
