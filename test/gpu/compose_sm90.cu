@@ -46,8 +46,8 @@ struct Vectors {
     return [this](std::int64_t i, std::int64_t j) { return double(row[i]) * column[j]; };
   }
   template <Element T>
-  ExtraOperandsT<T> extra() const {
-    return {nullptr, 0, nullptr, 0, nullptr, d_row.ptr, d_column.ptr, d_max.ptr};
+  OperandSlotsT<T> extra() const {
+    return {.vectors = {.row_scale = d_row.ptr, .column_scale = d_column.ptr, .row_absmax = d_max.ptr}};
   }
 };
 

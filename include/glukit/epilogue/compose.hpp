@@ -25,7 +25,7 @@
 //     stored; NaN wins) merged into an fp32 vector of m (a per-row quantisation scale's
 //     input).
 // The column sums are deterministic: the kernels write each 16-row group's sums into a
-// workspace of partials (ExtraOperandsT::column_partials), which the backend's launcher
+// workspace of partials (OperandVectors::column_partials), which the backend's launcher
 // adds in a fixed order into the vector (kernels/column_sums.hpp). The row maxima arrive by
 // integer atomic max (order-free, so deterministic too); their vector starts zeroed by the
 // caller. The bias
@@ -41,13 +41,33 @@
 
 namespace glukit::epilogue {
 
-/// The operands beside the GEMM's: matrices y and in2 (inputs), out and out2 (outputs), and
-/// the fp32 vectors row_scale (m: one value per output row) and column_scale (one per
-/// column of its Columns: n, or 2n in W's row order). The kernels' argument structs name
-/// what each holds for a problem.
-enum class Operand { y, in2, out, out2, row_scale, column_scale };
+/// The operands beside the accumulators, by what they hold. Read, tile-shaped: y (addmm_glu's
+/// Y), p (the saved pre-activations P = [G, U], W's row order), dout (the gradient of a gated
+/// projection's output), grad (the upstream gradient of addmm_glu's output). Written,
+/// tile-shaped: out (the op's output), preact (the pre-activations P), h (H = act(G) U), dy
+/// (the gradient of addmm_glu's Y). Read, fp32 broadcast vectors: row_scale (m: one value per
+/// output row), column_scale (one per column of its Columns: n, or 2n in W's row order).
+enum class Operand { y, p, dout, grad, out, preact, h, dy, row_scale, column_scale };
 /// Is the operand a broadcast vector (read at its row or column of the output element)?
 constexpr bool is_vector(Operand o) { return o == Operand::row_scale || o == Operand::column_scale; }
+/// Where an operand travels in the kernels' parameters: the GEMM's Y (the first staged input),
+/// the second staged input, the GEMM's output, the second output, or the vectors'. Each
+/// composition reads at most one operand of each input slot and writes at most one beside
+/// out, so the slots hold what its names say (ops/operands.hpp: operand_slots).
+enum class Slot { y, in2, out, out2, vector };
+GLUKIT_HOST_DEVICE constexpr Slot slot_of(Operand o) {
+  switch (o) {
+    case Operand::y:
+    case Operand::p:
+    case Operand::dout: return Slot::y;
+    case Operand::grad: return Slot::in2;
+    case Operand::out: return Slot::out;
+    case Operand::preact:
+    case Operand::h:
+    case Operand::dy: return Slot::out2;
+    default: return Slot::vector;
+  }
+}
 /// The columns of a tile-shaped operand at output column j of n: j itself, or the gate's or
 /// the up projection's column of j in a 2n-wide matrix in W's row order (gate_row /
 /// up_row, ops/gated_projection.hpp).
@@ -79,6 +99,20 @@ template <class C>
 concept HasApply2 = requires(const float (&v)[C::view == View::gate_up ? 2 : 1],
                              const float (&in)[C::inputs::size > 0 ? C::inputs::size : 1],
                              float (&out)[C::outputs::size]) { C::apply2(v, v, in, in, out, out); };
+}  // namespace detail
+
+namespace detail {
+/// Whether the tiles of a list name one operand per slot of the kernels' parameters
+/// (several tiles of one operand, its gate and up columns, are one).
+template <class L>
+constexpr bool one_per_slot() {
+  for (int a = 0; a < L::size; ++a)
+    for (int b = 0; b < L::size; ++b)
+      if (slot_of(L::operand[a]) == slot_of(L::operand[b]) && L::operand[a] != L::operand[b] &&
+          slot_of(L::operand[a]) != Slot::vector)
+        return false;
+  return true;
+}
 }  // namespace detail
 
 /// The output whose column sums a composition asks for (its `column_sum`), or -1.
@@ -120,7 +154,9 @@ struct Arity {
     for (int o = 0; o < outputs; ++o)
       if (is_vector(C::outputs::operand[o])) return false;
     return true;
-  }(), "composition: its outputs are tile-shaped (out, out2)");
+  }(), "composition: its outputs are tile-shaped (out, preact, h, dy)");
+  static_assert(detail::one_per_slot<typename C::inputs>() && detail::one_per_slot<typename C::outputs>(),
+                "composition: at most one operand per slot (epilogue::slot_of), out apart");
 };
 
 /// addmm_glu: out = op(x, y) (op(x, 0) for an operation that reads no Y, as BiasOnly).
@@ -153,13 +189,14 @@ struct Gated {
   }
 };
 
-/// The gated projection that also writes its pre-activations P = [g, u] into out2 (m x 2n,
+/// The gated projection that also writes its pre-activations P = [g, u] (preact, m x 2n,
 /// W's row order), what the gated backward reads.
 template <class Op>
 struct GatedPreact {
   static constexpr View view = View::gate_up;
   using inputs = Tiles<>;
-  using outputs = Tiles<Tile<Operand::out>, Tile<Operand::out2, Columns::gate>, Tile<Operand::out2, Columns::up>>;
+  using outputs =
+      Tiles<Tile<Operand::out>, Tile<Operand::preact, Columns::gate>, Tile<Operand::preact, Columns::up>>;
   template <class T>
   GLUKIT_HOST_DEVICE static void apply(const T (&v)[2], const T (&in)[1], T (&out)[3]) {
     T o[1];
@@ -177,15 +214,15 @@ struct GatedPreact {
   }
 };
 
-/// addmm_glu's backward: x = A B + bias recomputed, the upstream gradient g (in2) and y read;
-/// dx into out, dy into out2 (the operation's `backward(x, y, g, dx, dy)`); BiasGrad: dx's
+/// addmm_glu's backward: x = A B + bias recomputed, the upstream gradient (grad) and y read;
+/// dx into out, dy into dy (the operation's `backward(x, y, g, dx, dy)`); BiasGrad: dx's
 /// column sums too (the bias gradient).
 template <class Op, bool BiasGrad = false>
 struct AuxBackward {
   static constexpr View view = View::element;
   static constexpr int column_sum = BiasGrad ? 0 : -1;
-  using inputs = Tiles<Tile<Operand::in2>, Tile<Operand::y>>;
-  using outputs = Tiles<Tile<Operand::out>, Tile<Operand::out2>>;
+  using inputs = Tiles<Tile<Operand::grad>, Tile<Operand::y>>;
+  using outputs = Tiles<Tile<Operand::out>, Tile<Operand::dy>>;
   template <class T>
   GLUKIT_HOST_DEVICE static void apply(const T (&v)[1], const T (&in)[2], T (&out)[2]) {
     Op{}.backward(v[0], in[1], in[0], out[0], out[1]);
@@ -193,13 +230,13 @@ struct AuxBackward {
 };
 
 /// The gated backward, MLP form: x = dH (the down projection's input gradient), the saved
-/// pre-activations' gate and up columns read (y); dG and dU into out's gate and up columns,
-/// H = act(G) U into out2 (the operation's `backward(g, u, dh, dg, du, h)`).
+/// pre-activations' gate and up columns read (p); dG and dU into out's gate and up columns,
+/// H = act(G) U into h (the operation's `backward(g, u, dh, dg, du, h)`).
 template <class Op>
 struct GatedBackward {
   static constexpr View view = View::element;
-  using inputs = Tiles<Tile<Operand::y, Columns::gate>, Tile<Operand::y, Columns::up>>;
-  using outputs = Tiles<Tile<Operand::out, Columns::gate>, Tile<Operand::out, Columns::up>, Tile<Operand::out2>>;
+  using inputs = Tiles<Tile<Operand::p, Columns::gate>, Tile<Operand::p, Columns::up>>;
+  using outputs = Tiles<Tile<Operand::out, Columns::gate>, Tile<Operand::out, Columns::up>, Tile<Operand::h>>;
   template <class T>
   GLUKIT_HOST_DEVICE static void apply(const T (&v)[1], const T (&in)[2], T (&out)[3]) {
     Op{}.backward(in[0], in[1], v[0], out[0], out[1], out[2]);
@@ -207,11 +244,11 @@ struct GatedBackward {
 };
 
 /// The gated projection's backward by recomputation: g, u recomputed, the output's gradient
-/// dO read (y); dG and dU into out's gate and up columns.
+/// dO read (dout); dG and dU into out's gate and up columns.
 template <class Op>
 struct ProjectionBackward {
   static constexpr View view = View::gate_up;
-  using inputs = Tiles<Tile<Operand::y>>;
+  using inputs = Tiles<Tile<Operand::dout>>;
   using outputs = Tiles<Tile<Operand::out, Columns::gate>, Tile<Operand::out, Columns::up>>;
   template <class T>
   GLUKIT_HOST_DEVICE static void apply(const T (&v)[2], const T (&in)[1], T (&out)[2]) {

@@ -10,6 +10,7 @@
 #pragma once
 #include <type_traits>
 
+#include "glukit/kernels/operand_slots.hpp"
 #include "glukit/kernels/policies.hpp"
 #include "glukit/kernels/policy_check.hpp"
 #include "glukit/ops/addmm_glu.hpp"
@@ -26,10 +27,10 @@ namespace detail {
 /// Backend kernels specialise this, BP a Bound policy, with
 ///   static constexpr bool runs: can the kernel run BP's problem (false: refused, with
 ///     the message `refusal`, e.g. a policy that cannot write the pre-activations);
-///   static Status check(const AddmmGluArgsT<element_of<BP>>&, const ExtraOperandsT<element_of<BP>>&):
+///   static Status check(const AddmmGluArgsT<element_of<BP>>&, const OperandSlotsT<element_of<BP>>&):
 ///     the kernel's own argument rules beyond the op's (host only);
 ///   static Status run(const AddmmGluArgsT<element_of<BP>>&, stream_t, int device,
-///                     const ExtraOperandsT<element_of<BP>>&):
+///                     const OperandSlotsT<element_of<BP>>&):
 ///     the launch on `device`, the current device, of arguments check accepted.
 /// Their only caller is OpKernel, with validated arguments and a non-empty output.
 template <class BP, Backend B>
@@ -122,13 +123,14 @@ struct OpKernel {
   }
 
  private:
-  /// f.template operator()<Launcher>(gemm, operands) with the launcher of P bound to the
-  /// problem the arguments pick; that launcher's refusal where it cannot run the problem.
+  /// f.template operator()<Launcher>(gemm, slots) with the launcher of P bound to the problem
+  /// the arguments pick and the op's named operands in that composition's slots; that
+  /// launcher's refusal where it cannot run the problem.
   template <class A, class F>
   static Status on_launcher(const A& args, F&& f) {
     return Op::bind(args, [&]<class Pr>(const auto& gemm, const auto& operands) -> Status {
       using L = detail::LauncherOf<P, Pr>;
-      if constexpr (L::runs) return f.template operator()<L>(gemm, operands);
+      if constexpr (L::runs) return f.template operator()<L>(gemm, operand_slots<composition_of<Bound<P, Pr>>>(operands));
       else return Status::invalid(L::refusal);
     });
   }

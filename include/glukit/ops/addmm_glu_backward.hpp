@@ -58,8 +58,8 @@ constexpr std::int64_t addmm_glu_backward_workspace_floats(std::int64_t m, std::
 }
 
 namespace detail {
-/// The GEMM the backward runs, in addmm_glu's argument form: out = dX; Y and the gradient
-/// travel beside it (the kernel's second input and second output).
+/// The GEMM the backward runs, in addmm_glu's argument form: out = dX, Y its Y; the gradient
+/// and dY travel beside it (its named operands grad and dy).
 template <Element T>
 constexpr AddmmGluArgsT<T> gemm_view(const AddmmGluBackwardArgsT<T>& g) {
   AddmmGluArgsT<T> v;
@@ -68,16 +68,13 @@ constexpr AddmmGluArgsT<T> gemm_view(const AddmmGluBackwardArgsT<T>& g) {
   v.b_layout = g.b_layout;
   return v;
 }
-/// ... and the operands beyond it: dY (out2), the gradient (in2), dbias (column sums) and
-/// its partials' workspace.
+/// ... and the operands beyond it: dY, the gradient, dbias (column sums) and its partials'
+/// workspace.
 template <Element T>
 constexpr ExtraOperandsT<T> extra_operands(const AddmmGluBackwardArgsT<T>& g) {
-  return {.out2 = g.dy,
-          .ld_out2 = g.lddy,
-          .in2 = g.dout,
-          .ld_in2 = g.lddout,
-          .column_sums = g.dbias,
-          .column_partials = g.dbias != nullptr ? g.workspace : nullptr};
+  return {.dy = {g.dy, g.lddy},
+          .grad = {g.dout, g.lddout},
+          .vectors = {.column_sums = g.dbias, .column_partials = g.dbias != nullptr ? g.workspace : nullptr}};
 }
 }  // namespace detail
 

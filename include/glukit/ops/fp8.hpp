@@ -141,8 +141,8 @@ constexpr AddmmGluArgsT<T> half_width_view(const AddmmGluFp8ArgsT<T, F8>& p) {
 template <class Args>
 constexpr ExtraOperandsT<typename Args::element> scale_operands(const Args& p, const float* scale_b, ScaleKind kb) {
   ExtraOperandsT<typename Args::element> e;
-  e.scale_a = p.scale_a, e.scale_a_step = p.scale_a_kind == ScaleKind::per_row ? 1 : 0;
-  e.scale_b = scale_b, e.scale_b_step = kb == ScaleKind::per_row ? 1 : 0;
+  e.vectors.scale_a = p.scale_a, e.vectors.scale_a_step = p.scale_a_kind == ScaleKind::per_row ? 1 : 0;
+  e.vectors.scale_b = scale_b, e.vectors.scale_b_step = kb == ScaleKind::per_row ? 1 : 0;
   return e;
 }
 }  // namespace detail
@@ -231,7 +231,7 @@ struct GatedProjectionFp8 {
   static Status bind(const GatedProjectionFp8ArgsT<T, F8>& a, F&& f) {
     const AddmmGluArgsT<T> gemm = detail::gemm_view(detail::half_width_view(a));
     auto x = detail::scale_operands(a, a.scale_w, a.scale_w_kind);
-    x.row_absmax = a.row_absmax;
+    x.vectors.row_absmax = a.row_absmax;
     constexpr GateLayout st = GateLayout::stacked, il = GateLayout::interleaved;
     const bool inter = a.w_layout == il;
     if (a.row_absmax != nullptr)

@@ -139,7 +139,7 @@ struct GatedBackward {
   }
   template <Element T, class F>
   static Status bind(const GatedBackwardArgsT<T>& a, F&& f) {
-    const ExtraOperandsT<T> x{.out2 = a.h, .ld_out2 = a.ldh};
+    const ExtraOperandsT<T> x{.h = {a.h, a.ldh}};
     if (a.w_layout == GateLayout::interleaved)
       return f.template operator()<GatedBackwardProblem<T, GateLayout::interleaved>>(detail::gemm_view(a), x);
     return f.template operator()<GatedBackwardProblem<T, GateLayout::stacked>>(detail::gemm_view(a), x);

@@ -202,7 +202,7 @@ struct GatedProjection {
     constexpr GateLayout st = GateLayout::stacked, il = GateLayout::interleaved;
     const bool inter = a.w_layout == il;
     if (a.p != nullptr) {
-      const ExtraOperandsT<T> x{.out2 = a.p, .ld_out2 = a.ldp};
+      const ExtraOperandsT<T> x{.preact = {a.p, a.ldp}};
       return inter ? f.template operator()<GatedProblem<T, il, true>>(gemm, x)
                    : f.template operator()<GatedProblem<T, st, true>>(gemm, x);
     }

@@ -12,6 +12,7 @@
 
 #include "common/compositions.hpp"
 #include "glukit/epilogue/compose.hpp"
+#include "glukit/kernels/operand_slots.hpp"
 #include "glukit/kernels/policy.hpp"
 
 namespace {
@@ -46,14 +47,14 @@ static_assert(std::is_same_v<bound_t<AddmmGluBackwardProblem<half_t, Layout::col
 using Y = Tile<Operand::y>;
 static_assert(tiles_are<Elementwise<GluGate>::inputs, Y>() && tiles_are<Elementwise<BiasOnly>::inputs>());
 static_assert(tiles_are<Gated<SwiGlu>::inputs>() && tiles_are<Gated<SwiGlu>::outputs, Tile<Operand::out>>());
-static_assert(tiles_are<GatedPreact<SwiGlu>::outputs, Tile<Operand::out>, Tile<Operand::out2, Columns::gate>,
-                        Tile<Operand::out2, Columns::up>>());
-static_assert(tiles_are<AuxBackward<GluGate>::inputs, Tile<Operand::in2>, Y>() &&
-              tiles_are<AuxBackward<GluGate>::outputs, Tile<Operand::out>, Tile<Operand::out2>>());
-static_assert(tiles_are<GatedBackward<SwiGlu>::inputs, Tile<Operand::y, Columns::gate>, Tile<Operand::y, Columns::up>>() &&
+static_assert(tiles_are<GatedPreact<SwiGlu>::outputs, Tile<Operand::out>, Tile<Operand::preact, Columns::gate>,
+                        Tile<Operand::preact, Columns::up>>());
+static_assert(tiles_are<AuxBackward<GluGate>::inputs, Tile<Operand::grad>, Y>() &&
+              tiles_are<AuxBackward<GluGate>::outputs, Tile<Operand::out>, Tile<Operand::dy>>());
+static_assert(tiles_are<GatedBackward<SwiGlu>::inputs, Tile<Operand::p, Columns::gate>, Tile<Operand::p, Columns::up>>() &&
               tiles_are<GatedBackward<SwiGlu>::outputs, Tile<Operand::out, Columns::gate>,
-                        Tile<Operand::out, Columns::up>, Tile<Operand::out2>>());
-static_assert(tiles_are<ProjectionBackward<SwiGlu>::inputs, Y>() &&
+                        Tile<Operand::out, Columns::up>, Tile<Operand::h>>());
+static_assert(tiles_are<ProjectionBackward<SwiGlu>::inputs, Tile<Operand::dout>>() &&
               tiles_are<ProjectionBackward<SwiGlu>::outputs, Tile<Operand::out, Columns::gate>,
                         Tile<Operand::out, Columns::up>>());
 static_assert(Arity<Gated<SwiGlu>>::pairwise && Arity<GatedPreact<SigmoidGlu>>::pairwise &&
@@ -70,7 +71,32 @@ static_assert(Arity<Elementwise<GluGate>>::vectors == 0 && Arity<Elementwise<Glu
               Arity<Gated<SwiGlu>>::tiles == 0 && Arity<Gated<SwiGlu>>::row_absmax == -1 &&
               !Arity<Elementwise<GluGate>>::reduces && Arity<AuxBackward<GluGate, true>>::reduces);
 static_assert(is_vector(Operand::row_scale) && is_vector(Operand::column_scale) && !is_vector(Operand::y) &&
-              !is_vector(Operand::in2));
+              !is_vector(Operand::grad));
+
+// The slots the operands travel in (kernels/operand_slots.hpp): the staged inputs in Y's or the
+// second input's, the outputs in out's or the second output's; each composition's names fill
+// its slots and nothing else.
+static_assert(slot_of(Operand::y) == Slot::y && slot_of(Operand::p) == Slot::y && slot_of(Operand::dout) == Slot::y &&
+              slot_of(Operand::grad) == Slot::in2 && slot_of(Operand::out) == Slot::out &&
+              slot_of(Operand::preact) == Slot::out2 && slot_of(Operand::h) == Slot::out2 &&
+              slot_of(Operand::dy) == Slot::out2 && slot_of(Operand::row_scale) == Slot::vector);
+namespace slots {
+constexpr half_t p_buf[1] = {}, h_buf[1] = {}, dy_buf[1] = {}, grad_buf[1] = {};
+constexpr float sums[1] = {};
+constexpr ExtraOperandsT<half_t> named{.preact = {const_cast<half_t*>(p_buf), 24},
+                                       .h = {const_cast<half_t*>(h_buf), 16},
+                                       .dy = {const_cast<half_t*>(dy_buf), 8},
+                                       .grad = {grad_buf, 40},
+                                       .vectors = {.column_sums = const_cast<float*>(sums)}};
+constexpr OperandSlotsT<half_t> preact = operand_slots<GatedPreact<SwiGlu>>(named),
+                                h = operand_slots<GatedBackward<SwiGlu>>(named),
+                                aux = operand_slots<AuxBackward<GluGate, true>>(named),
+                                gated = operand_slots<Gated<SwiGlu>>(named);
+static_assert(preact.out2 == p_buf && preact.ld_out2 == 24 && preact.in2 == nullptr);
+static_assert(h.out2 == h_buf && h.ld_out2 == 16 && h.in2 == nullptr);
+static_assert(aux.out2 == dy_buf && aux.ld_out2 == 8 && aux.in2 == grad_buf && aux.ld_in2 == 40);
+static_assert(gated.out2 == nullptr && gated.in2 == nullptr && gated.vectors.column_sums == sums);
+}  // namespace slots
 static_assert(Arity<test::ScaledElementwise<GluGate>>::tiles == 1 && Arity<test::ScaledElementwise<GluGate>>::vectors == 2 &&
               Arity<test::ScaledElementwise<GluGate>>::row_absmax == 0 && Arity<test::ScaledElementwise<GluGate>>::reduces);
 static_assert(Arity<test::ScaledGated<SwiGlu>>::tiles == 0 && Arity<test::ScaledGated<SwiGlu>>::vectors == 3 &&

@@ -107,10 +107,10 @@ TEST_CASE("fp8: the kernels' half-width view and scale operands") {
   CHECK(v.ldo == p.ldo);  // the output stays 16-bit
   CHECK(v.n == p.n);
   const auto e = glukit::detail::scale_operands(p, p.scale_w, p.scale_w_kind);
-  CHECK(e.scale_a == floats);
-  CHECK(e.scale_a_step == 1);  // per row
-  CHECK(e.scale_b == floats + 4);
-  CHECK(e.scale_b_step == 0);  // per tensor
+  CHECK(e.vectors.scale_a == floats);
+  CHECK(e.vectors.scale_a_step == 1);  // per row
+  CHECK(e.vectors.scale_b == floats + 4);
+  CHECK(e.vectors.scale_b_step == 0);  // per tensor
   const auto va = glukit::detail::half_width_view(addmm());
   CHECK(va.b_layout == glukit::Layout::col_major);
   CHECK(va.ldb == 512);

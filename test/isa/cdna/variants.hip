@@ -10,9 +10,9 @@
 // Y): every variant for bf16 with W stacked and fp16 with W interleaved, V1 and V4
 // for the other two (element, row order) pairs, through the same launchers
 // (GatedProjection<P>::run calls them with detail::gemm_view of its arguments).
-// The gated backward (GatedBackwardProblem: B = W_down row-major, Y = P, out = dP, out2
+// The gated backward (GatedBackwardProblem: B = W_down row-major, Y = P, out = dP, h
 // = H): V4 and V2 with SwiGlu and GeGlu, bf16 with P stacked and fp16 interleaved.
-// addmm_glu's backward (AddmmGluBackwardProblem: in2 = the gradient, out = dX, out2 = dY):
+// addmm_glu's backward (AddmmGluBackwardProblem: grad = the gradient, out = dX, dy = dY):
 // V4 and V2 with GluGate for fp16 with B col_major and bf16 with B row-major, V4 with the
 // bias gradient's column sums for the same two, and the default
 // glukit::addmm_glu_backward<GluGate>(args) for fp16 (its V4 kernels for both B layouts,

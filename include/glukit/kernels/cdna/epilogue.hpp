@@ -245,7 +245,7 @@ class Epilogue : public EpilogueTile<P> {
   /// Output column_sum's sums over each 16-row block (mb, q) of the tile (rows past m count
   /// as 0), over the lanes of a column group (lane % 16 the row, lane / 16 the 4-column
   /// group: acc_coord), stored by lanes 0, 16, 32, 48 into the block's row of the column
-  /// partials (ExtraOperandsT; kernels/column_sums.hpp adds the rows in a fixed order).
+  /// partials (OperandVectors; kernels/column_sums.hpp adds the rows in a fixed order).
   GLUKIT_DEVICE void add_column_sums(const u32x2_t (&o)[bm][vn]) const {
     static_assert(!gate_up && !ragged && C::outputs::columns[Ar::column_sum] == Columns::own,
                   "column sums: an element view, the output at its own columns in whole vectors (n % 8 == 0)");

@@ -71,16 +71,16 @@ class EpilogueTile {
   }
 
  protected:
-  /// A composition's matrix operand (epilogue/compose.hpp) and its row stride.
+  /// A composition's matrix operand (epilogue/compose.hpp), by its slot, and its row stride.
   struct Matrix {
     const T* data;
     int ld;
   };
   GLUKIT_DEVICE Matrix matrix(epilogue::Operand o) const {
-    switch (o) {
-      case epilogue::Operand::y: return {p_.y, p_.ldy};
-      case epilogue::Operand::in2: return {p_.in2, p_.ld_in2};
-      case epilogue::Operand::out: return {p_.out, p_.ldo};
+    switch (epilogue::slot_of(o)) {
+      case epilogue::Slot::y: return {p_.y, p_.ldy};
+      case epilogue::Slot::in2: return {p_.in2, p_.ld_in2};
+      case epilogue::Slot::out: return {p_.out, p_.ldo};
       default: return {p_.out2, p_.ld_out2};
     }
   }

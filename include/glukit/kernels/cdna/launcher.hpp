@@ -48,33 +48,21 @@ struct BackendLauncher<P, Backend::hip> {
       "p: this policy cannot write the pre-activations (an sm90a warp-specialised TMA policy with a_rows = tile_m can)";
   /// The plan's own rules, host only (before the device check): ld_out2 the second output's
   /// stride, ld_in2 the second input's (0: none).
-  static Status check(const AddmmGluArgsT<T>& args, const ExtraOperandsT<T>& extra = {}) {
+  static Status check(const AddmmGluArgsT<T>& args, const OperandSlotsT<T>& extra = {}) {
     if (Status s = cdna::validate_for_plan<P>(args); !s) return s;
     if (Status s = cdna::validate_out2_for_plan<P>(extra.ld_out2); !s) return s;
     return cdna::validate_in2_for_plan<P>(extra.ld_in2);
   }
 
-  /// extra: the operands beyond addmm_glu's of a kernel that has them (ops/operands.hpp).
-  static Status run(const AddmmGluArgsT<T>& args, stream_t stream, int device, const ExtraOperandsT<T>& extra = {}) {
+  /// extra: the operands beyond addmm_glu's, in the composition's slots (kernels/operand_slots.hpp).
+  static Status run(const AddmmGluArgsT<T>& args, stream_t stream, int device, const OperandSlotsT<T>& extra = {}) {
     int compute_units = 0;
     if (Status s = cdna::DeviceFacts::query<typename P::arch>(device, &compute_units); !s) return s;
 
     const TileSchedulePlan schedule = cdna::plan_schedule<P>(args, compute_units);
     if (schedule.workers > 0x7fffffff)
       return Status::invalid("m, n: more tiles than one launch grid holds (2^31 - 1)");
-    cdna::KernelParams<T> params = cdna::make_kernel_params(args, schedule);
-    params.out2 = extra.out2;
-    params.ld_out2 = static_cast<int>(extra.ld_out2);
-    params.in2 = extra.in2;
-    params.ld_in2 = static_cast<int>(extra.ld_in2);
-    params.column_partials = extra.column_partials;
-    params.row_scale = extra.row_scale;
-    params.column_scale = extra.column_scale;
-    params.row_absmax = extra.row_absmax;
-    params.scale_a = extra.scale_a;
-    params.scale_a_step = static_cast<int>(extra.scale_a_step);
-    params.scale_b = extra.scale_b;
-    params.scale_b_step = static_cast<int>(extra.scale_b_step);
+    cdna::KernelParams<T> params = cdna::make_kernel_params(args, schedule, extra);
     // hipLaunchKernel reports this launch's own error, not an earlier one left in
     // the thread's last-error state by the caller.
     void* kernel_args[] = {&params};
@@ -84,8 +72,8 @@ struct BackendLauncher<P, Backend::hip> {
       return {StatusCode::runtime_error, error_string(e)};
     // A column_sum composition's vector: its partials added in a fixed order.
     if constexpr (epilogue::Arity<composition_of<P>>::column_sum >= 0)
-      if (extra.column_sums != nullptr)
-        return sum_column_partials(extra.column_partials, args.m, args.n, extra.column_sums, stream);
+      if (extra.vectors.column_sums != nullptr)
+        return sum_column_partials(extra.vectors.column_partials, args.m, args.n, extra.vectors.column_sums, stream);
     return Status::success();
   }
 };

@@ -89,15 +89,15 @@ Params<P> make_params(const Args<P>& args, int workers) {
           static_cast<int>(ceil_div(args.k, P::tile_k))};
 }
 
-/// How wide a matrix operand O is as composition C stages it, in output widths: 0 (not
-/// staged), 1 (its own columns: n) or 2 (the gate's and up projection's columns in W's row
-/// order: 2n).
-template <class C, epilogue::Operand O>
+/// How wide the matrix operand in slot S is as composition C stages it (epilogue::slot_of),
+/// in output widths: 0 (not staged), 1 (its own columns: n) or 2 (the gate's and up
+/// projection's columns in W's row order: 2n).
+template <class C, epilogue::Slot S>
 constexpr int staged_width() {
   using In = typename C::inputs;
   int w = 0;
   for (int t = 0; t < epilogue::Arity<C>::tiles; ++t)
-    if (In::operand[t] == O) w = In::columns[t] == epilogue::Columns::own && w < 2 ? 1 : 2;
+    if (epilogue::slot_of(In::operand[t]) == S) w = In::columns[t] == epilogue::Columns::own && w < 2 ? 1 : 2;
   return w;
 }
 
@@ -106,7 +106,7 @@ constexpr int staged_width() {
 /// of 64 rows of n by 64 k, read like A), the bias as one unswizzled row. Operands a launch
 /// does not touch stay unencoded.
 template <class P>
-Status encode_tensor_maps(const Args<P>& a, const ExtraOperandsT<element_of<P>>& x, TensorMaps* maps) {
+Status encode_tensor_maps(const Args<P>& a, const OperandSlotsT<element_of<P>>& x, TensorMaps* maps) {
   using namespace arch::hopper;
   using T = element_of<P>;
   using Plan = KernelPlan<P>;
@@ -119,8 +119,8 @@ Status encode_tensor_maps(const Args<P>& a, const ExtraOperandsT<element_of<P>>&
     else
       ok &= encode_tensor_map<T>(&maps->b, a.b, a.k, a.n, a.ldb, P::tile_k, 64, true);
   }
-  constexpr int y_width = staged_width<C, epilogue::Operand::y>();
-  constexpr int in2_width = staged_width<C, epilogue::Operand::in2>();
+  constexpr int y_width = staged_width<C, epilogue::Slot::y>();
+  constexpr int in2_width = staged_width<C, epilogue::Slot::in2>();
   if constexpr (y_width > 0)
     ok &= encode_tensor_map<T>(&maps->y, a.y, a.m, y_width * a.n, a.ldy,
                                Plan::a_rows, 64, true);
@@ -159,11 +159,11 @@ struct BackendLauncher<P, Backend::cuda> {
 
   /// No rules beyond the kernel types' validate before the device checks: the grid and TMA
   /// coordinate limits below are checked after them.
-  static Status check(const sm90::Args<P>&, const ExtraOperandsT<element_of<P>>& = {}) { return Status::success(); }
+  static Status check(const sm90::Args<P>&, const OperandSlotsT<element_of<P>>& = {}) { return Status::success(); }
 
-  /// extra: the operands beyond addmm_glu's of a kernel that has them (ops/operands.hpp).
+  /// extra: the operands beyond addmm_glu's, in the composition's slots (kernels/operand_slots.hpp).
   static Status run(const sm90::Args<P>& args, stream_t stream, int device,
-                    const ExtraOperandsT<element_of<P>>& extra = {}) {
+                    const OperandSlotsT<element_of<P>>& extra = {}) {
     int workers = 0;
     if (Status s = sm90::DeviceSetup<P>::get(device, &workers); !s.ok()) return s;  // device checks first
     if (Status s = sm90::DeviceSetup<P>::allow_smem(); !s.ok()) return s;
@@ -178,8 +178,8 @@ struct BackendLauncher<P, Backend::cuda> {
       // TMA box coordinates are 32-bit: the last box of a dimension must start below 2^31.
       constexpr std::int64_t max_coord = (std::int64_t{1} << 31) - 256;
       using C = composition_of<P>;
-      constexpr bool wide = sm90::MainloopPlan<P>::Rows::paired || sm90::staged_width<C, epilogue::Operand::y>() == 2 ||
-                            sm90::staged_width<C, epilogue::Operand::in2>() == 2;  // 2n columns or rows
+      constexpr bool wide = sm90::MainloopPlan<P>::Rows::paired || sm90::staged_width<C, epilogue::Slot::y>() == 2 ||
+                            sm90::staged_width<C, epilogue::Slot::in2>() == 2;  // 2n columns or rows
       constexpr int n_per_col = wide ? 2 : 1;
       if (args.m > max_coord || n_per_col * args.n > max_coord || args.k > max_coord)
         return Status::invalid("m, n, k: must be < 2^31 - 256 for the TMA policy's box coordinates");
@@ -195,8 +195,8 @@ struct BackendLauncher<P, Backend::cuda> {
       return {StatusCode::runtime_error, error_string(e)};
     // A column_sum composition's vector: its partials added in a fixed order.
     if constexpr (epilogue::Arity<composition_of<P>>::column_sum >= 0)
-      if (extra.column_sums != nullptr)
-        return sum_column_partials(extra.column_partials, args.m, args.n, extra.column_sums, stream);
+      if (extra.vectors.column_sums != nullptr)
+        return sum_column_partials(extra.vectors.column_partials, args.m, args.n, extra.vectors.column_sums, stream);
     return Status::success();
   }
 };

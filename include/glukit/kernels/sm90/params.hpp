@@ -6,20 +6,21 @@
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/epilogue/compose.hpp"
 #include "glukit/ops/addmm_glu.hpp"
-#include "glukit/ops/operands.hpp"
+#include "glukit/kernels/operand_slots.hpp"
 #include "glukit/kernels/policy.hpp"
 
 namespace glukit::sm90 {
 
 /// Tensor maps of the TMA producer (unused by the cp.async kernels): A, B, the bias row and
-/// the tile-shaped inputs a composition stages, by operand (epilogue::Operand y, in2).
+/// the tile-shaped inputs a composition stages, by the slot of its operand (epilogue::Slot y,
+/// in2).
 struct TensorMaps {
   CUtensorMap a, b, y, bias, in2;
   template <epilogue::Operand O>
   GLUKIT_HOST_DEVICE const CUtensorMap* input() const {
-    static_assert(O == epilogue::Operand::y || O == epilogue::Operand::in2,
-                  "TensorMaps: a staged input is operand y or in2");
-    return O == epilogue::Operand::y ? &y : &in2;
+    constexpr epilogue::Slot s = epilogue::slot_of(O);
+    static_assert(s == epilogue::Slot::y || s == epilogue::Slot::in2, "TensorMaps: a staged input travels in slot y or in2");
+    return s == epilogue::Slot::y ? &y : &in2;
   }
 };
 
@@ -30,7 +31,7 @@ struct KernelParamsT {
   AddmmGluArgsT<T> args;
   TileSchedulePlan schedule;
   int k_blocks;
-  ExtraOperandsT<T> extra;  ///< the op's operands beyond the GEMM's (ops/operands.hpp)
+  OperandSlotsT<T> extra;  ///< the operands beyond the GEMM's, in the composition's slots
 };
 
 /// The parameters and arguments of a bound policy's kernel (its problem's element type).

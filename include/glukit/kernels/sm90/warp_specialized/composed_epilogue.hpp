@@ -59,7 +59,7 @@ struct ComposedEpilogue : StagedEpilogue<P> {
 
   T* out2;
   std::int64_t ld_out2;
-  float* sums;              ///< the column sums' partials (Ar::column_sum: ExtraOperandsT), else unused
+  float* sums;              ///< the column sums' partials (Ar::column_sum: OperandVectors), else unused
   const float* row_scale;   ///< the broadcast vectors (Operand::row_scale, column_scale)
   const float* column_scale;
   float* row_max;           ///< the row maxima's vector (Ar::row_absmax), else unused
@@ -208,9 +208,12 @@ struct ComposedEpilogue : StagedEpilogue<P> {
   template <int P0, int P1, int O0, int... Os>
   GLUKIT_DEVICE void store(const unsigned char* tile, std::int64_t m0) const {
     using Out = typename C::outputs;
-    static_assert(((Out::operand[O0] == epilogue::Operand::out || Out::operand[O0] == epilogue::Operand::out2) && ... &&
-                   (Out::operand[Os] == epilogue::Operand::out || Out::operand[Os] == epilogue::Operand::out2)),
-                  "composition: its outputs go to out or out2");
+    static_assert(((epilogue::slot_of(Out::operand[O0]) == epilogue::Slot::out ||
+                    epilogue::slot_of(Out::operand[O0]) == epilogue::Slot::out2) &&
+                   ... &&
+                   (epilogue::slot_of(Out::operand[Os]) == epilogue::Slot::out ||
+                    epilogue::slot_of(Out::operand[Os]) == epilogue::Slot::out2)),
+                  "composition: its outputs travel in slot out or out2 (epilogue::slot_of)");
     if constexpr (sizeof...(Os) == 0 && forward_order && Out::operand[O0] == epilogue::Operand::out &&
                   Out::columns[O0] == epilogue::Columns::own) {
       Base::template store_rows_from_smem<L, P0, P1>(tile + (O0 % buffers) * L::bytes, m0);
@@ -249,12 +252,12 @@ struct ComposedEpilogue : StagedEpilogue<P> {
   template <int O>
   GLUKIT_DEVICE T* destination(std::int64_t j) const {
     using Out = typename C::outputs;
-    T* const base = Out::operand[O] == epilogue::Operand::out ? a.out : out2;
+    T* const base = epilogue::slot_of(Out::operand[O]) == epilogue::Slot::out ? a.out : out2;
     return base + column<Out::columns[O]>(j);
   }
   template <int O>
   GLUKIT_DEVICE std::int64_t leading() const {
-    return C::outputs::operand[O] == epilogue::Operand::out ? a.ldo : ld_out2;
+    return epilogue::slot_of(C::outputs::operand[O]) == epilogue::Slot::out ? a.ldo : ld_out2;
   }
 
   /// The column of a Columns operand that holds output column j.

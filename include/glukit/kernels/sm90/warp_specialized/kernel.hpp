@@ -83,15 +83,16 @@ struct WsKernel : WsProducer<P> {
   /// slice s of the accumulators (Plan::wg_slices) belongs to tile thread tid + 128 s.
   GLUKIT_DEVICE static void finish_tile(const Params<P>& p, const Shared& sh, std::int64_t li, std::int64_t m0,
                                         std::int64_t n0, int tid, float (&acc)[SL][Mma::accumulators]) {
-    const ExtraOperandsT<element_of<P>>& x = p.extra;
+    const OperandSlotsT<element_of<P>>& x = p.extra;
+    const OperandVectors& v = x.vectors;
     // A warp whose 16 rows lie past the tile's a_rows (Plan::a_rows) has nothing to store;
     // it still waits for and releases every part.
     const bool stores = Plan::a_rows == P::tile_m || (tid % 128) / 32 * 16 < Plan::a_rows;
     if constexpr (ProblemParts<P>::dequantised)
 #pragma unroll
       for (int s = 0; s < SL; ++s)
-        StagedEpi(p.args, m0, n0, tid + 128 * s).dequantise(acc[s], x.scale_a, x.scale_a_step, x.scale_b,
-                                                            x.scale_b_step);
+        StagedEpi(p.args, m0, n0, tid + 128 * s).dequantise(acc[s], v.scale_a, v.scale_a_step, v.scale_b,
+                                                            v.scale_b_step);
     const bool with_bias = bias_beside_y(p);
     const auto finish_part = [&]<int Part>() {
       constexpr int P0 = Part * Plan::y_part_panels, P1 = P0 + Plan::y_part_panels;
@@ -102,8 +103,8 @@ struct WsKernel : WsProducer<P> {
       if (stores)
 #pragma unroll
         for (int s = 0; s < SL; ++s)
-          TileEpi(p.args, m0, n0, tid + 128 * s, x.out2, x.ld_out2, x.column_partials, x.row_scale, x.column_scale,
-                  x.row_absmax)
+          TileEpi(p.args, m0, n0, tid + 128 * s, x.out2, x.ld_out2, v.column_partials, v.row_scale, v.column_scale,
+                  v.row_absmax)
               .template finish<P0, P1>(acc[s], w.tile, bias_row, m0);
       // Every consumer thread arrives: with one arrival per warp (after a __syncwarp),
       // racecheck reports the other lanes' ldmatrix against the cp.async producer's next Y

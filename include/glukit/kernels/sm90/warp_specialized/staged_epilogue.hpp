@@ -41,7 +41,7 @@ struct StagedEpilogue : Epilogue<P> {
     for (int j = 0; j < J; ++j) add_bias_pair(acc, j, arch::hopper::ld_shared_32(bias_s + 2 * (8 * j + 2 * q)));
   }
 
-  /// A scaled problem's dequantisation (ExtraOperandsT: scale_a, scale_b and their steps):
+  /// A scaled problem's dequantisation (OperandVectors: scale_a, scale_b and their steps):
   /// each accumulator times its row's A scale and its column's B scale (B's row of the
   /// column: W's row of a gated tile's column, Pairs), before the bias is added.
   /// Accumulators outside the output get 0 (never stored). Steps: 0 (one scale) or 1.
@@ -155,7 +155,7 @@ struct StagedEpilogue : Epilogue<P> {
 
   /// Writes the column sums of a warp's 16 staged rows, held as for the row-contiguous
   /// stores (lane 8 rq + c: chunk c of rows row + 4 t; rows past m count as 0), into their
-  /// row of the column partials (ExtraOperandsT::column_partials: row / 16 of a matrix of
+  /// row of the column partials (OperandVectors::column_partials: row / 16 of a matrix of
   /// the output's width; dst: row 0 at the panel's first column; cols of its columns inside
   /// n): summed over t, then over rq (lanes xor 8, 16); lanes 0..7 store their chunk's 8
   /// sums (plain stores: kernels/column_sums.hpp adds the rows in a fixed order).
