@@ -48,12 +48,10 @@ namespace glukit::epilogue {
 /// (the gradient of addmm_glu's Y). Read, fp32 broadcast vectors: row_scale (m: one value per
 /// output row), column_scale (one per column of its Columns: n, or 2n in W's row order).
 enum class Operand { y, p, dout, grad, out, preact, h, dy, row_scale, column_scale };
-/// Is the operand a broadcast vector (read at its row or column of the output element)?
-constexpr bool is_vector(Operand o) { return o == Operand::row_scale || o == Operand::column_scale; }
 /// Where an operand travels in the kernels' parameters: the GEMM's Y (the first staged input),
 /// the second staged input, the GEMM's output, the second output, or the vectors'. Each
 /// composition reads at most one operand of each input slot and writes at most one beside
-/// out, so the slots hold what its names say (ops/operands.hpp: operand_slots).
+/// out, so the slots hold what its names say (kernels/operand_slots.hpp: operand_slots).
 enum class Slot { y, in2, out, out2, vector };
 GLUKIT_HOST_DEVICE constexpr Slot slot_of(Operand o) {
   switch (o) {
@@ -68,6 +66,8 @@ GLUKIT_HOST_DEVICE constexpr Slot slot_of(Operand o) {
     default: return Slot::vector;
   }
 }
+/// Is the operand a broadcast vector (read at its row or column of the output element)?
+constexpr bool is_vector(Operand o) { return slot_of(o) == Slot::vector; }
 /// The columns of a tile-shaped operand at output column j of n: j itself, or the gate's or
 /// the up projection's column of j in a 2n-wide matrix in W's row order (gate_row /
 /// up_row, ops/gated_projection.hpp).
@@ -151,10 +151,13 @@ struct Arity {
   }(), "composition: its tile-shaped inputs come first, its broadcast vectors last");
   static_assert(C::inputs::rows_own, "composition: a row_scale input has no columns (Columns::own)");
   static_assert([] {
+    for (int t = 0; t < tiles; ++t)
+      if (slot_of(C::inputs::operand[t]) != Slot::y && slot_of(C::inputs::operand[t]) != Slot::in2) return false;
     for (int o = 0; o < outputs; ++o)
-      if (is_vector(C::outputs::operand[o])) return false;
+      if (slot_of(C::outputs::operand[o]) != Slot::out && slot_of(C::outputs::operand[o]) != Slot::out2) return false;
     return true;
-  }(), "composition: its outputs are tile-shaped (out, preact, h, dy)");
+  }(), "composition: it reads operands that are read (y, p, dout, grad; the vectors) and writes operands that "
+       "are written (out, preact, h, dy)");
   static_assert(detail::one_per_slot<typename C::inputs>() && detail::one_per_slot<typename C::outputs>(),
                 "composition: at most one operand per slot (epilogue::slot_of), out apart");
 };

@@ -42,7 +42,7 @@ struct KernelParams {
 /// The kernel's parameters: the GEMM's arguments, the schedule and the operands beside them.
 template <class T>
 inline KernelParams<T> make_kernel_params(const AddmmGluArgsT<T>& a, const TileSchedulePlan& schedule,
-                                          const OperandSlotsT<T>& x = {}) {
+                                          const OperandSlotsT<T>& x) {
   const OperandVectors& v = x.vectors;
   return {a.a,
           a.b,

@@ -207,13 +207,7 @@ struct ComposedEpilogue : StagedEpilogue<P> {
   /// to their matrices and columns.
   template <int P0, int P1, int O0, int... Os>
   GLUKIT_DEVICE void store(const unsigned char* tile, std::int64_t m0) const {
-    using Out = typename C::outputs;
-    static_assert(((epilogue::slot_of(Out::operand[O0]) == epilogue::Slot::out ||
-                    epilogue::slot_of(Out::operand[O0]) == epilogue::Slot::out2) &&
-                   ... &&
-                   (epilogue::slot_of(Out::operand[Os]) == epilogue::Slot::out ||
-                    epilogue::slot_of(Out::operand[Os]) == epilogue::Slot::out2)),
-                  "composition: its outputs travel in slot out or out2 (epilogue::slot_of)");
+    using Out = typename C::outputs;  // each in slot out or out2 (epilogue::Arity checks it)
     if constexpr (sizeof...(Os) == 0 && forward_order && Out::operand[O0] == epilogue::Operand::out &&
                   Out::columns[O0] == epilogue::Columns::own) {
       Base::template store_rows_from_smem<L, P0, P1>(tile + (O0 % buffers) * L::bytes, m0);
