@@ -20,12 +20,14 @@ DEV = "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def make_fp8(m, n, k, per_row=(True, True), bias=True, dtype=torch.bfloat16, device="cpu", seed=0):
-    """Random e4m3 a (m x k), w (2n x k), fp32 scales in [0.5, 2] of the kinds asked, bias."""
+    """Random e4m3 a (m x k), w (2n x k) in [-2, 2], fp32 scales of the kinds asked (a's in
+    [0.5, 2], w's in [0.5, 2] / sqrt(k), so that the pre-activations are of order 1 at every k, as
+    in a model, and clamped_swiglu's limits are met by a few of them, not by nearly all), bias."""
     g = torch.Generator().manual_seed(seed)
     a = (torch.rand(m, k, generator=g) * 4 - 2).to(FP8)
     w = (torch.rand(2 * n, k, generator=g) * 4 - 2).to(FP8)
     sa = torch.rand(m, 1, generator=g) * 1.5 + 0.5 if per_row[0] else torch.tensor(1.25)
-    sw = torch.rand(1, 2 * n, generator=g) * 1.5 + 0.5 if per_row[1] else torch.tensor(0.75)
+    sw = (torch.rand(1, 2 * n, generator=g) * 1.5 + 0.5 if per_row[1] else torch.tensor(0.75)) / max(k, 1) ** 0.5
     b = torch.randn(2 * n, generator=g).to(dtype) if bias else None
     return [t.to(device) if t is not None else None for t in (a, w, sa, sw, b)]
 

@@ -35,12 +35,14 @@ TEMPLATE_LIST_TEST_CASE("fp8 gated projection: the default's kernels, fp16 and b
 
 TEMPLATE_LIST_TEST_CASE("fp8 gated projection: every activation through the default, both W orders", "[fp8]",
                         epilogue::GatedActivations) {
-  // m = 16 (decode), 200 x 96 (narrow tiles), 300 x 704 (wide tiles).
+  // m = 16 (decode), 200 x 96 (narrow tiles), 300 x 704 (wide tiles), 2048 x 512 (the ping-pong
+  // 128 x 128 kernel the default picks from 2048 rows).
   for (GateLayout layout : {GateLayout::stacked, GateLayout::interleaved}) {
     const bool st = layout == GateLayout::stacked;
     for (const Fp8Shape& s : {Fp8Shape{16, st ? 75 : 128, 272, 0, 0, 0, true, layout},
                               Fp8Shape{200, st ? 95 : 128, 528, 0, 0, 0, true, layout, ScaleKind::tensor},
-                              Fp8Shape{300, st ? 705 : 704, 256, 0, 0, 0, true, layout}})
+                              Fp8Shape{300, st ? 705 : 704, 256, 0, 0, 0, true, layout},
+                              Fp8Shape{2048, 512, 512, 0, 0, 0, true, layout}})
       check_fp8<TestType, bfloat16_t, true>("default", s,
                                       [](const auto& args) { return gated_projection<TestType>(args); });
   }
