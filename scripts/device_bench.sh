@@ -8,7 +8,7 @@
 #   BUILD_DIR  default .carry/build
 #   NAME       results' base name, default h200-<UTC date>  ($OUT/NAME.json, .txt, .md, .png)
 #   OUT        output folder (the device machine sets it), default ./bench-out
-#   GLUKIT_RUN_EXAMPLES=1  also run the GPU examples 01-08 (logs in $OUT/examples.txt)
+#   GLUKIT_RUN_EXAMPLES=1  also run the GPU examples 01-09 (logs in $OUT/examples.txt)
 #   GLUKIT_CLOCK_LOG=1     also sample the card's SM clock, power and temperature every
 #                          100 ms ($OUT/NAME-clocks.csv) and stamp each console line with
 #                          the time it was printed ($OUT/NAME-stamped.txt), so a row can be
@@ -79,7 +79,7 @@ if [ "${GLUKIT_RUN_EXAMPLES:-0}" = 1 ]; then
   : > "$out/examples.txt"
   for ex in glukit_example_reference_shape glukit_example_blocks glukit_example_custom_epilogue \
             glukit_example_linear_layer_bf16 glukit_example_llama_mlp_gated glukit_example_training_gated_mlp \
-            glukit_example_training_addmm_glu glukit_example_fp8_mlp; do
+            glukit_example_training_addmm_glu glukit_example_fp8_mlp glukit_example_moe_experts; do
     exe=$(find "$build" -name "$ex" -type f -perm -u+x | head -n 1)
     if [ -z "$exe" ]; then echo "device_bench.sh: $ex not built" | tee -a "$out/examples.txt"; status=1; continue; fi
     echo "== $ex" | tee -a "$out/examples.txt"
