@@ -296,12 +296,13 @@ def _expert_of_row(offsets, rows):
     return torch.bucketize(torch.arange(rows, device=offsets.device, dtype=torch.int32), offsets[1:], right=True)
 
 
-def _weight_grads(dp, x_routed, dy_routed, h, offsets, experts, down_layout, layout="stacked"):
+def _weight_grads(dp, x_routed, dy_routed, h, offsets, experts, down_layout, layout="stacked", biases=(True, True)):
     """(dW_gate_up in gate_up's layout, dW_down in down's layout, dbias_gate_up (E, 2I), dbias_down
     (E, H)): per expert dP^T x (x^T dP for alternating weights (E, H, 2I): dP's columns are then
     W's), dY^T H and the column sums, from the routed rows below expert_offsets[experts]
     (torch._grouped_mm over the experts' rows where it runs: CUDA, bf16; expert by expert
-    otherwise)."""
+    otherwise). A bias's gradient only where `biases` says the layer has it (else None: its
+    column sums are fp32 passes over rows x 2I and rows x H)."""
     rows, acc = dp.shape[0], _accumulator(dp.dtype)
     alt = layout == "alternating"
     if dp.is_cuda and dp.dtype == torch.bfloat16 and hasattr(torch, "_grouped_mm"):
@@ -320,20 +321,27 @@ def _weight_grads(dp, x_routed, dy_routed, h, offsets, experts, down_layout, lay
                 dd[e] = dy_routed[r0:r1].t() @ h[r0:r1]
     if down_layout != "hidden_intermediate":
         dd = dd.transpose(1, 2)
-    owner = _expert_of_row(offsets, rows).long()
-    dgub = dp.new_zeros(experts + 1, dp.shape[1], dtype=acc).index_add_(0, owner, dp.to(acc))
-    ddb = dp.new_zeros(experts + 1, dy_routed.shape[1], dtype=acc).index_add_(0, owner, dy_routed.to(acc))
-    return dgu, dd.contiguous(), dgub[:experts].to(dp.dtype), ddb[:experts].to(dp.dtype)
+    dgub = ddb = None
+    if any(biases):
+        owner = _expert_of_row(offsets, rows).long()
+        column_sums = lambda t: t.new_zeros(experts + 1, t.shape[1], dtype=acc).index_add_(0, owner, t.to(acc))[
+            :experts].to(dp.dtype)
+        dgub, ddb = (column_sums(dp) if biases[0] else None), (column_sums(dy_routed) if biases[1] else None)
+    return dgu, dd.contiguous(), dgub, ddb
 
 
-def _router_grad(grad, out, offsets, choice_row, top_k):
-    """d y / d top_k_weights: each choice's row of the down projection against its token's
-    gradient (0 for a choice routed to no expert)."""
+def _router_grad(grad, out, offsets, choice_row, top_k, dtype):
+    """d y / d top_k_weights in `dtype`: each choice's row of the down projection against its
+    token's gradient (0 for a choice routed to no expert). Weights in the rows' 16-bit dtype: one
+    batched GEMV (fp32 accumulation, rounded once), no fp32 copy of the rows x H gathered rows."""
     tokens, hidden = grad.shape
-    acc = _accumulator(grad.dtype)
     valid = choice_row < offsets[-1]
-    rows = out[choice_row.long()].to(acc).view(tokens, top_k, hidden)
-    dw = (rows * grad.to(acc).unsqueeze(1)).sum(-1)
+    rows = out[choice_row.long()].view(tokens, top_k, hidden)
+    if dtype == grad.dtype and dtype in (torch.float16, torch.bfloat16):
+        dw = torch.bmm(rows, grad.unsqueeze(2)).squeeze(2)
+    else:
+        acc = _accumulator(grad.dtype)
+        dw = (rows.to(acc) * grad.to(acc).unsqueeze(1)).sum(-1).to(dtype)
     return torch.where(valid.view(tokens, top_k), dw, torch.zeros_like(dw))
 
 
@@ -375,8 +383,8 @@ def _train_backward_torch(grad, top_k_weights, gate_up, down, gate_up_bias, down
             dx_routed[r0:r1] = dp[r0:r1].to(acc) @ (gate_up[e].t() if alt else gate_up[e]).to(acc)
     dx = torch.zeros(tokens, hidden, device=p.device, dtype=acc).index_add_(0, rc // top_k, torch.where(valid, dx_routed, 0))
     dgu, dd, dgub, ddb = _weight_grads(dp, torch.where(valid, x_routed, 0), dy_routed, h, offsets, experts,
-                                       down_layout, layout)
-    dw = (_router_grad(grad, out, offsets, choice_row, top_k).to(top_k_weights.dtype) if out.numel()
+                                       down_layout, layout, (gate_up_bias is not None, down_bias is not None))
+    dw = (_router_grad(grad, out, offsets, choice_row, top_k, top_k_weights.dtype) if out.numel()
           else torch.zeros_like(top_k_weights))
     return (dx.to(grad.dtype), dw, dgu, dd, dgub if gate_up_bias is not None else grad.new_empty(0),
             ddb if down_bias is not None else grad.new_empty(0))
@@ -408,8 +416,9 @@ def _train_backward_cuda(grad, top_k_weights, gate_up, down, gate_up_bias, down_
            [grad, top_k_weights.to(torch.float32), gate_up, down, p, offsets, row_choice, choice_row, dy_routed, dp,
             h, dx_routed, ones, dx], tokens, n, hidden, activation=check_activation(activation).op,
            b_is_nk=down_layout == "hidden_intermediate", interleaved=layout == "interleaved")
-    dgu, dd, dgub, ddb = _weight_grads(dp, x_routed, dy_routed, h, offsets, experts, down_layout, layout)
-    dw = (_router_grad(grad, out, offsets, choice_row, rows // max(tokens, 1)).to(top_k_weights.dtype)
+    dgu, dd, dgub, ddb = _weight_grads(dp, x_routed, dy_routed, h, offsets, experts, down_layout, layout,
+                                       (gate_up_bias is not None, down_bias is not None))
+    dw = (_router_grad(grad, out, offsets, choice_row, rows // max(tokens, 1), top_k_weights.dtype)
           if out.numel() else torch.zeros_like(top_k_weights))
     return (dx, dw, dgu, dd, dgub if gate_up_bias is not None else grad.new_empty(0),
             ddb if down_bias is not None else grad.new_empty(0))
