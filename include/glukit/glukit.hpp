@@ -9,6 +9,7 @@
 #include "glukit/blocks/tile_scheduler.hpp"
 #include "glukit/epilogue/functors.hpp"
 #include "glukit/kernels/backend.hpp"
+#include "glukit/kernels/policies.hpp"
 #include "glukit/ops/addmm_glu.hpp"
 #include "glukit/ops/addmm_glu_backward.hpp"
 #include "glukit/ops/fp8.hpp"

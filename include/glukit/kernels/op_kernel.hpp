@@ -11,7 +11,8 @@
 #include <type_traits>
 
 #include "glukit/kernels/operand_slots.hpp"
-#include "glukit/kernels/policies.hpp"
+#include "glukit/kernels/policies_cdna.hpp"
+#include "glukit/kernels/policies_sm90a.hpp"
 #include "glukit/kernels/policy_check.hpp"
 #include "glukit/ops/addmm_glu.hpp"
 #include "glukit/ops/addmm_glu_backward.hpp"

@@ -12,6 +12,7 @@
 #include "glukit/kernels/cdna/device_facts.hpp"
 #include "glukit/kernels/cdna/launcher.hpp"
 #include "glukit/kernels/op_kernel.hpp"
+#include "glukit/kernels/policy_variants.hpp"
 
 namespace glukit::detail {
 
