@@ -29,6 +29,7 @@ import torch
 from torch import nn
 
 from .library import define, launch
+from .moe_route import _INTERLEAVE, _route_buffers, route
 from .nn import activation_name
 from .ops import check_activation
 
@@ -36,28 +37,6 @@ from .ops import check_activation
 LAYOUTS = ("stacked", "interleaved", "alternating")
 #: The orders of the experts' down weights: (E, H, I) or (E, I, H).
 DOWN_LAYOUTS = ("hidden_intermediate", "intermediate_hidden")
-_INTERLEAVE = 64  # glukit::gate_interleave_rows
-
-
-def route(top_k_index: torch.Tensor, experts: int):
-    """(expert_offsets (experts + 1,), row_choice (T top_k,), choice_row (T top_k,), all int32,
-    and invalid, a 0-d int64 tensor) of ``top_k_index`` (T x top_k expert ids)."""
-    if top_k_index.dim() != 2:
-        raise ValueError(f"top_k_index: must be tokens x top_k (got shape {tuple(top_k_index.shape)})")
-    if experts < 1:
-        raise ValueError(f"experts: must be >= 1 (got {experts})")
-    flat = top_k_index.reshape(-1).to(torch.int64)
-    bucket = torch.where((flat >= 0) & (flat < experts), flat, torch.full_like(flat, experts))
-    row_choice = torch.sort(bucket, stable=True).indices
-    counts = torch.zeros(experts + 1, dtype=torch.int64, device=flat.device)
-    counts.scatter_add_(0, bucket, torch.ones_like(bucket))
-    offsets = torch.zeros(experts + 1, dtype=torch.int64, device=flat.device)
-    offsets[1:] = counts[:experts].cumsum(0)
-    choice_row = torch.empty_like(row_choice)
-    choice_row[row_choice] = torch.arange(row_choice.numel(), device=flat.device)
-    return offsets.to(torch.int32), row_choice.to(torch.int32), choice_row.to(torch.int32), counts[experts]
-
-
 def _intermediate(gate_up: torch.Tensor, layout: str) -> int:
     """I of an experts' gate / up weight: (E, 2I, H), or (E, H, 2I) alternating."""
     return (gate_up.shape[2] if layout == "alternating" else gate_up.shape[1]) // 2
@@ -175,18 +154,6 @@ def _experts_backward(ctx, grad):
         grad.contiguous(), x, idx, w, gate_up, down, gub, db, layout=layout, down_layout=down_layout,
         activation=activation)
     return gx, None, gw, ggu, gd, ggub if gub is not None else None, gdb if db is not None else None
-
-
-_ROUTE_CHUNK = 256  # glukit::moe_route_chunk
-
-
-def _route_buffers(device, experts: int, rows: int) -> tuple:
-    """glukit::moe_route's outputs and workspace for ``rows`` choices: (expert_offsets,
-    row_choice, choice_row, invalid, workspace), uninitialised (the launcher writes them)."""
-    chunks = (rows + _ROUTE_CHUNK - 1) // _ROUTE_CHUNK
-    i32 = dict(dtype=torch.int32, device=device)
-    return (torch.empty(experts + 1, **i32), torch.empty(rows, **i32), torch.empty(rows, **i32), torch.empty(1, **i32),
-            torch.empty((chunks + 1) * (experts + 1) * 4, dtype=torch.uint8, device=device))
 
 
 def _experts_cuda(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, down_bias, layout, down_layout,

@@ -34,7 +34,7 @@ import torch
 
 from .fp8 import FP8, FP8_VECTOR, _dequantised_linear, _quantize_rows_torch, gated_fp8_reference, quantize_rows
 from .library import define, launch
-from .moe import _INTERLEAVE, _route_buffers, route
+from .moe_route import _INTERLEAVE, _route_buffers, route
 from .ops import DTYPES, check_activation
 
 SCHEMA = ("(Tensor x, Tensor top_k_index, Tensor top_k_weights, Tensor gate_up, Tensor gate_up_scale, "
