@@ -1,7 +1,7 @@
 // The experts of a Mixture-of-Experts layer in glukit_bench, bf16, balanced or skewed random
 // routing, at the shapes (experts, top-k, hidden, intermediate) of Qwen3-30B-A3B, DeepSeek-V3,
 // gpt-oss-120b and Mixtral-8x7B and 1, 8, 64, 4096 and 16384 tokens (decode to prefill):
-//   moe_experts/<model>/<tokens>/<routing>   seventeen launches timed in turns on rotated input
+//   moe_experts/<model>/<tokens>/<routing>   nineteen launches timed in turns on rotated input
 //       sets: glukit::moe_route (us_route), grouped_gated_projection (us_gate_up, its
 //       TFLOPS), grouped_down_projection (us_down), moe_combine (us_combine), and the dense
 //       cuBLAS GEMM of the gated projection's FLOPs, (tokens x top_k) x 2I x H (us_dense_gemm;
@@ -20,7 +20,9 @@
 //       the e4m3 down projection, the combine) against the bf16 warp-specialised one (gather,
 //       gated and down projections, combine: layer_fp8_vs_bf16_ws), the warp-specialised gated
 //       projection reading W as gpt-oss stores it, (E, H, 2I) alternating (us_gate_up_alt,
-//       gate_up_alt_vs_ws: its time against the stacked (E, 2I, H) read); the experts the routing
+//       gate_up_alt_vs_ws: its time against the stacked (E, 2I, H) read), the gated projection on
+//       the other whole gated tiles, 128 x 256 and ping-pong 128 x 128 (us_gate_up_ws256,
+//       us_gate_up_pp128 and each one's _vs_dense); the experts the routing
 //       touches (touched_experts), the routed rows' share of their 128- and 64-row tiles
 //       (tile_fill_128, tile_fill_64: the tile quantisation bound) and their weights' bytes over the gate/up and down times of
 //       either path (weights_TBps, weights_ws_TBps: the decode rows' bound); the iteration
@@ -63,6 +65,13 @@ using GateWs64Policy =
     glukit::policy::WithEpilogue<glukit::policy::GatedTmaPingpong64x128<glukit::arch::sm90a>, glukit::epilogue::SwiGlu>;
 using DownWs64Policy = glukit::policy::WithEpilogue<glukit::policy::WarpSpecializedTmaPingpong64x128<glukit::arch::sm90a>,
                                                     glukit::epilogue::BiasOnly>;
+/// The gated projection's other whole tiles, for the grouped default's rule (the dense gated
+/// rule picks among them by M and N): 128 x 256 (large experts) and ping-pong 128 x 128. (The
+/// 16-row decode tiles are refused by the grouped kernel: its tiles are whole, a_rows = tile_m.)
+using GateWs256Policy =
+    glukit::policy::WithEpilogue<glukit::policy::GatedTma128x256<glukit::arch::sm90a>, glukit::epilogue::SwiGlu>;
+using GatePp128Policy =
+    glukit::policy::WithEpilogue<glukit::policy::GatedTmaPingpong128x128<glukit::arch::sm90a>, glukit::epilogue::SwiGlu>;
 /// The gated projection on e4m3 routed rows and weights (scales per routed row and per expert
 /// and W row), against cuBLASLt's fp8 GEMM of the same FLOPs.
 using GateFp8Policy = GateWsPolicy;
@@ -333,7 +342,9 @@ void bm_moe(benchmark::State& state, MoeCase c) {
          [&] { ok = ok && glukit::grouped_gated_projection_fp8<GateFp8Policy>(ops.gate_up_fp8(call++), stream).ok(); },
          [&] { run_dense_fp8(call++); },
          [&] { ok = ok && ops.layer_fp8(call++, stream); },
-         [&] { ok = ok && glukit::grouped_gated_projection<GateWsPolicy>(ops.gate_up_alt(call++), stream).ok(); }},
+         [&] { ok = ok && glukit::grouped_gated_projection<GateWsPolicy>(ops.gate_up_alt(call++), stream).ok(); },
+         [&] { ok = ok && glukit::grouped_gated_projection<GateWs256Policy>(ops.gate_up_ws(call++), stream).ok(); },
+         [&] { ok = ok && glukit::grouped_gated_projection<GatePp128Policy>(ops.gate_up_ws(call++), stream).ok(); }},
         std::min(counts.warmup, 3), counts.samples);
     GLUKIT_BENCH_CHECK_LAUNCH();
     if (!ok) {
@@ -380,6 +391,10 @@ void bm_moe(benchmark::State& state, MoeCase c) {
     state.counters["layer_fp8_vs_bf16_ws"] = (med[6] + med[5] + med[3]) / med[15];
     state.counters["us_gate_up_alt"] = med[16];
     state.counters["gate_up_alt_vs_ws"] = med[6] / med[16];
+    state.counters["us_gate_up_ws256"] = med[17];
+    state.counters["gate_up_ws256_vs_dense"] = med[4] / med[17];
+    state.counters["us_gate_up_pp128"] = med[18];
+    state.counters["gate_up_pp128_vs_dense"] = med[4] / med[18];
     state.counters["weights_TBps"] = weight_bytes / ((med[1] + med[2]) * 1e-6) * 1e-12;
     state.counters["weights_ws_TBps"] = weight_bytes / ((med[6] + med[5]) * 1e-6) * 1e-12;
     state.counters["sets"] = double(ops.sets.size());
