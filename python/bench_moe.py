@@ -27,7 +27,10 @@ bf16 forward:
 
 JSON rows to OUT (a path that this torch lacks is recorded as its error, not timed).
 
-    python python/bench_moe.py OUT.json [--tokens 4096,16384] [--models qwen3_30b_a3b,...] [--rounds 20]
+    python python/bench_moe.py OUT.json [--tokens 4096,16384] [--models qwen3_30b_a3b,...] [--rounds 20] [--profile]
+
+--profile adds each row's 15 longest kernels of one training step, glukit's and torch.compile's,
+under torch.profiler (`glukit_kernels_us`, `torch_compiled_kernels_us`; printed as well).
 """
 from __future__ import annotations
 
@@ -135,7 +138,20 @@ def peak_mib(fn):
     return (torch.cuda.max_memory_allocated() - before) / 2**20
 
 
-def bench(model, tokens, rounds):
+def kernel_times(fn, top=15):
+    """[(kernel name, us)] of one call of fn under torch.profiler, the `top` longest by CUDA time
+    (one warm call first)."""
+    from torch.profiler import ProfilerActivity, profile
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    rows = [(e.key, e.device_time_total) for e in prof.key_averages() if e.device_time_total > 0]
+    return sorted(rows, key=lambda r: -r[1])[:top]
+
+
+def bench(model, tokens, rounds, profile=False):
     import gc
 
     import glukit.moe
@@ -182,9 +198,12 @@ def bench(model, tokens, rounds):
     steps = {k: step(f) for k, f in forwards.items() if k != "hf_loop" or experts <= 32}
     train = time_in_turns(steps, max(5, rounds // 2))
     memory = {k: peak_mib(s) for k, s in steps.items()}
+    kernels = {f"{k}_kernels_us": kernel_times(steps[k]) for k in ("glukit", "torch_compiled")} if profile else {}
+    for label, top in kernels.items():
+        print(f"{model} {tokens} {label}: " + "; ".join(f"{name[:60]} {us:.0f}" for name, us in top), flush=True)
     flops = 2.0 * tokens * top_k * hidden * 3 * n  # gate, up, down
     row = {"model": model, "tokens": tokens, "experts": experts, "top_k": top_k, "hidden": hidden,
-           "intermediate": n, "rel_l2_vs_torch_grouped": errors}
+           "intermediate": n, "rel_l2_vs_torch_grouped": errors, **kernels}
     for label, ms in fwd.items():
         row[f"fwd_{label}_ms"] = ms
     for label, ms in train.items():
@@ -242,10 +261,12 @@ def main():
     p.add_argument("--tokens", default="4096,16384")
     p.add_argument("--models", default=",".join(MODELS))
     p.add_argument("--rounds", type=int, default=20)
+    p.add_argument("--profile", action="store_true",
+                   help="also each training step's 15 longest kernels (glukit's, torch.compile's) under torch.profiler")
     args = p.parse_args()
     if not torch.cuda.is_available():
         sys.exit("bench_moe.py: needs a CUDA device")
-    rows = [bench(m, int(t), args.rounds) for m in args.models.split(",") for t in args.tokens.split(",")]
+    rows = [bench(m, int(t), args.rounds, args.profile) for m in args.models.split(",") for t in args.tokens.split(",")]
     meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
             "date": time.strftime("%Y-%m-%d", time.gmtime())}
     with open(args.out, "w") as f:
