@@ -368,7 +368,8 @@ def _train_backward_cuda(grad, top_k_weights, gate_up, down, gate_up_bias, down_
                          row_choice, choice_row, layout, down_layout, activation):
     """dY's routed rows, dP, H and dx on glukit's kernels (csrc/launchers/moe_experts_backward.cuh;
     gpt-oss's alternating weights: P read stacked, dP written alternating, W_d either way), the
-    weight gradients by torch._grouped_mm (or expert by expert), the router's by torch."""
+    weight gradients by torch._grouped_mm (or expert by expert), the router's in the gather of
+    dY's rows (each kept down-projection row against its token's gradient, fp32)."""
     alt = layout == "alternating"
     if down_layout != "hidden_intermediate" and not alt:  # W_d (E, I, H): a kernel with alternating weights only
         return _train_backward_torch(grad, top_k_weights, gate_up, down, gate_up_bias, down_bias, p, x_routed, out,
@@ -379,14 +380,17 @@ def _train_backward_cuda(grad, top_k_weights, gate_up, down, gate_up_bias, down_
         grad.new_empty(rows, hidden)
     dx = grad.new_empty(tokens, hidden)
     ones = torch.ones(rows, dtype=torch.float32, device=grad.device)
+    # The router weights' gradient (where the forward kept its rows) in the gather of dY's rows.
+    dw = torch.empty(top_k_weights.shape, dtype=torch.float32, device=grad.device) if out.numel() else None
     launch("moe_experts_backward_alternating" if alt else "moe_experts_backward", grad.dtype,
            [grad, top_k_weights.to(torch.float32), gate_up, down, p, offsets, row_choice, choice_row, dy_routed, dp,
-            h, dx_routed, ones, dx], tokens, n, hidden, activation=check_activation(activation).op,
-           b_is_nk=down_layout == "hidden_intermediate", interleaved=layout == "interleaved")
+            h, dx_routed, ones, dx, out if out.numel() else None, dw], tokens, n, hidden,
+           activation=check_activation(activation).op, b_is_nk=down_layout == "hidden_intermediate",
+           interleaved=layout == "interleaved")
+    del dx_routed  # summed into dx: its rows x H are free for the weight gradients' outputs
     dgu, dd, dgub, ddb = _weight_grads(dp, x_routed, dy_routed, h, offsets, experts, down_layout, layout,
                                        (gate_up_bias is not None, down_bias is not None))
-    dw = (_router_grad(grad, out, offsets, choice_row, rows // max(tokens, 1), top_k_weights.dtype)
-          if out.numel() else torch.zeros_like(top_k_weights))
+    dw = dw.to(top_k_weights.dtype) if dw is not None else torch.zeros_like(top_k_weights)
     return (dx, dw, dgu, dd, dgub if gate_up_bias is not None else grad.new_empty(0),
             ddb if down_bias is not None else grad.new_empty(0))
 
@@ -401,9 +405,14 @@ def _train_setup_context(ctx, inputs, keyword_only_inputs, output):
     ctx.save_for_backward(w, gate_up, down, gub, db, *output[1:])
     ctx.names = (keyword_only_inputs["layout"], keyword_only_inputs["down_layout"], keyword_only_inputs["activation"])
     ctx.mark_non_differentiable(*output[1:])
+    # No zero gradients made for the saved outputs (p, x_routed, out: rows x (2I + 2H) of fills
+    # per step); y's is None only where nothing downstream needs one.
+    ctx.set_materialize_grads(False)
 
 
 def _train_backward(ctx, grad, *_unused):
+    if grad is None:
+        return None, None, None, None, None, None, None
     w, gate_up, down, gub, db, p, xr, out, offsets, row_choice, choice_row = ctx.saved_tensors
     layout, down_layout, activation = ctx.names
     gx, gw, ggu, gd, ggub, gdb = torch.ops.glukit.moe_experts_train_backward(

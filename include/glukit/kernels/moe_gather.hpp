@@ -1,12 +1,13 @@
 // The routed rows of x on the device (ops/moe_experts.hpp, MoeGatherArgsT): block r copies
 // x's row of routed row r's token (routing.row_choice[r] / top_k) into out's row r, eight
-// elements a thread at a time, scaled by the choice's weight where weights are given; rows
-// past expert_offsets[experts] (the choices routed to no expert) are not written. What the
-// grouped kernels that read A with TMA multiply (grouped_gated_projection with x_routed),
-// what a backward's weight gradient reads again, and (weighted) the backward's dY rows. One
-// source for both backends, like kernels/moe_combine.hpp; in a plain C++ translation unit
-// (kernels/grouped.hpp includes it there too) a launch is a compile error naming the
-// compiler it needs.
+// elements a thread at a time, scaled by the choice's weight where weights are given, and
+// where dots are asked for, the row's dot product with dot_rows' row r (the router weights'
+// gradient); rows past expert_offsets[experts] (the choices routed to no expert) are not
+// written (their dots are 0). What the grouped kernels that read A with TMA multiply
+// (grouped_gated_projection with x_routed), what a backward's weight gradient reads again,
+// and (weighted) the backward's dY rows. One source for both backends, like
+// kernels/moe_combine.hpp; in a plain C++ translation unit (kernels/grouped.hpp includes it
+// there too) a launch is a compile error naming the compiler it needs.
 #pragma once
 #include <cstdint>
 
@@ -24,25 +25,47 @@ namespace glukit {
 namespace detail {
 inline constexpr int moe_gather_threads = 128;
 
+/// x[token] . dot_rows[r] over the row (each thread's columns in order, then a tree over the
+/// threads in shared memory: the same sum every run), written by thread 0 at dots[choice].
+GLUKIT_DEVICE inline void moe_gather_dot(float part, std::int32_t choice, float* dots) {
+  __shared__ float parts[moe_gather_threads];
+  parts[thread_x()] = part;
+  block_sync();
+  for (unsigned half = moe_gather_threads / 2; half > 0; half /= 2) {
+    if (thread_x() < half) parts[thread_x()] += parts[thread_x() + half];
+    block_sync();
+  }
+  if (thread_x() == 0) dots[choice] = parts[0];
+}
+
 template <Element T>
 __global__ void __launch_bounds__(moe_gather_threads) moe_gather_kernel(MoeGatherArgsT<T> a) {
   const std::int64_t r = block_x();
-  if (r >= a.routing.expert_offsets[a.routing.experts]) return;  // routed to no expert
   const std::int32_t choice = a.routing.row_choice[r];
+  if (r >= a.routing.expert_offsets[a.routing.experts]) {  // routed to no expert
+    if (a.dots != nullptr && thread_x() == 0) a.dots[choice] = 0.f;
+    return;
+  }
   const std::int64_t token = choice / a.routing.top_k;
   const auto* src = reinterpret_cast<const EightElements<T>*>(a.x + token * a.ldx);
   auto* dst = reinterpret_cast<EightElements<T>*>(a.out + r * a.ldo);
-  if (a.weights == nullptr) {
-    for (std::int64_t c = thread_x(); 8 * c < a.hidden; c += moe_gather_threads) dst[c] = src[c];
-    return;
-  }
-  const float w = a.weights[choice];
+  const auto* with = reinterpret_cast<const EightElements<T>*>(a.dot_rows + r * a.ld_dot_rows);
+  const float w = a.weights != nullptr ? a.weights[choice] : 1.f;
+  float part = 0.f;
   for (std::int64_t c = thread_x(); 8 * c < a.hidden; c += moe_gather_threads) {
     EightElements<T> v = src[c];
+    if (a.dots != nullptr) {
+      const EightElements<T> o = with[c];
 #pragma unroll
-    for (int i = 0; i < 8; ++i) v.v[i] = from_float<T>(w * to_float(v.v[i]));
+      for (int i = 0; i < 8; ++i) part += to_float(v.v[i]) * to_float(o.v[i]);
+    }
+    if (a.weights != nullptr) {
+#pragma unroll
+      for (int i = 0; i < 8; ++i) v.v[i] = from_float<T>(w * to_float(v.v[i]));
+    }
     dst[c] = v;
   }
+  if (a.dots != nullptr) moe_gather_dot(part, choice, a.dots);
 }
 }  // namespace detail
 
@@ -51,7 +74,7 @@ __global__ void __launch_bounds__(moe_gather_threads) moe_gather_kernel(MoeGathe
 template <Element T>
 Status moe_gather(const MoeGatherArgsT<T>& a, stream_t stream = {}) {
   if (Status s = validate_moe_gather(a); !s) return s;
-  if (a.routing.rows() == 0 || a.hidden == 0) return Status::success();
+  if (a.routing.rows() == 0 || (a.hidden == 0 && a.dots == nullptr)) return Status::success();
   MoeGatherArgsT<T> args = a;
   void* kernel_args[] = {&args};
   if (error_t e = launch_kernel(&detail::moe_gather_kernel<T>, static_cast<unsigned>(a.routing.rows()),

@@ -9,7 +9,9 @@
 // then stacked and dP alternating), down (E, H, I) with b_col_major, else (E, I, H) (alternating
 // only), p (rows x 2I, the forward's), expert_offsets (E + 1, int32), row_choice, choice_row
 // (rows, int32), then the outputs dy_routed (rows x H), dp (rows x 2I), h (rows x I), dx_routed
-// (rows x H), the unit weights (rows, float, ones) and dx (tokens x H). m: tokens, n: I, k: H.
+// (rows x H), the unit weights (rows, float, ones) and dx (tokens x H); last, optional together,
+// the forward's down-projection rows (rows x H) and the router weights' gradient (float, tokens x
+// top_k: each choice's row against its token's gradient, in the gather). m: tokens, n: I, k: H.
 #pragma once
 #include "launcher.cuh"
 
@@ -24,11 +26,10 @@ LaunchStatus launch_moe_backward(const Call& c, cudaStream_t stream) {
   const int experts = static_cast<int>(c.operands[5].numel - 1);
   const glukit::MoeRouting routing{ptr<const std::int32_t>(c, 5), ptr<const std::int32_t>(c, 6),
                                    ptr<const std::int32_t>(c, 7), tokens, top_k, experts};
-  if (glukit::Status s = glukit::moe_gather(glukit::MoeGatherArgsT<T>{ptr<const T>(c, 0), ptr<T>(c, 8), routing,
-                                                                      hidden, hidden, hidden, ptr<const float>(c, 1)},
-                                            stream);
-      !s)
-    return plain(s);
+  // dY's routed rows, and where asked, the router weights' gradient from the forward's rows
+  const glukit::MoeGatherArgsT<T> gather{ptr<const T>(c, 0), ptr<T>(c, 8), routing, hidden, hidden, hidden,
+                                         ptr<const float>(c, 1), ptr<const T>(c, 14), hidden, ptr<float>(c, 15)};
+  if (glukit::Status s = glukit::moe_gather(gather, stream); !s) return plain(s);
   glukit::GroupedGatedBackwardArgsT<T> b;
   b.dy = ptr<const T>(c, 8), b.w_down = ptr<const T>(c, 3), b.p = ptr<const T>(c, 4), b.dp = ptr<T>(c, 9);
   b.h = ptr<T>(c, 10), b.routing = routing, b.hidden = hidden, b.intermediate = inter;
@@ -65,9 +66,9 @@ struct PickMoeBackward {
 
 template <class T>
 void add_launchers() {
-  add_per_activation<T>("moe_experts_backward", 14, PickMoeBackward<T, false>{});
+  add_per_activation<T>("moe_experts_backward", 16, PickMoeBackward<T, false>{});
   // gpt-oss's alternating gate_up (E, H, 2I): P read stacked, dP written alternating.
-  add_per_activation<T>("moe_experts_backward_alternating", 14, PickMoeBackward<T, true>{});
+  add_per_activation<T>("moe_experts_backward_alternating", 16, PickMoeBackward<T, true>{});
 }
 
 }  // namespace
