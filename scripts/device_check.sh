@@ -3,7 +3,8 @@
 # test list, and at the same time the four compute-sanitizer tools (each its own
 # process) on its [sanitize] and [cluster] subsets. Logs go to $OUT (or
 # ./check-out); prints each step's summary line; exits non-zero if any step
-# failed. On the H200 (16 cores) the whole check takes 7-8 minutes: the list that
+# failed. The fuzz case runs a second time, 300 problems, in a process of its own. On the
+# H200 (16 cores) the whole check takes 7-8 minutes: the list that
 # long (its fp64 host references use every core; the 10000-problem fuzz case comes last),
 # the sanitizers 4-5 alongside. A time limit under 8 minutes cuts the fuzz case short.
 # The two environment variables below split it over several calls of the device tool.
@@ -33,6 +34,10 @@ if [ "$spec" != none ]; then
   "$tests" ${spec:+"$spec"} > "$out/gpu_tests.txt" 2>&1 &
   pids+=($!)
 fi
+if [ "$spec" != none ]; then  # the fuzz case again in a process of its own (test/gpu/CMakeLists.txt)
+  GLUKIT_FUZZ_PROBLEMS=300 "$tests" "[fuzz]" > "$out/fuzz_own_process.txt" 2>&1 &
+  pids+=($!)
+fi
 [ "$tools" = none ] && tools=""
 for tool in $tools; do
   compute-sanitizer --tool "$tool" --error-exitcode 1 "$tests" "${GLUKIT_SANITIZE_SPEC:-[sanitize],[cluster]}" \
@@ -41,6 +46,7 @@ for tool in $tools; do
 done
 for pid in "${pids[@]}"; do wait "$pid" || status=1; done
 [ "$spec" != none ] && echo "gpu tests: $(log_summary "$out/gpu_tests.txt")"
+[ "$spec" != none ] && echo "fuzz, own process: $(log_summary "$out/fuzz_own_process.txt")"
 for tool in $tools; do
   echo "$tool: $(log_summary "$out/sanitizer_$tool.txt")"
 done

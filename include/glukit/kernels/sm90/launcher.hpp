@@ -27,13 +27,17 @@ struct DeviceSetup {
     return entries[device];
   }
 
-  /// Raises the kernel's dynamic shared-memory limit. Done before every launch, not
-  /// cached: each translation unit that launches the kernel holds its own copy of it
-  /// (whole-program compilation), and the attribute belongs to that copy. A cache shared
-  /// through this inline template would leave the second unit's copy at 48 KiB and its
-  /// launches failing with "invalid argument" (seen in the GPU tests, two .cu files).
-  static Status allow_smem() {
-    if (set_max_dynamic_smem(&addmm_glu_kernel<P>, KernelPlan<P>::smem_bytes) != success)
+  /// Raises the dynamic shared-memory limit of k, the kernel exactly as the caller will use
+  /// it. Each translation unit that launches the kernel holds its own copy of it and of its
+  /// host stub (whole-program compilation), and each inline function of this header may be
+  /// linked from a different unit: `&addmm_glu_kernel<P>` written in two functions can name
+  /// two kernels. So the caller forms the pointer once and hands it to every call that sets,
+  /// queries or launches (a query on an unraised copy reads "cannot be resident"; a launch,
+  /// "invalid argument": both seen in the GPU tests). Done before every launch, not cached:
+  /// the attribute belongs to the copy.
+  template <class Kernel>
+  static Status allow_smem(Kernel* k) {
+    if (set_max_dynamic_smem(k, KernelPlan<P>::smem_bytes) != success)
       return {StatusCode::runtime_error, "device: cannot raise the kernel's dynamic shared-memory limit"};
     return Status::success();
   }
@@ -56,14 +60,14 @@ struct DeviceSetup {
     // The image this translation unit holds for the device must be the sm_90a kernel: an
     // sm_90 (or JIT-compiled) one is a stub that traps. Checked before anything is set or
     // launched. A failed query (no image for the device) is the runtime's last error too.
+    auto* k = &addmm_glu_kernel<P>;  // one pointer for the image check, the limit and the query
     KernelImage image;
-    image.found = kernel_static_smem(&addmm_glu_kernel<P>, &image.static_smem_bytes) == success;
+    image.found = kernel_static_smem(k, &image.static_smem_bytes) == success;
     if (Status s = check_kernel_image(image); !s.ok()) return s;
     if (smem < KernelPlan<P>::smem_bytes)
       return {StatusCode::unsupported_device,
               "device: not enough shared memory per block for this policy's ring"};
-    auto* k = &addmm_glu_kernel<P>;
-    if (Status s = allow_smem(); !s.ok()) return s;  // the occupancy query needs it
+    if (Status s = allow_smem(k); !s.ok()) return s;  // the occupancy query needs it
     int blocks = 0;
     if (occupancy_blocks_per_sm(&blocks, k, MainloopPlan<P>::threads, KernelPlan<P>::smem_bytes) != success ||
         blocks < 1)
@@ -167,7 +171,8 @@ struct BackendLauncher<P, Backend::cuda> {
                     const OperandSlotsT<element_of<P>>& extra = {}) {
     int workers = 0;
     if (Status s = sm90::DeviceSetup<P>::get(device, &workers); !s.ok()) return s;  // device checks first
-    if (Status s = sm90::DeviceSetup<P>::allow_smem(); !s.ok()) return s;
+    auto* kernel = &sm90::addmm_glu_kernel<P>;  // the copy this function launches (allow_smem)
+    if (Status s = sm90::DeviceSetup<P>::allow_smem(kernel); !s.ok()) return s;
     sm90::Params<P> params = sm90::make_params<P>(args, workers);
     params.extra = extra;
     constexpr std::int64_t cm = sm90::MainloopPlan<P>::cluster_m;  // blocks per worker
@@ -189,7 +194,7 @@ struct BackendLauncher<P, Backend::cuda> {
     // cudaLaunchKernel reports this launch's own error; the thread's last-error state
     // (which may hold an earlier, unrelated failure of the caller's) is left alone.
     void* kernel_args[] = {&params};
-    if (error_t e = launch_kernel(&sm90::addmm_glu_kernel<P>, static_cast<unsigned>(blocks),
+    if (error_t e = launch_kernel(kernel, static_cast<unsigned>(blocks),
                                   sm90::MainloopPlan<P>::threads, kernel_args, sm90::KernelPlan<P>::smem_bytes,
                                   stream, static_cast<unsigned>(cm));
         e != success)
