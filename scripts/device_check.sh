@@ -3,7 +3,8 @@
 # test list, and at the same time the four compute-sanitizer tools (each its own
 # process) on its [sanitize] and [cluster] subsets. Logs go to $OUT (or
 # ./check-out); prints each step's summary line; exits non-zero if any step
-# failed. The fuzz case runs a second time, 300 problems, in a process of its own. On the
+# failed. The fuzz case runs a second time in a process of its own (GLUKIT_FUZZ_OWN problems,
+# default 300). On the
 # H200 (16 cores) the whole check takes 7-8 minutes: the list that
 # long (its fp64 host references use every core; the 10000-problem fuzz case comes last),
 # the sanitizers 4-5 alongside. A time limit under 8 minutes cuts the fuzz case short.
@@ -35,7 +36,7 @@ if [ "$spec" != none ]; then
   pids+=($!)
 fi
 if [ "$spec" != none ]; then  # the fuzz case again in a process of its own (test/gpu/CMakeLists.txt)
-  GLUKIT_FUZZ_PROBLEMS=300 "$tests" "[fuzz]" > "$out/fuzz_own_process.txt" 2>&1 &
+  GLUKIT_FUZZ_PROBLEMS=${GLUKIT_FUZZ_OWN:-300} "$tests" "[fuzz]" > "$out/fuzz_own_process.txt" 2>&1 &
   pids+=($!)
 fi
 [ "$tools" = none ] && tools=""
