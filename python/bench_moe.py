@@ -30,7 +30,9 @@ JSON rows to OUT (a path that this torch lacks is recorded as its error, not tim
     python python/bench_moe.py OUT.json [--tokens 4096,16384] [--models qwen3_30b_a3b,...] [--rounds 20] [--profile]
 
 --profile adds each row's 15 longest kernels of one training step, glukit's and torch.compile's,
-under torch.profiler (`glukit_kernels_us`, `torch_compiled_kernels_us`; printed as well).
+under torch.profiler (`glukit_kernels_us`, `torch_compiled_kernels_us`), and of one serving
+forward, glukit's e4m3 and bf16 (`serve_glukit_fp8_kernels_us`, `serve_glukit_kernels_us`;
+all printed as well).
 """
 from __future__ import annotations
 
@@ -182,14 +184,14 @@ def bench(model, tokens, rounds, profile=False):
         row[f"step_{label}_tflops"] = 3 * flops / (ms * 1e-3) / 1e12  # forward + backward: 3x the forward's
     print(f"{model} {tokens}: fwd " + ", ".join(f"{k} {v:.3f}" for k, v in fwd.items())
           + " ms; step " + ", ".join(f"{k} {v:.3f} ms ({memory[k]:.0f} MiB)" for k, v in train.items()), flush=True)
-    row.update(bench_fp8(ours, x.detach(), idx, w.detach(), rows_x, dense_w, want, rounds))
+    row.update(bench_fp8(ours, x.detach(), idx, w.detach(), rows_x, dense_w, want, rounds, profile))
     return row
 
 
-def bench_fp8(ours, x, idx, w, rows_x, dense_w, want, rounds):
+def bench_fp8(ours, x, idx, w, rows_x, dense_w, want, rounds, profile=False):
     """The fp8 serving rows (the module docstring): forward times in turns with the bf16 glukit
     forward, each path's relative L2 error against the bf16 torch path, and any path this torch
-    lacks as its error."""
+    lacks as its error; with `profile`, the kernels of one e4m3 and one bf16 glukit forward."""
     # A module on the same bf16 parameters (no copy of them), converted: its e4m3 weights only.
     served = type(ours)(ours.gate_up, ours.down, layout=ours.layout, down_layout=ours.down_layout,
                         activation=ours.activation).to_fp8()
@@ -222,6 +224,11 @@ def bench_fp8(ours, x, idx, w, rows_x, dense_w, want, rounds):
                 row[f"serve_glukit_fp8_vs_{label}"] = times[label] / times["glukit_fp8"]
     print("  serve: " + ", ".join(f"{k} {v:.3f} ms" for k, v in times.items()) + "".join(
         f"; {k}" for k in errors if k.endswith("_error")), flush=True)
+    if profile:
+        with torch.no_grad():
+            for label in ("glukit_fp8", "glukit"):
+                row[f"serve_{label}_kernels_us"] = top = kernel_times(fns[label])
+                print(f"  serve {label} kernels: " + "; ".join(f"{n[:60]} {us:.0f}" for n, us in top), flush=True)
     return row
 
 
