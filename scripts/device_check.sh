@@ -34,8 +34,7 @@ pids=()
 if [ "$spec" != none ]; then
   "$tests" ${spec:+"$spec"} > "$out/gpu_tests.txt" 2>&1 &
   pids+=($!)
-fi
-if [ "$spec" != none ]; then  # the fuzz case again in a process of its own (test/gpu/CMakeLists.txt)
+  # the fuzz case again in a process of its own (test/gpu/CMakeLists.txt)
   GLUKIT_FUZZ_PROBLEMS=${GLUKIT_FUZZ_OWN:-300} "$tests" "[fuzz]" > "$out/fuzz_own_process.txt" 2>&1 &
   pids+=($!)
 fi
@@ -46,8 +45,10 @@ for tool in $tools; do
   pids+=($!)
 done
 for pid in "${pids[@]}"; do wait "$pid" || status=1; done
-[ "$spec" != none ] && echo "gpu tests: $(log_summary "$out/gpu_tests.txt")"
-[ "$spec" != none ] && echo "fuzz, own process: $(log_summary "$out/fuzz_own_process.txt")"
+if [ "$spec" != none ]; then
+  echo "gpu tests: $(log_summary "$out/gpu_tests.txt")"
+  echo "fuzz, own process: $(log_summary "$out/fuzz_own_process.txt")"
+fi
 for tool in $tools; do
   echo "$tool: $(log_summary "$out/sanitizer_$tool.txt")"
 done

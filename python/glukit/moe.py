@@ -381,10 +381,11 @@ def _train_backward_cuda(grad, top_k_weights, gate_up, down, gate_up_bias, down_
     dx = grad.new_empty(tokens, hidden)
     ones = torch.ones(rows, dtype=torch.float32, device=grad.device)
     # The router weights' gradient (where the forward kept its rows) in the gather of dY's rows.
-    dw = torch.empty(top_k_weights.shape, dtype=torch.float32, device=grad.device) if out.numel() else None
+    kept = out if out.numel() else None
+    dw = None if kept is None else torch.empty(top_k_weights.shape, dtype=torch.float32, device=grad.device)
     launch("moe_experts_backward_alternating" if alt else "moe_experts_backward", grad.dtype,
            [grad, top_k_weights.to(torch.float32), gate_up, down, p, offsets, row_choice, choice_row, dy_routed, dp,
-            h, dx_routed, ones, dx, out if out.numel() else None, dw], tokens, n, hidden,
+            h, dx_routed, ones, dx, kept, dw], tokens, n, hidden,
            activation=check_activation(activation).op, b_is_nk=down_layout == "hidden_intermediate",
            interleaved=layout == "interleaved")
     del dx_routed  # summed into dx: its rows x H are free for the weight gradients' outputs

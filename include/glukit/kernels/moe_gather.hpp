@@ -49,7 +49,8 @@ __global__ void __launch_bounds__(moe_gather_threads) moe_gather_kernel(MoeGathe
   const std::int64_t token = choice / a.routing.top_k;
   const auto* src = reinterpret_cast<const EightElements<T>*>(a.x + token * a.ldx);
   auto* dst = reinterpret_cast<EightElements<T>*>(a.out + r * a.ldo);
-  const auto* with = reinterpret_cast<const EightElements<T>*>(a.dot_rows + r * a.ld_dot_rows);
+  const auto* with =
+      a.dots != nullptr ? reinterpret_cast<const EightElements<T>*>(a.dot_rows + r * a.ld_dot_rows) : nullptr;
   const float w = a.weights != nullptr ? a.weights[choice] : 1.f;
   float part = 0.f;
   for (std::int64_t c = thread_x(); 8 * c < a.hidden; c += moe_gather_threads) {
