@@ -27,7 +27,8 @@
 //       (tile_fill_128, tile_fill_64: the tile quantisation bound) and their weights' bytes over the gate/up and down times of
 //       either path (weights_TBps, weights_ws_TBps: the decode rows' bound); the iteration
 //       time is the layer's forward, the four glukit launches of the multistage path. Checked
-//       once: the combine finite.
+//       once: the combine finite. sets / weight_sets: the input sets rotated and the weight
+//       sets among them (one where the sets' weights would not fit in 80% of free memory).
 // The multistage path runs V2DirectToLds; the warp-specialised one GatedTma128x128 (SwiGLU)
 // and WarpSpecializedTma (BiasOnly). The two ways to the routed rows of x, gathered in the
 // loader or first by moe_gather, are what the choice between them is measured by.
@@ -121,20 +122,30 @@ std::vector<std::int64_t> route_ids(const MoeCase& c, std::uint64_t seed) {
 
 struct MoeOperands {
   struct Set {
-    DeviceBuffer<T> x, w_gate_up, w_down, h, out, y;
+    DeviceBuffer<T> x, h, out, y;
     DeviceBuffer<std::int64_t> idx;
     DeviceBuffer<float> weights;
     DeviceBuffer<std::int32_t> offsets, row_choice, choice_row, invalid;
     DeviceBuffer<unsigned char> ws;
     DeviceBuffer<T> x_routed;  ///< the routed rows of x (the warp-specialised gated projection's)
     DeviceBuffer<T> p, dp;     ///< the backward's pre-activations and their gradient (rows x 2I)
-    DeviceBuffer<std::uint8_t> a8, w8;  ///< e4m3 routed rows (rows x H) and weights (E, 2I, H)
-    DeviceBuffer<float> sa8, sw8;       ///< their scales: per row then one, per W row then one
-    DeviceBuffer<std::uint8_t> h8, wd8;  ///< the e4m3 layer's h (rows x I) and W_d (E, H, I)
-    DeviceBuffer<float> hmax, hscale, swd8;  ///< h's row maxima and scales; W_d's per-column scales
+    DeviceBuffer<std::uint8_t> a8;  ///< e4m3 routed rows (rows x H)
+    DeviceBuffer<float> sa8;        ///< their scales: per row then one
+    DeviceBuffer<std::uint8_t> h8;  ///< the e4m3 layer's h (rows x I)
+    DeviceBuffer<float> hmax, hscale;  ///< h's row maxima and scales
+  };
+  /// The experts' weights, one per set where all sets fit in the device's memory, else one
+  /// for every set (DeepSeek-V3's 34 GB of bf16 and e4m3 weights twice do not fit in 80 GB;
+  /// every model's weights are many times the L2, so sharing them moves no row's bytes into it).
+  struct Weights {
+    DeviceBuffer<T> w_gate_up, w_down;
+    DeviceBuffer<std::uint8_t> w8, wd8;  ///< e4m3 weights (E, 2I, H) and W_d (E, H, I)
+    DeviceBuffer<float> sw8, swd8;       ///< per W row then one; W_d's per-column scales
   };
   MoeCase c;
   std::vector<Set> sets;
+  std::vector<Weights> weight_sets;
+  const Weights& weight_set(int i) const { return weight_sets[std::size_t(i) % weight_sets.size()]; }
   double touched_experts = 0;  ///< experts with rows, averaged over the sets
   /// The routed rows over the rows of the 128-row tiles their experts fill (each expert's
   /// rows rounded up to whole tiles), averaged over the sets: the grouped kernels' bound from
@@ -150,33 +161,44 @@ struct MoeOperands {
     const auto xs = std::size_t(c.tokens * m.hidden), wgu = std::size_t(m.experts * 2 * m.n * m.hidden),
                wd = std::size_t(m.experts * m.hidden * m.n), hs = std::size_t(c.rows() * m.n),
                os = std::size_t(c.rows() * m.hidden), rows = std::size_t(c.rows());
-    const double set_bytes = 2.0 * double(xs + wgu + wd + hs + os + xs + os + 4 * hs) + double(os + wgu + hs + wd);
+    const double weight_bytes =  // bf16 and e4m3 weights, their scales
+        3.0 * double(wgu + wd) + 4.0 * double(m.experts * (2 * m.n + m.hidden));
+    const double set_bytes = 2.0 * double(xs + hs + os + xs + os + 4 * hs) + double(os + hs) + weight_bytes;
     const int count = std::clamp(int(2.0 * double(device_info().l2_bytes) / set_bytes) + 1, 2, 3);
+    std::size_t free_bytes = 0, total_bytes = 0;
+    GLUKIT_BENCH_CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const int weight_count = double(count) * set_bytes < 0.8 * double(free_bytes) ? count : 1;
+    for (int s = 0; s < weight_count; ++s) {
+      Weights wt{DeviceBuffer<T>(wgu), DeviceBuffer<T>(wd), DeviceBuffer<std::uint8_t>(wgu),
+                 DeviceBuffer<std::uint8_t>(wd), DeviceBuffer<float>(std::size_t(m.experts * 2 * m.n) + 1),
+                 DeviceBuffer<float>(std::size_t(m.experts * m.hidden))};
+      fill_fp8_kernel<<<detail::grid_for(wd, 256), 256, 0, stream>>>(fp8(wt.wd8), wd, seed + 8 * s + 2, 4.f);
+      fill_float_kernel<<<detail::grid_for(wt.swd8.size(), 256), 256, 0, stream>>>(wt.swd8.get(), wt.swd8.size(),
+                                                                                   seed + 8 * s + 3);
+      fill_fp8_kernel<<<detail::grid_for(wgu, 256), 256, 0, stream>>>(fp8(wt.w8), wgu, seed + 8 * s + 7, 4.f);
+      fill_float_kernel<<<detail::grid_for(wt.sw8.size(), 256), 256, 0, stream>>>(wt.sw8.get(), wt.sw8.size(),
+                                                                                  seed + 8 * s + 1);
+      GLUKIT_BENCH_CHECK_LAUNCH();
+      fill_nonzero(wt.w_gate_up.get(), wgu, seed + 8 * s + 1, 1.f / 16, stream);
+      fill_nonzero(wt.w_down.get(), wd, seed + 8 * s + 2, 1.f / 16, stream);
+      weight_sets.push_back(std::move(wt));
+    }
     for (int s = 0; s < count; ++s) {
-      Set st{DeviceBuffer<T>(xs),          DeviceBuffer<T>(wgu),         DeviceBuffer<T>(wd),
-             DeviceBuffer<T>(hs),          DeviceBuffer<T>(os),          DeviceBuffer<T>(xs),
-             DeviceBuffer<std::int64_t>(rows), DeviceBuffer<float>(rows), DeviceBuffer<std::int32_t>(m.experts + 1),
-             DeviceBuffer<std::int32_t>(rows), DeviceBuffer<std::int32_t>(rows), DeviceBuffer<std::int32_t>(1),
+      Set st{DeviceBuffer<T>(xs),          DeviceBuffer<T>(hs),          DeviceBuffer<T>(os),
+             DeviceBuffer<T>(xs),          DeviceBuffer<std::int64_t>(rows), DeviceBuffer<float>(rows),
+             DeviceBuffer<std::int32_t>(m.experts + 1), DeviceBuffer<std::int32_t>(rows),
+             DeviceBuffer<std::int32_t>(rows), DeviceBuffer<std::int32_t>(1),
              DeviceBuffer<unsigned char>(std::size_t(glukit::moe_route_workspace_bytes(c.tokens, m.top_k, m.experts))),
              DeviceBuffer<T>(os), DeviceBuffer<T>(2 * hs), DeviceBuffer<T>(2 * hs),
-             DeviceBuffer<std::uint8_t>(os), DeviceBuffer<std::uint8_t>(wgu), DeviceBuffer<float>(rows + 1),
-             DeviceBuffer<float>(std::size_t(m.experts * 2 * m.n) + 1), DeviceBuffer<std::uint8_t>(hs),
-             DeviceBuffer<std::uint8_t>(wd), DeviceBuffer<float>(rows), DeviceBuffer<float>(rows),
-             DeviceBuffer<float>(std::size_t(m.experts * m.hidden))};
-      fill_fp8_kernel<<<detail::grid_for(wd, 256), 256, 0, stream>>>(fp8(st.wd8), wd, seed + 8 * s + 2, 4.f);
-      fill_float_kernel<<<detail::grid_for(st.swd8.size(), 256), 256, 0, stream>>>(st.swd8.get(), st.swd8.size(),
-                                                                                   seed + 8 * s + 3);
+             DeviceBuffer<std::uint8_t>(os), DeviceBuffer<float>(rows + 1), DeviceBuffer<std::uint8_t>(hs),
+             DeviceBuffer<float>(rows), DeviceBuffer<float>(rows)};
       fill_fp8_kernel<<<detail::grid_for(os, 256), 256, 0, stream>>>(fp8(st.a8), os, seed + 8 * s + 6, 4.f);
-      fill_fp8_kernel<<<detail::grid_for(wgu, 256), 256, 0, stream>>>(fp8(st.w8), wgu, seed + 8 * s + 7, 4.f);
-      fill_float_kernel<<<detail::grid_for(st.sa8.size(), 256), 256, 0, stream>>>(st.sa8.get(), st.sa8.size(), seed + 8 * s);
-      fill_float_kernel<<<detail::grid_for(st.sw8.size(), 256), 256, 0, stream>>>(st.sw8.get(), st.sw8.size(),
-                                                                                  seed + 8 * s + 1);
+      fill_float_kernel<<<detail::grid_for(st.sa8.size(), 256), 256, 0, stream>>>(st.sa8.get(), st.sa8.size(),
+                                                                                  seed + 8 * s);
       GLUKIT_BENCH_CHECK_LAUNCH();
       fill_nonzero(st.p.get(), 2 * hs, seed + 8 * s + 4, 2.f, stream);
       fill_nonzero(st.out.get(), os, seed + 8 * s + 5, 1.f, stream);
       fill_nonzero(st.x.get(), xs, seed + 8 * s, 1.f, stream);
-      fill_nonzero(st.w_gate_up.get(), wgu, seed + 8 * s + 1, 1.f / 16, stream);
-      fill_nonzero(st.w_down.get(), wd, seed + 8 * s + 2, 1.f / 16, stream);
       const std::vector<std::int64_t> ids = route_ids(c, seed + 8 * s + 3);
       std::vector<bool> used(std::size_t(m.experts), false);
       std::vector<std::int64_t> per_expert(std::size_t(m.experts), 0);
@@ -203,7 +225,7 @@ struct MoeOperands {
   glukit::GroupedGatedProjectionArgsT<T> gate_up(int i) const {
     const Set& s = sets[std::size_t(i) % sets.size()];
     glukit::GroupedGatedProjectionArgsT<T> a;
-    a.x = s.x.get(), a.w = s.w_gate_up.get(), a.h = s.h.get(), a.routing = route(i).routing();
+    a.x = s.x.get(), a.w = weight_set(i).w_gate_up.get(), a.h = s.h.get(), a.routing = route(i).routing();
     a.hidden = c.model.hidden, a.intermediate = c.model.n, a.ldx = c.model.hidden, a.ldh = c.model.n;
     return a;
   }
@@ -226,7 +248,7 @@ struct MoeOperands {
   glukit::GroupedDownProjectionArgsT<T> down(int i) const {
     const Set& s = sets[std::size_t(i) % sets.size()];
     glukit::GroupedDownProjectionArgsT<T> a;
-    a.h = s.h.get(), a.w = s.w_down.get(), a.out = s.out.get(), a.routing = route(i).routing();
+    a.h = s.h.get(), a.w = weight_set(i).w_down.get(), a.out = s.out.get(), a.routing = route(i).routing();
     a.hidden = c.model.hidden, a.intermediate = c.model.n, a.ldh = c.model.n, a.ldo = c.model.hidden;
     return a;
   }
@@ -234,7 +256,8 @@ struct MoeOperands {
   glukit::GroupedGatedProjectionFp8ArgsT<T> gate_up_fp8(int i) const {
     const Set& s = sets[std::size_t(i) % sets.size()];
     glukit::GroupedGatedProjectionFp8ArgsT<T> a;
-    a.a = fp8(s.a8), a.w = fp8(s.w8), a.scale_a = s.sa8.get(), a.scale_w = s.sw8.get(), a.h = s.h.get();
+    const Weights& wt = weight_set(i);
+    a.a = fp8(s.a8), a.w = fp8(wt.w8), a.scale_a = s.sa8.get(), a.scale_w = wt.sw8.get(), a.h = s.h.get();
     a.routing = route(i).routing(), a.hidden = c.model.hidden, a.intermediate = c.model.n;
     a.lda = c.model.hidden, a.ldh = c.model.n;
     a.scale_a_kind = a.scale_w_kind = glukit::ScaleKind::per_row;
@@ -248,7 +271,8 @@ struct MoeOperands {
     glukit::GroupedGatedProjectionFp8ArgsT<T> up = gate_up_fp8(i);
     up.row_absmax = s.hmax.get();
     glukit::GroupedDownProjectionFp8ArgsT<T> down;
-    down.a = fp8(s.h8), down.w = fp8(s.wd8), down.scale_a = s.hscale.get(), down.scale_w = s.swd8.get();
+    const Weights& wt = weight_set(i);
+    down.a = fp8(s.h8), down.w = fp8(wt.wd8), down.scale_a = s.hscale.get(), down.scale_w = wt.swd8.get();
     down.out = s.out.get(), down.routing = up.routing, down.hidden = hid, down.intermediate = n, down.lda = n;
     down.ldo = hid, down.scale_a_kind = down.scale_w_kind = glukit::ScaleKind::per_row;
     const glukit::QuantizeRowsArgsT<T> q{s.h.get(), s.hmax.get(), s.hscale.get(), fp8(s.h8), rows, n, n, n};
@@ -268,7 +292,7 @@ struct MoeOperands {
   glukit::GroupedGatedBackwardArgsT<T> backward(int i) const {
     const Set& s = sets[std::size_t(i) % sets.size()];
     glukit::GroupedGatedBackwardArgsT<T> a;
-    a.dy = s.out.get(), a.w_down = s.w_down.get(), a.p = s.p.get(), a.dp = s.dp.get(), a.h = s.h.get();
+    a.dy = s.out.get(), a.w_down = weight_set(i).w_down.get(), a.p = s.p.get(), a.dp = s.dp.get(), a.h = s.h.get();
     a.routing = route(i).routing(), a.hidden = c.model.hidden, a.intermediate = c.model.n;
     a.lddy = c.model.hidden, a.ldp = a.lddp = 2 * c.model.n, a.ldh = c.model.n;
     return a;
@@ -316,8 +340,9 @@ void bm_moe(benchmark::State& state, MoeCase c) {
     Fp8Lt dense_fp8(c.rows(), 2 * c.model.n, c.model.hidden, false);
     const auto run_dense_fp8 = [&](int i) {  // one W (expert 0's rows), per-tensor scales
       const MoeOperands::Set& s = ops.sets[std::size_t(i) % ops.sets.size()];
-      ok = ok && dense_fp8.try_run(0, s.a8.get(), s.w8.get(), s.sa8.get() + c.rows(),
-                                   s.sw8.get() + c.model.experts * 2 * c.model.n, nullptr, ops.dense_c.get(),
+      const MoeOperands::Weights& wt = ops.weight_set(i);
+      ok = ok && dense_fp8.try_run(0, s.a8.get(), wt.w8.get(), s.sa8.get() + c.rows(),
+                                   wt.sw8.get() + c.model.experts * 2 * c.model.n, nullptr, ops.dense_c.get(),
                                    stream) == CUBLAS_STATUS_SUCCESS;
     };
     const std::vector<double> med = medians_in_turns(
@@ -398,6 +423,7 @@ void bm_moe(benchmark::State& state, MoeCase c) {
     state.counters["weights_TBps"] = weight_bytes / ((med[1] + med[2]) * 1e-6) * 1e-12;
     state.counters["weights_ws_TBps"] = weight_bytes / ((med[6] + med[5]) * 1e-6) * 1e-12;
     state.counters["sets"] = double(ops.sets.size());
+    state.counters["weight_sets"] = double(ops.weight_sets.size());
   }
 }
 
