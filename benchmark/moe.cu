@@ -134,9 +134,9 @@ struct MoeOperands {
     DeviceBuffer<std::uint8_t> h8;  ///< the e4m3 layer's h (rows x I)
     DeviceBuffer<float> hmax, hscale;  ///< h's row maxima and scales
   };
-  /// The experts' weights, one per set where all sets fit in the device's memory, else one
-  /// for every set (DeepSeek-V3's 34 GB of bf16 and e4m3 weights twice do not fit in 80 GB;
-  /// every model's weights are many times the L2, so sharing them moves no row's bytes into it).
+  /// The experts' weights, one per set where all sets fit in 80 % of the device's free memory,
+  /// else one for every set (DeepSeek-V3's 34 GB of bf16 and e4m3 weights twice do not fit in
+  /// 80 GB; the weights one token touches there, 8 experts', are still many times the L2).
   struct Weights {
     DeviceBuffer<T> w_gate_up, w_down;
     DeviceBuffer<std::uint8_t> w8, wd8;  ///< e4m3 weights (E, 2I, H) and W_d (E, H, I)
@@ -161,11 +161,11 @@ struct MoeOperands {
     const auto xs = std::size_t(c.tokens * m.hidden), wgu = std::size_t(m.experts * 2 * m.n * m.hidden),
                wd = std::size_t(m.experts * m.hidden * m.n), hs = std::size_t(c.rows() * m.n),
                os = std::size_t(c.rows() * m.hidden), rows = std::size_t(c.rows());
-    const double weight_bytes =  // bf16 and e4m3 weights, their scales
+    const double weight_set_bytes =  // bf16 and e4m3 weights, their scales
         3.0 * double(wgu + wd) + 4.0 * double(m.experts * (2 * m.n + m.hidden));
-    const double set_bytes = 2.0 * double(xs + hs + os + xs + os + 4 * hs) + double(os + hs) + weight_bytes;
+    const double set_bytes = 2.0 * double(xs + hs + os + xs + os + 4 * hs) + double(os + hs) + weight_set_bytes;
     const int count = std::clamp(int(2.0 * double(device_info().l2_bytes) / set_bytes) + 1, 2, 3);
-    std::size_t free_bytes = 0, total_bytes = 0;
+    std::size_t free_bytes = 0, total_bytes = 0;  // total: the query's, unused
     GLUKIT_BENCH_CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
     const int weight_count = double(count) * set_bytes < 0.8 * double(free_bytes) ? count : 1;
     for (int s = 0; s < weight_count; ++s) {
