@@ -19,6 +19,7 @@
 #include "glukit/ops/moe_backward.hpp"
 #include "glukit/ops/moe_experts.hpp"
 #include "glukit/ops/moe_fp8.hpp"
+#include "glukit/ops/moe_gather.hpp"
 #include "glukit/ops/moe_routing.hpp"
 #include "glukit/ops/quantize_rows.hpp"
 #include "glukit/reference/addmm_glu.hpp"

@@ -22,8 +22,8 @@ and W_d stored (E, I, H) are refused here; :func:`experts_to_fp8` repacks them o
 conversion. Forward only (no autograd).
 
 On CUDA with glukit._C built: one launcher (python/csrc/launchers/moe_experts_fp8.cuh: the
-routing, moe_gather of x's rows, quantize_rows_e4m3 of them, the grouped e4m3 gated
-projection merging h's row maxima, quantize_rows_e4m3 of h, the grouped e4m3 down
+routing, quantize_rows_e4m3 of x per token, moe_gather_e4m3 of the routed rows' codes and
+scales, the grouped e4m3 gated projection merging h's row maxima, quantize_rows_e4m3 of h, the grouped e4m3 down
 projection, the combine; sm_90a). On the CPU, and on CUDA without the launcher, the same
 steps in torch ops expert by expert (the reference the kernels are held to): the codes by
 ``.to(torch.float8_e4m3fn)`` and fp32 products of the dequantised operands.
@@ -181,14 +181,15 @@ def _experts_fp8_cuda(x, top_k_index, top_k_weights, gate_up, gate_up_scale, dow
     rows = tokens * top_k
     offsets, row_choice, choice_row, invalid, workspace = _route_buffers(x.device, experts, rows)
     f32 = dict(dtype=torch.float32, device=x.device)
-    x_routed, x_q, x_scale = x.new_empty(rows, hidden), x.new_empty(rows, hidden, dtype=FP8), torch.empty(rows, **f32)
+    x_tq, x_tscale = x.new_empty(tokens, hidden, dtype=FP8), torch.empty(tokens, **f32)
+    x_q, x_scale = x.new_empty(rows, hidden, dtype=FP8), torch.empty(rows, **f32)
     h, h_absmax, h_q, h_scale = (x.new_empty(rows, n), torch.empty(rows, **f32), x.new_empty(rows, n, dtype=FP8),
                                  torch.empty(rows, **f32))
     out, y = x.new_empty(rows, hidden), x.new_empty(tokens, hidden)
     launch("moe_experts_fp8", x.dtype,
            [x, top_k_index.to(torch.int64), top_k_weights.to(torch.float32), gate_up, gate_up_scale, down, down_scale,
-            gate_up_bias, down_bias, y, offsets, row_choice, choice_row, invalid, workspace, x_routed, x_q, x_scale,
-            h, h_absmax, h_q, h_scale, out],
+            gate_up_bias, down_bias, y, offsets, row_choice, choice_row, invalid, workspace, x_tq, x_tscale, x_q,
+            x_scale, h, h_absmax, h_q, h_scale, out],
            tokens, n, hidden, activation=check_activation(activation).op, b_is_nk=True,
            interleaved=layout == "interleaved")
     return y

@@ -6,7 +6,8 @@
 // of h against the fp64 reference of the dequantised operands with the bound of
 // fp8_problem.hpp, h poisoned first, its padding and the rows routed to no expert checked
 // untouched; a zero row, a NaN row (all of its outputs NaN, its maximum NaN) and a row of the
-// largest codes; argument errors name the argument.
+// largest codes; argument errors name the argument. moe_gather_e4m3: the routed rows' codes and
+// their tokens' scales byte for byte, nothing else written.
 #include "fp8_problem.hpp"
 #include "glukit/kernels/sm90/grouped/launcher.hpp"
 #include "glukit/reference/moe_routing.hpp"
@@ -210,6 +211,61 @@ void check_grouped_down_fp8(const Fp8MoeShape& s) {
   CHECK(strays(out, rows, route.expert_offsets[s.experts], hid, ldo) == 0);
 }
 
+/// moe_gather_e4m3 against the host: random e4m3 codes x (tokens x hidden, its padding NaN
+/// codes) and per-token scales, a ragged routing made on the device (experts of 0, 1 and 129
+/// rows, ids out of range); out and out_scale poisoned first. Every routed row below
+/// expert_offsets[experts] holds its token's codes byte for byte and its token's scale; out's
+/// padding and the rows routed to no expert keep the poison.
+void check_gather_e4m3(std::int64_t tokens, std::int64_t hidden, int top_k, int experts) {
+  const std::uint64_t seed = fresh_seed();
+  INFO("tokens=" << tokens << " hidden=" << hidden << " top_k=" << top_k << " experts=" << experts
+                 << " seed=" << seed);
+  std::mt19937_64 rng(seed);
+  const std::int64_t rows = tokens * top_k, ldx = hidden + 32, ldo = hidden + 16;
+  const std::vector<std::uint8_t> x = random_fp8(tokens, hidden, ldx, rng);
+  const std::vector<float> sx = random_scales(tokens, rng);
+  const std::vector<std::int64_t> idx = moe_choices(tokens, top_k, experts, rng);
+  DeviceBuffer<std::uint8_t> dx(x.size()), dout(static_cast<std::size_t>(rows * ldo));
+  DeviceBuffer<float> dsx(sx.size()), dso(static_cast<std::size_t>(rows));
+  dx.upload(x), dsx.upload(sx), dout.poison(), dso.poison();
+  const DeviceRouting ra(idx, tokens, top_k, experts);
+  const MoeGatherE4m3ArgsT<float8_e4m3_t> g{.x = reinterpret_cast<const float8_e4m3_t*>(dx.ptr),
+                                            .x_scale = dsx.ptr,
+                                            .out = reinterpret_cast<float8_e4m3_t*>(dout.ptr),
+                                            .out_scale = dso.ptr,
+                                            .routing = ra.routing(),
+                                            .hidden = hidden,
+                                            .ldx = ldx,
+                                            .ldo = ldo};
+  const Status st = moe_gather_e4m3(g);
+  INFO("moe_gather_e4m3: " << st.message());
+  REQUIRE(st.ok());
+  GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+  const std::vector<std::uint8_t> out = dout.download();
+  const std::vector<float> so = dso.download();
+  const reference::MoeRoutingHost route = reference::moe_route(idx.data(), tokens, top_k, experts);
+  const std::int64_t valid = route.expert_offsets[experts];
+  std::int64_t wrong_codes = 0, wrong_scales = 0, written = 0;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t t = route.row_choice[r] / top_k;
+    std::uint32_t scale_bits;
+    constexpr std::uint32_t poison_scale = 0xFFFFFFFFu;
+    std::memcpy(&scale_bits, &so[r], 4);
+    if (r < valid) {
+      wrong_codes += std::memcmp(&out[r * ldo], &x[t * ldx], static_cast<std::size_t>(hidden)) != 0;
+      wrong_scales += std::memcmp(&so[r], &sx[t], 4) != 0;
+    } else {
+      written += scale_bits != poison_scale;
+    }
+    for (std::int64_t j = r < valid ? hidden : 0; j < ldo; ++j) written += out[r * ldo + j] != 0xFF;
+  }
+  // the ids out of range are routed to no expert: their rows, the last ones, stay unwritten
+  CHECK(valid == rows - std::count_if(idx.begin(), idx.end(), [&](std::int64_t e) { return e < 0 || e >= experts; }));
+  CHECK(wrong_codes == 0);
+  CHECK(wrong_scales == 0);
+  CHECK(written == 0);
+}
+
 constexpr ScaleKind row = ScaleKind::per_row, tensor = ScaleKind::tensor;
 
 }  // namespace
@@ -235,7 +291,45 @@ TEST_CASE("grouped_down_projection_fp8 matches the fp64 reference expert by expe
   check_grouped_down_fp8<bfloat16_t>({40, 64, 128, 8, 8, ExpertLayout::stacked, true, row, tensor});  // decode-like
 }
 
+TEST_CASE("moe_gather_e4m3 copies each routed row's codes and its token's scale", "[moe][grouped][fp8]") {
+  check_gather_e4m3(300, 272, 4, 16);
+  check_gather_e4m3(700, 2048, 8, 64);  // 16 bytes a thread, several a row
+  check_gather_e4m3(5, 16, 2, 8);       // decode-like: one 16-byte piece a row
+}
+
+TEST_CASE("moe_gather_e4m3 refuses what it cannot run, naming it", "[moe][grouped][fp8]") {
+  DeviceBuffer<std::uint8_t> buf(4096), out(4096);
+  DeviceBuffer<float> scales(64), out_scales(64);
+  DeviceBuffer<std::int32_t> offsets(9), rows(64);
+  out.poison();
+  const std::vector<std::uint8_t> before = out.download();
+  MoeGatherE4m3ArgsT<float8_e4m3_t> g{.x = reinterpret_cast<const float8_e4m3_t*>(buf.ptr),
+                                      .x_scale = scales.ptr,
+                                      .out = reinterpret_cast<float8_e4m3_t*>(out.ptr),
+                                      .out_scale = out_scales.ptr,
+                                      .routing = {offsets.ptr, rows.ptr, nullptr, 32, 2, 8},
+                                      .hidden = 24,
+                                      .ldx = 32,
+                                      .ldo = 32};
+  const auto refused = [&](const char* name) {
+    const Status s = moe_gather_e4m3(g);
+    INFO(s.message());
+    CHECK(s.code() == StatusCode::invalid_argument);
+    CHECK(std::string(s.message()).rfind(name, 0) == 0);
+  };
+  refused("hidden:");  // not a multiple of 16
+  g.hidden = 32, g.x_scale = nullptr;
+  refused("x_scale:");
+  g.x_scale = scales.ptr, g.ldo = 40;
+  refused("ldo:");
+  g.ldo = 32, g.x = reinterpret_cast<const float8_e4m3_t*>(buf.ptr + 8);
+  refused("x:");
+  GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+  CHECK(out.download() == before);  // nothing written
+}
+
 TEST_CASE("the experts' e4m3 projections under the sanitizers", "[moe][grouped][fp8][sanitize]") {
+  check_gather_e4m3(300, 272, 4, 16);
   check_grouped_fp8<epilogue::SwiGlu, bfloat16_t>({300, 272, 192, 4, 16, ExpertLayout::stacked, true, row, row});
   check_grouped_down_fp8<bfloat16_t>({300, 200, 272, 4, 16, ExpertLayout::stacked, true, row, row});
 }

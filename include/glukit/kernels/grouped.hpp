@@ -17,6 +17,7 @@
 #include "glukit/kernels/op_kernel.hpp"
 #include "glukit/ops/moe_backward.hpp"
 #include "glukit/ops/moe_experts.hpp"
+#include "glukit/ops/moe_gather.hpp"
 #include "glukit/ops/moe_fp8.hpp"
 
 namespace glukit {

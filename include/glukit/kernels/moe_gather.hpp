@@ -1,18 +1,20 @@
-// The routed rows of x on the device (ops/moe_experts.hpp, MoeGatherArgsT): block r copies
+// The routed rows of x on the device (ops/moe_gather.hpp, MoeGatherArgsT): block r copies
 // x's row of routed row r's token (routing.row_choice[r] / top_k) into out's row r, eight
 // elements a thread at a time, scaled by the choice's weight where weights are given, and
 // where dots are asked for, the row's dot product with dot_rows' row r (the router weights'
 // gradient); rows past expert_offsets[experts] (the choices routed to no expert) are not
 // written (their dots are 0). What the grouped kernels that read A with TMA multiply
 // (grouped_gated_projection with x_routed), what a backward's weight gradient reads again,
-// and (weighted) the backward's dY rows. One source for both backends, like
+// and (weighted) the backward's dY rows. moe_gather_e4m3 (MoeGatherE4m3ArgsT): block r copies
+// the e4m3 codes of routed row r's token, 16 bytes a thread, and the token's scale (the e4m3
+// serving path's A rows). One source for both backends, like
 // kernels/moe_combine.hpp; in a plain C++ translation unit (kernels/grouped.hpp includes it
 // there too) a launch is a compile error naming the compiler it needs.
 #pragma once
 #include <cstdint>
 
 #include "glukit/arch/tags.hpp"
-#include "glukit/ops/moe_experts.hpp"
+#include "glukit/ops/moe_gather.hpp"
 #include "glukit/ops/status.hpp"
 #include "glukit/platform/config.hpp"
 #include "glukit/platform/element.hpp"
@@ -68,6 +70,22 @@ __global__ void __launch_bounds__(moe_gather_threads) moe_gather_kernel(MoeGathe
   }
   if (a.dots != nullptr) moe_gather_dot(part, choice, a.dots);
 }
+
+struct alignas(16) SixteenBytes {
+  std::uint32_t v[4];
+};
+
+/// Block r: routed row r's codes, 16 bytes a thread at a time, and its token's scale.
+template <Fp8Element F8>
+__global__ void __launch_bounds__(moe_gather_threads) moe_gather_e4m3_kernel(MoeGatherE4m3ArgsT<F8> a) {
+  const std::int64_t r = block_x();
+  if (r >= a.routing.expert_offsets[a.routing.experts]) return;  // routed to no expert
+  const std::int64_t token = a.routing.row_choice[r] / a.routing.top_k;
+  if (thread_x() == 0) a.out_scale[r] = a.x_scale[token];
+  const auto* src = reinterpret_cast<const SixteenBytes*>(a.x + token * a.ldx);
+  auto* dst = reinterpret_cast<SixteenBytes*>(a.out + r * a.ldo);
+  for (std::int64_t c = thread_x(); 16 * c < a.hidden; c += moe_gather_threads) dst[c] = src[c];
+}
 }  // namespace detail
 
 /// out's routed rows = x's rows of their tokens (MoeGatherArgsT); validates, then launches on
@@ -84,11 +102,32 @@ Status moe_gather(const MoeGatherArgsT<T>& a, stream_t stream = {}) {
     return {StatusCode::runtime_error, error_string(e)};
   return Status::success();
 }
+
+/// out's routed rows and their scales = x's rows and scales of their tokens
+/// (MoeGatherE4m3ArgsT); validates, then launches on `stream`; asynchronous.
+template <Fp8Element F8>
+Status moe_gather_e4m3(const MoeGatherE4m3ArgsT<F8>& a, stream_t stream = {}) {
+  if (Status s = validate_moe_gather_e4m3(a); !s) return s;
+  if (a.routing.rows() == 0) return Status::success();
+  MoeGatherE4m3ArgsT<F8> args = a;
+  void* kernel_args[] = {&args};
+  if (error_t e = launch_kernel(&detail::moe_gather_e4m3_kernel<F8>, static_cast<unsigned>(a.routing.rows()),
+                                detail::moe_gather_threads, kernel_args, 0, stream);
+      e != success)
+    return {StatusCode::runtime_error, error_string(e)};
+  return Status::success();
+}
 #else
 template <Element T>
 Status moe_gather(const MoeGatherArgsT<T>&, stream_t = {}) {
   static_assert(dependent_false<T>,
                 "glukit::moe_gather: a device compiler's translation unit launches it (nvcc or hip-clang)");
+  return Status::invalid("unreachable");
+}
+template <Fp8Element F8>
+Status moe_gather_e4m3(const MoeGatherE4m3ArgsT<F8>&, stream_t = {}) {
+  static_assert(dependent_false<F8>,
+                "glukit::moe_gather_e4m3: a device compiler's translation unit launches it (nvcc or hip-clang)");
   return Status::invalid("unreachable");
 }
 #endif

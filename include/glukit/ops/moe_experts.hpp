@@ -253,48 +253,4 @@ Status validate_moe_combine(const MoeCombineArgsT<T, W>& a) {
   return Status::success();
 }
 
-/// The routed rows of x: out[r] = x[routing.row_choice[r] / top_k] for every routed row r
-/// below expert_offsets[experts] (the rest not written). x: tokens x hidden (ldx); out:
-/// routing.rows() x hidden (ldo). weights, optional: tokens x top_k fp32 (the router's, as
-/// the combine reads them); given, out[r] = weights[row_choice[r]] * x[token] in fp32, rounded
-/// once (the backward's dY rows from the layer's gradient). dots with dot_rows (rows x hidden):
-/// dots[row_choice[r]] = x[token] . dot_rows[r] in fp32, summed in a fixed order (0 for a choice
-/// routed to no expert): the router weights' gradient from the down projection's rows.
-template <Element T>
-struct MoeGatherArgsT {
-  const T* x = nullptr;
-  T* out = nullptr;
-  MoeRouting routing;
-  std::int64_t hidden = 0;
-  std::int64_t ldx = 0;
-  std::int64_t ldo = 0;
-  const float* weights = nullptr;
-  const T* dot_rows = nullptr;
-  std::int64_t ld_dot_rows = 0;
-  float* dots = nullptr;
-};
-
-/// The gather's rules (host only), each naming its argument.
-template <Element T>
-Status validate_moe_gather(const MoeGatherArgsT<T>& a) {
-  const MoeRouting& r = a.routing;
-  if (Status s = validate_moe_sizes(r.tokens, r.top_k, r.experts); !s) return s;
-  if (a.hidden < 0 || a.hidden >= max_dimension) return Status::invalid("hidden: must be >= 0 and < 2^31");
-  if (r.rows() == 0 || a.hidden == 0) return Status::success();
-  if (a.hidden % vector_elems != 0) return Status::invalid("hidden: must be a multiple of 8");
-  if (r.expert_offsets == nullptr) return Status::invalid("routing.expert_offsets: must not be null");
-  if (r.row_choice == nullptr) return Status::invalid("routing.row_choice: must not be null");
-  if (a.x == nullptr || !detail::aligned16(a.x)) return Status::invalid("x: must not be null, 16-byte aligned");
-  if (detail::bad_stride(a.ldx, a.hidden)) return Status::invalid("ldx: must be >= hidden, a multiple of 8 and < 2^31");
-  if (a.out == nullptr || !detail::aligned16(a.out)) return Status::invalid("out: must not be null, 16-byte aligned");
-  if (detail::bad_stride(a.ldo, a.hidden)) return Status::invalid("ldo: must be >= hidden, a multiple of 8 and < 2^31");
-  if (a.ldx > max_elements / r.tokens || a.ldo > max_elements / r.rows())
-    return Status::invalid("ldx, ldo: rows * ld overflows the index range");
-  if ((a.dots == nullptr) != (a.dot_rows == nullptr)) return Status::invalid("dots, dot_rows: give both or neither");
-  if (a.dots != nullptr && !detail::aligned16(a.dot_rows)) return Status::invalid("dot_rows: must be 16-byte aligned");
-  if (a.dots != nullptr && (detail::bad_stride(a.ld_dot_rows, a.hidden) || a.ld_dot_rows > max_elements / r.rows()))
-    return Status::invalid("ld_dot_rows: must be >= hidden, a multiple of 8, and rows * ld_dot_rows < 2^31");
-  return Status::success();
-}
-
 }  // namespace glukit

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "glukit/ops/moe_experts.hpp"
+#include "glukit/ops/moe_gather.hpp"
 #include "glukit/reference/addmm_glu.hpp"
 #include "glukit/reference/moe_experts.hpp"
 #include "glukit/reference/moe_routing.hpp"
@@ -181,4 +182,32 @@ TEST_CASE("the gather's rules name the argument they refuse", "[moe]") {
   CHECK(glukit::validate_moe_gather(a).ok());
   a = good, a.routing.tokens = 0, a.x = nullptr, a.out = nullptr;
   CHECK(glukit::validate_moe_gather(a).ok());  // no rows: nothing to read or write
+}
+
+TEST_CASE("the e4m3 gather's rules name the argument they refuse", "[moe][fp8]") {
+  using F8 = glukit::float8_e4m3_t;
+  alignas(16) static F8 x[64 * 48], out[128 * 48];
+  alignas(16) static float x_scale[64], out_scale[128];
+  alignas(16) static std::int32_t offsets[5], rows[128];
+  const glukit::MoeGatherE4m3ArgsT<F8> good{x, x_scale, out, out_scale, {offsets, rows, nullptr, 64, 2, 4}, 32, 48, 32};
+  CHECK(glukit::validate_moe_gather_e4m3(good).ok());
+  const auto refused = [](const glukit::MoeGatherE4m3ArgsT<F8>& a, const std::string& what) {
+    const glukit::Status s = glukit::validate_moe_gather_e4m3(a);
+    INFO(s.message());
+    CHECK(s.code() == glukit::StatusCode::invalid_argument);
+    CHECK(std::string(s.message()).rfind(what + ":", 0) == 0);
+  };
+  auto a = good;
+  a.routing.top_k = 0, refused(a, "top_k");
+  a = good, a.hidden = 24, refused(a, "hidden");  // 8 bytes past a 16-byte piece
+  a = good, a.x = nullptr, refused(a, "x");
+  a = good, a.x = x + 8, refused(a, "x");
+  a = good, a.out = out + 4, refused(a, "out");
+  a = good, a.x_scale = nullptr, refused(a, "x_scale");
+  a = good, a.out_scale = nullptr, refused(a, "out_scale");
+  a = good, a.ldx = 40, refused(a, "ldx");
+  a = good, a.ldo = 16, refused(a, "ldo");
+  a = good, a.routing.row_choice = nullptr, refused(a, "routing.row_choice");
+  a = good, a.routing.tokens = 0, a.x = nullptr, a.out = nullptr, a.x_scale = nullptr;
+  CHECK(glukit::validate_moe_gather_e4m3(a).ok());  // no rows: nothing to read or write
 }
