@@ -265,7 +265,7 @@ struct MoeOperands {
   }
   /// The e4m3 layer from the routed e4m3 rows: the gated projection merging h's row maxima,
   /// h quantised per row, the e4m3 down projection, the combine.
-  bool layer_fp8(int i, cudaStream_t stream) const {
+  glukit::Status layer_fp8(int i, cudaStream_t stream) const {
     const Set& s = sets[std::size_t(i) % sets.size()];
     const std::int64_t rows = c.rows(), n = c.model.n, hid = c.model.hidden;
     glukit::GroupedGatedProjectionFp8ArgsT<T> up = gate_up_fp8(i);
@@ -276,11 +276,13 @@ struct MoeOperands {
     down.out = s.out.get(), down.routing = up.routing, down.hidden = hid, down.intermediate = n, down.lda = n;
     down.ldo = hid, down.scale_a_kind = down.scale_w_kind = glukit::ScaleKind::per_row;
     const glukit::QuantizeRowsArgsT<T> q{s.h.get(), s.hmax.get(), s.hscale.get(), fp8(s.h8), rows, n, n, n};
-    return cudaMemsetAsync(s.hmax.get(), 0, std::size_t(rows) * sizeof(float), stream) == cudaSuccess &&
-           glukit::grouped_gated_projection_fp8<GateFp8Policy>(up, stream).ok() &&
-           glukit::quantize_rows_e4m3(q, stream).ok() &&
-           glukit::grouped_down_projection_fp8<DownWsPolicy>(down, stream).ok() &&
-           glukit::moe_combine(combine(i), stream).ok();
+    if (const cudaError_t e = cudaMemsetAsync(s.hmax.get(), 0, std::size_t(rows) * sizeof(float), stream);
+        e != cudaSuccess)
+      return {glukit::StatusCode::runtime_error, cudaGetErrorString(e)};
+    if (glukit::Status st = glukit::grouped_gated_projection_fp8<GateFp8Policy>(up, stream); !st) return st;
+    if (glukit::Status st = glukit::quantize_rows_e4m3(q, stream); !st) return st;
+    if (glukit::Status st = glukit::grouped_down_projection_fp8<DownWsPolicy>(down, stream); !st) return st;
+    return glukit::moe_combine(combine(i), stream);
   }
   /// The backward's dY rows: the routed rows of y (the layer's gradient) times the weights.
   glukit::MoeGatherArgsT<T> gather_dy(int i) const {
@@ -304,6 +306,19 @@ struct MoeOperands {
   }
 };
 
+/// The first step of a row's turns that failed, named with its message (a failed step stops the
+/// launches of the row: each step runs only while none has failed).
+struct FirstFailure {
+  std::string what;
+  bool ok() const { return what.empty(); }
+  void operator()(const char* step, const glukit::Status& s) {
+    if (ok() && !s) what = std::string(step) + ": " + s.message();
+  }
+  void operator()(const char* step, cublasStatus_t s) {
+    if (ok() && s != CUBLAS_STATUS_SUCCESS) what = std::string(step) + ": cuBLAS status " + std::to_string(int(s));
+  }
+};
+
 void bm_moe(benchmark::State& state, MoeCase c) {
   for (auto _ : state) {
     Stream stream;
@@ -314,13 +329,12 @@ void bm_moe(benchmark::State& state, MoeCase c) {
         fail(state, std::string("moe_route: ") + st.message());
         return;
       }
-    const auto layer = [&](int i) {
-      return glukit::grouped_gated_projection<GatePolicy>(ops.gate_up(i), stream).ok() &&
-             glukit::grouped_down_projection<DownPolicy>(ops.down(i), stream).ok() &&
-             glukit::moe_combine(ops.combine(i), stream).ok();
-    };
-    if (!layer(0)) {
-      fail(state, "moe layer: a launch failed");
+    FirstFailure first;
+    first("gate_up", glukit::grouped_gated_projection<GatePolicy>(ops.gate_up(0), stream));
+    if (first.ok()) first("down", glukit::grouped_down_projection<DownPolicy>(ops.down(0), stream));
+    if (first.ok()) first("combine", glukit::moe_combine(ops.combine(0), stream));
+    if (!first.ok()) {
+      fail(state, "moe layer: " + first.what);
       return;
     }
     std::vector<T> y(std::size_t(c.tokens * c.model.hidden));
@@ -335,45 +349,58 @@ void bm_moe(benchmark::State& state, MoeCase c) {
     const int samples = std::min(settings().samples, std::max(20, int(300e3 / std::max(est_us, 1.0))));
     const LaunchCounts counts = launch_counts(settings().warmup, samples);
     int call = 0;
-    bool ok = true;
+    FirstFailure failed;
     const GemmShape dense{c.rows(), 2 * c.model.n, c.model.hidden};
     Fp8Lt dense_fp8(c.rows(), 2 * c.model.n, c.model.hidden, false);
     const auto run_dense_fp8 = [&](int i) {  // one W (expert 0's rows), per-tensor scales
       const MoeOperands::Set& s = ops.sets[std::size_t(i) % ops.sets.size()];
       const MoeOperands::Weights& wt = ops.weight_set(i);
-      ok = ok && dense_fp8.try_run(0, s.a8.get(), wt.w8.get(), s.sa8.get() + c.rows(),
-                                   wt.sw8.get() + c.model.experts * 2 * c.model.n, nullptr, ops.dense_c.get(),
-                                   stream) == CUBLAS_STATUS_SUCCESS;
+      return dense_fp8.try_run(0, s.a8.get(), wt.w8.get(), s.sa8.get() + c.rows(),
+                               wt.sw8.get() + c.model.experts * 2 * c.model.n, nullptr, ops.dense_c.get(), stream);
+    };
+    // Each step runs while no step has failed; `failed` names the first that did.
+    const auto step = [&](const char* name, auto&& run) {
+      return [&failed, name, run] {
+        if (failed.ok()) failed(name, run());
+      };
     };
     const std::vector<double> med = medians_in_turns(
         stream,
-        {[&] { ok = ok && glukit::moe_route(ops.route(call++), stream).ok(); },
-         [&] { ok = ok && glukit::grouped_gated_projection<GatePolicy>(ops.gate_up(call++), stream).ok(); },
-         [&] { ok = ok && glukit::grouped_down_projection<DownPolicy>(ops.down(call++), stream).ok(); },
-         [&] { ok = ok && glukit::moe_combine(ops.combine(call++), stream).ok(); },
+        {step("moe_route", [&] { return glukit::moe_route(ops.route(call++), stream); }),
+         step("gate_up", [&] { return glukit::grouped_gated_projection<GatePolicy>(ops.gate_up(call++), stream); }),
+         step("down", [&] { return glukit::grouped_down_projection<DownPolicy>(ops.down(call++), stream); }),
+         step("combine", [&] { return glukit::moe_combine(ops.combine(call++), stream); }),
          [&] {
            CublasStreamBinding bind(cublas_handle(), stream);
            cublas_gemm_rowmajor(cublas_handle(), dense, ops.dense_a.get(), c.model.hidden, ops.dense_b.get(),
                                 c.model.hidden, ops.dense_c.get(), 2 * c.model.n, glukit::Layout::col_major);
          },
-         [&] { ok = ok && glukit::grouped_down_projection<DownWsPolicy>(ops.down(call++), stream).ok(); },
-         [&] { ok = ok && glukit::grouped_gated_projection<GateWsPolicy>(ops.gate_up_ws(call++), stream).ok(); },
-         [&] { ok = ok && glukit::moe_gather(ops.gather(call++), stream).ok(); },
-         [&] { ok = ok && glukit::grouped_gated_projection<GateWsPolicy>(ops.gate_up(call++), stream).ok(); },
-         [&] { ok = ok && glukit::moe_gather(ops.gather_dy(call++), stream).ok(); },
-         [&] { ok = ok && glukit::grouped_gated_backward<BackwardPolicy>(ops.backward(call++), stream).ok(); },
-         [&] { ok = ok && glukit::grouped_gated_projection<GateWs64Policy>(ops.gate_up_ws(call++), stream).ok(); },
-         [&] { ok = ok && glukit::grouped_down_projection<DownWs64Policy>(ops.down(call++), stream).ok(); },
-         [&] { ok = ok && glukit::grouped_gated_projection_fp8<GateFp8Policy>(ops.gate_up_fp8(call++), stream).ok(); },
-         [&] { run_dense_fp8(call++); },
-         [&] { ok = ok && ops.layer_fp8(call++, stream); },
-         [&] { ok = ok && glukit::grouped_gated_projection<GateWsPolicy>(ops.gate_up_alt(call++), stream).ok(); },
-         [&] { ok = ok && glukit::grouped_gated_projection<GateWs256Policy>(ops.gate_up_ws(call++), stream).ok(); },
-         [&] { ok = ok && glukit::grouped_gated_projection<GatePp128Policy>(ops.gate_up_ws(call++), stream).ok(); }},
+         step("down_ws", [&] { return glukit::grouped_down_projection<DownWsPolicy>(ops.down(call++), stream); }),
+         step("gate_up_ws",
+              [&] { return glukit::grouped_gated_projection<GateWsPolicy>(ops.gate_up_ws(call++), stream); }),
+         step("gather", [&] { return glukit::moe_gather(ops.gather(call++), stream); }),
+         step("gate_up_ws_gather",
+              [&] { return glukit::grouped_gated_projection<GateWsPolicy>(ops.gate_up(call++), stream); }),
+         step("gather_dy", [&] { return glukit::moe_gather(ops.gather_dy(call++), stream); }),
+         step("backward_dh",
+              [&] { return glukit::grouped_gated_backward<BackwardPolicy>(ops.backward(call++), stream); }),
+         step("gate_up_ws64",
+              [&] { return glukit::grouped_gated_projection<GateWs64Policy>(ops.gate_up_ws(call++), stream); }),
+         step("down_ws64", [&] { return glukit::grouped_down_projection<DownWs64Policy>(ops.down(call++), stream); }),
+         step("gate_up_fp8",
+              [&] { return glukit::grouped_gated_projection_fp8<GateFp8Policy>(ops.gate_up_fp8(call++), stream); }),
+         step("dense_fp8 (cuBLASLt)", [&] { return run_dense_fp8(call++); }),
+         step("layer_fp8", [&] { return ops.layer_fp8(call++, stream); }),
+         step("gate_up_alt",
+              [&] { return glukit::grouped_gated_projection<GateWsPolicy>(ops.gate_up_alt(call++), stream); }),
+         step("gate_up_ws256",
+              [&] { return glukit::grouped_gated_projection<GateWs256Policy>(ops.gate_up_ws(call++), stream); }),
+         step("gate_up_pp128",
+              [&] { return glukit::grouped_gated_projection<GatePp128Policy>(ops.gate_up_ws(call++), stream); })},
         std::min(counts.warmup, 3), counts.samples);
     GLUKIT_BENCH_CHECK_LAUNCH();
-    if (!ok) {
-      fail(state, "moe layer: a launch failed while timed in turns");
+    if (!failed.ok()) {
+      fail(state, "moe layer, timed in turns: " + failed.what);
       return;
     }
     const double layer_us = med[0] + med[1] + med[2] + med[3];
