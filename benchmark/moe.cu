@@ -120,6 +120,11 @@ std::vector<std::int64_t> route_ids(const MoeCase& c, std::uint64_t seed) {
   return idx;
 }
 
+/// Where a scale vector's per-tensor scale sits (cuBLASLt's fp8 GEMM reads it): past the
+/// per-row scales, 16-byte aligned (at the row count itself, Mixtral's one token, 2 rows, put it
+/// 8 bytes past a boundary).
+constexpr std::size_t scale_tail(std::size_t per_row) { return (per_row + 3) / 4 * 4; }
+
 struct MoeOperands {
   struct Set {
     DeviceBuffer<T> x, h, out, y;
@@ -130,7 +135,7 @@ struct MoeOperands {
     DeviceBuffer<T> x_routed;  ///< the routed rows of x (the warp-specialised gated projection's)
     DeviceBuffer<T> p, dp;     ///< the backward's pre-activations and their gradient (rows x 2I)
     DeviceBuffer<std::uint8_t> a8;  ///< e4m3 routed rows (rows x H)
-    DeviceBuffer<float> sa8;        ///< their scales: per row then one
+    DeviceBuffer<float> sa8;        ///< their scales: per row, then one at scale_tail(rows)
     DeviceBuffer<std::uint8_t> h8;  ///< the e4m3 layer's h (rows x I)
     DeviceBuffer<float> hmax, hscale;  ///< h's row maxima and scales
   };
@@ -140,7 +145,7 @@ struct MoeOperands {
   struct Weights {
     DeviceBuffer<T> w_gate_up, w_down;
     DeviceBuffer<std::uint8_t> w8, wd8;  ///< e4m3 weights (E, 2I, H) and W_d (E, H, I)
-    DeviceBuffer<float> sw8, swd8;       ///< per W row then one; W_d's per-column scales
+    DeviceBuffer<float> sw8, swd8;       ///< per W row, then one at scale_tail; W_d's per-column scales
   };
   MoeCase c;
   std::vector<Set> sets;
@@ -170,7 +175,7 @@ struct MoeOperands {
     const int weight_count = double(count) * set_bytes < 0.8 * double(free_bytes) ? count : 1;
     for (int s = 0; s < weight_count; ++s) {
       Weights wt{DeviceBuffer<T>(wgu), DeviceBuffer<T>(wd), DeviceBuffer<std::uint8_t>(wgu),
-                 DeviceBuffer<std::uint8_t>(wd), DeviceBuffer<float>(std::size_t(m.experts * 2 * m.n) + 1),
+                 DeviceBuffer<std::uint8_t>(wd), DeviceBuffer<float>(scale_tail(std::size_t(m.experts * 2 * m.n)) + 1),
                  DeviceBuffer<float>(std::size_t(m.experts * m.hidden))};
       fill_fp8_kernel<<<detail::grid_for(wd, 256), 256, 0, stream>>>(fp8(wt.wd8), wd, seed + 8 * s + 2, 4.f);
       fill_float_kernel<<<detail::grid_for(wt.swd8.size(), 256), 256, 0, stream>>>(wt.swd8.get(), wt.swd8.size(),
@@ -190,7 +195,7 @@ struct MoeOperands {
              DeviceBuffer<std::int32_t>(rows), DeviceBuffer<std::int32_t>(1),
              DeviceBuffer<unsigned char>(std::size_t(glukit::moe_route_workspace_bytes(c.tokens, m.top_k, m.experts))),
              DeviceBuffer<T>(os), DeviceBuffer<T>(2 * hs), DeviceBuffer<T>(2 * hs),
-             DeviceBuffer<std::uint8_t>(os), DeviceBuffer<float>(rows + 1), DeviceBuffer<std::uint8_t>(hs),
+             DeviceBuffer<std::uint8_t>(os), DeviceBuffer<float>(scale_tail(rows) + 1), DeviceBuffer<std::uint8_t>(hs),
              DeviceBuffer<float>(rows), DeviceBuffer<float>(rows)};
       fill_fp8_kernel<<<detail::grid_for(os, 256), 256, 0, stream>>>(fp8(st.a8), os, seed + 8 * s + 6, 4.f);
       fill_float_kernel<<<detail::grid_for(st.sa8.size(), 256), 256, 0, stream>>>(st.sa8.get(), st.sa8.size(),
@@ -355,8 +360,9 @@ void bm_moe(benchmark::State& state, MoeCase c) {
     const auto run_dense_fp8 = [&](int i) {  // one W (expert 0's rows), per-tensor scales
       const MoeOperands::Set& s = ops.sets[std::size_t(i) % ops.sets.size()];
       const MoeOperands::Weights& wt = ops.weight_set(i);
-      return dense_fp8.try_run(0, s.a8.get(), wt.w8.get(), s.sa8.get() + c.rows(),
-                               wt.sw8.get() + c.model.experts * 2 * c.model.n, nullptr, ops.dense_c.get(), stream);
+      return dense_fp8.try_run(0, s.a8.get(), wt.w8.get(), s.sa8.get() + scale_tail(std::size_t(c.rows())),
+                               wt.sw8.get() + scale_tail(std::size_t(c.model.experts * 2 * c.model.n)), nullptr,
+                               ops.dense_c.get(), stream);
     };
     // Each step runs while no step has failed; `failed` names the first that did.
     const auto step = [&](const char* name, auto&& run) {
