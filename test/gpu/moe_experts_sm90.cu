@@ -331,4 +331,43 @@ TEST_CASE("grouped_gated_projection refuses what it cannot run, naming it", "[mo
   CHECK(std::string(s.message()).rfind("p:", 0) == 0);
 }
 
+
+TEST_CASE("the 128 x 256 grouped tile refuses 256 experts (a start per expert past its shared memory)",
+          "[moe][grouped]") {
+  // GatedTma128x256's ring (bf16, SwiGLU) leaves 944 bytes of a block's 227 KiB; the grouped kernel
+  // keeps 4 (experts + 1) bytes of row-tile starts beside it: 128 experts fit, DeepSeek-V3's 256 do not.
+  // The operands are NaN (poisoned): the case asserts what runs and what is refused.
+  using Wide = policy::WithEpilogue<policy::GatedTma128x256<arch::sm90a>, epilogue::SwiGlu>;
+  constexpr std::int64_t tokens = 64, hidden = 64, n = 128;
+  constexpr int top_k = 2;
+  std::mt19937_64 rng(fresh_seed());
+  DeviceBuffer<bfloat16_t> x(std::size_t(tokens * hidden)), x_routed(std::size_t(tokens * top_k * hidden)),
+      h(std::size_t(tokens * top_k * n));
+  for (int experts : {128, 256}) {
+    INFO("experts=" << experts);
+    DeviceBuffer<bfloat16_t> w(std::size_t(experts) * 2 * n * hidden);
+    x.poison(), w.poison();
+    std::vector<std::int64_t> ids(std::size_t(tokens * top_k));
+    for (auto& id : ids) id = std::int64_t(rng() % std::uint64_t(experts));
+    const DeviceRouting r(ids, tokens, top_k, experts);
+    h.poison();
+    const std::vector<bfloat16_t> before = h.download();
+    GroupedGatedProjectionArgsT<bfloat16_t> a;
+    a.x = x.ptr, a.w = w.ptr, a.h = h.ptr, a.routing = r.routing();
+    a.hidden = hidden, a.intermediate = n, a.ldx = hidden, a.ldh = n;
+    a.x_routed = x_routed.ptr, a.ld_x_routed = hidden;
+    const Status s = grouped_gated_projection<Wide>(a);
+    INFO(s.message());
+    if (experts == 128) {
+      CHECK(s.ok());
+    } else {
+      CHECK(s.code() == StatusCode::unsupported_device);
+      CHECK(std::string(s.message()).rfind("routing.experts:", 0) == 0);
+      GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+      const std::vector<bfloat16_t> after = h.download();
+      CHECK(std::memcmp(after.data(), before.data(), before.size() * sizeof(bfloat16_t)) == 0);  // nothing written
+    }
+  }
+}
+
 }  // namespace glukit::test
