@@ -82,6 +82,12 @@ struct GroupedLauncher<BP, Backend::cuda> {
                        std::int64_t bias_stride, int device, stream_t stream, const OperandSlotsT<T>& extra) {
     using Plan = sm90::KernelPlan<BP>;
     static_assert(Plan::tma, "the experts' warp-specialised grouped kernel runs TMA policies");
+    // The experts' row-tile starts sit beside the ring (plans/sm90/grouped_layout.hpp): the
+    // rule on sm90a's shared memory first, then the device's own limit (workers).
+    if (routing.experts > sm90::GroupedWsLayout<BP>::max_experts)
+      return {StatusCode::unsupported_device,
+              "routing.experts: too many for this policy's shared memory (the experts' row-tile starts follow its "
+              "ring)"};
     const int bytes = sm90::GroupedWsLayout<BP>::smem_bytes(routing.experts);
     auto* k = &sm90::grouped_ws_kernel<BP>;
     int w = 0;

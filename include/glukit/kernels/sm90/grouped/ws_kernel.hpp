@@ -14,6 +14,7 @@
 
 #include "glukit/blocks/grouped_tile_scheduler.hpp"
 #include "glukit/kernels/grouped.hpp"
+#include "glukit/kernels/plans/sm90/grouped_layout.hpp"
 #include "glukit/kernels/plans/sm90/kernel_plan.hpp"
 #include "glukit/kernels/sm90/params.hpp"
 #include "glukit/kernels/sm90/warp_specialized/kernel.hpp"
@@ -27,18 +28,6 @@ template <class P>
 struct GroupedWsParams : Params<P> {
   GroupedWalk walk;
   int b_rows = 0;
-};
-
-/// Shared-memory layout of the grouped kernel: the warp-specialised kernel's, then the
-/// experts' row-tile starts (groups + 1 values). The starts' partial sums use the ring's
-/// first bytes while the block computes them (before any stage is filled).
-template <class P>
-struct GroupedWsLayout {
-  using Plan = KernelPlan<P>;
-  /// From the ring's base: past its stages, the Y buffers and the barriers.
-  static constexpr int starts_offset = Plan::Buffers::bytes + Plan::y_bytes + Plan::barrier_bytes;
-  static constexpr int smem_bytes(int groups) { return Plan::smem_bytes + 4 * (groups + 1); }
-  static_assert(4 * MainloopPlan<P>::threads <= Plan::Buffers::bytes, "the starts' partial sums fit in the ring");
 };
 
 /// The tiles of every expert, for the warp-specialised kernel (warp_specialized/common.hpp,

@@ -1,0 +1,48 @@
+// Host tests of the experts' warp-specialised grouped kernel's shared memory
+// (kernels/plans/sm90/grouped_layout.hpp): the most experts each grouped tile holds beside its
+// ring. The forward tiles the PyTorch launchers run (python/csrc/launchers/moe_experts*.cuh: the
+// gated projection with P, stacked and alternating, and the down projection) hold every routing
+// moe_route makes (max_moe_experts). The backward through the activation holds 483, the
+// 128 x 256 tile 235 (DeepSeek-V3's 256 are refused) and the ping-pong 64 x 128 one 4055.
+#include <catch2/catch.hpp>
+
+#include "glukit/kernels/plans/sm90/grouped_layout.hpp"
+#include "glukit/kernels/policies.hpp"
+#include "glukit/ops/moe_backward.hpp"
+#include "glukit/ops/moe_experts.hpp"
+#include "glukit/ops/moe_routing.hpp"
+
+namespace {
+
+namespace gp = glukit::policy;
+using glukit::arch::sm90a;
+using T = glukit::bfloat16_t;
+template <class P>
+using Gated = gp::WithEpilogue<P, glukit::epilogue::SwiGlu>;
+template <class P, class Problem>
+constexpr int max_experts = glukit::sm90::GroupedWsLayout<glukit::Bound<P, Problem>>::max_experts;
+using GatedP = glukit::GroupedProblem<glukit::GatedProblem<T, glukit::GateLayout::stacked, true>>;
+using Gated0 = glukit::GroupedProblem<glukit::GatedProblem<T, glukit::GateLayout::stacked, false>>;
+using AlternatingP = glukit::GroupedAlternatingProblem<T, false, true>;
+using Down = glukit::GroupedProblem<glukit::Problem<T, glukit::Layout::col_major>>;
+using Backward = glukit::GroupedProblem<glukit::GatedBackwardProblem<T, glukit::GateLayout::stacked>>;
+
+}  // namespace
+
+TEST_CASE("grouped tiles: the most experts beside the ring", "[sm90][grouped]") {
+  // What the PyTorch launchers run: every routing moe_route makes.
+  STATIC_REQUIRE(max_experts<Gated<gp::GatedTma128x128<sm90a>>, GatedP> >= glukit::max_moe_experts);
+  STATIC_REQUIRE(max_experts<Gated<gp::GatedTma128x128<sm90a>>, AlternatingP> >= glukit::max_moe_experts);
+  STATIC_REQUIRE(max_experts<gp::WithEpilogue<gp::WarpSpecializedTma<sm90a>, glukit::epilogue::BiasOnly>, Down> >=
+                 glukit::max_moe_experts);
+  // The backward through the activation (its ring stages dY, P and W_d): 483, every model the
+  // MoE issue names (at most DeepSeek-V3's 256 experts), not Qwen3-Next's 512.
+  CHECK(max_experts<gp::GatedBackwardTma128x128<sm90a>, Backward> == 483);
+  // The wide and the 64-row tiles (glukit_bench's rows): fewer.
+  CHECK(max_experts<Gated<gp::GatedTma128x256<sm90a>>, Gated0> == 235);
+  CHECK(max_experts<Gated<gp::GatedTmaPingpong64x128<sm90a>>, Gated0> == 4055);
+  // The rule is the layout's bytes: one more expert would not fit in 227 KiB.
+  using Wide = glukit::sm90::GroupedWsLayout<glukit::Bound<Gated<gp::GatedTma128x256<sm90a>>, Gated0>>;
+  CHECK(Wide::smem_bytes(235) <= glukit::arch_traits<sm90a>::smem_bytes_per_block);
+  CHECK(Wide::smem_bytes(236) > glukit::arch_traits<sm90a>::smem_bytes_per_block);
+}
