@@ -86,6 +86,17 @@ __global__ void __launch_bounds__(moe_gather_threads) moe_gather_e4m3_kernel(Moe
   auto* dst = reinterpret_cast<SixteenBytes*>(a.out + r * a.ldo);
   for (std::int64_t c = thread_x(); 16 * c < a.hidden; c += moe_gather_threads) dst[c] = src[c];
 }
+
+/// One block of moe_gather_threads per routed row of `args` (the gathers' launch).
+template <class Args>
+Status launch_per_row(void (*kernel)(Args), Args args, stream_t stream) {
+  void* kernel_args[] = {&args};
+  if (error_t e = launch_kernel(kernel, static_cast<unsigned>(args.routing.rows()), moe_gather_threads, kernel_args, 0,
+                                stream);
+      e != success)
+    return {StatusCode::runtime_error, error_string(e)};
+  return Status::success();
+}
 }  // namespace detail
 
 /// out's routed rows = x's rows of their tokens (MoeGatherArgsT); validates, then launches on
@@ -94,13 +105,7 @@ template <Element T>
 Status moe_gather(const MoeGatherArgsT<T>& a, stream_t stream = {}) {
   if (Status s = validate_moe_gather(a); !s) return s;
   if (a.routing.rows() == 0 || (a.hidden == 0 && a.dots == nullptr)) return Status::success();
-  MoeGatherArgsT<T> args = a;
-  void* kernel_args[] = {&args};
-  if (error_t e = launch_kernel(&detail::moe_gather_kernel<T>, static_cast<unsigned>(a.routing.rows()),
-                                detail::moe_gather_threads, kernel_args, 0, stream);
-      e != success)
-    return {StatusCode::runtime_error, error_string(e)};
-  return Status::success();
+  return detail::launch_per_row(&detail::moe_gather_kernel<T>, a, stream);
 }
 
 /// out's routed rows and their scales = x's rows and scales of their tokens
@@ -109,13 +114,7 @@ template <Fp8Element F8>
 Status moe_gather_e4m3(const MoeGatherE4m3ArgsT<F8>& a, stream_t stream = {}) {
   if (Status s = validate_moe_gather_e4m3(a); !s) return s;
   if (a.routing.rows() == 0) return Status::success();
-  MoeGatherE4m3ArgsT<F8> args = a;
-  void* kernel_args[] = {&args};
-  if (error_t e = launch_kernel(&detail::moe_gather_e4m3_kernel<F8>, static_cast<unsigned>(a.routing.rows()),
-                                detail::moe_gather_threads, kernel_args, 0, stream);
-      e != success)
-    return {StatusCode::runtime_error, error_string(e)};
-  return Status::success();
+  return detail::launch_per_row(&detail::moe_gather_e4m3_kernel<F8>, a, stream);
 }
 #else
 template <Element T>

@@ -57,7 +57,6 @@ Status validate_moe_gather(const MoeGatherArgsT<T>& a) {
   return Status::success();
 }
 
-
 /// x's routed rows in e4m3 with their tokens' scales: for every routed row r below
 /// expert_offsets[experts] (the rest not written), token t = routing.row_choice[r] / top_k,
 ///   out[r] = x[t] (the codes, copied) and out_scale[r] = x_scale[t].
@@ -92,10 +91,10 @@ Status validate_moe_gather_e4m3(const MoeGatherE4m3ArgsT<F8>& a) {
   if (a.out_scale == nullptr) return Status::invalid("out_scale: must not be null");
   if (a.hidden == 0) return Status::success();
   if (a.x == nullptr || !detail::aligned16(a.x)) return Status::invalid("x: must not be null, 16-byte aligned");
-  if (a.ldx < a.hidden || a.ldx % 16 != 0 || a.ldx >= max_dimension)
+  if (detail::bad_stride(a.ldx, a.hidden, 16))
     return Status::invalid("ldx: must be >= hidden, a multiple of 16 and < 2^31");
   if (a.out == nullptr || !detail::aligned16(a.out)) return Status::invalid("out: must not be null, 16-byte aligned");
-  if (a.ldo < a.hidden || a.ldo % 16 != 0 || a.ldo >= max_dimension)
+  if (detail::bad_stride(a.ldo, a.hidden, 16))
     return Status::invalid("ldo: must be >= hidden, a multiple of 16 and < 2^31");
   if (a.ldx > max_elements / r.tokens || a.ldo > max_elements / r.rows())
     return Status::invalid("ldx, ldo: rows * ld overflows the index range");

@@ -54,10 +54,10 @@ namespace detail {
 inline bool aligned16(const void* p) {
   return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0;
 }
-/// A stride that breaks the rule of a 16-bit tensor `width` wide: ld >= width, a multiple
-/// of 8, < 2^31.
-constexpr bool bad_stride(std::int64_t ld, std::int64_t width) {
-  return ld < width || ld % vector_elems != 0 || ld >= max_dimension;
+/// A stride that breaks the rule of a tensor `width` wide: ld >= width, a multiple of
+/// `multiple` (8 elements: 16 bytes of a 16-bit tensor; 16 for e4m3 codes), < 2^31.
+constexpr bool bad_stride(std::int64_t ld, std::int64_t width, std::int64_t multiple = vector_elems) {
+  return ld < width || ld % multiple != 0 || ld >= max_dimension;
 }
 }  // namespace detail
 

@@ -84,19 +84,13 @@ struct GroupedLauncher<BP, Backend::cuda> {
     static_assert(Plan::tma, "the experts' warp-specialised grouped kernel runs TMA policies");
     // The experts' row-tile starts sit beside the ring (plans/sm90/grouped_layout.hpp): the
     // rule on sm90a's shared memory first, then the device's own limit (workers).
-    if (routing.experts > sm90::GroupedWsLayout<BP>::max_experts)
-      return {StatusCode::unsupported_device,
-              "routing.experts: too many for this policy's shared memory (the experts' row-tile starts follow its "
-              "ring)"};
+    constexpr const char* too_many =
+        "routing.experts: too many for this policy's shared memory (the experts' row-tile starts follow its ring)";
+    if (routing.experts > sm90::GroupedWsLayout<BP>::max_experts) return {StatusCode::unsupported_device, too_many};
     const int bytes = sm90::GroupedWsLayout<BP>::smem_bytes(routing.experts);
     auto* k = &sm90::grouped_ws_kernel<BP>;
     int w = 0;
-    if (Status s = workers(device, k, bytes,
-                           "routing.experts: too many for this policy's shared memory (the experts' row-tile "
-                           "starts follow its ring)",
-                           &w);
-        !s)
-      return s;
+    if (Status s = workers(device, k, bytes, too_many, &w); !s) return s;
     // B's rows per expert in its tensor map: n x k stored (rows n, or the row map's 2n), or k x n.
     const std::int64_t b_rows = Plan::b_k_major ? Plan::Rows::b_rows(gemm.n) : gemm.k;
     constexpr std::int64_t max_coord = (std::int64_t{1} << 31) - 256;
