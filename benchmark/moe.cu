@@ -1,7 +1,7 @@
 // The experts of a Mixture-of-Experts layer in glukit_bench, bf16, balanced or skewed random
 // routing, at the shapes (experts, top-k, hidden, intermediate) of Qwen3-30B-A3B, DeepSeek-V3,
 // gpt-oss-120b and Mixtral-8x7B and 1, 8, 64, 4096 and 16384 tokens (decode to prefill):
-//   moe_experts/<model>/<tokens>/<routing>   nineteen launches timed in turns on rotated input
+//   moe_experts/<model>/<tokens>/<routing>   twenty-three launches timed in turns on rotated input
 //       sets: glukit::moe_route (us_route), grouped_gated_projection (us_gate_up, its
 //       TFLOPS), grouped_down_projection (us_down), moe_combine (us_combine), and the dense
 //       cuBLAS GEMM of the gated projection's FLOPs, (tokens x top_k) x 2I x H (us_dense_gemm;
@@ -22,7 +22,9 @@
 //       projection reading W as gpt-oss stores it, (E, H, 2I) alternating (us_gate_up_alt,
 //       gate_up_alt_vs_ws: its time against the stacked (E, 2I, H) read), the gated projection on
 //       the other whole gated tiles, 128 x 256 and ping-pong 128 x 128 (us_gate_up_ws256,
-//       us_gate_up_pp128 and each one's _vs_dense); the experts the routing
+//       us_gate_up_pp128 and each one's _vs_dense), the e4m3 gated projection on the same two
+//       (us_gate_up_fp8_ws256, us_gate_up_fp8_pp128), the backward's dH on ping-pong 128 x 128
+//       (us_backward_dh_pp128) and the down projection on 128 x 256 (us_down_ws256); the experts the routing
 //       touches (touched_experts), the routed rows' share of their 128- and 64-row tiles
 //       (tile_fill_128, tile_fill_64: the tile quantisation bound) and their weights' bytes over the gate/up and down times of
 //       either path (weights_TBps, weights_ws_TBps: the decode rows' bound); the iteration
@@ -78,6 +80,14 @@ using GatePp128Policy =
 using GateFp8Policy = GateWsPolicy;
 /// The backward through the activation (dH = dY W_d^e, SwiGLU's backward in the epilogue).
 using BackwardPolicy = glukit::policy::GatedBackwardTma128x128<glukit::arch::sm90a>;
+/// The other tiles of the e4m3 gated projection, the backward and the down projection, for the
+/// grouped defaults' rules: the dense e4m3 gated rule's 128 x 256 and ping-pong 128 x 128, the
+/// dense backward's ping-pong 128 x 128, and the 128 x 256 down projection.
+using GateFp8Ws256Policy = GateWs256Policy;
+using GateFp8Pp128Policy = GatePp128Policy;
+using BackwardPp128Policy = glukit::policy::GatedBackwardTmaPingpong128x128<glukit::arch::sm90a>;
+using DownWs256Policy =
+    glukit::policy::WithEpilogue<glukit::policy::WarpSpecializedTma128x256<glukit::arch::sm90a>, glukit::epilogue::BiasOnly>;
 
 struct MoeModel {
   const char* name;
@@ -420,7 +430,14 @@ void bm_moe(benchmark::State& state, MoeCase c) {
          tile("gate_up_ws256",
               [&] { return glukit::grouped_gated_projection<GateWs256Policy>(ops.gate_up_ws(call++), stream); }),
          tile("gate_up_pp128",
-              [&] { return glukit::grouped_gated_projection<GatePp128Policy>(ops.gate_up_ws(call++), stream); })},
+              [&] { return glukit::grouped_gated_projection<GatePp128Policy>(ops.gate_up_ws(call++), stream); }),
+         tile("gate_up_fp8_ws256",
+              [&] { return glukit::grouped_gated_projection_fp8<GateFp8Ws256Policy>(ops.gate_up_fp8(call++), stream); }),
+         tile("gate_up_fp8_pp128",
+              [&] { return glukit::grouped_gated_projection_fp8<GateFp8Pp128Policy>(ops.gate_up_fp8(call++), stream); }),
+         tile("backward_dh_pp128",
+              [&] { return glukit::grouped_gated_backward<BackwardPp128Policy>(ops.backward(call++), stream); }),
+         tile("down_ws256", [&] { return glukit::grouped_down_projection<DownWs256Policy>(ops.down(call++), stream); })},
         std::min(counts.warmup, 3), counts.samples);
     GLUKIT_BENCH_CHECK_LAUNCH();
     if (!failed.ok()) {
@@ -477,6 +494,10 @@ void bm_moe(benchmark::State& state, MoeCase c) {
       state.counters["us_gate_up_pp128"] = med[18];
       state.counters["gate_up_pp128_vs_dense"] = med[4] / med[18];
     }
+    if (failed.runs("gate_up_fp8_ws256")) state.counters["us_gate_up_fp8_ws256"] = med[19];
+    if (failed.runs("gate_up_fp8_pp128")) state.counters["us_gate_up_fp8_pp128"] = med[20];
+    if (failed.runs("backward_dh_pp128")) state.counters["us_backward_dh_pp128"] = med[21];
+    if (failed.runs("down_ws256")) state.counters["us_down_ws256"] = med[22];
     // The refused tiles: a counter each (<step>_refused) and their messages in the label.
     std::string label;
     for (const std::string& r : failed.refused) {

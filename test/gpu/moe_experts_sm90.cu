@@ -25,7 +25,9 @@ struct MoeShape {
   bool bias;
 };
 
-template <class Policy, Element T>
+/// Ws: the warp-specialised kernel's policy, or an activation (the default's pick).
+template <class Policy, Element T,
+          class Ws = policy::WithEpilogue<policy::GatedTma128x128<arch::sm90a>, typename Policy::epilogue_op>>
 void check_grouped(const MoeShape& s) {
   const std::uint64_t seed = fresh_seed();
   INFO(Policy::name() << " " << element_name<T>() << " tokens=" << s.tokens << " hidden=" << s.hidden
@@ -82,20 +84,24 @@ void check_grouped(const MoeShape& s) {
   check_h(h);
   {  // the warp-specialised grouped kernel (TMA for W): x's rows gathered by its producer, then
      // read in order from the routed rows that the launch gathers first into x_routed
-    using WsPolicy = policy::WithEpilogue<policy::GatedTma128x128<arch::sm90a>, typename Policy::epilogue_op>;
+    using WsPolicy = Ws;
+    const std::string ws = [] {
+      if constexpr (detail::PolicyMembers<Ws>) return std::string(Ws::name());
+      else return std::string("the default");
+    }();
     DeviceBuffer<T> dh_ws(dh.count), dxr(static_cast<std::size_t>(rows * ldx));
     dh_ws.poison(), dxr.poison();
     GroupedGatedProjectionArgsT<T> aw = a;
     aw.h = dh_ws.ptr;
     {
-      INFO("GatedTma128x128, gathered by its producer");
+      INFO(ws << ", gathered by its producer");
       const Status sg = grouped_gated_projection<WsPolicy>(aw);
       INFO("grouped_gated_projection: " << sg.message());
       REQUIRE(sg.ok());
       GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
       check_h(dh_ws.download());
     }
-    INFO("GatedTma128x128, x_routed");
+    INFO(ws << ", x_routed");
     dh_ws.poison();
     aw.x_routed = dxr.ptr, aw.ld_x_routed = ldx;
     const Status sw = grouped_gated_projection<WsPolicy>(aw);
@@ -169,7 +175,7 @@ void check_grouped(const MoeShape& s) {
       GroupedGatedProjectionArgsT<T> alt = a;
       alt.w = dwa.ptr, alt.bias = s.bias ? dba.ptr : nullptr, alt.h = dh_ws.ptr, alt.w_layout = ExpertLayout::alternating;
       for (const bool routed : {false, true}) {
-        INFO("GatedTma128x128, ExpertLayout::alternating" << (routed ? ", x_routed" : ", gathered by its producer"));
+        INFO(ws << ", ExpertLayout::alternating" << (routed ? ", x_routed" : ", gathered by its producer"));
         dh_ws.poison();
         alt.x_routed = routed ? dxr.ptr : nullptr, alt.ld_x_routed = routed ? ldx : 0;
         const Status sa = grouped_gated_projection<WsPolicy>(alt);
@@ -179,7 +185,7 @@ void check_grouped(const MoeShape& s) {
         check_h(dh_ws.download());
       }
       {  // with the pre-activations: P written stacked ([G | U]), as the experts' backward reads it
-        INFO("GatedTma128x128, ExpertLayout::alternating, x_routed, p");
+        INFO(ws << ", ExpertLayout::alternating, x_routed, p");
         dh_ws.poison(), dp.poison();
         alt.x_routed = dxr.ptr, alt.ld_x_routed = ldx, alt.p = dp.ptr, alt.ldp = ldp;
         const Status sa = grouped_gated_projection<WsPolicy>(alt);
@@ -309,6 +315,19 @@ TEST_CASE("grouped_gated_projection matches the dense reference expert by expert
     check_grouped<V3GeGlu, bfloat16_t>({1000, 256, 256, 8, 64, l, true});
     check_grouped<V2SwiGlu, half_t>({40, 64, 128, 8, 8, l, true});  // decode-like: few rows an expert
   }
+}
+
+TEST_CASE("grouped_gated_projection<Op>: the default's three picks match the reference", "[moe][grouped]") {
+  // sm90::default_grouped_gated_kernel: 40 rows an expert (GatedTmaPingpong64x128), 500 with 16
+  // experts (GatedTma128x256), 66 with 256 experts, more than the wide tile holds (GatedTma128x128).
+  using glukit::sm90::default_grouped_gated_kernel;
+  CHECK(std::string(default_grouped_gated_kernel(40 * 8, 8, 235).name()) == "GatedTmaPingpong64x128");
+  CHECK(std::string(default_grouped_gated_kernel(1000 * 8, 16, 235).name()) == "GatedTma128x256");
+  CHECK(std::string(default_grouped_gated_kernel(2100 * 8, 256, 235).name()) == "GatedTma128x128");
+  check_grouped<V2SwiGlu, bfloat16_t, epilogue::SwiGlu>({40, 64, 128, 8, 8, ExpertLayout::stacked, true});
+  check_grouped<V2SwiGlu, half_t, epilogue::SwiGlu>({1000, 136, 200, 8, 16, ExpertLayout::stacked, false});
+  check_grouped<V3GeGlu, bfloat16_t, epilogue::GeGlu>({1000, 256, 192, 8, 16, ExpertLayout::interleaved, true});
+  check_grouped<V2SwiGlu, bfloat16_t, epilogue::SwiGlu>({2100, 64, 128, 8, 256, ExpertLayout::stacked, true});
 }
 
 TEST_CASE("the experts under the sanitizers: ragged experts, ids out of range", "[moe][grouped][sanitize]") {

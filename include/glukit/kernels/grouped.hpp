@@ -98,8 +98,10 @@ inline constexpr bool grouped_reads_alternating =
 /// ExpertLayout::alternating (gpt-oss's (E, H, 2I)) runs on sm90a's warp-specialised TMA
 /// policies, W read as stored (N-major); its p is written stacked.
 template <class Policy, Element T>
+  requires(!EpilogueOp<Policy>)
 Status grouped_gated_projection(const GroupedGatedProjectionArgsT<T>& a, stream_t stream = {}) {
-  static_assert(detail::PolicyMembers<Policy>, "grouped_gated_projection<Policy>: Policy is not a glukit policy");
+  static_assert(detail::PolicyMembers<Policy>,
+                "grouped_gated_projection<X>: X is neither a glukit policy nor an epilogue operation");
   if (Status s = validate_grouped_gated_arguments(a); !s) return s;
   if (a.w_layout == ExpertLayout::alternating) {
     if constexpr (!detail::grouped_reads_alternating<Policy, T>)
@@ -171,6 +173,15 @@ Status grouped_gated_projection(const GroupedGatedProjectionArgsT<T>& a, stream_
                                                                                          bias_stride, stream);
   return detail::run_grouped<Policy, GroupedGatedProblem<T, GateLayout::stacked>>(gemm, a.routing, w_stride,
                                                                                   bias_stride, stream);
+}
+
+/// The same with Operation the activation, on the tile the backend's default picks (sm90a: by
+/// the routed rows an expert has on average, kernels/sm90/plan_default.hpp; CDNA:
+/// V4FusedEpilogue of the current chip).
+template <class Operation, Element T>
+  requires EpilogueOp<Operation>
+Status grouped_gated_projection(const GroupedGatedProjectionArgsT<T>& a, stream_t stream = {}) {
+  return detail::run_default<Operation>(a, stream);
 }
 
 /// out[r] = h[r] W_d^e^T + b_d^e for every routed row of a.routing, with Policy's kernel (its

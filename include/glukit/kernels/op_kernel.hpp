@@ -179,6 +179,21 @@ Status run_validated(const A& args, stream_t stream, int device) {
   return K::launch(args, stream, device);
 }
 
+/// The launch of this translation unit's backend's default with operation Operation.
+template <class Operation, class A>
+Status run_default(const A& args, stream_t stream) {
+#if defined(GLUKIT_BACKEND_CUDA)
+  return Defaults<dependent_backend<A, Backend::cuda>>::template run<Operation>(args, stream);
+#elif defined(GLUKIT_BACKEND_HIP)
+  return Defaults<dependent_backend<A, Backend::hip>>::template run<Operation>(args, stream);
+#else
+  static_assert(dependent_false<A>,
+                "glukit: launching needs a device compiler (nvcc for sm90a, hip-clang for gfx942/gfx950); "
+                "plain C++ can validate and run the reference only");
+  return Status::invalid("unreachable");
+#endif
+}
+
 /// What every launcher does with its template argument X: a policy runs its kernel; an
 /// epilogue operation (void: the op's default operation) runs with the backend's default.
 template <class X, class A>
@@ -190,16 +205,7 @@ Status run_op(const A& args, stream_t stream) {
     using Operation = std::conditional_t<std::is_void_v<X>, typename Op::default_operation, X>;
     if constexpr (requires { Op::template operation_check<Operation>(); })  // the backwards' rule
       static_assert(Op::template operation_check<Operation>());
-#if defined(GLUKIT_BACKEND_CUDA)
-    return Defaults<dependent_backend<A, Backend::cuda>>::template run<Operation>(args, stream);
-#elif defined(GLUKIT_BACKEND_HIP)
-    return Defaults<dependent_backend<A, Backend::hip>>::template run<Operation>(args, stream);
-#else
-    static_assert(dependent_false<A>,
-                  "glukit: launching needs a device compiler (nvcc for sm90a, hip-clang for gfx942/gfx950); "
-                  "plain C++ can validate and run the reference only");
-    return Status::invalid("unreachable");
-#endif
+    return run_default<Operation>(args, stream);
   }
 }
 

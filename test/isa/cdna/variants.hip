@@ -254,6 +254,12 @@ template glukit::Status glukit::grouped_gated_projection<V4Grouped>(const glukit
                                                                     glukit::stream_t);
 template glukit::Status glukit::grouped_gated_projection<V4Grouped>(const glukit::GroupedGatedProjectionArgsT<half_t>&,
                                                                     glukit::stream_t);
+#if defined(GLUKIT_ISA_LAUNCHER)
+// The experts' gated default (V4FusedEpilogue of the current chip, SwiGLU its operation):
+// compiled by the launcher check only (its kernels are V4Grouped's, under another name).
+template glukit::Status glukit::grouped_gated_projection<SwiGlu>(const glukit::GroupedGatedProjectionArgsT<bfloat16_t>&,
+                                                                 glukit::stream_t);
+#endif
 template glukit::Status glukit::grouped_down_projection<V4GroupedDown>(
     const glukit::GroupedDownProjectionArgsT<bfloat16_t>&, glukit::stream_t);
 // ... and their e4m3 forms in the chip's encoding (ops/moe_fp8.hpp): the gated projection

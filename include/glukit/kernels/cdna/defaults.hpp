@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "glukit/kernels/cdna/device_facts.hpp"
+#include "glukit/kernels/cdna/grouped_launcher.hpp"
 #include "glukit/kernels/cdna/launcher.hpp"
 #include "glukit/kernels/op_kernel.hpp"
 #include "glukit/kernels/policy_variants.hpp"
@@ -25,6 +26,17 @@ struct Defaults<Backend::hip> {
   static auto fp8_of(const GatedProjectionFp8ArgsT<T, F8>&) -> F8;
   template <Element T, class F8>
   static auto fp8_of(const AddmmGluFp8ArgsT<T, F8>&) -> F8;
+
+  /// The experts' gated projection: V4FusedEpilogue of the current chip with Operation.
+  template <class Operation, Element T>
+  static Status run(const GroupedGatedProjectionArgsT<T>& a, stream_t stream) {
+    if (Status s = validate_grouped_gated_arguments(a); !s) return s;
+    return cdna::on_current_chip("device: glukit's kernels on HIP need a gfx942 (MI300) or gfx950 (MI350) GPU",
+                                 [&]<class Arch>(Arch, int) -> Status {
+                                   return grouped_gated_projection<
+                                       with_operation<policy::V4FusedEpilogue<Arch>, Operation>>(a, stream);
+                                 });
+  }
 
   template <class Operation, class A>
   static Status run(const A& args, stream_t stream) {

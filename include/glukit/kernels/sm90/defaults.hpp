@@ -4,12 +4,16 @@
 // candidate list (kernels/sm90/plan_default.hpp: the lists and the rules, host-tested), with
 // the operation in the policy's epilogue.
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <tuple>
 #include <utility>
 
+#include "glukit/kernels/grouped.hpp"
 #include "glukit/kernels/op_kernel.hpp"
+#include "glukit/kernels/plans/sm90/grouped_layout.hpp"
+#include "glukit/kernels/sm90/grouped/launcher.hpp"
 #include "glukit/kernels/sm90/launcher.hpp"
 #include "glukit/kernels/sm90/plan_default.hpp"
 #include "glukit/platform/runtime.hpp"
@@ -74,6 +78,29 @@ struct Defaults<Backend::cuda> {
   template <Element T>
   static sm90::DefaultAddmmGluBackwardKernel pick(const AddmmGluBackwardArgsT<T>&, int) {
     return {};
+  }
+
+  /// The most experts policy P's grouped kernel holds on every problem grouped_gated_projection
+  /// may run it on (its row-tile starts beside the ring: plans/sm90/grouped_layout.hpp).
+  template <class P, Element T>
+  static constexpr int grouped_gated_max_experts() {
+    constexpr GateLayout st = GateLayout::stacked, il = GateLayout::interleaved;
+    return []<class... Pr>(std::tuple<Pr...>*) {
+      return std::min({sm90::GroupedWsLayout<Bound<P, Pr>>::max_experts...});
+    }(static_cast<std::tuple<GroupedGatedProblem<T, st>, GroupedGatedProblem<T, il>, GroupedProblem<GatedProblem<T, st>>,
+                             GroupedProblem<GatedProblem<T, il>>, GroupedProblem<GatedProblem<T, st, true>>,
+                             GroupedProblem<GatedProblem<T, il, true>>, GroupedAlternatingProblem<T, true>,
+                             GroupedAlternatingProblem<T, false>, GroupedAlternatingProblem<T, false, true>>*>(nullptr));
+  }
+
+  /// The experts' gated projection: validates, picks by rows per expert, launches.
+  template <class Operation, Element T>
+  static Status run(const GroupedGatedProjectionArgsT<T>& a, stream_t stream) {
+    if (Status s = validate_grouped_gated_arguments(a); !s) return s;
+    using Wide = with_operation<policy::GatedTma128x256<arch::sm90a>, Operation>;
+    const sm90::DefaultGroupedGatedKernel pick = sm90::default_grouped_gated_kernel(
+        a.routing.rows(), a.routing.experts, grouped_gated_max_experts<Wide, T>());
+    return run_pick(pick, [&]<class P>() { return grouped_gated_projection<with_operation<P, Operation>>(a, stream); });
   }
 
   /// Validates, queries the device once, picks and launches with operation Operation.
