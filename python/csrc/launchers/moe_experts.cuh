@@ -1,7 +1,6 @@
 // The experts of an MoE layer's forward (include/glukit/ops/moe_experts.hpp), for each gated
 // activation Op of glukit's list: glukit::moe_route of the expert ids, the grouped gated
-// projection on the tile the sm90a default picks by rows per expert (64-row ping-pong, 128 x 256
-// or 128 x 128: kernels/sm90/plan_default.hpp; x's routed rows gathered first
+// projection on the warp-specialised kernel (GatedTma128x128, x's routed rows gathered first
 // into x_routed), the grouped down projection (WarpSpecializedTma, BiasOnly) and the combine
 // with the router's weights (fp32), all on the caller's stream. Operands: x, top_k_index
 // (int64, tokens x top_k), top_k_weights (float, tokens x top_k), gate_up (E, 2I, H: stacked,
@@ -32,7 +31,8 @@ LaunchStatus launch_moe(const Call& c, cudaStream_t stream) {
                                  : glukit::ExpertLayout::stacked;
   g.x_routed = ptr<T>(c, 13), g.ld_x_routed = hidden;
   g.p = ptr<T>(c, 16), g.ldp = 2 * inter;
-  if (glukit::Status s = glukit::grouped_gated_projection<Op>(g, stream); !s) return plain(s);
+  using Gate = glukit::policy::WithEpilogue<glukit::policy::GatedTma128x128<glukit::arch::sm90a>, Op>;
+  if (glukit::Status s = glukit::grouped_gated_projection<Gate>(g, stream); !s) return plain(s);
   glukit::GroupedDownProjectionArgsT<T> d;
   d.h = ptr<const T>(c, 14), d.w = ptr<const T>(c, 4), d.bias = ptr<const T>(c, 6), d.out = ptr<T>(c, 15);
   d.routing = ra.routing();
@@ -60,7 +60,7 @@ template <class T>
 void add_launchers() {
   add_per_activation<T>("moe_experts", 17, PickMoe<T, false>{});
   // gate_up (E, H, 2I) with gate and up columns alternating (gpt-oss), read as stored by the
-  // same kernel instantiations (grouped_gated_projection picks its problem by w_layout).
+  // same kernel instantiation (grouped_gated_projection picks its kernel by w_layout).
   add_per_activation<T>("moe_experts_alternating", 17, PickMoe<T, true>{});
 }
 
