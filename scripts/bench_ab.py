@@ -3,7 +3,8 @@
 
     bench_ab.py DIR
 
-Reads DIR/ab-old-<round>.json and DIR/ab-new-<round>.json and prints one row per
+Reads DIR/ab-old-<round>.json and DIR/ab-new-<round>.json (the rounds whose files of both
+builds parse: a round cut by a time limit is left out, named on stderr) and prints one row per
 benchmark present in both builds: the median over the rounds of each round's time (us),
 old and new, the ratio new / old, and the spread of the ratio over the rounds (the ratios
 of round r's new to round r's old, min and max). Closes with the count of rows within 1 %,
@@ -18,9 +19,13 @@ import statistics
 import sys
 
 
-def times(path: str) -> dict[str, float]:
-    with open(path) as f:
-        data = json.load(f)
+def times(path: str) -> dict[str, float] | None:
+    """Each benchmark's time (us); None for a file that does not parse (a run cut mid-write)."""
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (OSError, json.JSONDecodeError):
+        return None
     out = {}
     for b in data.get("benchmarks", []):
         if b.get("run_type", "iteration") != "iteration" or b.get("error_occurred"):
@@ -32,7 +37,15 @@ def times(path: str) -> dict[str, float]:
 
 def main() -> int:
     d = sys.argv[1]
-    runs = {b: [times(p) for p in sorted(glob.glob(os.path.join(d, f"ab-{b}-*.json")))] for b in ("old", "new")}
+    # The rounds whose files of both builds parse (a time limit may cut the last one).
+    found = {b: {os.path.basename(p)[len(f"ab-{b}-"):-5]: times(p)
+                 for p in glob.glob(os.path.join(d, f"ab-{b}-*.json"))} for b in ("old", "new")}
+    rounds = sorted((r for r in found["old"] if found["old"][r] is not None and found["new"].get(r) is not None),
+                    key=lambda r: int(r) if r.isdigit() else r)
+    skipped = sorted((set(found["old"]) | set(found["new"])) - set(rounds))
+    if skipped:
+        print(f"bench_ab.py: rounds left out (a build's file missing or cut): {', '.join(skipped)}", file=sys.stderr)
+    runs = {b: [found[b][r] for r in rounds] for b in ("old", "new")}
     if not runs["old"] or not runs["new"]:
         print("bench_ab.py: no runs of both builds")
         return 1
