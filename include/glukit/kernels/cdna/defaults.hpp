@@ -27,10 +27,10 @@ struct Defaults<Backend::hip> {
   template <Element T, class F8>
   static auto fp8_of(const AddmmGluFp8ArgsT<T, F8>&) -> F8;
 
-  /// The experts' gated projection: V4FusedEpilogue of the current chip with Operation.
+  /// The experts' gated projection: V4FusedEpilogue of the current chip with Operation (whose
+  /// launcher validates).
   template <class Operation, Element T>
   static Status run(const GroupedGatedProjectionArgsT<T>& a, stream_t stream) {
-    if (Status s = validate_grouped_gated_arguments(a); !s) return s;
     return cdna::on_current_chip("device: glukit's kernels on HIP need a gfx942 (MI300) or gfx950 (MI350) GPU",
                                  [&]<class Arch>(Arch, int) -> Status {
                                    return grouped_gated_projection<

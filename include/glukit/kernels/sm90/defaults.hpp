@@ -4,7 +4,6 @@
 // candidate list (kernels/sm90/plan_default.hpp: the lists and the rules, host-tested), with
 // the operation in the policy's epilogue.
 #pragma once
-#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <tuple>
@@ -80,26 +79,16 @@ struct Defaults<Backend::cuda> {
     return {};
   }
 
-  /// The most experts policy P's grouped kernel holds on every problem grouped_gated_projection
-  /// may run it on (its row-tile starts beside the ring: plans/sm90/grouped_layout.hpp).
-  template <class P, Element T>
-  static constexpr int grouped_gated_max_experts() {
-    constexpr GateLayout st = GateLayout::stacked, il = GateLayout::interleaved;
-    return []<class... Pr>(std::tuple<Pr...>*) {
-      return std::min({sm90::GroupedWsLayout<Bound<P, Pr>>::max_experts...});
-    }(static_cast<std::tuple<GroupedGatedProblem<T, st>, GroupedGatedProblem<T, il>, GroupedProblem<GatedProblem<T, st>>,
-                             GroupedProblem<GatedProblem<T, il>>, GroupedProblem<GatedProblem<T, st, true>>,
-                             GroupedProblem<GatedProblem<T, il, true>>, GroupedAlternatingProblem<T, true>,
-                             GroupedAlternatingProblem<T, false>, GroupedAlternatingProblem<T, false, true>>*>(nullptr));
-  }
-
-  /// The experts' gated projection: validates, picks by rows per expert, launches.
+  /// The experts' gated projection: picks by rows per expert, then grouped_gated_projection
+  /// with the pick validates and launches. The wide tile's expert limit is that of any gated
+  /// problem it runs (its ring is the policy's: test/host/kernels/plans/sm90/grouped_layout.cpp).
   template <class Operation, Element T>
   static Status run(const GroupedGatedProjectionArgsT<T>& a, stream_t stream) {
-    if (Status s = validate_grouped_gated_arguments(a); !s) return s;
     using Wide = with_operation<policy::GatedTma128x256<arch::sm90a>, Operation>;
-    const sm90::DefaultGroupedGatedKernel pick = sm90::default_grouped_gated_kernel(
-        a.routing.rows(), a.routing.experts, grouped_gated_max_experts<Wide, T>());
+    constexpr int wide_max_experts =
+        sm90::GroupedWsLayout<Bound<Wide, GroupedProblem<GatedProblem<T, GateLayout::stacked, true>>>>::max_experts;
+    const sm90::DefaultGroupedGatedKernel pick =
+        sm90::default_grouped_gated_kernel(a.routing.rows(), a.routing.experts, wide_max_experts);
     return run_pick(pick, [&]<class P>() { return grouped_gated_projection<with_operation<P, Operation>>(a, stream); });
   }
 

@@ -40,6 +40,9 @@ TEST_CASE("grouped tiles: the most experts beside the ring", "[sm90][grouped]") 
   CHECK(max_experts<gp::GatedBackwardTma128x128<sm90a>, Backward> == 483);
   // The wide and the 64-row tiles (glukit_bench's rows): fewer.
   CHECK(max_experts<Gated<gp::GatedTma128x256<sm90a>>, Gated0> == 235);
+  // ... for every gated problem alike (the grouped default reads it from the one with P).
+  CHECK(max_experts<Gated<gp::GatedTma128x256<sm90a>>, GatedP> == 235);
+  CHECK(max_experts<Gated<gp::GatedTma128x256<sm90a>>, AlternatingP> == 235);
   CHECK(max_experts<Gated<gp::GatedTmaPingpong64x128<sm90a>>, Gated0> == 4055);
   // The rule is the layout's bytes: one more expert would not fit in 227 KiB.
   using Wide = glukit::sm90::GroupedWsLayout<glukit::Bound<Gated<gp::GatedTma128x256<sm90a>>, Gated0>>;
