@@ -4,7 +4,7 @@
 //             passes it) into the routed rows sorted by expert, on the device (no host sync);
 //   forward:  the routed rows of x (moe_gather, inside the launch), h = silu(x W_g^e^T) *
 //             (x W_u^e^T) and the pre-activations P of every routed row in one launch
-//             (grouped_gated_projection on GatedTma128x128), out = h W_d^e^T
+//             (grouped_gated_projection<SwiGlu>: the default's tile), out = h W_d^e^T
 //             (grouped_down_projection), y[t] = sum_j w[t, j] out[row(t, j)] (moe_combine);
 //   backward: dY's routed rows = w[t, j] dy[t] (moe_gather with weights), then dH = dY W_d^e
 //             with the activation's backward in the epilogue, dP and h written, dH never in
@@ -156,8 +156,8 @@ int main() {
   glukit::GroupedGatedProjectionArgsT<bf16> up;
   up.x = d_x, up.w = d_wgu, up.h = d_h, up.routing = routing, up.hidden = kHidden, up.intermediate = kInter;
   up.ldx = kHidden, up.ldh = kInter, up.x_routed = d_xr, up.ld_x_routed = kHidden, up.p = d_p, up.ldp = 2 * kInter;
-  using Up = glukit::policy::WithEpilogue<glukit::policy::GatedTma128x128<glukit::arch::sm90a>, glukit::epilogue::SwiGlu>;
-  const float up_ms = median_ms("grouped_gated_projection", [&] { return glukit::grouped_gated_projection<Up>(up); });
+  const float up_ms = median_ms("grouped_gated_projection",
+                                [&] { return glukit::grouped_gated_projection<glukit::epilogue::SwiGlu>(up); });
   glukit::GroupedDownProjectionArgsT<bf16> down;
   down.h = d_h, down.w = d_wd, down.out = d_out, down.routing = routing, down.hidden = kHidden;
   down.intermediate = kInter, down.ldh = kInter, down.ldo = kHidden, down.w_layout = glukit::Layout::col_major;

@@ -3,7 +3,8 @@ extension built, torch.ops.glukit.moe_experts runs glukit's grouped kernels
 (csrc/launchers/moe_experts.cuh) and matches the torch path computed in fp64 on the same
 operands, for both gate / up orders the kernels read, both down orders, biases or not, every
 activation, ragged routings with empty experts and ids out of range, and fp16 and bf16; the
-same bits on a second run; the gradients still flow (the backward is the torch path's). The
+same bits on a second run; each of the three tiles the default picks by routed rows an
+expert; the gradients still flow (the backward is the torch path's). The
 fp8 op, torch.ops.glukit.moe_experts_fp8 (csrc/launchers/moe_experts_fp8.cuh), against its
 CPU implementation on the same e4m3 operands, and MoEExperts.to_fp8 on CUDA (gpt-oss's order
 repacked, torch.compile) against the same module converted on the CPU."""
@@ -53,6 +54,22 @@ def test_experts_match_fp64(dtype, layout, down_layout, bias, activation):
     assert torch.isfinite(got).all()
     assert (err.norm() / want.norm()).item() < 2**-7
     assert (err.abs().max() / want.abs().max()).item() < 2**-5
+
+
+@pytest.mark.parametrize("tokens, experts, top_k", [(40, 16, 4), (300, 16, 4), (2100, 256, 8)])
+def test_each_default_tile_matches_fp64(tokens, experts, top_k):
+    """The three tiles grouped_gated_projection<Op> picks by routed rows an expert: 10
+    (GatedTmaPingpong64x128), 75 (GatedTma128x256) and 66 over 256 experts, more than that
+    tile's grouped kernel holds (GatedTma128x128)."""
+    hidden, n = 136, 128
+    ops = _operands(tokens, hidden, n, experts, top_k, "stacked", "hidden_intermediate", True, torch.bfloat16,
+                    seed=tokens)
+    kw = dict(layout="stacked", down_layout="hidden_intermediate", activation="silu")
+    got = torch.ops.glukit.moe_experts(*[t if t is None else t.cuda() for t in ops], **kw)
+    want = moe._experts_torch(*[t if t is None or t.dtype == torch.int64 else t.double() for t in ops], **kw)
+    err = got.double().cpu() - want
+    assert torch.isfinite(got).all()
+    assert (err.norm() / want.norm()).item() < 2**-7
 
 
 def test_experts_module_gradients_flow():

@@ -1,7 +1,7 @@
 // The experts of an MoE layer's forward (include/glukit/ops/moe_experts.hpp), for each gated
 // activation Op of glukit's list: glukit::moe_route of the expert ids, the grouped gated
-// projection on the warp-specialised kernel (GatedTma128x128, x's routed rows gathered first
-// into x_routed), the grouped down projection (WarpSpecializedTma, BiasOnly) and the combine
+// projection on the default's tile (grouped_gated_projection<Op>: by routed rows an expert,
+// x's routed rows gathered first into x_routed), the grouped down projection (WarpSpecializedTma, BiasOnly) and the combine
 // with the router's weights (fp32), all on the caller's stream. Operands: x, top_k_index
 // (int64, tokens x top_k), top_k_weights (float, tokens x top_k), gate_up (E, 2I, H: stacked,
 // or interleaved with w_interleaved; moe_experts_alternating: (E, H, 2I), gate and up columns
@@ -31,8 +31,7 @@ LaunchStatus launch_moe(const Call& c, cudaStream_t stream) {
                                  : glukit::ExpertLayout::stacked;
   g.x_routed = ptr<T>(c, 13), g.ld_x_routed = hidden;
   g.p = ptr<T>(c, 16), g.ldp = 2 * inter;
-  using Gate = glukit::policy::WithEpilogue<glukit::policy::GatedTma128x128<glukit::arch::sm90a>, Op>;
-  if (glukit::Status s = glukit::grouped_gated_projection<Gate>(g, stream); !s) return plain(s);
+  if (glukit::Status s = glukit::grouped_gated_projection<Op>(g, stream); !s) return plain(s);
   glukit::GroupedDownProjectionArgsT<T> d;
   d.h = ptr<const T>(c, 14), d.w = ptr<const T>(c, 4), d.bias = ptr<const T>(c, 6), d.out = ptr<T>(c, 15);
   d.routing = ra.routing();
