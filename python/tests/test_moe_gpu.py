@@ -36,6 +36,13 @@ def _operands(tokens, hidden, n, experts, top_k, layout, down_layout, bias, dtyp
     return cast[0], idx, w.to(dtype), cast[1], cast[2], cast[3], cast[4]
 
 
+def _glukit_and_fp64(ops, **kw):
+    """The operands on CUDA, glukit's moe_experts on them, and the torch path in fp64 (CPU)."""
+    cuda = [t if t is None else t.cuda() for t in ops]
+    want = moe._experts_torch(*[t if t is None or t.dtype == torch.int64 else t.double() for t in ops], **kw)
+    return cuda, torch.ops.glukit.moe_experts(*cuda, **kw), want
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("layout", moe.LAYOUTS)
 @pytest.mark.parametrize("down_layout", moe.DOWN_LAYOUTS)
@@ -44,12 +51,10 @@ def _operands(tokens, hidden, n, experts, top_k, layout, down_layout, bias, dtyp
 def test_experts_match_fp64(dtype, layout, down_layout, bias, activation):
     tokens, hidden, n, experts, top_k = 300, 136, 128, 16, 4
     ops = _operands(tokens, hidden, n, experts, top_k, layout, down_layout, bias, dtype, seed=tokens + n)
-    cuda = [t if t is None else t.cuda() for t in ops]
     kw = dict(layout=layout, down_layout=down_layout, activation=activation)
-    got = torch.ops.glukit.moe_experts(*cuda, **kw)
+    cuda, got, want = _glukit_and_fp64(ops, **kw)
     again = torch.ops.glukit.moe_experts(*cuda, **kw)
     assert torch.equal(got, again)  # deterministic: the same bits
-    want = moe._experts_torch(*[t if t is None or t.dtype == torch.int64 else t.double() for t in ops], **kw)
     err = got.double().cpu() - want
     assert torch.isfinite(got).all()
     assert (err.norm() / want.norm()).item() < 2**-7
@@ -64,9 +69,7 @@ def test_each_default_tile_matches_fp64(tokens, experts, top_k):
     hidden, n = 136, 128
     ops = _operands(tokens, hidden, n, experts, top_k, "stacked", "hidden_intermediate", True, torch.bfloat16,
                     seed=tokens)
-    kw = dict(layout="stacked", down_layout="hidden_intermediate", activation="silu")
-    got = torch.ops.glukit.moe_experts(*[t if t is None else t.cuda() for t in ops], **kw)
-    want = moe._experts_torch(*[t if t is None or t.dtype == torch.int64 else t.double() for t in ops], **kw)
+    _, got, want = _glukit_and_fp64(ops, layout="stacked", down_layout="hidden_intermediate", activation="silu")
     err = got.double().cpu() - want
     assert torch.isfinite(got).all()
     assert (err.norm() / want.norm()).item() < 2**-7

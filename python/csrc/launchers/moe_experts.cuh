@@ -1,8 +1,10 @@
 // The experts of an MoE layer's forward (include/glukit/ops/moe_experts.hpp), for each gated
 // activation Op of glukit's list: glukit::moe_route of the expert ids, the grouped gated
-// projection on the default's tile (grouped_gated_projection<Op>: by routed rows an expert,
-// x's routed rows gathered first into x_routed), the grouped down projection (WarpSpecializedTma, BiasOnly) and the combine
-// with the router's weights (fp32), all on the caller's stream. Operands: x, top_k_index
+// projection on the tile the sm90a default picks by rows per expert
+// (grouped_gated_projection<Op>: 64-row ping-pong, 128 x 256 or 128 x 128,
+// kernels/sm90/plan_default.hpp; x's routed rows gathered first into x_routed), the grouped
+// down projection (WarpSpecializedTma, BiasOnly) and the combine with the router's weights
+// (fp32), all on the caller's stream. Operands: x, top_k_index
 // (int64, tokens x top_k), top_k_weights (float, tokens x top_k), gate_up (E, 2I, H: stacked,
 // or interleaved with w_interleaved; moe_experts_alternating: (E, H, 2I), gate and up columns
 // alternating, as gpt-oss stores it), down (E, H, I with b_col_major, else E, I, H),
@@ -59,7 +61,7 @@ template <class T>
 void add_launchers() {
   add_per_activation<T>("moe_experts", 17, PickMoe<T, false>{});
   // gate_up (E, H, 2I) with gate and up columns alternating (gpt-oss), read as stored by the
-  // same kernel instantiation (grouped_gated_projection picks its kernel by w_layout).
+  // same kernel instantiations (grouped_gated_projection picks its problem by w_layout).
   add_per_activation<T>("moe_experts_alternating", 17, PickMoe<T, true>{});
 }
 
