@@ -263,38 +263,41 @@ def _expert_of_row(offsets, rows):
     return torch.bucketize(torch.arange(rows, device=offsets.device, dtype=torch.int32), offsets[1:], right=True)
 
 
-def _weight_grads(dp, x_routed, dy_routed, h, offsets, experts, down_layout, layout="stacked", biases=(True, True)):
-    """(dW_gate_up in gate_up's layout, dW_down in down's layout, dbias_gate_up (E, 2I), dbias_down
-    (E, H)): per expert dP^T x (x^T dP for alternating weights (E, H, 2I): dP's columns are then
-    W's), dY^T H and the column sums, from the routed rows below expert_offsets[experts]
-    (torch._grouped_mm over the experts' rows where it runs: CUDA, bf16; expert by expert
-    otherwise). A bias's gradient only where `biases` says the layer has it (else None: its
-    column sums are fp32 passes over rows x 2I and rows x H)."""
-    rows, acc = dp.shape[0], _accumulator(dp.dtype)
-    alt = layout == "alternating"
-    if dp.is_cuda and dp.dtype == torch.bfloat16 and hasattr(torch, "_grouped_mm"):
-        ends = offsets[1:]
-        dgu = torch._grouped_mm(x_routed.t(), dp, offs=ends) if alt else torch._grouped_mm(dp.t(), x_routed, offs=ends)
-        dd = torch._grouped_mm(dy_routed.t(), h, offs=ends)
-    else:
-        bounds = offsets.tolist()
-        dgu = (dp.new_zeros(experts, x_routed.shape[1], dp.shape[1]) if alt
-               else dp.new_zeros(experts, dp.shape[1], x_routed.shape[1]))
-        dd = dp.new_zeros(experts, dy_routed.shape[1], h.shape[1])
-        for e in range(experts):
-            r0, r1 = bounds[e], bounds[e + 1]
-            if r0 < r1:
-                dgu[e] = x_routed[r0:r1].t() @ dp[r0:r1] if alt else dp[r0:r1].t() @ x_routed[r0:r1]
-                dd[e] = dy_routed[r0:r1].t() @ h[r0:r1]
+def _per_expert_t_mm(a, b, offsets, experts):
+    """(E, a's columns, b's columns): a[rows of e]^T b[rows of e] for every expert e, from the
+    routed rows below expert_offsets[experts] (torch._grouped_mm over the experts' rows where it
+    runs: CUDA, bf16; expert by expert otherwise)."""
+    if a.is_cuda and a.dtype == torch.bfloat16 and hasattr(torch, "_grouped_mm"):
+        return torch._grouped_mm(a.t(), b, offs=offsets[1:])
+    out, bounds = a.new_zeros(experts, a.shape[1], b.shape[1]), offsets.tolist()
+    for e in range(experts):
+        r0, r1 = bounds[e], bounds[e + 1]
+        if r0 < r1:
+            out[e] = a[r0:r1].t() @ b[r0:r1]
+    return out
+
+
+def _column_sums(t, offsets, experts):
+    """(E, t's columns): each expert's column sums of its routed rows (fp32 accumulation)."""
+    acc, owner = _accumulator(t.dtype), _expert_of_row(offsets, t.shape[0]).long()
+    return t.new_zeros(experts + 1, t.shape[1], dtype=acc).index_add_(0, owner, t.to(acc))[:experts].to(t.dtype)
+
+
+def _down_grads(dy_routed, h, offsets, experts, down_layout, bias=True):
+    """(dW_down in down's layout, dbias_down (E, H) or None): per expert dY^T H and dY's column
+    sums (a bias's gradient only where the layer has one: its sums are an fp32 pass over rows x H)."""
+    dd = _per_expert_t_mm(dy_routed, h, offsets, experts)
     if down_layout != "hidden_intermediate":
         dd = dd.transpose(1, 2)
-    dgub = ddb = None
-    if any(biases):
-        owner = _expert_of_row(offsets, rows).long()
-        column_sums = lambda t: t.new_zeros(experts + 1, t.shape[1], dtype=acc).index_add_(0, owner, t.to(acc))[
-            :experts].to(dp.dtype)
-        dgub, ddb = (column_sums(dp) if biases[0] else None), (column_sums(dy_routed) if biases[1] else None)
-    return dgu, dd.contiguous(), dgub, ddb
+    return dd.contiguous(), _column_sums(dy_routed, offsets, experts) if bias else None
+
+
+def _gate_up_grads(dp, x_routed, offsets, experts, layout="stacked", bias=True):
+    """(dW_gate_up in gate_up's layout, dbias_gate_up (E, 2I) or None): per expert dP^T x (x^T dP
+    for alternating weights (E, H, 2I): dP's columns are then W's) and dP's column sums."""
+    alt = layout == "alternating"
+    dgu = _per_expert_t_mm(x_routed, dp, offsets, experts) if alt else _per_expert_t_mm(dp, x_routed, offsets, experts)
+    return dgu, _column_sums(dp, offsets, experts) if bias else None
 
 
 def _router_grad(grad, out, offsets, choice_row, top_k, dtype):
@@ -349,8 +352,8 @@ def _train_backward_torch(grad, top_k_weights, gate_up, down, gate_up_bias, down
         if r0 < r1:
             dx_routed[r0:r1] = dp[r0:r1].to(acc) @ (gate_up[e].t() if alt else gate_up[e]).to(acc)
     dx = torch.zeros(tokens, hidden, device=p.device, dtype=acc).index_add_(0, rc // top_k, torch.where(valid, dx_routed, 0))
-    dgu, dd, dgub, ddb = _weight_grads(dp, torch.where(valid, x_routed, 0), dy_routed, h, offsets, experts,
-                                       down_layout, layout, (gate_up_bias is not None, down_bias is not None))
+    dd, ddb = _down_grads(dy_routed, h, offsets, experts, down_layout, down_bias is not None)
+    dgu, dgub = _gate_up_grads(dp, torch.where(valid, x_routed, 0), offsets, experts, layout, gate_up_bias is not None)
     dw = (_router_grad(grad, out, offsets, choice_row, top_k, top_k_weights.dtype) if out.numel()
           else torch.zeros_like(top_k_weights))
     return (dx.to(grad.dtype), dw, dgu, dd, dgub if gate_up_bias is not None else grad.new_empty(0),
@@ -388,9 +391,12 @@ def _train_backward_cuda(grad, top_k_weights, gate_up, down, gate_up_bias, down_
             h, dx_routed, ones, dx, kept, dw], tokens, n, hidden,
            activation=check_activation(activation).op, b_is_nk=down_layout == "hidden_intermediate",
            interleaved=layout == "interleaved")
-    del dx_routed  # summed into dx: its rows x H are free for the weight gradients' outputs
-    dgu, dd, dgub, ddb = _weight_grads(dp, x_routed, dy_routed, h, offsets, experts, down_layout, layout,
-                                       (gate_up_bias is not None, down_bias is not None))
+    # The weight gradients, W_d's first: dY's and H's rows are then free before dW_gate_up's
+    # output is made (dx's rows, summed into dx, before either).
+    del dx_routed
+    dd, ddb = _down_grads(dy_routed, h, offsets, experts, down_layout, down_bias is not None)
+    del dy_routed, h
+    dgu, dgub = _gate_up_grads(dp, x_routed, offsets, experts, layout, gate_up_bias is not None)
     dw = dw.to(top_k_weights.dtype) if dw is not None else torch.zeros_like(top_k_weights)
     return (dx, dw, dgu, dd, dgub if gate_up_bias is not None else grad.new_empty(0),
             ddb if down_bias is not None else grad.new_empty(0))
