@@ -13,7 +13,7 @@
 //       gather of dY's routed rows (us_gather_dy) and its dH GEMM with the activation's
 //       backward in the epilogue (us_backward_dh, backward_dh_TFLOPS), the gated and down
 //       projections on 64-row ping-pong tiles (us_gate_up_ws64, gate_up_ws64_vs_dense,
-//       us_down_ws64), the gated projection on e4m3 rows and weights (us_gate_up_fp8,
+//       us_down_ws64), the gated projection on e4m3 rows and weights on the default's tile (us_gate_up_fp8,
 //       gate_up_fp8_TFLOPS; scales per routed row and per expert and W row) against cuBLASLt's
 //       fp8 GEMM of the same FLOPs (us_dense_fp8, gate_up_fp8_vs_dense_fp8), the e4m3 layer from the
 //       routed e4m3 rows (us_layer_fp8: the gated projection with h's row maxima, quantize_rows,
@@ -23,7 +23,7 @@
 //       gate_up_alt_vs_ws: its time against the stacked (E, 2I, H) read), the gated projection on
 //       the other whole gated tiles, 128 x 256 and ping-pong 128 x 128 (us_gate_up_ws256,
 //       us_gate_up_pp128 and each one's _vs_dense), the e4m3 gated projection on the same two
-//       (us_gate_up_fp8_ws256, us_gate_up_fp8_pp128), the backward's dH on ping-pong 128 x 128
+//       and on 128 x 128 (us_gate_up_fp8_ws256, us_gate_up_fp8_pp128, us_gate_up_fp8_ws128), the backward's dH on ping-pong 128 x 128
 //       (us_backward_dh_pp128) and the down projection on 128 x 256 (us_down_ws256); the experts the routing
 //       touches (touched_experts), the routed rows' share of their 128- and 64-row tiles
 //       (tile_fill_128, tile_fill_64: the tile quantisation bound) and their weights' bytes over the gate/up and down times of
@@ -76,13 +76,16 @@ using GateWs256Policy =
 using GatePp128Policy =
     glukit::policy::WithEpilogue<glukit::policy::GatedTmaPingpong128x128<glukit::arch::sm90a>, glukit::epilogue::SwiGlu>;
 /// The gated projection on e4m3 routed rows and weights (scales per routed row and per expert
-/// and W row), against cuBLASLt's fp8 GEMM of the same FLOPs.
-using GateFp8Policy = GateWsPolicy;
+/// and W row), against cuBLASLt's fp8 GEMM of the same FLOPs: the default's pick
+/// (grouped_gated_projection_fp8<SwiGlu>, kernels/sm90/plan_default.hpp), as the PyTorch layer
+/// runs it.
+using GateFp8Op = glukit::epilogue::SwiGlu;
 /// The backward through the activation (dH = dY W_d^e, SwiGLU's backward in the epilogue).
 using BackwardPolicy = glukit::policy::GatedBackwardTma128x128<glukit::arch::sm90a>;
-/// The other tiles of the e4m3 gated projection, the backward and the down projection, for the
-/// grouped defaults' rules: the dense e4m3 gated rule's 128 x 256 and ping-pong 128 x 128, the
+/// The tiles of the e4m3 gated projection, the backward and the down projection, for the
+/// grouped defaults' rules: the e4m3 grouped rule's 128 x 128, 128 x 256 and ping-pong 128 x 128, the
 /// dense backward's ping-pong 128 x 128, and the 128 x 256 down projection.
+using GateFp8Ws128Policy = GateWsPolicy;
 using GateFp8Ws256Policy = GateWs256Policy;
 using GateFp8Pp128Policy = GatePp128Policy;
 using BackwardPp128Policy = glukit::policy::GatedBackwardTmaPingpong128x128<glukit::arch::sm90a>;
@@ -294,7 +297,7 @@ struct MoeOperands {
     if (const cudaError_t e = cudaMemsetAsync(s.hmax.get(), 0, std::size_t(rows) * sizeof(float), stream);
         e != cudaSuccess)
       return {glukit::StatusCode::runtime_error, cudaGetErrorString(e)};
-    if (glukit::Status st = glukit::grouped_gated_projection_fp8<GateFp8Policy>(up, stream); !st) return st;
+    if (glukit::Status st = glukit::grouped_gated_projection_fp8<GateFp8Op>(up, stream); !st) return st;
     if (glukit::Status st = glukit::quantize_rows_e4m3(q, stream); !st) return st;
     if (glukit::Status st = glukit::grouped_down_projection_fp8<DownWsPolicy>(down, stream); !st) return st;
     return glukit::moe_combine(combine(i), stream);
@@ -422,7 +425,7 @@ void bm_moe(benchmark::State& state, MoeCase c) {
               [&] { return glukit::grouped_gated_projection<GateWs64Policy>(ops.gate_up_ws(call++), stream); }),
          tile("down_ws64", [&] { return glukit::grouped_down_projection<DownWs64Policy>(ops.down(call++), stream); }),
          step("gate_up_fp8",
-              [&] { return glukit::grouped_gated_projection_fp8<GateFp8Policy>(ops.gate_up_fp8(call++), stream); }),
+              [&] { return glukit::grouped_gated_projection_fp8<GateFp8Op>(ops.gate_up_fp8(call++), stream); }),
          step("dense_fp8 (cuBLASLt)", [&] { return run_dense_fp8(call++); }),
          step("layer_fp8", [&] { return ops.layer_fp8(call++, stream); }),
          step("gate_up_alt",
@@ -437,7 +440,9 @@ void bm_moe(benchmark::State& state, MoeCase c) {
               [&] { return glukit::grouped_gated_projection_fp8<GateFp8Pp128Policy>(ops.gate_up_fp8(call++), stream); }),
          tile("backward_dh_pp128",
               [&] { return glukit::grouped_gated_backward<BackwardPp128Policy>(ops.backward(call++), stream); }),
-         tile("down_ws256", [&] { return glukit::grouped_down_projection<DownWs256Policy>(ops.down(call++), stream); })},
+         tile("down_ws256", [&] { return glukit::grouped_down_projection<DownWs256Policy>(ops.down(call++), stream); }),
+         tile("gate_up_fp8_ws128",
+              [&] { return glukit::grouped_gated_projection_fp8<GateFp8Ws128Policy>(ops.gate_up_fp8(call++), stream); })},
         std::min(counts.warmup, 3), counts.samples);
     GLUKIT_BENCH_CHECK_LAUNCH();
     if (!failed.ok()) {
@@ -498,6 +503,7 @@ void bm_moe(benchmark::State& state, MoeCase c) {
     if (failed.runs("gate_up_fp8_pp128")) state.counters["us_gate_up_fp8_pp128"] = med[20];
     if (failed.runs("backward_dh_pp128")) state.counters["us_backward_dh_pp128"] = med[21];
     if (failed.runs("down_ws256")) state.counters["us_down_ws256"] = med[22];
+    if (failed.runs("gate_up_fp8_ws128")) state.counters["us_gate_up_fp8_ws128"] = med[23];
     // The refused tiles: a counter each (<step>_refused) and their messages in the label.
     std::string label;
     for (const std::string& r : failed.refused) {

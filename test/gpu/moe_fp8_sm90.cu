@@ -35,7 +35,8 @@ constexpr std::int64_t nan_row = 1;
 template <class Op>
 using Fp8Policy = policy::WithEpilogue<policy::GatedTma128x128<arch::sm90a>, Op>;
 
-template <class Op, Element T>
+/// X: the kernel's policy, or Op itself (grouped_gated_projection_fp8<Op>: the default's pick).
+template <class Op, Element T, class X = Fp8Policy<Op>>
 void check_grouped_fp8(const Fp8MoeShape& s) {
   const std::uint64_t seed = fresh_seed();
   INFO(Op::name() << " " << element_name<T>() << " tokens=" << s.tokens << " hidden=" << s.hidden << " n=" << s.n
@@ -74,7 +75,7 @@ void check_grouped_fp8(const Fp8MoeShape& s) {
   g.scale_a = dsa.ptr, g.scale_w = dsw.ptr, g.bias = s.bias ? dbias.ptr : nullptr, g.h = dh.ptr;
   g.routing = ra.routing(), g.hidden = k, g.intermediate = s.n, g.lda = lda, g.ldh = ldh, g.w_layout = s.layout;
   g.scale_a_kind = s.ka, g.scale_w_kind = s.kw;
-  const Status st = grouped_gated_projection_fp8<Fp8Policy<Op>>(g);
+  const Status st = grouped_gated_projection_fp8<X>(g);
   INFO("grouped_gated_projection_fp8: " << st.message());
   REQUIRE(st.ok());
   GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
@@ -283,6 +284,28 @@ TEST_CASE("grouped_gated_projection_fp8 matches the fp64 reference expert by exp
 TEST_CASE("grouped_gated_projection_fp8: a zero row, a NaN row and a row of the largest codes", "[moe][grouped][fp8]") {
   for (ExpertLayout l : {ExpertLayout::stacked, ExpertLayout::interleaved})
     check_grouped_fp8<epilogue::SwiGlu, bfloat16_t>({300, 272, 192, 4, 16, l, true, row, row, true, true});
+}
+
+TEST_CASE("grouped_gated_projection_fp8<Op>: the default's three picks match the reference", "[moe][grouped][fp8]") {
+  // sm90::default_grouped_gated_fp8_kernel on this device: 8 experts of 2 tiles of 128 W rows
+  // each, one wave (GatedTma128x128); 16 experts of 10 such tiles at k = 256 (ping-pong
+  // 128 x 128) and at k = 2176 (GatedTma128x256).
+  using glukit::sm90::default_grouped_gated_fp8_kernel;
+  int device = 0, sms = 0;
+  GLUKIT_CHECK_CUDA(cudaGetDevice(&device));
+  GLUKIT_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  REQUIRE(sms >= 16);
+  REQUIRE(sms < 160);
+  CHECK(std::string(default_grouped_gated_fp8_kernel(8, 8, 128, 256, sms, 235, 4000).name()) == "GatedTma128x128");
+  CHECK(std::string(default_grouped_gated_fp8_kernel(600, 16, 640, 256, sms, 235, 4000).name()) ==
+        "GatedTmaPingpong128x128");
+  CHECK(std::string(default_grouped_gated_fp8_kernel(200, 16, 640, 2176, sms, 235, 4000).name()) ==
+        "GatedTma128x256");
+  using SG = epilogue::SwiGlu;
+  check_grouped_fp8<SG, bfloat16_t, SG>({4, 256, 128, 2, 8, ExpertLayout::stacked, true, row, row, true});
+  check_grouped_fp8<SG, bfloat16_t, SG>({150, 256, 640, 4, 16, ExpertLayout::interleaved, true, row, row, true});
+  check_grouped_fp8<epilogue::GeGlu, half_t, epilogue::GeGlu>({100, 2176, 640, 2, 16, ExpertLayout::stacked, false,
+                                                                tensor, row});
 }
 
 TEST_CASE("grouped_down_projection_fp8 matches the fp64 reference expert by expert", "[moe][grouped][fp8]") {

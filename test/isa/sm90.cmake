@@ -98,7 +98,8 @@ endforeach()
 # routed rows the launch gathers first (GatedTma128x128, and GatedTmaPingpong64x128: 64-row
 # tiles, whose fill of few-hundred-row experts is higher); one translation unit holds both W
 # orders. The down projection on the warp-specialised kernel (VARIANT GroupedDown_<policy>), and
-# the e4m3 gated and down projections on it (VARIANT GroupedFp8_<policy>, GroupedFp8_Down_<policy>).
+# the e4m3 gated and down projections on it (VARIANT GroupedFp8_<policy>: the e4m3 default's three tiles,
+# GroupedFp8_Down_<policy>).
 foreach(element glukit::half_t glukit::bfloat16_t)
   set(suffix "")
   if(element STREQUAL "glukit::bfloat16_t")
@@ -108,9 +109,15 @@ foreach(element glukit::half_t glukit::bfloat16_t)
     glukit_sm90_ptx_check(Grouped_${base}${suffix} grouped_gated_projection GroupedGatedProjectionArgsT
       "glukit::policy::WithEpilogue<glukit::policy::${base}<glukit::arch::sm90a>, glukit::epilogue::SwiGlu>" "${element}")
   endforeach()
-  glukit_sm90_ptx_check(GroupedFp8_GatedTma128x128${suffix} grouped_gated_projection_fp8 GroupedGatedProjectionFp8ArgsT
-    "glukit::policy::WithEpilogue<glukit::policy::GatedTma128x128<glukit::arch::sm90a>, glukit::epilogue::SwiGlu>"
-    "${element}")
+  set(fp8_tiles GatedTma128x128)
+  if(suffix STREQUAL "_bf16")  # the e4m3 default's other two tiles (kernels/sm90/plan_default.hpp)
+    list(APPEND fp8_tiles GatedTma128x256 GatedTmaPingpong128x128)
+  endif()
+  foreach(base ${fp8_tiles})
+    glukit_sm90_ptx_check(GroupedFp8_${base}${suffix} grouped_gated_projection_fp8 GroupedGatedProjectionFp8ArgsT
+      "glukit::policy::WithEpilogue<glukit::policy::${base}<glukit::arch::sm90a>, glukit::epilogue::SwiGlu>"
+      "${element}")
+  endforeach()
   glukit_sm90_ptx_check(GroupedFp8_Down_WarpSpecializedTma${suffix} grouped_down_projection_fp8
     GroupedDownProjectionFp8ArgsT
     "glukit::policy::WithEpilogue<glukit::policy::WarpSpecializedTma<glukit::arch::sm90a>, glukit::epilogue::BiasOnly>"

@@ -243,8 +243,10 @@ Status grouped_gated_backward(const GroupedGatedBackwardArgsT<T>& a, stream_t st
 /// CDNA: V1-V4 with the chip's e4m3 encoding), the dense e4m3 gated projection's kernel
 /// walking the experts, each expert's W scales from its first W row.
 template <class Policy, Element T, class F8>
+  requires(!EpilogueOp<Policy>)
 Status grouped_gated_projection_fp8(const GroupedGatedProjectionFp8ArgsT<T, F8>& a, stream_t stream = {}) {
-  static_assert(detail::PolicyMembers<Policy>, "grouped_gated_projection_fp8<Policy>: Policy is not a glukit policy");
+  static_assert(detail::PolicyMembers<Policy>,
+                "grouped_gated_projection_fp8<X>: X is neither a glukit policy nor an epilogue operation");
   static_assert(detail::encoding_check<typename Policy::arch, F8>());
   if (Status s = validate_grouped_gated_fp8_arguments(a); !s) return s;
   if (a.routing.rows() == 0 || a.intermediate == 0) return Status::success();
@@ -262,6 +264,14 @@ Status grouped_gated_projection_fp8(const GroupedGatedProjectionFp8ArgsT<T, F8>&
   if (a.row_absmax != nullptr)
     return inter ? run.template operator()<il, true>() : run.template operator()<st, true>();
   return inter ? run.template operator()<il, false>() : run.template operator()<st, false>();
+}
+
+/// The same with Operation the activation, on the tile the backend's default picks (sm90a:
+/// kernels/sm90/plan_default.hpp's e4m3 grouped rule; CDNA: V4FusedEpilogue of the chip).
+template <class Operation, Element T, class F8>
+  requires EpilogueOp<Operation>
+Status grouped_gated_projection_fp8(const GroupedGatedProjectionFp8ArgsT<T, F8>& a, stream_t stream = {}) {
+  return detail::run_default<Operation>(a, stream);
 }
 
 /// The experts' down projection on e4m3 operands (ops/moe_fp8.hpp) with Policy's kernel (its

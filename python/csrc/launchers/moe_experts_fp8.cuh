@@ -2,11 +2,11 @@
 // gated activation Op of glukit's list: glukit::moe_route of the expert ids,
 // quantize_rows_e4m3 of x (each token's maxima found by the kernel: one scale per token),
 // moe_gather_e4m3 of its routed rows' codes and scales, the grouped e4m3 gated projection
-// (GatedTma128x128) writing h in T and merging h's row maxima into h_absmax (zeroed first, on
-// the stream),
-// quantize_rows_e4m3 of h with those maxima, the grouped e4m3 down projection
-// (WarpSpecializedTma, BiasOnly) and the combine with the router's weights (fp32), all on the
-// caller's stream: benchmark/moe.cu's layer_fp8, from x. Operands: x (tokens x H), top_k_index
+// (the tile of grouped_gated_projection_fp8<Op>'s default) writing h in T and merging h's row
+// maxima into h_absmax (zeroed first, on the stream), quantize_rows_e4m3 of h with those
+// maxima, the grouped e4m3 down projection (WarpSpecializedTma, BiasOnly) and the combine
+// with the router's weights (fp32), all on the caller's stream: benchmark/moe.cu's layer_fp8,
+// from x. Operands: x (tokens x H), top_k_index
 // (int64, tokens x top_k), top_k_weights (float, tokens x top_k), gate_up (E, 2I, H e4m3:
 // stacked, or interleaved with w_interleaved), gate_up_scale (E x 2I float, in W's row
 // order), down (E, H, I e4m3), down_scale (E x H float), gate_up_bias (E x 2I) or none,
@@ -68,8 +68,7 @@ LaunchStatus launch_moe_fp8(const Call& c, cudaStream_t stream) {
   g.w_layout = c.w_interleaved ? glukit::ExpertLayout::interleaved : glukit::ExpertLayout::stacked;
   g.scale_a_kind = per_row, g.scale_w_kind = per_row;
   g.row_absmax = h_absmax;
-  using Gate = glukit::policy::WithEpilogue<glukit::policy::GatedTma128x128<glukit::arch::sm90a>, Op>;
-  if (glukit::Status s = glukit::grouped_gated_projection_fp8<Gate>(g, stream); !s) return plain(s);
+  if (glukit::Status s = glukit::grouped_gated_projection_fp8<Op>(g, stream); !s) return plain(s);
   // h in e4m3 with one scale per routed row, from the maxima the gated projection merged.
   const glukit::QuantizeRowsArgsT<T> qh{.x = ptr<const T>(c, 19),
                                         .absmax = h_absmax,

@@ -27,6 +27,23 @@ struct Defaults<Backend::hip> {
   template <Element T, class F8>
   static auto fp8_of(const AddmmGluFp8ArgsT<T, F8>&) -> F8;
 
+  /// f(Arch{}) where Arch's MFMA reads e4m3 operands of encoding F8 (void: 16-bit operands),
+  /// else unsupported_device naming the encoding the chip reads (f, generic, never instantiated
+  /// for a chip that cannot run it).
+  template <class Arch, class F8, class F>
+  static Status in_encoding(F&& f) {
+    if constexpr (std::is_void_v<F8> || std::is_same_v<F8, fp8_of_arch<Arch>>) {
+      return f(Arch{});
+    } else if constexpr (std::is_same_v<Arch, arch::gfx942>) {
+      return {StatusCode::unsupported_device,
+              "a, w: this gfx942 GPU's MFMA reads E4M3FNUZ; pass float8_e4m3fnuz_t operands "
+              "(torch.float8_e4m3fnuz)"};
+    } else {
+      return {StatusCode::unsupported_device,
+              "a, w: this GPU's MFMA reads OCP E4M3; pass float8_e4m3_t operands (torch.float8_e4m3fn)"};
+    }
+  }
+
   /// The experts' gated projection: V4FusedEpilogue of the current chip with Operation (whose
   /// launcher validates).
   template <class Operation, Element T>
@@ -35,6 +52,18 @@ struct Defaults<Backend::hip> {
                                  [&]<class Arch>(Arch, int) -> Status {
                                    return grouped_gated_projection<
                                        with_operation<policy::V4FusedEpilogue<Arch>, Operation>>(a, stream);
+                                 });
+  }
+
+  /// The experts' e4m3 gated projection: the same, on operands of the chip's encoding.
+  template <class Operation, Element T, class F8>
+  static Status run(const GroupedGatedProjectionFp8ArgsT<T, F8>& a, stream_t stream) {
+    return cdna::on_current_chip("device: glukit's kernels on HIP need a gfx942 (MI300) or gfx950 (MI350) GPU",
+                                 [&]<class Arch>(Arch, int) -> Status {
+                                   return in_encoding<Arch, F8>([&]<class A2>(A2) {
+                                     return grouped_gated_projection_fp8<
+                                         with_operation<policy::V4FusedEpilogue<A2>, Operation>>(a, stream);
+                                   });
                                  });
   }
 
@@ -47,17 +76,10 @@ struct Defaults<Backend::hip> {
     return cdna::on_current_chip(
         "device: glukit's kernels on HIP need a gfx942 (MI300) or gfx950 (MI350) GPU",
         [&]<class Arch>(Arch, int device) -> Status {
-          using Kernel = OpKernel<Op, with_operation<policy::V4FusedEpilogue<Arch>, Operation>>;
-          if constexpr (std::is_void_v<F8> || std::is_same_v<F8, fp8_of_arch<Arch>>) {
-            return run_validated<Kernel>(args, stream, device);
-          } else if constexpr (std::is_same_v<Arch, arch::gfx942>) {
-            return {StatusCode::unsupported_device,
-                    "a, w: this gfx942 GPU's MFMA reads E4M3FNUZ; pass float8_e4m3fnuz_t operands "
-                    "(torch.float8_e4m3fnuz)"};
-          } else {
-            return {StatusCode::unsupported_device,
-                    "a, w: this GPU's MFMA reads OCP E4M3; pass float8_e4m3_t operands (torch.float8_e4m3fn)"};
-          }
+          return in_encoding<Arch, F8>([&]<class A2>(A2) {
+            return run_validated<OpKernel<Op, with_operation<policy::V4FusedEpilogue<A2>, Operation>>>(args, stream,
+                                                                                                       device);
+          });
         });
   }
 };

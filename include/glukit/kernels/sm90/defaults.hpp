@@ -92,6 +92,24 @@ struct Defaults<Backend::cuda> {
     return run_pick(pick, [&]<class P>() { return grouped_gated_projection<with_operation<P, Operation>>(a, stream); });
   }
 
+  /// The experts' e4m3 gated projection: picks by the rows, the experts, the shape and the
+  /// device's SMs, then grouped_gated_projection_fp8 with the pick validates and launches.
+  template <class Operation, Element T, class F8>
+  static Status run(const GroupedGatedProjectionFp8ArgsT<T, F8>& a, stream_t stream) {
+    using Problem = GroupedProblem<GatedScaledProblem<T, GateLayout::stacked, true, F8>>;
+    constexpr int wide_max_experts =
+        sm90::GroupedWsLayout<Bound<with_operation<policy::GatedTma128x256<arch::sm90a>, Operation>, Problem>>::max_experts;
+    constexpr int pingpong_max_experts = sm90::GroupedWsLayout<
+        Bound<with_operation<policy::GatedTmaPingpong128x128<arch::sm90a>, Operation>, Problem>>::max_experts;
+    int device = 0, sms = 0;
+    if (Status s = CurrentDevice<Backend::cuda>::get(&device); !s.ok()) return s;
+    if (Status s = sm_count(device, &sms); !s.ok()) return s;
+    const sm90::DefaultGroupedGatedFp8Kernel pick =
+        sm90::default_grouped_gated_fp8_kernel(a.routing.rows(), a.routing.experts, a.intermediate, a.hidden, sms,
+                                               wide_max_experts, pingpong_max_experts);
+    return run_pick(pick, [&]<class P>() { return grouped_gated_projection_fp8<with_operation<P, Operation>>(a, stream); });
+  }
+
   /// Validates, queries the device once, picks and launches with operation Operation.
   template <class Operation, class A>
   static Status run(const A& args, stream_t stream) {

@@ -251,6 +251,31 @@ constexpr DefaultGroupedGatedKernel default_grouped_gated_kernel(std::int64_t ro
                                      : DefaultGroupedGatedKernel::of<GatedTma128x128>();
 }
 
+/// The experts' e4m3 gated projection's default (glukit::grouped_gated_projection_fp8<Op>),
+/// from the e4m3 kernels: 128 x 128 while one tile of 128 W rows for every column block of the
+/// experts with rows (min(rows, experts) of them, a bound known on the host) fits one wave;
+/// above, GatedTmaPingpong128x128 up to k = 2048 (a short e4m3 main loop: one warpgroup's
+/// epilogue under the other's wgmma pays), else GatedTma128x256; either where its grouped kernel
+/// holds the experts' row-tile starts, else 128 x 128. Measured (H100, glukit_bench's
+/// moe_experts rows of docs/perf-notes.md): the fastest tile, or within 1.1 % of it, at every
+/// row of Qwen3-30B-A3B (k 2048), gpt-oss-120b (2880) and Mixtral-8x7B (4096), 1-16384 tokens.
+inline constexpr std::int64_t fp8_grouped_pingpong_max_k = 2048;
+using DefaultGroupedGatedFp8Kernel =
+    Pick<std::tuple<policy::GatedTma128x128<arch::sm90a>, policy::GatedTma128x256<arch::sm90a>,
+                    policy::GatedTmaPingpong128x128<arch::sm90a>>>;
+constexpr DefaultGroupedGatedFp8Kernel default_grouped_gated_fp8_kernel(std::int64_t rows, int experts,
+                                                                        std::int64_t n, std::int64_t k, int sms,
+                                                                        int wide_max_experts,
+                                                                        int pingpong_max_experts) {
+  using namespace policy;
+  using K = DefaultGroupedGatedFp8Kernel;
+  const std::int64_t busy = rows < experts ? rows : experts;
+  if (busy * ((2 * n + 127) / 128) <= sms) return K::of<GatedTma128x128>();
+  if (k <= fp8_grouped_pingpong_max_k)
+    return experts <= pingpong_max_experts ? K::of<GatedTmaPingpong128x128>() : K::of<GatedTma128x128>();
+  return experts <= wide_max_experts ? K::of<GatedTma128x256>() : K::of<GatedTma128x128>();
+}
+
 /// The backwards' defaults: one kernel each, at every shape (lists of one, so that the
 /// backend's defaults treat every op alike). The gated backward: ping-pong 128 x 128, one
 /// warpgroup's epilogue under the other's wgmma, faster than the cooperative
