@@ -355,6 +355,11 @@ TEST_CASE("the experts' e4m3 projections under the sanitizers", "[moe][grouped][
   check_gather_e4m3(300, 272, 4, 16);
   check_grouped_fp8<epilogue::SwiGlu, bfloat16_t>({300, 272, 192, 4, 16, ExpertLayout::stacked, true, row, row});
   check_grouped_down_fp8<bfloat16_t>({300, 200, 272, 4, 16, ExpertLayout::stacked, true, row, row});
+  // The default's other two tiles (16 experts x 10 tiles of 128 W rows: past one wave of a
+  // device under 160 SMs): ping-pong 128 x 128 at k = 128, 128 x 256 at k = 2176.
+  using SG = epilogue::SwiGlu;
+  check_grouped_fp8<SG, bfloat16_t, SG>({40, 128, 640, 4, 16, ExpertLayout::interleaved, true, row, row, true});
+  check_grouped_fp8<SG, bfloat16_t, SG>({20, 2176, 640, 2, 16, ExpertLayout::stacked, false, row, row});
 }
 
 TEST_CASE("grouped_gated_projection_fp8 refuses what it cannot run, naming it", "[moe][grouped][fp8]") {
