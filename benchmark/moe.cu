@@ -1,7 +1,7 @@
 // The experts of a Mixture-of-Experts layer in glukit_bench, bf16, balanced or skewed random
 // routing, at the shapes (experts, top-k, hidden, intermediate) of Qwen3-30B-A3B, DeepSeek-V3,
 // gpt-oss-120b and Mixtral-8x7B and 1, 8, 64, 4096 and 16384 tokens (decode to prefill):
-//   moe_experts/<model>/<tokens>/<routing>   twenty-three launches timed in turns on rotated input
+//   moe_experts/<model>/<tokens>/<routing>   twenty-six launches timed in turns on rotated input
 //       sets: glukit::moe_route (us_route), grouped_gated_projection (us_gate_up, its
 //       TFLOPS), grouped_down_projection (us_down), moe_combine (us_combine), and the dense
 //       cuBLAS GEMM of the gated projection's FLOPs, (tokens x top_k) x 2I x H (us_dense_gemm;
@@ -27,7 +27,12 @@
 //       (us_backward_dh_pp128) and the down projection on 128 x 256 (us_down_ws256); the experts the routing
 //       touches (touched_experts), the routed rows' share of their 128- and 64-row tiles
 //       (tile_fill_128, tile_fill_64: the tile quantisation bound) and their weights' bytes over the gate/up and down times of
-//       either path (weights_TBps, weights_ws_TBps: the decode rows' bound); the iteration
+//       either path (weights_TBps, weights_ws_TBps: the decode rows' bound); the card's copy rate,
+//       a device-to-device copy of up to 512 MiB of weights as HBM traffic, read and write
+//       (us_copy, copy_TBps), the e4m3 down projection alone (us_down_fp8), and the weight
+//       streams of the PyTorch layers' decode kernels against it: 64-row ping-pong gate/up with
+//       WarpSpecializedTma down (weights_pp64_TBps, weights_pp64_vs_copy), the e4m3 default's
+//       gate/up with the e4m3 down (weights_fp8_TBps, weights_fp8_vs_copy); the iteration
 //       time is the layer's forward, the four glukit launches of the multistage path. Checked
 //       once: the combine finite. sets / weight_sets: the input sets rotated and the weight
 //       sets among them (one where the sets' weights would not fit in 80% of free memory).
@@ -170,11 +175,18 @@ struct MoeOperands {
   /// tile quantisation, which the dense GEMM of the same rows does not pay.
   double tile_fill = 0, tile_fill_64 = 0;
   DeviceBuffer<T> dense_a, dense_b, dense_c;
+  /// The card's copy rate beside the decode rows' weight streams: a device-to-device copy of
+  /// up to 512 MiB of a weight set's W_gate_up (copy_bytes) into copy_dst.
+  std::size_t copy_bytes;
+  DeviceBuffer<std::uint8_t> copy_dst;
   MoeOperands(const MoeCase& mc, std::uint64_t seed, cudaStream_t stream)
       : c(mc),
         dense_a(std::size_t(mc.rows() * mc.model.hidden)),
         dense_b(std::size_t(2 * mc.model.n * mc.model.hidden)),
-        dense_c(std::size_t(mc.rows() * 2 * mc.model.n)) {
+        dense_c(std::size_t(mc.rows() * 2 * mc.model.n)),
+        copy_bytes(std::min<std::size_t>(std::size_t(mc.model.experts * 2 * mc.model.n * mc.model.hidden) * sizeof(T),
+                                         std::size_t{512} << 20)),
+        copy_dst(copy_bytes) {
     const MoeModel& m = c.model;
     const auto xs = std::size_t(c.tokens * m.hidden), wgu = std::size_t(m.experts * 2 * m.n * m.hidden),
                wd = std::size_t(m.experts * m.hidden * m.n), hs = std::size_t(c.rows() * m.n),
@@ -213,6 +225,9 @@ struct MoeOperands {
       fill_fp8_kernel<<<detail::grid_for(os, 256), 256, 0, stream>>>(fp8(st.a8), os, seed + 8 * s + 6, 4.f);
       fill_float_kernel<<<detail::grid_for(st.sa8.size(), 256), 256, 0, stream>>>(st.sa8.get(), st.sa8.size(),
                                                                                   seed + 8 * s);
+      // h's e4m3 rows and scales: written by layer_fp8, read alone by the down_fp8 step
+      fill_fp8_kernel<<<detail::grid_for(hs, 256), 256, 0, stream>>>(fp8(st.h8), hs, seed + 8 * s + 7, 4.f);
+      fill_float_kernel<<<detail::grid_for(rows, 256), 256, 0, stream>>>(st.hscale.get(), rows, seed + 8 * s + 2);
       GLUKIT_BENCH_CHECK_LAUNCH();
       fill_nonzero(st.p.get(), 2 * hs, seed + 8 * s + 4, 2.f, stream);
       fill_nonzero(st.out.get(), os, seed + 8 * s + 5, 1.f, stream);
@@ -281,18 +296,32 @@ struct MoeOperands {
     a.scale_a_kind = a.scale_w_kind = glukit::ScaleKind::per_row;
     return a;
   }
+  /// The e4m3 down projection: h's e4m3 rows h8 with their scales, W_d in e4m3.
+  glukit::GroupedDownProjectionFp8ArgsT<T> down_fp8(int i) const {
+    const Set& s = sets[std::size_t(i) % sets.size()];
+    const Weights& wt = weight_set(i);
+    glukit::GroupedDownProjectionFp8ArgsT<T> down;
+    down.a = fp8(s.h8), down.w = fp8(wt.wd8), down.scale_a = s.hscale.get(), down.scale_w = wt.swd8.get();
+    down.out = s.out.get(), down.routing = route(i).routing(), down.hidden = c.model.hidden;
+    down.intermediate = c.model.n, down.lda = c.model.n, down.ldo = c.model.hidden;
+    down.scale_a_kind = down.scale_w_kind = glukit::ScaleKind::per_row;
+    return down;
+  }
+  /// A device-to-device copy of copy_bytes of weight set i's W_gate_up.
+  glukit::Status copy(int i, cudaStream_t stream) const {
+    const cudaError_t e = cudaMemcpyAsync(copy_dst.get(), weight_set(i).w_gate_up.get(), copy_bytes,
+                                          cudaMemcpyDeviceToDevice, stream);
+    return e == cudaSuccess ? glukit::Status::success()
+                            : glukit::Status{glukit::StatusCode::runtime_error, cudaGetErrorString(e)};
+  }
   /// The e4m3 layer from the routed e4m3 rows: the gated projection merging h's row maxima,
   /// h quantised per row, the e4m3 down projection, the combine.
   glukit::Status layer_fp8(int i, cudaStream_t stream) const {
     const Set& s = sets[std::size_t(i) % sets.size()];
-    const std::int64_t rows = c.rows(), n = c.model.n, hid = c.model.hidden;
+    const std::int64_t rows = c.rows(), n = c.model.n;
     glukit::GroupedGatedProjectionFp8ArgsT<T> up = gate_up_fp8(i);
     up.row_absmax = s.hmax.get();
-    glukit::GroupedDownProjectionFp8ArgsT<T> down;
-    const Weights& wt = weight_set(i);
-    down.a = fp8(s.h8), down.w = fp8(wt.wd8), down.scale_a = s.hscale.get(), down.scale_w = wt.swd8.get();
-    down.out = s.out.get(), down.routing = up.routing, down.hidden = hid, down.intermediate = n, down.lda = n;
-    down.ldo = hid, down.scale_a_kind = down.scale_w_kind = glukit::ScaleKind::per_row;
+    const glukit::GroupedDownProjectionFp8ArgsT<T> down = down_fp8(i);
     const glukit::QuantizeRowsArgsT<T> q{s.h.get(), s.hmax.get(), s.hscale.get(), fp8(s.h8), rows, n, n, n};
     if (const cudaError_t e = cudaMemsetAsync(s.hmax.get(), 0, std::size_t(rows) * sizeof(float), stream);
         e != cudaSuccess)
@@ -442,7 +471,10 @@ void bm_moe(benchmark::State& state, MoeCase c) {
               [&] { return glukit::grouped_gated_backward<BackwardPp128Policy>(ops.backward(call++), stream); }),
          tile("down_ws256", [&] { return glukit::grouped_down_projection<DownWs256Policy>(ops.down(call++), stream); }),
          tile("gate_up_fp8_ws128",
-              [&] { return glukit::grouped_gated_projection_fp8<GateFp8Ws128Policy>(ops.gate_up_fp8(call++), stream); })},
+              [&] { return glukit::grouped_gated_projection_fp8<GateFp8Ws128Policy>(ops.gate_up_fp8(call++), stream); }),
+         step("copy", [&] { return ops.copy(call++, stream); }),
+         step("down_fp8",
+              [&] { return glukit::grouped_down_projection_fp8<DownWsPolicy>(ops.down_fp8(call++), stream); })},
         std::min(counts.warmup, 3), counts.samples);
     GLUKIT_BENCH_CHECK_LAUNCH();
     if (!failed.ok()) {
@@ -513,6 +545,22 @@ void bm_moe(benchmark::State& state, MoeCase c) {
     if (!label.empty()) state.SetLabel(label);
     state.counters["weights_TBps"] = weight_bytes / ((med[1] + med[2]) * 1e-6) * 1e-12;
     state.counters["weights_ws_TBps"] = weight_bytes / ((med[6] + med[5]) * 1e-6) * 1e-12;
+    // The card's copy rate as HBM traffic (each byte read and written) against the weight
+    // streams of the PyTorch layers' decode kernels: 16 bits on 64-row ping-pong tiles and
+    // WarpSpecializedTma (the default's decode pick and the launcher's down projection), e4m3 on
+    // the e4m3 default's pick and WarpSpecializedTma (half the bytes).
+    const double copy_TBps = 2.0 * double(ops.copy_bytes) / (med[24] * 1e-6) * 1e-12;
+    state.counters["us_copy"] = med[24];
+    state.counters["copy_TBps"] = copy_TBps;
+    state.counters["us_down_fp8"] = med[25];
+    if (failed.runs("gate_up_ws64")) {
+      const double pp64_TBps = weight_bytes / ((med[11] + med[5]) * 1e-6) * 1e-12;
+      state.counters["weights_pp64_TBps"] = pp64_TBps;
+      state.counters["weights_pp64_vs_copy"] = pp64_TBps / copy_TBps;
+    }
+    const double fp8_TBps = weight_bytes / 2.0 / ((med[13] + med[25]) * 1e-6) * 1e-12;
+    state.counters["weights_fp8_TBps"] = fp8_TBps;
+    state.counters["weights_fp8_vs_copy"] = fp8_TBps / copy_TBps;
     state.counters["sets"] = double(ops.sets.size());
     state.counters["weight_sets"] = double(ops.weight_sets.size());
   }
