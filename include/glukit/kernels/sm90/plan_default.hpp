@@ -257,7 +257,7 @@ constexpr DefaultGroupedGatedKernel default_grouped_gated_kernel(std::int64_t ro
 /// above, GatedTmaPingpong128x128 up to k = 2048 (a short e4m3 main loop: one warpgroup's
 /// epilogue under the other's wgmma pays), else GatedTma128x256; either where its grouped kernel
 /// holds the experts' row-tile starts, else 128 x 128. Measured (H100, glukit_bench's
-/// moe_experts rows of docs/perf-notes.md): the fastest tile, or within 1.1 % of it, at every
+/// moe_experts rows of docs/perf-notes.md): the fastest tile, or within 1.5 % of it, at every
 /// row of Qwen3-30B-A3B (k 2048), gpt-oss-120b (2880) and Mixtral-8x7B (4096), 1-16384 tokens.
 inline constexpr std::int64_t fp8_grouped_pingpong_max_k = 2048;
 using DefaultGroupedGatedFp8Kernel =

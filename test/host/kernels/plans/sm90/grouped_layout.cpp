@@ -3,13 +3,15 @@
 // ring. The forward tiles the PyTorch launchers run (python/csrc/launchers/moe_experts*.cuh: the
 // gated projection with P, stacked and alternating, and the down projection) hold every routing
 // moe_route makes (max_moe_experts). The backward through the activation holds 483, the
-// 128 x 256 tile 235 (DeepSeek-V3's 256 are refused) and the ping-pong 64 x 128 one 4055.
+// 128 x 256 tile 235 (DeepSeek-V3's 256 are refused) and the ping-pong 64 x 128 one 4055; in
+// e4m3, the 128 x 256 tile 235 and the ping-pong 128 x 128 one 4323 (the e4m3 default's).
 #include <catch2/catch.hpp>
 
 #include "glukit/kernels/plans/sm90/grouped_layout.hpp"
 #include "glukit/kernels/policies.hpp"
 #include "glukit/ops/moe_backward.hpp"
 #include "glukit/ops/moe_experts.hpp"
+#include "glukit/ops/moe_fp8.hpp"
 #include "glukit/ops/moe_routing.hpp"
 
 namespace {
@@ -26,6 +28,19 @@ using Gated0 = glukit::GroupedProblem<glukit::GatedProblem<T, glukit::GateLayout
 using AlternatingP = glukit::GroupedAlternatingProblem<T, false, true>;
 using Down = glukit::GroupedProblem<glukit::Problem<T, glukit::Layout::col_major>>;
 using Backward = glukit::GroupedProblem<glukit::GatedBackwardProblem<T, glukit::GateLayout::stacked>>;
+/// The e4m3 gated projection's four problems (both W orders, h's row maxima or not).
+template <glukit::GateLayout L, bool RowMax>
+using Fp8 = glukit::GroupedProblem<glukit::GatedScaledProblem<T, L, RowMax, glukit::float8_e4m3_t>>;
+/// The most experts a tile holds for every e4m3 problem alike (-1 if they differ).
+template <class P>
+constexpr int fp8_max_experts() {
+  using glukit::GateLayout;
+  constexpr int m = max_experts<P, Fp8<GateLayout::stacked, true>>;
+  constexpr bool same = m == max_experts<P, Fp8<GateLayout::stacked, false>> &&
+                        m == max_experts<P, Fp8<GateLayout::interleaved, true>> &&
+                        m == max_experts<P, Fp8<GateLayout::interleaved, false>>;
+  return same ? m : -1;
+}
 
 }  // namespace
 
@@ -49,3 +64,16 @@ TEST_CASE("grouped tiles: the most experts beside the ring", "[sm90][grouped]") 
   CHECK(Wide::smem_bytes(235) <= glukit::arch_traits<sm90a>::smem_bytes_per_block);
   CHECK(Wide::smem_bytes(236) > glukit::arch_traits<sm90a>::smem_bytes_per_block);
 }
+
+TEST_CASE("grouped e4m3 tiles: the most experts beside the ring, alike for every e4m3 problem", "[sm90][grouped][fp8]") {
+  // The e4m3 default (kernels/sm90/defaults.hpp) reads each tile's limit from the stacked problem
+  // with row maxima: the same for the other three. 128 x 128 (the launcher's fallback) holds
+  // every routing moe_route makes; the wide and ping-pong tiles at least DeepSeek-V3's 256.
+  STATIC_REQUIRE(fp8_max_experts<Gated<gp::GatedTma128x128<sm90a>>>() >= glukit::max_moe_experts);
+  STATIC_REQUIRE(fp8_max_experts<Gated<gp::GatedTma128x256<sm90a>>>() >= 128);
+  STATIC_REQUIRE(fp8_max_experts<Gated<gp::GatedTmaPingpong128x128<sm90a>>>() >= 256);
+  // The wide tile refuses DeepSeek-V3's 256 in e4m3 too (the default then runs 128 x 128).
+  CHECK(fp8_max_experts<Gated<gp::GatedTma128x256<sm90a>>>() == 235);
+  CHECK(fp8_max_experts<Gated<gp::GatedTmaPingpong128x128<sm90a>>>() == 4323);
+}
+
