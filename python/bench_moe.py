@@ -25,6 +25,12 @@ bf16 forward:
   torch_fp8_compiled  the same under torch.compile;
   dense_fp8         torch._scaled_mm of the gated projection's FLOPs, row-wise scales.
 
+At decode (at most 64 tokens) the serving rows add the forwards as a server replays them,
+captured once in a CUDA graph (glukit_graph, glukit_fp8_graph, torch_fp8_graph: no host work per
+call), a device-to-device copy of 512 MiB (copy: the card's copy rate as read-and-write traffic,
+serve_copy_TBps), and the touched experts' weight bytes over each graphed glukit forward
+(serve_<label>_weights_TBps, serve_<label>_vs_copy: the MoE issues' 70 % of the copy rate).
+
 JSON rows to OUT (a path that this torch lacks is recorded as its error, not timed).
 
     python python/bench_moe.py OUT.json [--tokens 4096,16384] [--models qwen3_30b_a3b,...] [--rounds 20] [--profile]
@@ -188,6 +194,25 @@ def bench(model, tokens, rounds, profile=False):
     return row
 
 
+def graphed(f):
+    """f's launches captured once in a CUDA graph, after a warm-up on a side stream (as torch's
+    CUDA graph docs do it), no autograd: a function that replays them."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side), torch.no_grad():
+        for _ in range(3):
+            f()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.no_grad(), torch.cuda.graph(graph):
+        f()
+    return graph.replay
+
+
+DECODE_TOKENS = 64  #: the rows at or below which the serving forwards are also timed graphed
+COPY_BYTES = 512 << 20
+
+
 def bench_fp8(ours, x, idx, w, rows_x, dense_w, want, rounds, profile=False):
     """The fp8 serving rows (the module docstring): forward times in turns with the bf16 glukit
     forward, each path's relative L2 error against the bf16 torch path, and any path this torch
@@ -210,6 +235,17 @@ def bench_fp8(ours, x, idx, w, rows_x, dense_w, want, rounds, profile=False):
     a8, sa = rowwise_e4m3(rows_x)
     b8, sb = rowwise_e4m3(dense_w.t().contiguous())  # (2I, H): per output channel
     fns["dense_fp8"] = lambda: torch._scaled_mm(a8, b8.t(), sa.unsqueeze(1), sb.unsqueeze(0), out_dtype=torch.bfloat16)
+    decode = x.shape[0] <= DECODE_TOKENS
+    if decode:
+        for label in ("glukit", "glukit_fp8", "torch_fp8"):
+            if label in fns:
+                try:
+                    fns[f"{label}_graph"] = graphed(fns[label])
+                except Exception as e:  # a host synchronisation inside the forward, or the like
+                    errors[f"{label}_graph_error"] = f"{type(e).__name__}: {e}"[:300]
+        src = torch.empty(COPY_BYTES, dtype=torch.uint8, device=x.device)
+        dst = torch.empty_like(src)
+        fns["copy"] = lambda: dst.copy_(src)
     with torch.no_grad():
         for label in ("glukit_fp8", "torch_fp8", "torch_fp8_compiled"):
             if label in fns:
@@ -217,6 +253,16 @@ def bench_fp8(ours, x, idx, w, rows_x, dense_w, want, rounds, profile=False):
         times = time_in_turns(fns, rounds)
     row = {f"serve_{label}_ms": ms for label, ms in times.items()}
     row.update({f"serve_{k}": v for k, v in errors.items()})
+    if decode and "copy" in times:
+        experts, two_n, hidden = ours.gate_up.shape[0], ours.gate_up.shape[1], x.shape[1]
+        touched = int(torch.unique(idx[(idx >= 0) & (idx < experts)]).numel())
+        bf16_bytes = touched * 3 * (two_n // 2) * hidden * 2  # gate, up and down of each touched expert
+        copy_tbps = 2 * COPY_BYTES / (times["copy"] * 1e-3) / 1e12
+        row.update(touched_experts=touched, serve_copy_TBps=copy_tbps)
+        for label, nbytes in (("glukit_graph", bf16_bytes), ("glukit_fp8_graph", bf16_bytes // 2)):
+            if label in times:
+                tbps = nbytes / (times[label] * 1e-3) / 1e12
+                row[f"serve_{label}_weights_TBps"], row[f"serve_{label}_vs_copy"] = tbps, tbps / copy_tbps
     if "glukit_fp8" in times:
         row["serve_glukit_fp8_vs_bf16"] = times["glukit"] / times["glukit_fp8"]
         for label in ("torch_fp8", "torch_fp8_compiled"):
