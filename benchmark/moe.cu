@@ -97,6 +97,12 @@ using BackwardPp128Policy = glukit::policy::GatedBackwardTmaPingpong128x128<gluk
 using DownWs256Policy =
     glukit::policy::WithEpilogue<glukit::policy::WarpSpecializedTma128x256<glukit::arch::sm90a>, glukit::epilogue::BiasOnly>;
 
+/// A runtime call's error as a step's Status.
+glukit::Status cuda_status(cudaError_t e) {
+  return e == cudaSuccess ? glukit::Status::success()
+                          : glukit::Status{glukit::StatusCode::runtime_error, cudaGetErrorString(e)};
+}
+
 struct MoeModel {
   const char* name;
   int experts, top_k;
@@ -309,10 +315,8 @@ struct MoeOperands {
   }
   /// A device-to-device copy of copy_bytes of weight set i's W_gate_up.
   glukit::Status copy(int i, cudaStream_t stream) const {
-    const cudaError_t e = cudaMemcpyAsync(copy_dst.get(), weight_set(i).w_gate_up.get(), copy_bytes,
-                                          cudaMemcpyDeviceToDevice, stream);
-    return e == cudaSuccess ? glukit::Status::success()
-                            : glukit::Status{glukit::StatusCode::runtime_error, cudaGetErrorString(e)};
+    return cuda_status(cudaMemcpyAsync(copy_dst.get(), weight_set(i).w_gate_up.get(), copy_bytes,
+                                       cudaMemcpyDeviceToDevice, stream));
   }
   /// The e4m3 layer from the routed e4m3 rows: the gated projection merging h's row maxima,
   /// h quantised per row, the e4m3 down projection, the combine.
@@ -323,9 +327,9 @@ struct MoeOperands {
     up.row_absmax = s.hmax.get();
     const glukit::GroupedDownProjectionFp8ArgsT<T> down = down_fp8(i);
     const glukit::QuantizeRowsArgsT<T> q{s.h.get(), s.hmax.get(), s.hscale.get(), fp8(s.h8), rows, n, n, n};
-    if (const cudaError_t e = cudaMemsetAsync(s.hmax.get(), 0, std::size_t(rows) * sizeof(float), stream);
-        e != cudaSuccess)
-      return {glukit::StatusCode::runtime_error, cudaGetErrorString(e)};
+    if (glukit::Status st = cuda_status(cudaMemsetAsync(s.hmax.get(), 0, std::size_t(rows) * sizeof(float), stream));
+        !st)
+      return st;
     if (glukit::Status st = glukit::grouped_gated_projection_fp8<GateFp8Op>(up, stream); !st) return st;
     if (glukit::Status st = glukit::quantize_rows_e4m3(q, stream); !st) return st;
     if (glukit::Status st = glukit::grouped_down_projection_fp8<DownWsPolicy>(down, stream); !st) return st;

@@ -296,10 +296,10 @@ TEST_CASE("grouped_gated_projection_fp8<Op>: the default's three picks match the
   GLUKIT_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   REQUIRE(sms >= 16);
   REQUIRE(sms < 160);
-  CHECK(std::string(default_grouped_gated_fp8_kernel(8, 8, 128, 256, sms, 235, 4000).name()) == "GatedTma128x128");
-  CHECK(std::string(default_grouped_gated_fp8_kernel(600, 16, 640, 256, sms, 235, 4000).name()) ==
+  CHECK(std::string(default_grouped_gated_fp8_kernel(8, 8, 128, 256, sms, 235).name()) == "GatedTma128x128");
+  CHECK(std::string(default_grouped_gated_fp8_kernel(600, 16, 640, 256, sms, 235).name()) ==
         "GatedTmaPingpong128x128");
-  CHECK(std::string(default_grouped_gated_fp8_kernel(200, 16, 640, 2176, sms, 235, 4000).name()) ==
+  CHECK(std::string(default_grouped_gated_fp8_kernel(200, 16, 640, 2176, sms, 235).name()) ==
         "GatedTma128x256");
   using SG = epilogue::SwiGlu;
   check_grouped_fp8<SG, bfloat16_t, SG>({4, 256, 128, 2, 8, ExpertLayout::stacked, true, row, row, true});

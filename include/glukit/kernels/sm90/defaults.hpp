@@ -48,6 +48,12 @@ struct Defaults<Backend::cuda> {
     return Status::success();
   }
 
+  /// The current device and its SM count (the rules' input).
+  static Status current_sms(int* device, int* sms) {
+    if (Status s = CurrentDevice<Backend::cuda>::get(device); !s.ok()) return s;
+    return sm_count(*device, sms);
+  }
+
   /// Each op's pick: its candidate list and rule.
   template <Element T>
   static sm90::DefaultKernel pick(const AddmmGluArgsT<T>& a, int sms) {
@@ -99,14 +105,13 @@ struct Defaults<Backend::cuda> {
     using Problem = GroupedProblem<GatedScaledProblem<T, GateLayout::stacked, true, F8>>;
     constexpr int wide_max_experts =
         sm90::GroupedWsLayout<Bound<with_operation<policy::GatedTma128x256<arch::sm90a>, Operation>, Problem>>::max_experts;
-    constexpr int pingpong_max_experts = sm90::GroupedWsLayout<
-        Bound<with_operation<policy::GatedTmaPingpong128x128<arch::sm90a>, Operation>, Problem>>::max_experts;
+    static_assert(sm90::GroupedWsLayout<Bound<with_operation<policy::GatedTmaPingpong128x128<arch::sm90a>, Operation>,
+                                              Problem>>::max_experts >= max_moe_experts,
+                  "the e4m3 default's ping-pong tile holds every routing the rules admit");
     int device = 0, sms = 0;
-    if (Status s = CurrentDevice<Backend::cuda>::get(&device); !s.ok()) return s;
-    if (Status s = sm_count(device, &sms); !s.ok()) return s;
-    const sm90::DefaultGroupedGatedFp8Kernel pick =
-        sm90::default_grouped_gated_fp8_kernel(a.routing.rows(), a.routing.experts, a.intermediate, a.hidden, sms,
-                                               wide_max_experts, pingpong_max_experts);
+    if (Status s = current_sms(&device, &sms); !s.ok()) return s;
+    const sm90::DefaultGroupedGatedFp8Kernel pick = sm90::default_grouped_gated_fp8_kernel(
+        a.routing.rows(), a.routing.experts, a.intermediate, a.hidden, sms, wide_max_experts);
     return run_pick(pick, [&]<class P>() { return grouped_gated_projection_fp8<with_operation<P, Operation>>(a, stream); });
   }
 
@@ -117,8 +122,7 @@ struct Defaults<Backend::cuda> {
     if (Status s = Op::template validate<arch::sm90a>(args, Operation::reads_aux); !s.ok()) return s;
     if (args.m == 0 || args.n == 0) return Status::success();
     int device = 0, sms = 0;
-    if (Status s = CurrentDevice<Backend::cuda>::get(&device); !s.ok()) return s;
-    if (Status s = sm_count(device, &sms); !s.ok()) return s;
+    if (Status s = current_sms(&device, &sms); !s.ok()) return s;
     return run_pick(pick(args, sms), [&]<class P>() {
       return run_validated<OpKernel<Op, with_operation<P, Operation>>>(args, stream, device);
     });

@@ -255,8 +255,9 @@ constexpr DefaultGroupedGatedKernel default_grouped_gated_kernel(std::int64_t ro
 /// from the e4m3 kernels: 128 x 128 while one tile of 128 W rows for every column block of the
 /// experts with rows (min(rows, experts) of them, a bound known on the host) fits one wave;
 /// above, GatedTmaPingpong128x128 up to k = 2048 (a short e4m3 main loop: one warpgroup's
-/// epilogue under the other's wgmma pays), else GatedTma128x256; either where its grouped kernel
-/// holds the experts' row-tile starts, else 128 x 128. Measured (H100, glukit_bench's
+/// epilogue under the other's wgmma pays), else GatedTma128x256 where its grouped kernel holds
+/// the experts' row-tile starts, else 128 x 128 (the ping-pong tile holds every routing the
+/// rules admit: kernels/sm90/defaults.hpp asserts it). Measured (H100, glukit_bench's
 /// moe_experts rows of docs/perf-notes.md): the fastest tile, or within 1.5 % of it, at every
 /// row of Qwen3-30B-A3B (k 2048), gpt-oss-120b (2880) and Mixtral-8x7B (4096), 1-16384 tokens.
 inline constexpr std::int64_t fp8_grouped_pingpong_max_k = 2048;
@@ -265,14 +266,12 @@ using DefaultGroupedGatedFp8Kernel =
                     policy::GatedTmaPingpong128x128<arch::sm90a>>>;
 constexpr DefaultGroupedGatedFp8Kernel default_grouped_gated_fp8_kernel(std::int64_t rows, int experts,
                                                                         std::int64_t n, std::int64_t k, int sms,
-                                                                        int wide_max_experts,
-                                                                        int pingpong_max_experts) {
+                                                                        int wide_max_experts) {
   using namespace policy;
   using K = DefaultGroupedGatedFp8Kernel;
-  const std::int64_t busy = rows < experts ? rows : experts;
-  if (busy * ((2 * n + 127) / 128) <= sms) return K::of<GatedTma128x128>();
-  if (k <= fp8_grouped_pingpong_max_k)
-    return experts <= pingpong_max_experts ? K::of<GatedTmaPingpong128x128>() : K::of<GatedTma128x128>();
+  const std::int64_t busy = rows < experts ? rows : experts;  // experts with rows, at most
+  if (busy * ceil_div(2 * n, 128) <= sms) return K::of<GatedTma128x128>();
+  if (k <= fp8_grouped_pingpong_max_k) return K::of<GatedTmaPingpong128x128>();
   return experts <= wide_max_experts ? K::of<GatedTma128x256>() : K::of<GatedTma128x128>();
 }
 
