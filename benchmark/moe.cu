@@ -9,9 +9,9 @@
 //       kernels: the down projection (us_down_ws, down_ws_TFLOPS), the gated projection with
 //       its gather of x's routed rows (us_gate_up_ws, gate_up_ws_TFLOPS, gate_up_ws_vs_dense),
 //       the gather alone (us_gather), the gated projection gathering x's rows in its producer
-//       instead (us_gate_up_ws_gather, gate_up_ws_gather_vs_dense), the backward's weighted
-//       gather of dY's routed rows (us_gather_dy) and its dH GEMM with the activation's
-//       backward in the epilogue (us_backward_dh, backward_dh_TFLOPS), the gated and down
+//       instead (us_gate_up_ws_gather, gate_up_ws_gather_vs_dense), the backward's gather of
+//       dY's routed rows (us_gather_dy) and its dH GEMM with the router's weights and the
+//       activation's backward in the epilogue (us_backward_dh, backward_dh_TFLOPS), the gated and down
 //       projections on 64-row ping-pong tiles (us_gate_up_ws64, gate_up_ws64_vs_dense,
 //       us_down_ws64), the gated projection on e4m3 rows and weights on the default's tile (us_gate_up_fp8,
 //       gate_up_fp8_TFLOPS; scales per routed row and per expert and W row) against cuBLASLt's
@@ -162,6 +162,7 @@ struct MoeOperands {
     DeviceBuffer<float> sa8;        ///< their scales: per row, then one at scale_tail(rows)
     DeviceBuffer<std::uint8_t> h8;  ///< the e4m3 layer's h (rows x I)
     DeviceBuffer<float> hmax, hscale;  ///< h's row maxima and scales
+    DeviceBuffer<float> row_w, row_dots;  ///< the backward's row weights and row dots (router-weighted)
   };
   /// The experts' weights, one per set where all sets fit in 80 % of the device's free memory,
   /// else one for every set (DeepSeek-V3's 34 GB of bf16 and e4m3 weights twice do not fit in
@@ -227,13 +228,15 @@ struct MoeOperands {
              DeviceBuffer<unsigned char>(std::size_t(glukit::moe_route_workspace_bytes(c.tokens, m.top_k, m.experts))),
              DeviceBuffer<T>(os), DeviceBuffer<T>(2 * hs), DeviceBuffer<T>(2 * hs),
              DeviceBuffer<std::uint8_t>(os), DeviceBuffer<float>(scale_tail(rows) + 1), DeviceBuffer<std::uint8_t>(hs),
-             DeviceBuffer<float>(rows), DeviceBuffer<float>(rows)};
+             DeviceBuffer<float>(rows), DeviceBuffer<float>(rows), DeviceBuffer<float>(rows),
+             DeviceBuffer<float>(std::size_t(rows * glukit::moe_row_dot_panels(m.n)))};
       fill_fp8_kernel<<<detail::grid_for(os, 256), 256, 0, stream>>>(fp8(st.a8), os, seed + 8 * s + 6, 4.f);
       fill_float_kernel<<<detail::grid_for(st.sa8.size(), 256), 256, 0, stream>>>(st.sa8.get(), st.sa8.size(),
                                                                                   seed + 8 * s);
       // h's e4m3 rows and scales: written by layer_fp8, read alone by the down_fp8 step
       fill_fp8_kernel<<<detail::grid_for(hs, 256), 256, 0, stream>>>(fp8(st.h8), hs, seed + 8 * s + 7, 4.f);
       fill_float_kernel<<<detail::grid_for(rows, 256), 256, 0, stream>>>(st.hscale.get(), rows, seed + 8 * s + 2);
+      fill_float_kernel<<<detail::grid_for(rows, 256), 256, 0, stream>>>(st.row_w.get(), rows, seed + 8 * s + 3);
       GLUKIT_BENCH_CHECK_LAUNCH();
       fill_nonzero(st.p.get(), 2 * hs, seed + 8 * s + 4, 2.f, stream);
       fill_nonzero(st.out.get(), os, seed + 8 * s + 5, 1.f, stream);
@@ -335,19 +338,20 @@ struct MoeOperands {
     if (glukit::Status st = glukit::grouped_down_projection_fp8<DownWsPolicy>(down, stream); !st) return st;
     return glukit::moe_combine(combine(i), stream);
   }
-  /// The backward's dY rows: the routed rows of y (the layer's gradient) times the weights.
+  /// The backward's dY rows: the routed rows of y (the layer's gradient), unweighted.
   glukit::MoeGatherArgsT<T> gather_dy(int i) const {
     const Set& s = sets[std::size_t(i) % sets.size()];
-    return {s.y.get(), s.out.get(), route(i).routing(), c.model.hidden, c.model.hidden, c.model.hidden,
-            s.weights.get()};
+    return {s.y.get(), s.out.get(), route(i).routing(), c.model.hidden, c.model.hidden, c.model.hidden};
   }
-  /// The backward through the activation: dH = dY W_d^e (dY: out's rows), P read, dP and H written.
+  /// The backward through the activation, router-weighted as the PyTorch layer runs it:
+  /// dH = dY W_d^e (dY: out's rows), P read, dP, H and the row dots written.
   glukit::GroupedGatedBackwardArgsT<T> backward(int i) const {
     const Set& s = sets[std::size_t(i) % sets.size()];
     glukit::GroupedGatedBackwardArgsT<T> a;
     a.dy = s.out.get(), a.w_down = weight_set(i).w_down.get(), a.p = s.p.get(), a.dp = s.dp.get(), a.h = s.h.get();
     a.routing = route(i).routing(), a.hidden = c.model.hidden, a.intermediate = c.model.n;
     a.lddy = c.model.hidden, a.ldp = a.lddp = 2 * c.model.n, a.ldh = c.model.n;
+    a.row_weight = s.row_w.get(), a.row_dots = s.row_dots.get();
     return a;
   }
   glukit::MoeCombineArgsT<T, float> combine(int i) const {

@@ -184,16 +184,17 @@ define("moe_experts" + MOE_SCHEMA, fake=_experts_fake, cpu=_experts_torch, cuda=
 # ---- training: the forward keeps what the backward reads; the backward on glukit's kernels ----
 
 MOE_TRAIN_SCHEMA = ("(Tensor x, Tensor top_k_index, Tensor top_k_weights, Tensor gate_up, Tensor down, "
-                    "Tensor? gate_up_bias, Tensor? down_bias, *, str layout, str down_layout, str activation, "
-                    "bool keep_out) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)")
+                    "Tensor? gate_up_bias, Tensor? down_bias, *, str layout, str down_layout, str activation) "
+                    "-> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)")
 
 
 def _train_torch(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, down_bias, layout, down_layout,
-                 activation, keep_out):
-    """(y, p, x_routed, out, expert_offsets, row_choice, choice_row): the layer's output and what
-    its backward reads, with torch ops expert by expert: p the routed rows' pre-activations in
-    W's row order (alternating weights: stacked [G | U]), x_routed their rows of x, out their down projections (0 past the valid rows;
-    what the router weights' gradient reads, so empty unless keep_out)."""
+                 activation):
+    """(y, p, x_routed, expert_offsets, row_choice, choice_row): the layer's output and what its
+    backward reads, with torch ops expert by expert: p the routed rows' pre-activations in W's
+    row order (alternating weights: stacked [G | U]), x_routed their rows of x. The down
+    projection's rows are not kept: the router weights' gradient comes from the backward's own
+    rows (<act(G) U, dH>, ops/moe_backward.hpp)."""
     experts, top_k = gate_up.shape[0], top_k_index.shape[1]
     n, hidden = _intermediate(gate_up, layout), x.shape[1]
     offsets, row_choice, choice_row, _ = route(top_k_index, experts)
@@ -217,20 +218,19 @@ def _train_torch(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, dow
     y = routed[:, 0]
     for j in range(1, top_k):
         y = y + routed[:, j]
-    return y, p, xr, out if keep_out else out.new_empty(0, hidden), offsets, row_choice, choice_row
+    return y, p, xr, offsets, row_choice, choice_row
 
 
 def _train_fake(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, down_bias, layout, down_layout,
-                activation, keep_out):
+                activation):
     rows, n = top_k_index.numel(), _intermediate(gate_up, layout)
     i32 = dict(dtype=torch.int32, device=x.device)
     return (x.new_empty(x.shape), x.new_empty(rows, 2 * n), x.new_empty(rows, x.shape[1]),
-            x.new_empty(rows if keep_out else 0, x.shape[1]), torch.empty(gate_up.shape[0] + 1, **i32),
-            torch.empty(rows, **i32), torch.empty(rows, **i32))
+            torch.empty(gate_up.shape[0] + 1, **i32), torch.empty(rows, **i32), torch.empty(rows, **i32))
 
 
 def _train_cuda(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, down_bias, layout, down_layout,
-                activation, keep_out):
+                activation):
     """The forward on glukit's kernels (csrc/launchers/moe_experts.cuh), the pre-activations
     written by the gated projection's epilogue (stacked for alternating weights)."""
     tokens, hidden = x.shape
@@ -244,12 +244,12 @@ def _train_cuda(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, down
             y, offsets, row_choice, choice_row, invalid, workspace, x_routed, h, out, p],
            tokens, n, hidden, activation=check_activation(activation).op, b_is_nk=down_layout == "hidden_intermediate",
            interleaved=layout == "interleaved")
-    return y, p, x_routed, out if keep_out else out.new_empty(0, hidden), offsets, row_choice, choice_row
+    return y, p, x_routed, offsets, row_choice, choice_row
 
 
 MOE_TRAIN_BACKWARD_SCHEMA = (
     "(Tensor grad, Tensor top_k_weights, Tensor gate_up, Tensor down, Tensor? gate_up_bias, Tensor? down_bias, "
-    "Tensor p, Tensor x_routed, Tensor out, Tensor expert_offsets, Tensor row_choice, Tensor choice_row, *, "
+    "Tensor p, Tensor x_routed, Tensor expert_offsets, Tensor row_choice, Tensor choice_row, *, "
     "str layout, str down_layout, str activation) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)")
 
 
@@ -283,13 +283,12 @@ def _column_sums(t, offsets, experts):
     return t.new_zeros(experts + 1, t.shape[1], dtype=acc).index_add_(0, owner, t.to(acc))[:experts].to(t.dtype)
 
 
-def _down_grads(dy_routed, h, offsets, experts, down_layout, bias=True):
-    """(dW_down in down's layout, dbias_down (E, H) or None): per expert dY^T H and dY's column
-    sums (a bias's gradient only where the layer has one: its sums are an fp32 pass over rows x H)."""
+def _down_grads(dy_routed, h, offsets, experts, down_layout):
+    """dW_down in down's layout: per expert dY^T H (H with the rows' router weights)."""
     dd = _per_expert_t_mm(dy_routed, h, offsets, experts)
     if down_layout != "hidden_intermediate":
         dd = dd.transpose(1, 2)
-    return dd.contiguous(), _column_sums(dy_routed, offsets, experts) if bias else None
+    return dd.contiguous()
 
 
 def _gate_up_grads(dp, x_routed, offsets, experts, layout="stacked", bias=True):
@@ -300,34 +299,39 @@ def _gate_up_grads(dp, x_routed, offsets, experts, layout="stacked", bias=True):
     return dgu, _column_sums(dp, offsets, experts) if bias else None
 
 
-def _router_grad(grad, out, offsets, choice_row, top_k, dtype):
-    """d y / d top_k_weights in `dtype`: each choice's row of the down projection against its
-    token's gradient (0 for a choice routed to no expert). Weights in the rows' 16-bit dtype: one
-    batched GEMV (fp32 accumulation, rounded once), no fp32 copy of the rows x H gathered rows."""
-    tokens, hidden = grad.shape
+def _router_terms(dots, grad, top_k_weights, down_bias, offsets, choice_row, experts):
+    """(d y / d top_k_weights in its dtype, dbias_down (E, H) or None): each choice's routed row's
+    dot sum <act(G) U, dH> (dots, rows, fp32) plus, with a down bias, <grad[t], b_d^e>; 0 for a
+    choice routed to no expert. dbias_down[e] = sum over e's choices of w grad[t], as
+    M^T grad with M (tokens x E) the routing's weights (fp32; no rows x H pass)."""
+    tokens, top_k = top_k_weights.shape
     valid = choice_row < offsets[-1]
-    rows = out[choice_row.long()].view(tokens, top_k, hidden)
-    if dtype == grad.dtype and dtype in (torch.float16, torch.bfloat16):
-        dw = torch.bmm(rows, grad.unsqueeze(2)).squeeze(2)
-    else:
-        acc = _accumulator(grad.dtype)
-        dw = (rows.to(acc) * grad.to(acc).unsqueeze(1)).sum(-1).to(dtype)
-    return torch.where(valid.view(tokens, top_k), dw, torch.zeros_like(dw))
+    dw = torch.where(valid, dots[choice_row.long()], 0).view(tokens, top_k)
+    if down_bias is None:
+        return dw.to(top_k_weights.dtype), None
+    acc = _accumulator(grad.dtype)
+    expert = _expert_of_row(offsets, int(choice_row.numel())).long()[choice_row.long()].view(tokens, top_k)
+    gf = grad.to(acc)
+    term = torch.cat([gf @ down_bias.to(acc).t(), gf.new_zeros(tokens, 1)], 1).gather(1, expert)  # E: no expert
+    weights = torch.zeros(tokens, experts + 1, dtype=acc, device=grad.device)
+    weights.scatter_add_(1, expert, torch.where(valid.view(tokens, top_k), top_k_weights.to(acc), 0))
+    return (dw + term).to(top_k_weights.dtype), (weights[:, :experts].t() @ gf).to(grad.dtype)
 
 
-def _train_backward_torch(grad, top_k_weights, gate_up, down, gate_up_bias, down_bias, p, x_routed, out,
+def _train_backward_torch(grad, top_k_weights, gate_up, down, gate_up_bias, down_bias, p, x_routed,
                           offsets, row_choice, choice_row, layout, down_layout, activation):
     """(dx, d top_k_weights, dW_gate_up, dW_down, dbias_gate_up, dbias_down; an empty tensor for
     an absent bias) from the saved rows, with torch ops: what the kernels compute, the same
-    roundings (dY's rows rounded once after the router's weight, dP and H once after the
-    activation's backward in fp32)."""
+    roundings (dY's rows the gradient's, unweighted; dH in fp32, the row's weight w applied to
+    it before the activation's backward; dP and w H rounded once; the router weight's gradient
+    <act(G) U, dH> in fp32)."""
     tokens, hidden = grad.shape
     rows, experts = p.shape[0], gate_up.shape[0]
     top_k, n = rows // max(tokens, 1), p.shape[1] // 2
     rc, acc = row_choice.long(), _accumulator(p.dtype)
     valid = (torch.arange(rows, device=p.device) < offsets[-1]).unsqueeze(1)
-    w = top_k_weights.reshape(-1).to(acc)[rc].unsqueeze(1)
-    dy_routed = torch.where(valid, grad.to(acc)[rc // top_k] * w, 0).to(grad.dtype)
+    w = torch.where(valid, top_k_weights.reshape(-1).to(acc)[rc].unsqueeze(1), 0)
+    dy_routed = torch.where(valid, grad[rc // top_k], 0)
     # P in W's row order (stacked for alternating weights); dP in W's column order
     alt = layout == "alternating"
     gate_rows, up_rows = (r.to(p.device) for r in _gate_up_rows(n, "stacked" if alt else layout))
@@ -342,62 +346,64 @@ def _train_backward_torch(grad, top_k_weights, gate_up, down, gate_up_bias, down
             wd = down[e].to(acc) if down_layout == "hidden_intermediate" else down[e].to(acc).t()
             dh[r0:r1] = dy_routed[r0:r1].to(acc) @ wd
     pg, pu = a.partials(g, u)
+    hf = a.h(g, u)
+    dots = (hf * dh).sum(1)
     dp = torch.empty_like(p)
-    dp[:, dp_gate], dp[:, dp_up] = (dh * pg).to(p.dtype), (dh * pu).to(p.dtype)
+    dp[:, dp_gate], dp[:, dp_up] = (w * dh * pg).to(p.dtype), (w * dh * pu).to(p.dtype)
     dp = torch.where(valid, dp, 0)
-    h = torch.where(valid, a.h(g, u).to(p.dtype), 0)
+    h = torch.where(valid, (w * hf).to(p.dtype), 0)
     dx_routed = torch.zeros(rows, hidden, device=p.device, dtype=acc)
     for e in range(experts):
         r0, r1 = bounds[e], bounds[e + 1]
         if r0 < r1:
             dx_routed[r0:r1] = dp[r0:r1].to(acc) @ (gate_up[e].t() if alt else gate_up[e]).to(acc)
     dx = torch.zeros(tokens, hidden, device=p.device, dtype=acc).index_add_(0, rc // top_k, torch.where(valid, dx_routed, 0))
-    dd, ddb = _down_grads(dy_routed, h, offsets, experts, down_layout, down_bias is not None)
+    dd = _down_grads(dy_routed, h, offsets, experts, down_layout)
     dgu, dgub = _gate_up_grads(dp, torch.where(valid, x_routed, 0), offsets, experts, layout, gate_up_bias is not None)
-    dw = (_router_grad(grad, out, offsets, choice_row, top_k, top_k_weights.dtype) if out.numel()
-          else torch.zeros_like(top_k_weights))
+    dw, ddb = _router_terms(dots, grad, top_k_weights, down_bias, offsets, choice_row, experts)
     return (dx.to(grad.dtype), dw, dgu, dd, dgub if gate_up_bias is not None else grad.new_empty(0),
             ddb if down_bias is not None else grad.new_empty(0))
 
 
-def _train_backward_fake(grad, top_k_weights, gate_up, down, gate_up_bias, down_bias, p, x_routed, out, offsets,
+def _train_backward_fake(grad, top_k_weights, gate_up, down, gate_up_bias, down_bias, p, x_routed, offsets,
                          row_choice, choice_row, layout, down_layout, activation):
     return (torch.empty_like(grad), torch.empty_like(top_k_weights), torch.empty_like(gate_up), torch.empty_like(down),
             torch.empty_like(gate_up_bias) if gate_up_bias is not None else grad.new_empty(0),
             torch.empty_like(down_bias) if down_bias is not None else grad.new_empty(0))
 
 
-def _train_backward_cuda(grad, top_k_weights, gate_up, down, gate_up_bias, down_bias, p, x_routed, out, offsets,
+def _train_backward_cuda(grad, top_k_weights, gate_up, down, gate_up_bias, down_bias, p, x_routed, offsets,
                          row_choice, choice_row, layout, down_layout, activation):
-    """dY's routed rows, dP, H and dx on glukit's kernels (csrc/launchers/moe_experts_backward.cuh;
-    gpt-oss's alternating weights: P read stacked, dP written alternating, W_d either way), the
-    weight gradients by torch._grouped_mm (or expert by expert), the router's in the gather of
-    dY's rows (each kept down-projection row against its token's gradient, fp32)."""
+    """dY's routed rows, dP, H, the router weights' row dots and dx on glukit's kernels
+    (csrc/launchers/moe_experts_backward.cuh; gpt-oss's alternating weights: P read stacked, dP
+    written alternating, W_d either way; the rows' router weights applied in the dH GEMM's
+    epilogue), the weight gradients by torch._grouped_mm (or expert by expert), the router's
+    from the row dots (and the down bias's term)."""
     alt = layout == "alternating"
     if down_layout != "hidden_intermediate" and not alt:  # W_d (E, I, H): a kernel with alternating weights only
-        return _train_backward_torch(grad, top_k_weights, gate_up, down, gate_up_bias, down_bias, p, x_routed, out,
+        return _train_backward_torch(grad, top_k_weights, gate_up, down, gate_up_bias, down_bias, p, x_routed,
                                      offsets, row_choice, choice_row, layout, down_layout, activation)
     tokens, hidden = grad.shape
     rows, experts, n = p.shape[0], gate_up.shape[0], p.shape[1] // 2
     dy_routed, dp, h, dx_routed = grad.new_empty(rows, hidden), torch.empty_like(p), p.new_empty(rows, n), \
         grad.new_empty(rows, hidden)
     dx = grad.new_empty(tokens, hidden)
-    ones = torch.ones(rows, dtype=torch.float32, device=grad.device)
-    # The router weights' gradient (where the forward kept its rows) in the gather of dY's rows.
-    kept = out if out.numel() else None
-    dw = None if kept is None else torch.empty(top_k_weights.shape, dtype=torch.float32, device=grad.device)
+    f32 = dict(dtype=torch.float32, device=grad.device)
+    ones, row_weight = torch.ones(rows, **f32), top_k_weights.reshape(-1).to(torch.float32)[row_choice.long()]
+    row_dots = torch.empty(rows, (n + 63) // 64, **f32)  # include/glukit/ops/moe_backward.hpp: moe_row_dot_panels
     launch("moe_experts_backward_alternating" if alt else "moe_experts_backward", grad.dtype,
-           [grad, top_k_weights.to(torch.float32), gate_up, down, p, offsets, row_choice, choice_row, dy_routed, dp,
-            h, dx_routed, ones, dx, kept, dw], tokens, n, hidden,
+           [grad, row_weight, gate_up, down, p, offsets, row_choice, choice_row, dy_routed, dp, h, dx_routed, ones, dx,
+            row_dots], tokens, n, hidden,
            activation=check_activation(activation).op, b_is_nk=down_layout == "hidden_intermediate",
            interleaved=layout == "interleaved")
     # The weight gradients, W_d's first: dY's and H's rows are then free before dW_gate_up's
     # output is made (dx's rows, summed into dx, before either).
     del dx_routed
-    dd, ddb = _down_grads(dy_routed, h, offsets, experts, down_layout, down_bias is not None)
+    dd = _down_grads(dy_routed, h, offsets, experts, down_layout)
     del dy_routed, h
+    dw, ddb = _router_terms(row_dots.sum(1), grad, top_k_weights, down_bias, offsets, choice_row, experts)
+    del row_dots
     dgu, dgub = _gate_up_grads(dp, x_routed, offsets, experts, layout, gate_up_bias is not None)
-    dw = dw.to(top_k_weights.dtype) if dw is not None else torch.zeros_like(top_k_weights)
     return (dx, dw, dgu, dd, dgub if gate_up_bias is not None else grad.new_empty(0),
             ddb if down_bias is not None else grad.new_empty(0))
 
@@ -412,18 +418,18 @@ def _train_setup_context(ctx, inputs, keyword_only_inputs, output):
     ctx.save_for_backward(w, gate_up, down, gub, db, *output[1:])
     ctx.names = (keyword_only_inputs["layout"], keyword_only_inputs["down_layout"], keyword_only_inputs["activation"])
     ctx.mark_non_differentiable(*output[1:])
-    # No zero gradients made for the saved outputs (p, x_routed, out: rows x (2I + 2H) of fills
-    # per step); y's is None only where nothing downstream needs one.
+    # No zero gradients made for the saved outputs (p, x_routed: rows x (2I + H) of fills per
+    # step); y's is None only where nothing downstream needs one.
     ctx.set_materialize_grads(False)
 
 
 def _train_backward(ctx, grad, *_unused):
     if grad is None:
         return None, None, None, None, None, None, None
-    w, gate_up, down, gub, db, p, xr, out, offsets, row_choice, choice_row = ctx.saved_tensors
+    w, gate_up, down, gub, db, p, xr, offsets, row_choice, choice_row = ctx.saved_tensors
     layout, down_layout, activation = ctx.names
     gx, gw, ggu, gd, ggub, gdb = torch.ops.glukit.moe_experts_train_backward(
-        grad.contiguous(), w, gate_up, down, gub, db, p, xr, out, offsets, row_choice, choice_row, layout=layout,
+        grad.contiguous(), w, gate_up, down, gub, db, p, xr, offsets, row_choice, choice_row, layout=layout,
         down_layout=down_layout, activation=activation)
     return gx, None, gw, ggu, gd, ggub if gub is not None else None, gdb if db is not None else None
 
@@ -487,9 +493,8 @@ class MoEExperts(nn.Module):
         args = (x, top_k_index, top_k_weights, self.gate_up, self.down, self.gate_up_bias, self.down_bias)
         kw = dict(layout=self.layout, down_layout=self.down_layout, activation=self.activation)
         training = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in args)
-        if training:  # the forward keeps P and the rows its backward reads
-            # the down projection's rows kept only for the router weights' gradient
-            return torch.ops.glukit.moe_experts_train(*args, **kw, keep_out=top_k_weights.requires_grad)[0]
+        if training:  # the forward keeps P and x's routed rows for its backward
+            return torch.ops.glukit.moe_experts_train(*args, **kw)[0]
         return torch.ops.glukit.moe_experts(*args, **kw)
 
     @property

@@ -301,9 +301,10 @@ def test_training_path_matches_autograd(layout, down_layout, bias, activation):
         torch.testing.assert_close(a, b, msg=lambda s, name=name: f"{name}: {s}")
 
 
-def test_training_path_keeps_the_down_rows_only_for_the_router_gradient():
-    """The training op keeps the down projection's rows (rows x hidden) only where the router
-    weights need a gradient (keep_out); without them the other gradients are unchanged."""
+def test_training_path_keeps_no_down_rows_and_the_router_gradient_changes_nothing_else():
+    """The training op keeps P and x's routed rows, not the down projection's (rows x hidden):
+    the router weights' gradient comes from the backward's rows; with or without it the other
+    gradients are the same."""
     g = torch.Generator().manual_seed(8)
     experts, top_k, hidden, n, tokens = 4, 2, 16, 64, 11
     d = dict(generator=g, dtype=torch.float64)
@@ -311,9 +312,9 @@ def test_training_path_keeps_the_down_rows_only_for_the_router_gradient():
     x, dy, w = torch.randn(tokens, hidden, **d), torch.randn(tokens, hidden, **d), torch.rand(tokens, top_k, **d)
     idx = torch.randint(0, experts, (tokens, top_k), generator=g)
     kw = dict(layout="stacked", down_layout="hidden_intermediate", activation="silu")
-    for keep in (False, True):
-        outs = torch.ops.glukit.moe_experts_train(x, idx, w, gate_up, down, None, None, **kw, keep_out=keep)
-        assert outs[3].shape == ((tokens * top_k, hidden) if keep else (0, hidden))
+    outs = torch.ops.glukit.moe_experts_train(x, idx, w, gate_up, down, None, None, **kw)
+    assert [tuple(t.shape) for t in outs[:3]] == [(tokens, hidden), (tokens * top_k, 2 * n), (tokens * top_k, hidden)]
+    assert len(outs) == 6
     grads = []
     for w_grad in (False, True):
         m = moe.MoEExperts(gate_up.clone(), down.clone(), activation="silu")

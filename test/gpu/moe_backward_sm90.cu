@@ -8,6 +8,9 @@
 // P, gpt-oss's weights (P stacked, dP written alternating, W_d (E, H, I) or (E, I, H)), every
 // activation with a backward, fp16 and bf16; dP and H poisoned first, their padding
 // and the rows routed to no expert checked untouched; argument errors name the argument.
+// Router-weighted (row_weight, row_dots): dY gathered unweighted, dP and H against the
+// reference's rows times the row's weight, the row dots against the fp64 sums of act(G) U dH
+// per 64 columns, those of the rows routed to no expert left poisoned.
 #include <cmath>
 #include <cstring>
 
@@ -27,10 +30,54 @@ struct BwdMoeShape {
   int top_k, experts;
   ExpertLayout layout;   ///< alternating: P stacked in, dP alternating out
   bool wd_nk = false;    ///< W_d stored (E, I, H) (gpt-oss's; with alternating)
+  bool weighted = false; ///< the router's weights in the epilogue (row_weight, row_dots)
 };
 
 template <class Op>
 using BwdPolicy = policy::WithEpilogue<policy::GatedBackwardTma128x128<arch::sm90a>, Op>;
+
+/// Router-weighted: one expert's row dots (m x panels of 64 columns) against the fp64 sums of
+/// H dH (H = act(G) U, dH = dY W_d) with a bound from the terms' magnitudes (dH's fp32
+/// accumulation relative to sum |dy w|, H's fp32 evaluation: rh.absolute per unit of dH),
+/// then dP's and H's references scaled by the rows' weights w (values, sensitivities and
+/// absolute terms: the epilogue's dP is the activation's backward of w dH, H is w act(G) U).
+template <class T, class Op>
+void check_row_dots(const GatedBackwardArgsT<T>& g, Op op, const Reference& h_unweighted, const float* w,
+                    const float* dots, Reference& rdp, Reference& rh) {
+  const std::int64_t panels = moe_row_dot_panels(g.n);
+  std::int64_t wrong = 0;
+  for (std::int64_t i = 0; i < g.m; ++i)
+    for (std::int64_t c = 0; c < panels; ++c) {
+      double want = 0, bound = 1e-30;
+      for (std::int64_t j = 64 * c; j < std::min(g.n, 64 * c + 64); ++j) {
+        double dh = 0, s = 0;
+        for (std::int64_t kk = 0; kk < g.k; ++kk) {
+          const double t = double(to_float(g.dy[i * g.lddy + kk])) * double(to_float(g.w_down[kk * g.ldw_down + j]));
+          dh += t, s += std::fabs(t);
+        }
+        const double hv = h_unweighted.value[static_cast<std::size_t>(i * g.n + j)];
+        want += hv * dh;
+        bound += std::fabs(hv) * s * double(g.k + 8) * fp32_unit_roundoff +
+                 h_unweighted.absolute[static_cast<std::size_t>(i * g.n + j)] * std::fabs(dh) +
+                 8 * fp32_unit_roundoff * std::fabs(hv * dh);
+      }
+      const float got = dots[i * panels + c];
+      wrong += !(std::fabs(got - want) <= bound);
+      if (!(std::fabs(got - want) <= bound)) UNSCOPED_INFO("row " << i << " panel " << c << ": " << got << " vs " << want);
+    }
+  CHECK(wrong == 0);
+  (void)op;
+  for (std::int64_t i = 0; i < g.m; ++i) {
+    for (std::int64_t j = 0; j < 2 * g.n; ++j) {
+      const auto at = static_cast<std::size_t>(i * 2 * g.n + j);
+      rdp.value[at] *= w[i], rdp.sensitivity[at] *= w[i], rdp.absolute[at] *= w[i];
+    }
+    for (std::int64_t j = 0; j < g.n; ++j) {
+      const auto at = static_cast<std::size_t>(i * g.n + j);
+      rh.value[at] *= w[i], rh.absolute[at] *= w[i];
+    }
+  }
+}
 
 template <class Op, Element T>
 void check_grouped_backward(const BwdMoeShape& s) {
@@ -40,7 +87,7 @@ void check_grouped_backward(const BwdMoeShape& s) {
                   << (s.layout == ExpertLayout::stacked       ? " stacked"
                       : s.layout == ExpertLayout::interleaved ? " interleaved"
                                                               : " alternating")
-                  << (s.wd_nk ? " W_d (E, I, H)" : "") << " seed=" << seed);
+                  << (s.wd_nk ? " W_d (E, I, H)" : "") << (s.weighted ? " router-weighted" : "") << " seed=" << seed);
   std::mt19937_64 rng(seed);
   const std::int64_t rows = s.tokens * s.top_k, hid = s.hidden;
   const std::int64_t ldg = up8(hid) + 8, lddy = up8(hid) + 8, ldp = up8(2 * s.n) + 8, lddp = up8(2 * s.n) + 16,
@@ -83,8 +130,9 @@ void check_grouped_backward(const BwdMoeShape& s) {
   DeviceBuffer<float> ddots(static_cast<std::size_t>(rows));
   d_o.upload(o);
   GLUKIT_CHECK_CUDA(cudaMemset(ddots.ptr, 0xFF, rows * sizeof(float)));  // NaN
-  MoeGatherArgsT<T> gather{dg.ptr, ddy.ptr, ra.routing(), hid, ldg, lddy, dweights.ptr};
-  gather.dot_rows = d_o.ptr, gather.ld_dot_rows = ldo, gather.dots = ddots.ptr;
+  // Router-weighted: dY's rows copied unweighted (the weights applied by the epilogue).
+  MoeGatherArgsT<T> gather{dg.ptr, ddy.ptr, ra.routing(), hid, ldg, lddy, s.weighted ? nullptr : dweights.ptr};
+  if (!s.weighted) gather.dot_rows = d_o.ptr, gather.ld_dot_rows = ldo, gather.dots = ddots.ptr;
   Status st = moe_gather(gather);
   INFO("moe_gather with weights and dots: " << st.message());
   REQUIRE(st.ok());
@@ -96,12 +144,12 @@ void check_grouped_backward(const BwdMoeShape& s) {
     const std::int32_t c = route.row_choice[r];
     double want_dot = 0, size = 0;
     for (std::int64_t j = 0; r < valid && j < hid; ++j) {
-      const T want = from_float<T>(weights[c] * to_float(g[c / s.top_k * ldg + j]));
+      const T want = s.weighted ? g[c / s.top_k * ldg + j] : from_float<T>(weights[c] * to_float(g[c / s.top_k * ldg + j]));
       wrong += std::memcmp(&want, &dy[r * lddy + j], sizeof(T)) != 0;
       const double t = double(to_float(g[c / s.top_k * ldg + j])) * to_float(o[r * ldo + j]);
       want_dot += t, size += std::abs(t);
     }
-    wrong_dots += !(std::abs(dots[c] - want_dot) <= 1e-5 * size + 1e-30);  // fp32 sums; 0 past valid
+    if (!s.weighted) wrong_dots += !(std::abs(dots[c] - want_dot) <= 1e-5 * size + 1e-30);  // fp32; 0 past valid
   }
   CHECK(wrong == 0);
   CHECK(wrong_dots == 0);
@@ -111,6 +159,14 @@ void check_grouped_backward(const BwdMoeShape& s) {
   a.dy = ddy.ptr, a.w_down = dwd.ptr, a.p = dp_in.ptr, a.dp = ddp.ptr, a.h = dh.ptr, a.routing = ra.routing();
   a.hidden = hid, a.intermediate = s.n, a.lddy = lddy, a.ldp = ldp, a.lddp = lddp, a.ldh = ldh, a.p_layout = s.layout;
   a.w_down_layout = s.wd_nk ? Layout::row_major : Layout::col_major;
+  // Router-weighted: each routed row's weight (that of its choice) and the row dots, poisoned.
+  const std::int64_t panels = moe_row_dot_panels(s.n);
+  std::vector<float> row_w(static_cast<std::size_t>(rows), 0.f);
+  for (std::int64_t r = 0; r < valid; ++r) row_w[r] = weights[route.row_choice[r]];
+  DeviceBuffer<float> drow_w(row_w.size()), drow_dots(static_cast<std::size_t>(rows * panels));
+  drow_w.upload(row_w);
+  GLUKIT_CHECK_CUDA(cudaMemset(drow_dots.ptr, 0xFF, rows * panels * sizeof(float)));  // NaN
+  if (s.weighted) a.row_weight = drow_w.ptr, a.row_dots = drow_dots.ptr;
   st = grouped_gated_backward<BwdPolicy<Op>>(a);
   INFO("grouped_gated_backward: " << st.message());
   REQUIRE(st.ok());
@@ -134,6 +190,7 @@ void check_grouped_backward(const BwdMoeShape& s) {
                                   nullptr, r1 - r0, s.n, hid, lddy, s.n, ldp, lddp, ldh, gl};
     Reference rdp, rh;
     references(d, Op{}, rdp, rh);
+    if (s.weighted) check_row_dots(d, Op{}, rh, row_w.data() + r0, drow_dots.download().data() + r0 * panels, rdp, rh);
     check_output_matches(std::vector<T>(dpv.begin() + r0 * lddp, dpv.begin() + r1 * lddp),
                          Shape{r1 - r0, 2 * s.n, hid, 0, 0, 0, lddp}, rdp);
     check_output_matches(std::vector<T>(hv.begin() + r0 * ldh, hv.begin() + r1 * ldh),
@@ -141,6 +198,12 @@ void check_grouped_backward(const BwdMoeShape& s) {
   }
   CHECK(strays(dp_out, rows, valid, 2 * s.n, lddp) == 0);
   CHECK(strays(hv, rows, valid, s.n, ldh) == 0);
+  if (s.weighted) {  // the rows routed to no expert: their dots untouched (NaN)
+    const std::vector<float> dots = drow_dots.download();
+    std::int64_t touched = 0;
+    for (std::int64_t i = valid * panels; i < rows * panels; ++i) touched += !std::isnan(dots[i]);
+    CHECK(touched == 0);
+  }
 }
 
 }  // namespace
@@ -165,9 +228,22 @@ TEST_CASE("grouped_gated_backward on gpt-oss's weights: P stacked, dP alternatin
   }
 }
 
+TEST_CASE("grouped_gated_backward router-weighted: the weights in the epilogue, the row dots beside",
+          "[moe][grouped][backward]") {
+  for (ExpertLayout l : {ExpertLayout::stacked, ExpertLayout::interleaved}) {
+    const std::int64_t n_ragged = l == ExpertLayout::stacked ? 200 : 192;
+    check_grouped_backward<epilogue::SwiGlu, bfloat16_t>({300, 136, n_ragged, 4, 16, l, false, true});
+    check_grouped_backward<epilogue::GeGlu, half_t>({40, 64, 128, 8, 8, l, false, true});  // decode-like
+  }
+  for (const bool wd_nk : {false, true})  // gpt-oss's weights
+    check_grouped_backward<epilogue::SwiGlu, bfloat16_t>({300, 136, 200, 4, 16, ExpertLayout::alternating, wd_nk, true});
+  check_grouped_backward<epilogue::ReGlu, half_t>({1000, 256, 256, 8, 64, ExpertLayout::stacked, false, true});
+}
+
 TEST_CASE("the experts' backward under the sanitizers", "[moe][grouped][backward][sanitize]") {
   check_grouped_backward<epilogue::SwiGlu, half_t>({300, 136, 200, 4, 16, ExpertLayout::stacked});
   check_grouped_backward<epilogue::SwiGlu, bfloat16_t>({40, 64, 128, 8, 8, ExpertLayout::interleaved});
+  check_grouped_backward<epilogue::SwiGlu, bfloat16_t>({300, 136, 200, 4, 16, ExpertLayout::stacked, false, true});
 }
 
 TEST_CASE("grouped_gated_backward refuses what it cannot run, naming it", "[moe][grouped][backward]") {
@@ -200,7 +276,16 @@ TEST_CASE("grouped_gated_backward refuses what it cannot run, naming it", "[moe]
   refused("ldp:");
   a.ldp = 32, a.dp = nullptr;
   refused("dp:");
-  a.dp = buf.ptr + 1024, a.routing.expert_offsets = nullptr;
+  a.dp = buf.ptr + 1024;
+  DeviceBuffer<float> fbuf(64);
+  a.row_weight = fbuf.ptr;
+  refused("row_weight, row_dots:");  // one without the other
+  a.row_dots = fbuf.ptr + 32;
+  a.row_weight = reinterpret_cast<const float*>(reinterpret_cast<const char*>(fbuf.ptr) + 2);
+  refused("row_weight:");
+  a.row_weight = fbuf.ptr, a.row_dots = reinterpret_cast<float*>(reinterpret_cast<char*>(fbuf.ptr) + 130);
+  refused("row_dots:");
+  a.row_weight = nullptr, a.row_dots = nullptr, a.routing.expert_offsets = nullptr;
   refused("routing.expert_offsets:");
   GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
   const std::vector<half_t> after = buf.download();

@@ -220,22 +220,25 @@ Status grouped_gated_backward(const GroupedGatedBackwardArgsT<T>& a, stream_t st
   if (Status s = validate_grouped_gated_backward_arguments(a); !s) return s;
   if (a.routing.rows() == 0 || a.intermediate == 0) return Status::success();
   AddmmGluArgsT<T> gemm = detail::gemm_view(detail::dense_view(a));
-  const ExtraOperandsT<T> x{.h = {a.h, a.ldh}};
-  const std::int64_t w_stride = a.hidden * a.intermediate;
+  ExtraOperandsT<T> x{.h = {a.h, a.ldh}};
+  x.vectors.row_scale = a.row_weight, x.vectors.row_dots = a.row_dots;  // router-weighted, or null
+  const auto run = [&]<class Pr>() {
+    const std::int64_t w_stride = a.hidden * a.intermediate;
+    if (a.row_weight != nullptr)
+      return detail::run_grouped<Policy, GroupedProblem<RouterWeightedProblem<Pr>>>(gemm, a.routing, w_stride, 0,
+                                                                                   stream, x);
+    return detail::run_grouped<Policy, GroupedProblem<Pr>>(gemm, a.routing, w_stride, 0, stream, x);
+  };
   if (a.p_layout == ExpertLayout::alternating) {  // P stacked, dP alternating
     if (a.w_down_layout == Layout::row_major) {     // (E, I, H): B = W_d^e stored n x k
       gemm.ldb = a.hidden, gemm.b_layout = Layout::col_major;
-      return detail::run_grouped<Policy, GroupedProblem<AlternatingGatedBackwardProblem<T, Layout::col_major>>>(
-          gemm, a.routing, w_stride, 0, stream, x);
+      return run.template operator()<AlternatingGatedBackwardProblem<T, Layout::col_major>>();
     }
-    return detail::run_grouped<Policy, GroupedProblem<AlternatingGatedBackwardProblem<T, Layout::row_major>>>(
-        gemm, a.routing, w_stride, 0, stream, x);
+    return run.template operator()<AlternatingGatedBackwardProblem<T, Layout::row_major>>();
   }
   if (a.p_layout == ExpertLayout::interleaved)
-    return detail::run_grouped<Policy, GroupedProblem<GatedBackwardProblem<T, GateLayout::interleaved>>>(
-        gemm, a.routing, w_stride, 0, stream, x);
-  return detail::run_grouped<Policy, GroupedProblem<GatedBackwardProblem<T, GateLayout::stacked>>>(
-      gemm, a.routing, w_stride, 0, stream, x);
+    return run.template operator()<GatedBackwardProblem<T, GateLayout::interleaved>>();
+  return run.template operator()<GatedBackwardProblem<T, GateLayout::stacked>>();
 }
 
 /// The experts' gated projection on e4m3 operands (ops/moe_fp8.hpp) with Policy's kernel, its

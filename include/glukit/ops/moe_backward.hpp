@@ -4,7 +4,11 @@
 //   dH_r = dY_r W_d^e                       (the GEMM, K = hidden)
 //   dP_r = [dG, dU] at P_r, H_r = act(G_r) U_r
 // the dense gated backward (ops/gated_backward.hpp) once per expert, in one launch: dH never
-// reaches memory, and H is what dW_d^e = dY_e^T H_e reads. No backend.
+// reaches memory, and H is what dW_d^e = dY_e^T H_e reads. Router-weighted (row_weight), dY_r
+// is the layer's gradient at the row's token, unweighted, and the epilogue applies the row's
+// weight w_r: dP_r from w_r dH_r, H_r = w_r act(G_r) U_r, and the router weight's gradient
+// <y's gradient, the row's down projection> = <act(G_r) U_r, dH_r> (+ the down bias's term)
+// comes out as partial sums, so the forward need not keep its down-projection rows. No backend.
 #pragma once
 #include <cstdint>
 
@@ -22,7 +26,12 @@ namespace glukit {
 /// written in that order (dp may be p, with lddp = ldp); alternating, P read stacked (as the
 /// forward writes it) and dP written with gate and up alternating, W's column order (dW_gu =
 /// X^T dP and dx = dP W_gu then read W as stored; dp must not be p). The rows past
-/// expert_offsets[experts] (the choices routed to no expert) are not written.
+/// expert_offsets[experts] (the choices routed to no expert) are not written. Optional,
+/// together: row_weight (rows fp32, row r's router weight: top_k_weights at
+/// routing.row_choice[r]) and row_dots (rows x moe_row_dot_panels(intermediate) fp32): dy is
+/// then read unweighted, dP and H carry the row's weight, and row_dots[r][c] = sum over the
+/// 64 columns j of panel c of act(G_rj) U_rj dH_rj (fp32, a fixed order), whose row sum is the
+/// router weight's gradient less the down bias's term.
 template <Element T>
 struct GroupedGatedBackwardArgsT {
   using element = T;
@@ -40,6 +49,19 @@ struct GroupedGatedBackwardArgsT {
   std::int64_t ldh = 0;
   ExpertLayout p_layout = ExpertLayout::stacked;
   Layout w_down_layout = Layout::col_major;
+  const float* row_weight = nullptr;
+  float* row_dots = nullptr;
+};
+
+/// row_dots' width: one partial sum per 64 columns of the intermediate dimension.
+constexpr std::int64_t moe_row_dot_panels(std::int64_t intermediate) { return (intermediate + 63) / 64; }
+
+/// A gated backward problem Pr with the router's weights applied in its epilogue
+/// (GroupedGatedBackwardArgsT::row_weight): the row weights as the row_scale vector, the row
+/// dots' partials into OperandVectors::row_dots.
+template <class Pr>
+struct RouterWeightedProblem : Pr {
+  static constexpr bool router_weighted = true;
 };
 
 /// The experts' gated backward on alternating weights: dH = dY W_d^e with W_d's layout LB as
@@ -85,6 +107,10 @@ Status validate_grouped_gated_backward_arguments(const GroupedGatedBackwardArgsT
   if (a.p_layout == ExpertLayout::alternating && a.dp != nullptr && a.dp == a.p)
     return Status::invalid("dp: must not be p with ExpertLayout::alternating (P is read stacked, dP written "
                            "alternating)");
+  if ((a.row_weight == nullptr) != (a.row_dots == nullptr))
+    return Status::invalid("row_weight, row_dots: give both or neither");
+  if (reinterpret_cast<std::uintptr_t>(a.row_weight) % 4 != 0) return Status::invalid("row_weight: must be 4-byte aligned");
+  if (reinterpret_cast<std::uintptr_t>(a.row_dots) % 4 != 0) return Status::invalid("row_dots: must be 4-byte aligned");
   if (a.p_layout == ExpertLayout::interleaved && a.intermediate % gate_interleave_rows != 0)
     return Status::invalid("intermediate: must be a multiple of 64 for ExpertLayout::interleaved");
   if (r.rows() == 0 || a.intermediate == 0) return Status::success();

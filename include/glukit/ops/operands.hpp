@@ -30,7 +30,8 @@ struct RowsOf {
 /// Operand::row_scale, column_scale; row_absmax), and a scaled (fp8) problem's
 /// dequantisation scales: A's of output row i at scale_a[i * scale_a_step], B's of its row r
 /// (the output column, or W's row) at scale_b[r * scale_b_step] (step 0: one scale for the
-/// whole operand).
+/// whole operand), and a router-weighted gated backward's row dots' partials
+/// (ops/moe_backward.hpp: row r's at row_dots + r * moe_row_dot_panels(n)).
 struct OperandVectors {
   float* column_sums = nullptr;
   const float* row_scale = nullptr;
@@ -41,6 +42,7 @@ struct OperandVectors {
   const float* scale_b = nullptr;
   std::int64_t scale_b_step = 0;
   float* column_partials = nullptr;
+  float* row_dots = nullptr;
 };
 
 /// A kernel's operands beyond addmm_glu's (A, B, bias, Y, out), named as the compositions

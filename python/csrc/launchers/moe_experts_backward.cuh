@@ -1,17 +1,18 @@
 // The experts' backward on glukit's kernels (include/glukit/ops/moe_backward.hpp), for each
 // gated activation Op of glukit's list, on the caller's stream: dY's routed rows (the layer's
-// gradient times the router's weights: moe_gather with weights), dP and H of every routed row
-// (grouped_gated_backward on GatedBackwardTma128x128: dH = dY W_d^e, the activation's backward
-// in the epilogue), x's gradient per routed row (dP W_gu^e: grouped_down_projection with W_gu
-// (E, 2I, H) as row-major k x n blocks) and its sum per token (moe_combine with unit weights).
-// Operands: grad (tokens x H), top_k_weights (float, tokens x top_k), gate_up (E, 2I, H:
-// stacked, or interleaved with w_interleaved; moe_experts_backward_alternating: (E, H, 2I), P
-// then stacked and dP alternating), down (E, H, I) with b_col_major, else (E, I, H) (alternating
-// only), p (rows x 2I, the forward's), expert_offsets (E + 1, int32), row_choice, choice_row
-// (rows, int32), then the outputs dy_routed (rows x H), dp (rows x 2I), h (rows x I), dx_routed
-// (rows x H), the unit weights (rows, float, ones) and dx (tokens x H); last, optional together,
-// the forward's down-projection rows (rows x H) and the router weights' gradient (float, tokens x
-// top_k: each choice's row against its token's gradient, in the gather). m: tokens, n: I, k: H.
+// gradient at each row's token: moe_gather), dP, H and the router weights' row dots of every
+// routed row (grouped_gated_backward on GatedBackwardTma128x128, router-weighted: dH = dY W_d^e,
+// the row's weight and the activation's backward in the epilogue), x's gradient per routed row
+// (dP W_gu^e: grouped_down_projection with W_gu (E, 2I, H) as row-major k x n blocks) and its sum
+// per token (moe_combine with unit weights). Operands: grad (tokens x H), row_weight (float,
+// rows: each routed row's router weight), gate_up (E, 2I, H: stacked, or interleaved with
+// w_interleaved; moe_experts_backward_alternating: (E, H, 2I), P then stacked and dP
+// alternating), down (E, H, I) with b_col_major, else (E, I, H) (alternating only), p (rows x
+// 2I, the forward's), expert_offsets (E + 1, int32), row_choice, choice_row (rows, int32), then
+// the outputs dy_routed (rows x H), dp (rows x 2I), h (rows x I: the rows' weight times act(G) U),
+// dx_routed (rows x H), the unit weights (rows, float, ones), dx (tokens x H) and row_dots
+// (float, rows x moe_row_dot_panels(I): each row's act(G) U . dH per 64 columns, whose row sum is
+// the router weight's gradient less the down bias's term). m: tokens, n: I, k: H.
 #pragma once
 #include "launcher.cuh"
 
@@ -26,9 +27,8 @@ LaunchStatus launch_moe_backward(const Call& c, cudaStream_t stream) {
   const int experts = static_cast<int>(c.operands[5].numel - 1);
   const glukit::MoeRouting routing{ptr<const std::int32_t>(c, 5), ptr<const std::int32_t>(c, 6),
                                    ptr<const std::int32_t>(c, 7), tokens, top_k, experts};
-  // dY's routed rows, and where asked, the router weights' gradient from the forward's rows
-  const glukit::MoeGatherArgsT<T> gather{ptr<const T>(c, 0), ptr<T>(c, 8), routing, hidden, hidden, hidden,
-                                         ptr<const float>(c, 1), ptr<const T>(c, 14), hidden, ptr<float>(c, 15)};
+  // dY's routed rows, unweighted (the weights are the epilogue's)
+  const glukit::MoeGatherArgsT<T> gather{ptr<const T>(c, 0), ptr<T>(c, 8), routing, hidden, hidden, hidden};
   if (glukit::Status s = glukit::moe_gather(gather, stream); !s) return plain(s);
   glukit::GroupedGatedBackwardArgsT<T> b;
   b.dy = ptr<const T>(c, 8), b.w_down = ptr<const T>(c, 3), b.p = ptr<const T>(c, 4), b.dp = ptr<T>(c, 9);
@@ -39,6 +39,7 @@ LaunchStatus launch_moe_backward(const Call& c, cudaStream_t stream) {
                                  : glukit::ExpertLayout::stacked;
   // W_d (E, H, I) with b_col_major (GroupedDownProjectionArgsT's naming), else (E, I, H)
   b.w_down_layout = c.b_col_major ? glukit::Layout::col_major : glukit::Layout::row_major;
+  b.row_weight = ptr<const float>(c, 1), b.row_dots = ptr<float>(c, 14);
   using Backward = glukit::policy::WithEpilogue<glukit::policy::GatedBackwardTma128x128<glukit::arch::sm90a>, Op>;
   if (glukit::Status s = glukit::grouped_gated_backward<Backward>(b, stream); !s) return plain(s);
   glukit::GroupedDownProjectionArgsT<T> d;  // dx's routed rows: dP (rows x 2I) W_gu^e (2I x H)

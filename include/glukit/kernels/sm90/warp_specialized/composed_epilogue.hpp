@@ -63,12 +63,14 @@ struct ComposedEpilogue : StagedEpilogue<P> {
   const float* row_scale;   ///< the broadcast vectors (Operand::row_scale, column_scale)
   const float* column_scale;
   float* row_max;           ///< the row maxima's vector (Ar::row_absmax), else unused
+  float* row_dots;          ///< a router-weighted gated backward's row dots (GatedBackwardEpilogue)
 
   GLUKIT_DEVICE ComposedEpilogue(const Args<P>& args, std::int64_t m0, std::int64_t n0_, int tid, T* out2_,
                                  std::int64_t ld_out2_, float* sums_ = nullptr, const float* row_scale_ = nullptr,
-                                 const float* column_scale_ = nullptr, float* row_max_ = nullptr)
+                                 const float* column_scale_ = nullptr, float* row_max_ = nullptr,
+                                 float* row_dots_ = nullptr)
       : Base(args, m0, n0_, tid), out2(out2_), ld_out2(ld_out2_), sums(sums_), row_scale(row_scale_),
-        column_scale(column_scale_), row_max(row_max_) {}
+        column_scale(column_scale_), row_max(row_max_), row_dots(row_dots_) {}
 
   /// Output o of entry i of x4 block jj (fragment layout: output group 2 jj + i / 2, row
   /// half i % 2), both of its elements, packed; in: the entry's staged inputs, packed.

@@ -7,6 +7,10 @@
 // fewer of the tile's addresses in registers across the main loop and the kernel measured
 // 6-7 % slower (docs/perf-notes.md); this form compiles to the code the kernel was tuned with
 // (the element math too: C::apply on each element of the unpacked pair, in that order).
+// Router-weighted (RouterWeightedProblem, the experts' backward with dY unweighted): each row's
+// weight w scales dH before the activation's backward and H as it is stored, and each thread
+// sums act(G) U dH over its columns of the panel; the quad's four sums make the row's partial
+// for the panel, which lane q = 0 stores (row_dots, one per 64 columns).
 #pragma once
 #include <cstdint>
 #include <type_traits>
@@ -21,13 +25,18 @@ template <class P>
 struct GatedBackwardEpilogue : ComposedEpilogue<P> {
   using Base = ComposedEpilogue<P>;
   using typename Base::T, typename Base::Plan, typename Base::C, typename Base::L;
-  using Base::R, Base::NB, Base::batch, Base::a, Base::n0, Base::out2, Base::ld_out2;
+  using Base::R, Base::NB, Base::batch, Base::a, Base::n0, Base::out2, Base::ld_out2, Base::row0, Base::q;
   using Base::Base;
   static_assert(std::is_same_v<C, epilogue::GatedBackward<typename P::epilogue_op>>,
                 "GatedBackwardEpilogue: a policy bound to a GatedBackwardProblem");
   /// dP written with gate and up alternating (ops/moe_backward.hpp, AlternatingGatedBackwardProblem).
   static constexpr bool dp_alternating = [] {
     if constexpr (requires { problem_of<P>::dp_alternating; }) return bool(problem_of<P>::dp_alternating);
+    else return false;
+  }();
+  /// The router's row weights applied here, the row dots' partials written (ops/moe_backward.hpp).
+  static constexpr bool router_weighted = [] {
+    if constexpr (requires { problem_of<P>::router_weighted; }) return bool(problem_of<P>::router_weighted);
     else return false;
   }();
 
@@ -81,6 +90,11 @@ struct GatedBackwardEpilogue : ComposedEpilogue<P> {
     };
     const std::uint32_t g_row = row_of(g_tile), u_row = row_of(u_tile);
     std::uint32_t hv[NB][4];
+    // Router-weighted: the thread's two rows' weights (0 past the expert's rows) and dot sums.
+    [[maybe_unused]] float w[2] = {1.f, 1.f}, dot[2] = {0.f, 0.f};
+    if constexpr (router_weighted)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) w[h] = row0 + 8 * h < a.m ? __ldg(Base::row_scale + row0 + 8 * h) : 0.f;
 #pragma unroll
     for (int b0 = 0; b0 < NB; b0 += batch) {
       std::uint32_t gv[batch][4], uv[batch][4];
@@ -96,10 +110,20 @@ struct GatedBackwardEpilogue : ComposedEpilogue<P> {
           // the entry's two elements: accumulators k, k + 1 (fragment group j, row half i % 2)
           const int j = 2 * (Pn * NB + b0 + b) + (i >> 1), k = 4 * j + 2 * (i & 1);
           const float2 g = unpack2<T>(gv[b][i]), u = unpack2<T>(uv[b][i]);
-          const float x0[1] = {acc[k]}, x1[1] = {acc[k + 1]}, in0[2] = {g.x, u.x}, in1[2] = {g.y, u.y};
           float o0[3], o1[3];
-          C::apply(x0, in0, o0);
-          C::apply(x1, in1, o1);
+          if constexpr (router_weighted) {
+            const float wr = w[i & 1], x0[1] = {wr * acc[k]}, x1[1] = {wr * acc[k + 1]};
+            const float in0[2] = {g.x, u.x}, in1[2] = {g.y, u.y};
+            C::apply(x0, in0, o0);
+            C::apply(x1, in1, o1);
+            // H's columns past n (the next expert's W_d rows, P's up half) stay out of the sum
+            if (Base::interior || n0 + 8 * j + 2 * q < a.n) dot[i & 1] += o0[2] * acc[k] + o1[2] * acc[k + 1];
+            o0[2] *= wr, o1[2] *= wr;
+          } else {
+            const float x0[1] = {acc[k]}, x1[1] = {acc[k + 1]}, in0[2] = {g.x, u.x}, in1[2] = {g.y, u.y};
+            C::apply(x0, in0, o0);
+            C::apply(x1, in1, o1);
+          }
           gv[b][i] = pack2<T>(o0[0], o1[0]);
           uv[b][i] = pack2<T>(o0[1], o1[1]);
           hv[b0 + b][i] = pack2<T>(o0[2], o1[2]);
@@ -112,6 +136,15 @@ struct GatedBackwardEpilogue : ComposedEpilogue<P> {
     }
     const std::int64_t j = n0 + 64 * Pn;  // the panel's first output column
     const int cols = this->panel_cols(j);
+    if constexpr (router_weighted) {  // the quad's sums: the row's partial over the panel
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        dot[h] += __shfl_xor_sync(0xffffffffu, dot[h], 1);
+        dot[h] += __shfl_xor_sync(0xffffffffu, dot[h], 2);
+        const std::int64_t row = row0 + 8 * h;
+        if (q == 0 && cols > 0 && row < a.m) Base::row_dots[row * ((a.n + 63) / 64) + j / 64] = dot[h];
+      }
+    }
     __syncwarp();  // the warp's rows, written by its own stmatrix, stored by its own lanes
     // (the destinations written out too: Base::destination<O> here changes the kernel's PTX)
     if constexpr (dp_alternating) {  // dP's columns 2 j, 2 j + 1: dG and dU interleaved

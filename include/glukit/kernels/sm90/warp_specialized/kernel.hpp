@@ -108,7 +108,7 @@ struct WsKernel : WsProducer<P> {
 #pragma unroll
         for (int s = 0; s < SL; ++s)
           TileEpi(args, m0, n0, tid + 128 * s, x.out2, x.ld_out2, v.column_partials, v.row_scale, v.column_scale,
-                  v.row_absmax)
+                  v.row_absmax, v.row_dots)
               .template finish<P0, P1>(acc[s], w.tile, bias_row, m0);
       // Every consumer thread arrives: with one arrival per warp (after a __syncwarp),
       // racecheck reports the other lanes' ldmatrix against the cp.async producer's next Y
