@@ -247,12 +247,6 @@ def _train_cuda(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, down
     return y, p, x_routed, offsets, row_choice, choice_row
 
 
-MOE_TRAIN_BACKWARD_SCHEMA = (
-    "(Tensor grad, Tensor top_k_weights, Tensor gate_up, Tensor down, Tensor? gate_up_bias, Tensor? down_bias, "
-    "Tensor p, Tensor x_routed, Tensor expert_offsets, Tensor row_choice, Tensor choice_row, *, "
-    "str layout, str down_layout, str activation) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)")
-
-
 def _accumulator(dtype):
     """The dtype the torch formulas compute in: fp32, or the operands' own where wider."""
     return torch.promote_types(dtype, torch.float32)
@@ -318,21 +312,25 @@ def _router_terms(dots, grad, top_k_weights, down_bias, offsets, choice_row, exp
     return (dw + term).to(top_k_weights.dtype), (weights[:, :experts].t() @ gf).to(grad.dtype)
 
 
-def _train_backward_torch(grad, top_k_weights, gate_up, down, gate_up_bias, down_bias, p, x_routed,
-                          offsets, row_choice, choice_row, layout, down_layout, activation):
-    """(dx, d top_k_weights, dW_gate_up, dW_down, dbias_gate_up, dbias_down; an empty tensor for
-    an absent bias) from the saved rows, with torch ops: what the kernels compute, the same
-    roundings (dY's rows the gradient's, unweighted; dH in fp32, the row's weight w applied to
-    it before the activation's backward; dP and w H rounded once; the router weight's gradient
-    <act(G) U, dH> in fp32)."""
-    tokens, hidden = grad.shape
-    rows, experts = p.shape[0], gate_up.shape[0]
-    top_k, n = rows // max(tokens, 1), p.shape[1] // 2
+MOE_BACKWARD_DH_SCHEMA = (
+    "(Tensor grad, Tensor top_k_weights, Tensor down, Tensor p, Tensor expert_offsets, Tensor row_choice, "
+    "Tensor choice_row, *, str layout, str down_layout, str activation) -> (Tensor, Tensor, Tensor, Tensor)")
+
+
+def _backward_dh_torch(grad, top_k_weights, down, p, offsets, row_choice, choice_row, layout, down_layout, activation):
+    """(dy_routed, dp, h, dots) of the backward through the activation with torch ops: what the
+    kernels compute, the same roundings (dY's rows the gradient's, unweighted; dH in fp32, the
+    row's weight w applied to it before the activation's backward; dP and w act(G) U rounded
+    once; dots, each routed row's act(G) U . dH in the accumulator's dtype, 0 past the valid
+    rows). dP in W's column order (alternating for gpt-oss's weights), P read in W's row order
+    (stacked there)."""
+    tokens = grad.shape[0]
+    rows, experts, n = p.shape[0], down.shape[0], p.shape[1] // 2
+    top_k = rows // max(tokens, 1)
     rc, acc = row_choice.long(), _accumulator(p.dtype)
     valid = (torch.arange(rows, device=p.device) < offsets[-1]).unsqueeze(1)
     w = torch.where(valid, top_k_weights.reshape(-1).to(acc)[rc].unsqueeze(1), 0)
     dy_routed = torch.where(valid, grad[rc // top_k], 0)
-    # P in W's row order (stacked for alternating weights); dP in W's column order
     alt = layout == "alternating"
     gate_rows, up_rows = (r.to(p.device) for r in _gate_up_rows(n, "stacked" if alt else layout))
     g, u = p[:, gate_rows].to(acc), p[:, up_rows].to(acc)
@@ -347,75 +345,129 @@ def _train_backward_torch(grad, top_k_weights, gate_up, down, gate_up_bias, down
             dh[r0:r1] = dy_routed[r0:r1].to(acc) @ wd
     pg, pu = a.partials(g, u)
     hf = a.h(g, u)
-    dots = (hf * dh).sum(1)
     dp = torch.empty_like(p)
     dp[:, dp_gate], dp[:, dp_up] = (w * dh * pg).to(p.dtype), (w * dh * pu).to(p.dtype)
-    dp = torch.where(valid, dp, 0)
-    h = torch.where(valid, (w * hf).to(p.dtype), 0)
-    dx_routed = torch.zeros(rows, hidden, device=p.device, dtype=acc)
-    for e in range(experts):
-        r0, r1 = bounds[e], bounds[e + 1]
-        if r0 < r1:
-            dx_routed[r0:r1] = dp[r0:r1].to(acc) @ (gate_up[e].t() if alt else gate_up[e]).to(acc)
-    dx = torch.zeros(tokens, hidden, device=p.device, dtype=acc).index_add_(0, rc // top_k, torch.where(valid, dx_routed, 0))
+    dots = torch.where(valid.squeeze(1), (hf * dh).sum(1), 0)
+    return dy_routed, torch.where(valid, dp, 0), torch.where(valid, (w * hf).to(p.dtype), 0), dots
+
+
+def _backward_dh_fake(grad, top_k_weights, down, p, offsets, row_choice, choice_row, layout, down_layout, activation):
+    rows, n = p.shape[0], p.shape[1] // 2
+    return (grad.new_empty(rows, grad.shape[1]), torch.empty_like(p), p.new_empty(rows, n),
+            torch.empty(rows, dtype=_accumulator(p.dtype), device=p.device))
+
+
+def _backward_dh_cuda(grad, top_k_weights, down, p, offsets, row_choice, choice_row, layout, down_layout,
+                      activation):
+    """dY's routed rows, dP, H and the rows' dots on glukit's kernels
+    (csrc/launchers/moe_experts_backward.cuh: the rows' router weights applied in the dH GEMM's
+    epilogue, the dots summed per 64 columns there and over the row here)."""
+    alt = layout == "alternating"
+    if down_layout != "hidden_intermediate" and not alt:  # W_d (E, I, H): a kernel with alternating weights only
+        return _backward_dh_torch(grad, top_k_weights, down, p, offsets, row_choice, choice_row, layout, down_layout,
+                                  activation)
+    tokens, hidden = grad.shape
+    rows, n = p.shape[0], p.shape[1] // 2
+    f32 = dict(dtype=torch.float32, device=grad.device)
+    dy_routed, dp, h = grad.new_empty(rows, hidden), torch.empty_like(p), p.new_empty(rows, n)
+    row_weight = top_k_weights.reshape(-1).to(torch.float32)[row_choice.long()]
+    row_dots = torch.empty(rows, (n + 63) // 64, **f32)  # include/glukit/ops/moe_backward.hpp: moe_row_dot_panels
+    launch("moe_experts_backward_dh_alternating" if alt else "moe_experts_backward_dh", grad.dtype,
+           [grad, row_weight, down, p, offsets, row_choice, choice_row, dy_routed, dp, h, row_dots], tokens, n, hidden,
+           activation=check_activation(activation).op, b_is_nk=down_layout == "hidden_intermediate",
+           interleaved=layout == "interleaved")
+    valid = torch.arange(rows, device=p.device) < offsets[-1]
+    return dy_routed, dp, h, torch.where(valid, row_dots.sum(1), 0)  # past the valid rows: not written
+
+
+define("moe_experts_train_backward_dh" + MOE_BACKWARD_DH_SCHEMA, fake=_backward_dh_fake, cpu=_backward_dh_torch,
+       cuda=_backward_dh_cuda, launchers=("moe_experts_backward_dh", "moe_experts_backward_dh_alternating"),
+       fallback=_backward_dh_torch)
+
+MOE_BACKWARD_DOWN_SCHEMA = (
+    "(Tensor dy_routed, Tensor h, Tensor dots, Tensor grad, Tensor top_k_weights, Tensor down, Tensor? down_bias, "
+    "Tensor expert_offsets, Tensor choice_row, *, str down_layout) -> (Tensor, Tensor, Tensor)")
+
+
+def _backward_down(dy_routed, h, dots, grad, top_k_weights, down, down_bias, offsets, choice_row, down_layout):
+    """(dW_down in down's layout, d top_k_weights, dbias_down or an empty tensor): per expert
+    dY^T H (H with the rows' router weights: torch._grouped_mm on CUDA bf16, else expert by
+    expert), the router's from the rows' dots (_router_terms)."""
+    experts = down.shape[0]
     dd = _down_grads(dy_routed, h, offsets, experts, down_layout)
-    dgu, dgub = _gate_up_grads(dp, torch.where(valid, x_routed, 0), offsets, experts, layout, gate_up_bias is not None)
     dw, ddb = _router_terms(dots, grad, top_k_weights, down_bias, offsets, choice_row, experts)
-    return (dx.to(grad.dtype), dw, dgu, dd, dgub if gate_up_bias is not None else grad.new_empty(0),
-            ddb if down_bias is not None else grad.new_empty(0))
+    return dd, dw, ddb if ddb is not None else grad.new_empty(0)
 
 
-def _train_backward_fake(grad, top_k_weights, gate_up, down, gate_up_bias, down_bias, p, x_routed, offsets,
-                         row_choice, choice_row, layout, down_layout, activation):
-    return (torch.empty_like(grad), torch.empty_like(top_k_weights), torch.empty_like(gate_up), torch.empty_like(down),
-            torch.empty_like(gate_up_bias) if gate_up_bias is not None else grad.new_empty(0),
+def _backward_down_fake(dy_routed, h, dots, grad, top_k_weights, down, down_bias, offsets, choice_row, down_layout):
+    return (torch.empty_like(down), torch.empty_like(top_k_weights),
             torch.empty_like(down_bias) if down_bias is not None else grad.new_empty(0))
 
 
-def _train_backward_cuda(grad, top_k_weights, gate_up, down, gate_up_bias, down_bias, p, x_routed, offsets,
-                         row_choice, choice_row, layout, down_layout, activation):
-    """dY's routed rows, dP, H, the router weights' row dots and dx on glukit's kernels
-    (csrc/launchers/moe_experts_backward.cuh; gpt-oss's alternating weights: P read stacked, dP
-    written alternating, W_d either way; the rows' router weights applied in the dH GEMM's
-    epilogue), the weight gradients by torch._grouped_mm (or expert by expert), the router's
-    from the row dots (and the down bias's term)."""
-    alt = layout == "alternating"
-    if down_layout != "hidden_intermediate" and not alt:  # W_d (E, I, H): a kernel with alternating weights only
-        return _train_backward_torch(grad, top_k_weights, gate_up, down, gate_up_bias, down_bias, p, x_routed,
-                                     offsets, row_choice, choice_row, layout, down_layout, activation)
-    tokens, hidden = grad.shape
-    rows, experts, n = p.shape[0], gate_up.shape[0], p.shape[1] // 2
-    dy_routed, dp, h, dx_routed = grad.new_empty(rows, hidden), torch.empty_like(p), p.new_empty(rows, n), \
-        grad.new_empty(rows, hidden)
-    dx = grad.new_empty(tokens, hidden)
-    f32 = dict(dtype=torch.float32, device=grad.device)
-    ones, row_weight = torch.ones(rows, **f32), top_k_weights.reshape(-1).to(torch.float32)[row_choice.long()]
-    row_dots = torch.empty(rows, (n + 63) // 64, **f32)  # include/glukit/ops/moe_backward.hpp: moe_row_dot_panels
-    launch("moe_experts_backward_alternating" if alt else "moe_experts_backward", grad.dtype,
-           [grad, row_weight, gate_up, down, p, offsets, row_choice, choice_row, dy_routed, dp, h, dx_routed, ones, dx,
-            row_dots], tokens, n, hidden,
-           activation=check_activation(activation).op, b_is_nk=down_layout == "hidden_intermediate",
-           interleaved=layout == "interleaved")
-    # The weight gradients, W_d's first: dY's and H's rows are then free before dW_gate_up's
-    # output is made (dx's rows, summed into dx, before either).
-    del dx_routed
-    dd = _down_grads(dy_routed, h, offsets, experts, down_layout)
-    del dy_routed, h
-    dw, ddb = _router_terms(row_dots.sum(1), grad, top_k_weights, down_bias, offsets, choice_row, experts)
-    del row_dots
-    dgu, dgub = _gate_up_grads(dp, x_routed, offsets, experts, layout, gate_up_bias is not None)
-    return (dx, dw, dgu, dd, dgub if gate_up_bias is not None else grad.new_empty(0),
-            ddb if down_bias is not None else grad.new_empty(0))
+define("moe_experts_train_backward_down" + MOE_BACKWARD_DOWN_SCHEMA, fake=_backward_down_fake, cpu=_backward_down,
+       cuda=_backward_down)
+
+MOE_BACKWARD_GATE_UP_SCHEMA = (
+    "(Tensor dp, Tensor gate_up, Tensor x_routed, Tensor expert_offsets, Tensor row_choice, Tensor choice_row, "
+    "int tokens, *, str layout, bool bias) -> (Tensor, Tensor, Tensor)")
 
 
-define("moe_experts_train_backward" + MOE_TRAIN_BACKWARD_SCHEMA, fake=_train_backward_fake,
-       cpu=_train_backward_torch, cuda=_train_backward_cuda,
-       launchers=("moe_experts_backward", "moe_experts_backward_alternating"), fallback=_train_backward_torch)
+def _dx_torch(dp, gate_up, offsets, row_choice, tokens, layout):
+    """x's gradient: each routed row's dP W_gu^e (fp32), summed per token (0 past the valid rows)."""
+    rows, hidden, acc = dp.shape[0], gate_up.shape[1 if layout == "alternating" else 2], _accumulator(dp.dtype)
+    top_k, bounds = rows // max(tokens, 1), offsets.tolist()
+    dx_routed = torch.zeros(rows, hidden, device=dp.device, dtype=acc)
+    for e in range(gate_up.shape[0]):
+        r0, r1 = bounds[e], bounds[e + 1]
+        if r0 < r1:
+            dx_routed[r0:r1] = dp[r0:r1].to(acc) @ (gate_up[e].t() if layout == "alternating" else gate_up[e]).to(acc)
+    dx = torch.zeros(tokens, hidden, device=dp.device, dtype=acc)
+    return dx.index_add_(0, row_choice.long() // top_k, dx_routed).to(dp.dtype)
+
+
+def _dx_cuda(dp, gate_up, offsets, row_choice, choice_row, tokens, layout):
+    """x's gradient on glukit's kernels: the down projection's kernel over W_gu, the combine
+    with unit weights (csrc/launchers/moe_experts_backward.cuh)."""
+    rows, alt = dp.shape[0], layout == "alternating"
+    hidden, n = gate_up.shape[1 if alt else 2], dp.shape[1] // 2
+    dx_routed, dx = dp.new_empty(rows, hidden), dp.new_empty(tokens, hidden)
+    ones = torch.ones(rows, dtype=torch.float32, device=dp.device)
+    launch("moe_experts_backward_dx_alternating" if alt else "moe_experts_backward_dx", dp.dtype,
+           [dp, gate_up, offsets, row_choice, choice_row, dx_routed, ones, dx], tokens, n, hidden)
+    return dx
+
+
+def _backward_gate_up_torch(dp, gate_up, x_routed, offsets, row_choice, choice_row, tokens, layout, bias):
+    """(dx, dW_gate_up in gate_up's layout, dbias_gate_up or an empty tensor) with torch ops."""
+    dx = _dx_torch(dp, gate_up, offsets, row_choice, tokens, layout)
+    dgu, dgub = _gate_up_grads(dp, x_routed, offsets, gate_up.shape[0], layout, bias)
+    return dx, dgu, dgub if dgub is not None else dp.new_empty(0)
+
+
+def _backward_gate_up_cuda(dp, gate_up, x_routed, offsets, row_choice, choice_row, tokens, layout, bias):
+    """The same, dx on glukit's kernels (its routed rows freed before dW_gate_up is made)."""
+    dx = _dx_cuda(dp, gate_up, offsets, row_choice, choice_row, tokens, layout)
+    dgu, dgub = _gate_up_grads(dp, x_routed, offsets, gate_up.shape[0], layout, bias)
+    return dx, dgu, dgub if dgub is not None else dp.new_empty(0)
+
+
+def _backward_gate_up_fake(dp, gate_up, x_routed, offsets, row_choice, choice_row, tokens, layout, bias):
+    hidden = gate_up.shape[1 if layout == "alternating" else 2]
+    return (dp.new_empty(tokens, hidden), torch.empty_like(gate_up),
+            dp.new_empty(gate_up.shape[0], dp.shape[1]) if bias else dp.new_empty(0))
+
+
+define("moe_experts_train_backward_gate_up" + MOE_BACKWARD_GATE_UP_SCHEMA, fake=_backward_gate_up_fake,
+       cpu=_backward_gate_up_torch, cuda=_backward_gate_up_cuda,
+       launchers=("moe_experts_backward_dx", "moe_experts_backward_dx_alternating"), fallback=_backward_gate_up_torch)
 
 
 def _train_setup_context(ctx, inputs, keyword_only_inputs, output):
     x, _, w, gate_up, down, gub, db = inputs
-    ctx.save_for_backward(w, gate_up, down, gub, db, *output[1:])
+    ctx.save_for_backward(w, gate_up, down, gub, db, *output[2:])
+    # P (rows x 2I) held apart, so that the backward can free it once dP is made: the step's
+    # peak (x's gradient, the weight gradients) then holds no P (where the graph is not kept).
+    ctx.p = output[1]
     ctx.names = (keyword_only_inputs["layout"], keyword_only_inputs["down_layout"], keyword_only_inputs["activation"])
     ctx.mark_non_differentiable(*output[1:])
     # No zero gradients made for the saved outputs (p, x_routed: rows x (2I + H) of fills per
@@ -423,14 +475,37 @@ def _train_setup_context(ctx, inputs, keyword_only_inputs, output):
     ctx.set_materialize_grads(False)
 
 
+def _keeps_graph() -> bool:
+    """Whether the running backward keeps the graph (retain_graph): True where it cannot tell."""
+    try:
+        return bool(torch._C._autograd._get_current_graph_task_keep_graph())
+    except (AttributeError, RuntimeError):
+        return True
+
+
 def _train_backward(ctx, grad, *_unused):
+    """Every gradient, in three ops with the largest rows freed between them:
+    glukit::moe_experts_train_backward_dh (dY's rows, dP, H, the router weights' row dots), P
+    freed; glukit::moe_experts_train_backward_down (dW_down, the router weights' and the down
+    bias's gradients), dY's and H's rows freed; glukit::moe_experts_train_backward_gate_up (dx,
+    dW_gate_up and its bias's)."""
     if grad is None:
         return None, None, None, None, None, None, None
-    w, gate_up, down, gub, db, p, xr, offsets, row_choice, choice_row = ctx.saved_tensors
+    w, gate_up, down, gub, db, xr, offsets, row_choice, choice_row = ctx.saved_tensors
     layout, down_layout, activation = ctx.names
-    gx, gw, ggu, gd, ggub, gdb = torch.ops.glukit.moe_experts_train_backward(
-        grad.contiguous(), w, gate_up, down, gub, db, p, xr, offsets, row_choice, choice_row, layout=layout,
-        down_layout=down_layout, activation=activation)
+    p = ctx.p
+    if not _keeps_graph():
+        ctx.p = None
+    grad = grad.contiguous()
+    dy_routed, dp, h, dots = torch.ops.glukit.moe_experts_train_backward_dh(
+        grad, w, down, p, offsets, row_choice, choice_row, layout=layout, down_layout=down_layout,
+        activation=activation)
+    del p
+    gd, gw, gdb = torch.ops.glukit.moe_experts_train_backward_down(dy_routed, h, dots, grad, w, down, db, offsets,
+                                                                   choice_row, down_layout=down_layout)
+    del dy_routed, h
+    gx, ggu, ggub = torch.ops.glukit.moe_experts_train_backward_gate_up(
+        dp, gate_up, xr, offsets, row_choice, choice_row, grad.shape[0], layout=layout, bias=gub is not None)
     return gx, None, gw, ggu, gd, ggub if gub is not None else None, gdb if db is not None else None
 
 

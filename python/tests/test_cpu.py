@@ -49,7 +49,7 @@ def formula(a, b, bias, y, b_is_nk):
 def test_every_op_registers_the_one_way():
     """glukit.library.define registered each op: schema, fake (Meta), CPU and CUDA kernels (glukit's
     launch, or torch's stand-in without the extension)."""
-    assert len(glukit.library.OPS) == 18 and len(set(glukit.library.OPS)) == 18  # 13, and the five MoE experts ops
+    assert len(glukit.library.OPS) == 20 and len(set(glukit.library.OPS)) == 20  # 13, and the seven MoE experts ops
     for name in glukit.library.OPS:
         for key in ("CPU", "CUDA", "Meta"):
             assert torch._C._dispatch_has_kernel_for_dispatch_key(f"glukit::{name}", key), (name, key)
