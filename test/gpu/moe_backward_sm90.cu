@@ -1,8 +1,9 @@
 // GPU tests of the experts' backward on sm90a (ops/moe_backward.hpp, kernels/grouped.hpp):
 // the routing made on the device (moe_route), the weighted gather of the layer's gradient
 // into the routed rows (bit for bit the host's fp32 product, rounded once), then
-// grouped_gated_backward's dP and H, every expert's block against the dense gated
-// backward's fp64 reference of its rows and its W_d with the per-element bound of
+// grouped_gated_backward's dP and H (GatedBackwardTma128x128, and its ping-pong form), every
+// expert's block against the dense gated backward's fp64 reference of its rows and its W_d
+// with the per-element bound of
 // test/common/output_check.hpp; experts with 0, 1 and 129 rows, ids out of range (their rows
 // left poisoned), hidden and intermediate not multiples of the tile, stacked and interleaved
 // P, gpt-oss's weights (P stacked, dP written alternating, W_d (E, H, I) or (E, I, H)), every
@@ -11,8 +12,10 @@
 // Router-weighted (row_weight, row_dots): dY gathered unweighted, dP and H against the
 // reference's rows times the row's weight, the row dots against the fp64 sums of act(G) U dH
 // per 64 columns, those of the rows routed to no expert left poisoned.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "gated_backward_reference.hpp"
 #include "glukit/kernels/moe_gather.hpp"
@@ -33,8 +36,10 @@ struct BwdMoeShape {
   bool weighted = false; ///< the router's weights in the epilogue (row_weight, row_dots)
 };
 
-template <class Op>
-using BwdPolicy = policy::WithEpilogue<policy::GatedBackwardTma128x128<arch::sm90a>, Op>;
+template <class Op, bool Pingpong = false>
+using BwdPolicy = policy::WithEpilogue<std::conditional_t<Pingpong, policy::GatedBackwardTmaPingpong128x128<arch::sm90a>,
+                                                          policy::GatedBackwardTma128x128<arch::sm90a>>,
+                                       Op>;
 
 /// Router-weighted: one expert's row dots (m x panels of 64 columns) against the fp64 sums of
 /// H dH (H = act(G) U, dH = dY W_d) with a bound from the terms' magnitudes (dH's fp32
@@ -79,7 +84,7 @@ void check_row_dots(const GatedBackwardArgsT<T>& g, Op op, const Reference& h_un
   }
 }
 
-template <class Op, Element T>
+template <class Op, Element T, bool Pingpong = false>
 void check_grouped_backward(const BwdMoeShape& s) {
   const std::uint64_t seed = fresh_seed();
   INFO(Op::name() << " " << element_name<T>() << " tokens=" << s.tokens << " hidden=" << s.hidden << " n=" << s.n
@@ -87,7 +92,8 @@ void check_grouped_backward(const BwdMoeShape& s) {
                   << (s.layout == ExpertLayout::stacked       ? " stacked"
                       : s.layout == ExpertLayout::interleaved ? " interleaved"
                                                               : " alternating")
-                  << (s.wd_nk ? " W_d (E, I, H)" : "") << (s.weighted ? " router-weighted" : "") << " seed=" << seed);
+                  << (s.wd_nk ? " W_d (E, I, H)" : "") << (s.weighted ? " router-weighted" : "")
+                  << (Pingpong ? " ping-pong" : "") << " seed=" << seed);
   std::mt19937_64 rng(seed);
   const std::int64_t rows = s.tokens * s.top_k, hid = s.hidden;
   const std::int64_t ldg = up8(hid) + 8, lddy = up8(hid) + 8, ldp = up8(2 * s.n) + 8, lddp = up8(2 * s.n) + 16,
@@ -167,7 +173,7 @@ void check_grouped_backward(const BwdMoeShape& s) {
   drow_w.upload(row_w);
   GLUKIT_CHECK_CUDA(cudaMemset(drow_dots.ptr, 0xFF, rows * panels * sizeof(float)));  // NaN
   if (s.weighted) a.row_weight = drow_w.ptr, a.row_dots = drow_dots.ptr;
-  st = grouped_gated_backward<BwdPolicy<Op>>(a);
+  st = grouped_gated_backward<BwdPolicy<Op, Pingpong>>(a);
   INFO("grouped_gated_backward: " << st.message());
   REQUIRE(st.ok());
   GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
@@ -240,10 +246,21 @@ TEST_CASE("grouped_gated_backward router-weighted: the weights in the epilogue, 
   check_grouped_backward<epilogue::ReGlu, half_t>({1000, 256, 256, 8, 64, ExpertLayout::stacked, false, true});
 }
 
+TEST_CASE("grouped_gated_backward on the ping-pong 128 x 128 tile", "[moe][grouped][backward]") {
+  for (ExpertLayout l : {ExpertLayout::stacked, ExpertLayout::interleaved}) {
+    check_grouped_backward<epilogue::SwiGlu, bfloat16_t, true>({300, 136, 192, 4, 16, l, false, true});
+    check_grouped_backward<epilogue::GeGlu, half_t, true>({40, 64, 128, 8, 8, l});
+  }
+  for (const bool wd_nk : {false, true})
+    check_grouped_backward<epilogue::SwiGlu, bfloat16_t, true>({300, 136, 200, 4, 16, ExpertLayout::alternating, wd_nk, true});
+  check_grouped_backward<epilogue::SwiGlu, bfloat16_t, true>({1000, 256, 256, 8, 64, ExpertLayout::stacked, false, true});
+}
+
 TEST_CASE("the experts' backward under the sanitizers", "[moe][grouped][backward][sanitize]") {
   check_grouped_backward<epilogue::SwiGlu, half_t>({300, 136, 200, 4, 16, ExpertLayout::stacked});
   check_grouped_backward<epilogue::SwiGlu, bfloat16_t>({40, 64, 128, 8, 8, ExpertLayout::interleaved});
   check_grouped_backward<epilogue::SwiGlu, bfloat16_t>({300, 136, 200, 4, 16, ExpertLayout::stacked, false, true});
+  check_grouped_backward<epilogue::SwiGlu, bfloat16_t, true>({300, 136, 200, 4, 16, ExpertLayout::stacked, false, true});
 }
 
 TEST_CASE("grouped_gated_backward refuses what it cannot run, naming it", "[moe][grouped][backward]") {
