@@ -503,7 +503,7 @@ def _train_backward(ctx, grad, *_unused):
     del p
     gd, gw, gdb = torch.ops.glukit.moe_experts_train_backward_down(dy_routed, h, dots, grad, w, down, db, offsets,
                                                                    choice_row, down_layout=down_layout)
-    del dy_routed, h
+    del dy_routed, h, dots
     gx, ggu, ggub = torch.ops.glukit.moe_experts_train_backward_gate_up(
         dp, gate_up, xr, offsets, row_choice, choice_row, grad.shape[0], layout=layout, bias=gub is not None)
     return gx, None, gw, ggu, gd, ggub if gub is not None else None, gdb if db is not None else None
