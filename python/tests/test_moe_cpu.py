@@ -324,3 +324,28 @@ def test_training_path_keeps_no_down_rows_and_the_router_gradient_changes_nothin
         grads.append([xi.grad, m.gate_up.grad, m.down.grad])
     for a, b in zip(*grads):
         torch.testing.assert_close(a, b)
+
+
+def test_training_backward_frees_p_unless_the_graph_is_kept():
+    """The backward releases the forward's P (held by the autograd context) after its dH op,
+    unless the graph is kept: backward(retain_graph=True) twice gives the same gradients, and
+    after a backward that does not keep the graph the node holds no P."""
+    g = torch.Generator().manual_seed(9)
+    experts, top_k, hidden, n, tokens = 4, 2, 16, 64, 11
+    d = dict(generator=g, dtype=torch.float64)
+    m = moe.MoEExperts(torch.randn(experts, 2 * n, hidden, **d) * 0.3, torch.randn(experts, hidden, n, **d) * 0.2,
+                       activation="silu")
+    x, dy = torch.randn(tokens, hidden, **d).requires_grad_(), torch.randn(tokens, hidden, **d)
+    w, idx = torch.rand(tokens, top_k, **d).requires_grad_(), torch.randint(0, experts, (tokens, top_k), generator=g)
+    y = m(x, idx, w)
+    node = y.grad_fn
+    assert node.p is not None and tuple(node.p.shape) == (tokens * top_k, 2 * n)
+    y.backward(dy, retain_graph=True)
+    assert node.p is not None  # kept for the next backward
+    first = [t.grad.clone() for t in (x, w, m.gate_up, m.down)]
+    for t in (x, w, m.gate_up, m.down):
+        t.grad = None
+    y.backward(dy)
+    for a, t in zip(first, (x, w, m.gate_up, m.down)):
+        torch.testing.assert_close(t.grad, a)
+    assert node.p is None  # released by the backward that does not keep the graph

@@ -321,9 +321,9 @@ TEST_CASE("grouped_gated_projection<Op>: the default's three picks match the ref
   // sm90::default_grouped_gated_kernel: 40 rows an expert (GatedTmaPingpong64x128), 500 with 16
   // experts (GatedTma128x256), 66 with 256 experts, more than the wide tile holds (GatedTma128x128).
   using glukit::sm90::default_grouped_gated_kernel;
-  CHECK(std::string(default_grouped_gated_kernel(40 * 8, 8, 235).name()) == "GatedTmaPingpong64x128");
-  CHECK(std::string(default_grouped_gated_kernel(1000 * 8, 16, 235).name()) == "GatedTma128x256");
-  CHECK(std::string(default_grouped_gated_kernel(2100 * 8, 256, 235).name()) == "GatedTma128x128");
+  CHECK(std::string(default_grouped_gated_kernel(40 * 8, 8, 235, 4055).name()) == "GatedTmaPingpong64x128");
+  CHECK(std::string(default_grouped_gated_kernel(1000 * 8, 16, 235, 4055).name()) == "GatedTma128x256");
+  CHECK(std::string(default_grouped_gated_kernel(2100 * 8, 256, 235, 4055).name()) == "GatedTma128x128");
   check_grouped<V2SwiGlu, bfloat16_t, epilogue::SwiGlu>({40, 64, 128, 8, 8, ExpertLayout::stacked, true});
   check_grouped<V2SwiGlu, half_t, epilogue::SwiGlu>({1000, 136, 200, 8, 16, ExpertLayout::stacked, false});
   check_grouped<V3GeGlu, bfloat16_t, epilogue::GeGlu>({1000, 256, 192, 8, 16, ExpertLayout::interleaved, true});

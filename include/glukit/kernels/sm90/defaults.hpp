@@ -31,6 +31,10 @@ Status run_pick(sm90::Pick<List> pick, F&& f) {
   }(std::make_index_sequence<std::tuple_size_v<List>>{});
 }
 
+/// The most experts policy P (its epilogue_op Operation) holds for grouped problem Problem.
+template <class P, class Operation, class Problem>
+inline constexpr int grouped_max_experts = sm90::GroupedWsLayout<Bound<with_operation<P, Operation>, Problem>>::max_experts;
+
 template <>
 struct Defaults<Backend::cuda> {
   /// SM count of a device, read once (racing first calls read the same value).
@@ -86,15 +90,17 @@ struct Defaults<Backend::cuda> {
   }
 
   /// The experts' gated projection: picks by rows per expert, then grouped_gated_projection
-  /// with the pick validates and launches. The wide tile's expert limit is that of any gated
-  /// problem it runs (its ring is the policy's: test/host/kernels/plans/sm90/grouped_layout.cpp).
+  /// with the pick validates and launches. A tile's expert limit is that of any gated problem
+  /// it runs (its ring is the policy's: test/host/kernels/plans/sm90/grouped_layout.cpp).
   template <class Operation, Element T>
   static Status run(const GroupedGatedProjectionArgsT<T>& a, stream_t stream) {
-    using Wide = with_operation<policy::GatedTma128x256<arch::sm90a>, Operation>;
-    constexpr int wide_max_experts =
-        sm90::GroupedWsLayout<Bound<Wide, GroupedProblem<GatedProblem<T, GateLayout::stacked, true>>>>::max_experts;
-    const sm90::DefaultGroupedGatedKernel pick =
-        sm90::default_grouped_gated_kernel(a.routing.rows(), a.routing.experts, wide_max_experts);
+    using Pr = GroupedProblem<GatedProblem<T, GateLayout::stacked, true>>;
+    constexpr int wide_max_experts = grouped_max_experts<policy::GatedTma128x256<arch::sm90a>, Operation, Pr>;
+    constexpr int decode_max_experts = grouped_max_experts<policy::GatedTmaPingpong64x128<arch::sm90a>, Operation, Pr>;
+    static_assert(grouped_max_experts<policy::GatedTma128x128<arch::sm90a>, Operation, Pr> >= max_moe_experts,
+                  "the experts' default's 128 x 128 tile holds every routing the rules admit");
+    const sm90::DefaultGroupedGatedKernel pick = sm90::default_grouped_gated_kernel(
+        a.routing.rows(), a.routing.experts, wide_max_experts, decode_max_experts);
     return run_pick(pick, [&]<class P>() { return grouped_gated_projection<with_operation<P, Operation>>(a, stream); });
   }
 
@@ -103,10 +109,9 @@ struct Defaults<Backend::cuda> {
   template <class Operation, Element T, class F8>
   static Status run(const GroupedGatedProjectionFp8ArgsT<T, F8>& a, stream_t stream) {
     using Problem = GroupedProblem<GatedScaledProblem<T, GateLayout::stacked, true, F8>>;
-    constexpr int wide_max_experts =
-        sm90::GroupedWsLayout<Bound<with_operation<policy::GatedTma128x256<arch::sm90a>, Operation>, Problem>>::max_experts;
-    static_assert(sm90::GroupedWsLayout<Bound<with_operation<policy::GatedTmaPingpong128x128<arch::sm90a>, Operation>,
-                                              Problem>>::max_experts >= max_moe_experts,
+    constexpr int wide_max_experts = grouped_max_experts<policy::GatedTma128x256<arch::sm90a>, Operation, Problem>;
+    static_assert(grouped_max_experts<policy::GatedTmaPingpong128x128<arch::sm90a>, Operation, Problem> >=
+                      max_moe_experts,
                   "the e4m3 default's ping-pong tile holds every routing the rules admit");
     int device = 0, sms = 0;
     if (Status s = current_sms(&device, &sms); !s.ok()) return s;

@@ -235,20 +235,22 @@ constexpr DefaultGatedKernel default_gated_preact_kernel(std::int64_t m, std::in
 /// kernels/sm90/defaults.hpp), from the first three gated candidates, by the routed rows an
 /// expert has on average (rows / experts: known on the host without reading the routing):
 /// up to decode_rows, GatedTmaPingpong64x128, whose 64-row tiles waste fewer rows on experts
-/// of a few rows; above, GatedTma128x256 where its grouped kernel holds the experts' row-tile
-/// starts (wide_max_experts: sm90::GroupedWsLayout's max_experts for the problem it runs),
-/// else GatedTma128x128. Measured (H100, glukit_bench's moe_experts rows, docs/perf-notes.md):
+/// of a few rows; above, GatedTma128x256; each where its grouped kernel holds the experts'
+/// row-tile starts (wide_max_experts, decode_max_experts: sm90::GroupedWsLayout's max_experts
+/// for the problem it runs), else GatedTma128x128 (which holds every routing the rules admit:
+/// kernels/sm90/defaults.hpp asserts it). Measured (H100, glukit_bench's moe_experts rows, docs/perf-notes.md):
 /// the wide tiles 3-27 % faster than 128 x 128 from 128 rows an expert, the 64-row ones the
 /// fastest at 1-16.
 using DefaultGroupedGatedKernel =
     Pick<std::tuple<policy::GatedTma128x128<arch::sm90a>, policy::GatedTma128x256<arch::sm90a>,
                     policy::GatedTmaPingpong64x128<arch::sm90a>>>;
-constexpr DefaultGroupedGatedKernel default_grouped_gated_kernel(std::int64_t rows, int experts,
-                                                                 int wide_max_experts) {
+constexpr DefaultGroupedGatedKernel default_grouped_gated_kernel(std::int64_t rows, int experts, int wide_max_experts,
+                                                                 int decode_max_experts) {
   using namespace policy;
-  if (rows <= decode_rows * (experts > 0 ? experts : 1)) return DefaultGroupedGatedKernel::of<GatedTmaPingpong64x128>();
-  return experts <= wide_max_experts ? DefaultGroupedGatedKernel::of<GatedTma128x256>()
-                                     : DefaultGroupedGatedKernel::of<GatedTma128x128>();
+  using K = DefaultGroupedGatedKernel;
+  if (rows <= decode_rows * (experts > 0 ? experts : 1))
+    return experts <= decode_max_experts ? K::of<GatedTmaPingpong64x128>() : K::of<GatedTma128x128>();
+  return experts <= wide_max_experts ? K::of<GatedTma128x256>() : K::of<GatedTma128x128>();
 }
 
 /// The experts' e4m3 gated projection's default (glukit::grouped_gated_projection_fp8<Op>),

@@ -128,20 +128,23 @@ TEST_CASE("the gated default: decode ping-pong, then the wave score over the til
 TEST_CASE("the experts' gated default: 64-row ping-pong up to 64 rows an expert, then 128 x 256 where it holds the experts") {
   using glukit::sm90::default_grouped_gated_kernel;
   using G = glukit::sm90::DefaultGroupedGatedKernel;
-  constexpr int wide = 235;  // GatedTma128x256's grouped kernel in 16 bits (grouped_layout.cpp)
+  constexpr int wide = 235, decode = 4055;  // GatedTma128x256's, GatedTmaPingpong64x128's (grouped_layout.cpp)
   // Decode: Qwen3-30B-A3B (128 experts, top 8) at 1-1024 tokens, Mixtral (8, top 2) at 64 tokens.
-  CHECK(default_grouped_gated_kernel(8, 128, wide) == G::of<GatedTmaPingpong64x128>());
-  CHECK(default_grouped_gated_kernel(1024 * 8, 128, wide) == G::of<GatedTmaPingpong64x128>());
-  CHECK(default_grouped_gated_kernel(64 * 2, 8, wide) == G::of<GatedTmaPingpong64x128>());
+  CHECK(default_grouped_gated_kernel(8, 128, wide, decode) == G::of<GatedTmaPingpong64x128>());
+  CHECK(default_grouped_gated_kernel(1024 * 8, 128, wide, decode) == G::of<GatedTmaPingpong64x128>());
+  CHECK(default_grouped_gated_kernel(64 * 2, 8, wide, decode) == G::of<GatedTmaPingpong64x128>());
   // Prefill: one row past 64 an expert on average, Qwen3 and Mixtral at 4096 tokens.
-  CHECK(default_grouped_gated_kernel(64 * 128 + 1, 128, wide) == G::of<GatedTma128x256>());
-  CHECK(default_grouped_gated_kernel(4096 * 8, 128, wide) == G::of<GatedTma128x256>());
-  CHECK(default_grouped_gated_kernel(4096 * 2, 8, wide) == G::of<GatedTma128x256>());
+  CHECK(default_grouped_gated_kernel(64 * 128 + 1, 128, wide, decode) == G::of<GatedTma128x256>());
+  CHECK(default_grouped_gated_kernel(4096 * 8, 128, wide, decode) == G::of<GatedTma128x256>());
+  CHECK(default_grouped_gated_kernel(4096 * 2, 8, wide, decode) == G::of<GatedTma128x256>());
   // DeepSeek-V3's 256 experts: past what the wide tile's grouped kernel holds, 128 x 128.
-  CHECK(default_grouped_gated_kernel(16384 * 8, 256, wide) == G::of<GatedTma128x128>());
-  CHECK(default_grouped_gated_kernel(16384 * 8, 235, wide) == G::of<GatedTma128x256>());
+  CHECK(default_grouped_gated_kernel(16384 * 8, 256, wide, decode) == G::of<GatedTma128x128>());
+  CHECK(default_grouped_gated_kernel(16384 * 8, 235, wide, decode) == G::of<GatedTma128x256>());
+  // Decode past what the 64-row tile's grouped kernel holds (4056-4096 experts): 128 x 128.
+  CHECK(default_grouped_gated_kernel(4056, 4056, wide, decode) == G::of<GatedTma128x128>());
+  CHECK(default_grouped_gated_kernel(4055, 4055, wide, decode) == G::of<GatedTmaPingpong64x128>());
   // No experts, no rows: a pick all the same (the launch returns before any kernel).
-  CHECK(default_grouped_gated_kernel(0, 0, wide) == G::of<GatedTmaPingpong64x128>());
+  CHECK(default_grouped_gated_kernel(0, 0, wide, decode) == G::of<GatedTmaPingpong64x128>());
   // The list is the gated default's first three: a pick converts to the same policy there.
   CHECK(glukit::sm90::DefaultGatedKernel(G::of<GatedTma128x256>()) ==
         glukit::sm90::DefaultGatedKernel::of<GatedTma128x256>());

@@ -28,6 +28,8 @@ using Gated0 = glukit::GroupedProblem<glukit::GatedProblem<T, glukit::GateLayout
 using AlternatingP = glukit::GroupedAlternatingProblem<T, false, true>;
 using Down = glukit::GroupedProblem<glukit::Problem<T, glukit::Layout::col_major>>;
 using Backward = glukit::GroupedProblem<glukit::GatedBackwardProblem<T, glukit::GateLayout::stacked>>;
+using WeightedBackward =
+    glukit::GroupedProblem<glukit::RouterWeightedProblem<glukit::GatedBackwardProblem<T, glukit::GateLayout::stacked>>>;
 /// The e4m3 gated projection's four problems (both W orders, h's row maxima or not).
 template <glukit::GateLayout L, bool RowMax>
 using Fp8 = glukit::GroupedProblem<glukit::GatedScaledProblem<T, L, RowMax, glukit::float8_e4m3_t>>;
@@ -53,6 +55,9 @@ TEST_CASE("grouped tiles: the most experts beside the ring", "[sm90][grouped]") 
   // The backward through the activation (its ring stages dY, P and W_d): 483, every model the
   // MoE issue names (at most DeepSeek-V3's 256 experts), not Qwen3-Next's 512.
   CHECK(max_experts<gp::GatedBackwardTma128x128<sm90a>, Backward> == 483);
+  // ... router-weighted (what the PyTorch backward runs) and on the ping-pong tile alike.
+  CHECK(max_experts<gp::GatedBackwardTma128x128<sm90a>, WeightedBackward> == 483);
+  CHECK(max_experts<gp::GatedBackwardTmaPingpong128x128<sm90a>, WeightedBackward> == 483);
   // The wide and the 64-row tiles (glukit_bench's rows): fewer.
   CHECK(max_experts<Gated<gp::GatedTma128x256<sm90a>>, Gated0> == 235);
   // ... for every gated problem alike (the grouped default reads it from the one with P).
