@@ -54,7 +54,9 @@ struct GroupedGatedBackwardArgsT {
 };
 
 /// row_dots' width: one partial sum per 64 columns of the intermediate dimension.
-constexpr std::int64_t moe_row_dot_panels(std::int64_t intermediate) { return (intermediate + 63) / 64; }
+GLUKIT_HOST_DEVICE constexpr std::int64_t moe_row_dot_panels(std::int64_t intermediate) {
+  return (intermediate + 63) / 64;
+}
 
 /// A gated backward problem Pr with the router's weights applied in its epilogue
 /// (GroupedGatedBackwardArgsT::row_weight): the row weights as the row_scale vector, the row
@@ -109,7 +111,8 @@ Status validate_grouped_gated_backward_arguments(const GroupedGatedBackwardArgsT
                            "alternating)");
   if ((a.row_weight == nullptr) != (a.row_dots == nullptr))
     return Status::invalid("row_weight, row_dots: give both or neither");
-  if (reinterpret_cast<std::uintptr_t>(a.row_weight) % 4 != 0) return Status::invalid("row_weight: must be 4-byte aligned");
+  if (reinterpret_cast<std::uintptr_t>(a.row_weight) % 4 != 0)
+    return Status::invalid("row_weight: must be 4-byte aligned");
   if (reinterpret_cast<std::uintptr_t>(a.row_dots) % 4 != 0) return Status::invalid("row_dots: must be 4-byte aligned");
   if (a.p_layout == ExpertLayout::interleaved && a.intermediate % gate_interleave_rows != 0)
     return Status::invalid("intermediate: must be a multiple of 64 for ExpertLayout::interleaved");

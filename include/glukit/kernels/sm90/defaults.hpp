@@ -33,7 +33,8 @@ Status run_pick(sm90::Pick<List> pick, F&& f) {
 
 /// The most experts policy P (its epilogue_op Operation) holds for grouped problem Problem.
 template <class P, class Operation, class Problem>
-inline constexpr int grouped_max_experts = sm90::GroupedWsLayout<Bound<with_operation<P, Operation>, Problem>>::max_experts;
+inline constexpr int grouped_max_experts =
+    sm90::GroupedWsLayout<Bound<with_operation<P, Operation>, Problem>>::max_experts;
 
 template <>
 struct Defaults<Backend::cuda> {

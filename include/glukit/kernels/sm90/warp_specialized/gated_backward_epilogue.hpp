@@ -17,6 +17,7 @@
 
 #include "glukit/arch/hopper/memory.hpp"
 #include "glukit/ops/gated_projection.hpp"
+#include "glukit/ops/moe_backward.hpp"
 #include "glukit/kernels/sm90/warp_specialized/composed_epilogue.hpp"
 
 namespace glukit::sm90 {
@@ -142,7 +143,7 @@ struct GatedBackwardEpilogue : ComposedEpilogue<P> {
         dot[h] += __shfl_xor_sync(0xffffffffu, dot[h], 1);
         dot[h] += __shfl_xor_sync(0xffffffffu, dot[h], 2);
         const std::int64_t row = row0 + 8 * h;
-        if (q == 0 && cols > 0 && row < a.m) Base::row_dots[row * ((a.n + 63) / 64) + j / 64] = dot[h];
+        if (q == 0 && cols > 0 && row < a.m) Base::row_dots[row * moe_row_dot_panels(a.n) + j / 64] = dot[h];
       }
     }
     __syncwarp();  // the warp's rows, written by its own stmatrix, stored by its own lanes
