@@ -91,7 +91,8 @@ def torch_fp8_grouped_experts(x, top_k_index, top_k_weights, gu8, gu_scale, d8, 
     experts, k = gu8.shape[0], top_k_index.shape[1]
     flat = top_k_index.reshape(-1)
     order = torch.sort(flat, stable=True).indices
-    counts = torch.bincount(flat, minlength=experts)
+    # scatter_add_, not bincount (whose size check reads the maximum back to the host: no CUDA graph)
+    counts = torch.zeros(experts, dtype=torch.int64, device=x.device).scatter_add_(0, flat, torch.ones_like(flat))
     padded = (counts + align - 1) // align * align
     offs = padded.cumsum(0)
     sorted_e = flat[order]
