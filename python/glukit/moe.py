@@ -462,12 +462,23 @@ define("moe_experts_train_backward_gate_up" + MOE_BACKWARD_GATE_UP_SCHEMA, fake=
        launchers=("moe_experts_backward_dx", "moe_experts_backward_dx_alternating"), fallback=_backward_gate_up_torch)
 
 
+def _saved_tensor_hooks_active() -> bool:
+    """Whether saved-tensor hooks are in force (activation checkpointing, offloading): True where
+    it cannot tell."""
+    try:
+        return torch._C._autograd._top_saved_tensors_default_hooks(False) is not None
+    except (AttributeError, RuntimeError, TypeError):
+        return True
+
+
 def _train_setup_context(ctx, inputs, keyword_only_inputs, output):
     x, _, w, gate_up, down, gub, db = inputs
-    ctx.save_for_backward(w, gate_up, down, gub, db, *output[2:])
     # P (rows x 2I) held apart, so that the backward can free it once dP is made: the step's
     # peak (x's gradient, the weight gradients) then holds no P (where the graph is not kept).
-    ctx.p = output[1]
+    # Under saved-tensor hooks (checkpointing, offloading) P is saved through them instead.
+    hooked = _saved_tensor_hooks_active()
+    ctx.p = None if hooked else output[1]
+    ctx.save_for_backward(w, gate_up, down, gub, db, *output[2:], *([output[1]] if hooked else []))
     ctx.names = (keyword_only_inputs["layout"], keyword_only_inputs["down_layout"], keyword_only_inputs["activation"])
     ctx.mark_non_differentiable(*output[1:])
     # No zero gradients made for the saved outputs (p, x_routed: rows x (2I + H) of fills per
@@ -491,10 +502,10 @@ def _train_backward(ctx, grad, *_unused):
     dW_gate_up and its bias's)."""
     if grad is None:
         return None, None, None, None, None, None, None
-    w, gate_up, down, gub, db, xr, offsets, row_choice, choice_row = ctx.saved_tensors
+    w, gate_up, down, gub, db, xr, offsets, row_choice, choice_row, *saved_p = ctx.saved_tensors
     layout, down_layout, activation = ctx.names
-    p = ctx.p
-    if not _keeps_graph():
+    p = saved_p[0] if saved_p else ctx.p
+    if not saved_p and not _keeps_graph():
         ctx.p = None
     grad = grad.contiguous()
     dy_routed, dp, h, dots = torch.ops.glukit.moe_experts_train_backward_dh(

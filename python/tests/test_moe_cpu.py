@@ -349,3 +349,39 @@ def test_training_backward_frees_p_unless_the_graph_is_kept():
     for a, t in zip(first, (x, w, m.gate_up, m.down)):
         torch.testing.assert_close(t.grad, a)
     assert node.p is None  # released by the backward that does not keep the graph
+
+
+def test_training_saves_p_through_saved_tensor_hooks_and_checkpoints():
+    """Under saved-tensor hooks (activation offloading) P goes through them like the other saved
+    tensors, and under activation checkpointing the gradients are those of the plain step."""
+    from torch.utils.checkpoint import checkpoint
+    g = torch.Generator().manual_seed(10)
+    experts, top_k, hidden, n, tokens = 4, 2, 16, 64, 11
+    d = dict(generator=g, dtype=torch.float64)
+    m = moe.MoEExperts(torch.randn(experts, 2 * n, hidden, **d) * 0.3, torch.randn(experts, hidden, n, **d) * 0.2,
+                       activation="silu")
+    x, dy = torch.randn(tokens, hidden, **d), torch.randn(tokens, hidden, **d)
+    w, idx = torch.rand(tokens, top_k, **d), torch.randint(0, experts, (tokens, top_k), generator=g)
+    leaves = [t.clone().requires_grad_() for t in (x, w)]
+
+    def grads(run):
+        for t in (*leaves, m.gate_up, m.down):
+            t.grad = None
+        run().backward(dy)
+        return [t.grad.clone() for t in (*leaves, m.gate_up, m.down)]
+
+    want = grads(lambda: m(leaves[0], idx, leaves[1]))
+    packed = []
+
+    def pack(t):
+        packed.append(tuple(t.shape))
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        y = m(leaves[0], idx, leaves[1])
+    assert (tokens * top_k, 2 * n) in packed and y.grad_fn.p is None  # P saved through the hooks
+    got = grads(lambda: y)
+    ckpt = grads(lambda: checkpoint(m, leaves[0], idx, leaves[1], use_reentrant=False))
+    for a, b, c in zip(want, got, ckpt):
+        torch.testing.assert_close(b, a)
+        torch.testing.assert_close(c, a)
