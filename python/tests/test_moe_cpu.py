@@ -267,8 +267,8 @@ def test_the_op_compiles_whole_graph_with_its_fake_kernel_and_autograd():
 @pytest.mark.parametrize("bias", [False, True])
 @pytest.mark.parametrize("activation", ["silu", "gelu_tanh", "clamped_swiglu"])
 def test_training_path_matches_autograd(layout, down_layout, bias, activation):
-    """MoEExperts while training runs glukit::moe_experts_train (its forward keeps P, x's routed
-    rows and the down projection's rows; its backward, glukit::moe_experts_train_backward_dh and _dx, works
+    """MoEExperts while training runs glukit::moe_experts_train (its forward keeps P and x's
+    routed rows; its backward, glukit::moe_experts_train_backward_dh, _down and _gate_up, works
     from them with the activation's partials): its output and every gradient equal autograd's
     through the torch path, in fp64, with an empty expert and ids out of range."""
     g = torch.Generator().manual_seed(5)
