@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "glukit/ops/moe_backward.hpp"
 #include "glukit/ops/moe_experts.hpp"
 #include "glukit/ops/moe_gather.hpp"
 #include "glukit/reference/addmm_glu.hpp"
@@ -182,6 +183,39 @@ TEST_CASE("the gather's rules name the argument they refuse", "[moe]") {
   CHECK(glukit::validate_moe_gather(a).ok());
   a = good, a.routing.tokens = 0, a.x = nullptr, a.out = nullptr;
   CHECK(glukit::validate_moe_gather(a).ok());  // no rows: nothing to read or write
+}
+
+TEST_CASE("the experts' backward's rules name the argument they refuse, router-weighted too", "[moe]") {
+  // 64 tokens, top 2, 4 experts: 128 routed rows; hidden 32, intermediate 64.
+  alignas(16) static half_t dy[128 * 32], wd[4 * 32 * 64], p[128 * 128], dp[128 * 128], h[128 * 64];
+  alignas(16) static std::int32_t offsets[5], rows[128];
+  alignas(16) static float row_weight[128], row_dots[128 * 2 + 1];
+  glukit::GroupedGatedBackwardArgsT<half_t> good;
+  good.dy = dy, good.w_down = wd, good.p = p, good.dp = dp, good.h = h;
+  good.routing = {offsets, rows, nullptr, 64, 2, 4};
+  good.hidden = 32, good.intermediate = 64, good.lddy = 32, good.ldp = good.lddp = 128, good.ldh = 64;
+  CHECK(glukit::validate_grouped_gated_backward_arguments(good).ok());
+  const auto refused = [](const glukit::GroupedGatedBackwardArgsT<half_t>& a, const std::string& what) {
+    const glukit::Status s = glukit::validate_grouped_gated_backward_arguments(a);
+    INFO(s.message());
+    CHECK(s.code() == glukit::StatusCode::invalid_argument);
+    CHECK(std::string(s.message()).rfind(what + ":", 0) == 0);
+  };
+  auto a = good;
+  a.row_weight = row_weight, refused(a, "row_weight, row_dots");  // one without the other
+  a = good, a.row_dots = row_dots, refused(a, "row_weight, row_dots");
+  a = good, a.row_weight = row_weight, a.row_dots = row_dots + 1;
+  CHECK(glukit::validate_grouped_gated_backward_arguments(a).ok());  // 4-byte alignment is enough
+  a.row_weight = reinterpret_cast<const float*>(reinterpret_cast<const char*>(row_weight) + 2);
+  refused(a, "row_weight");
+  a.row_weight = row_weight, a.row_dots = reinterpret_cast<float*>(reinterpret_cast<char*>(row_dots) + 2);
+  refused(a, "row_dots");
+  a = good, a.p_layout = static_cast<glukit::ExpertLayout>(7), refused(a, "p_layout");
+  a = good, a.hidden = 12, refused(a, "hidden");
+  a = good, a.routing.expert_offsets = nullptr, refused(a, "routing.expert_offsets");
+  STATIC_REQUIRE(glukit::moe_row_dot_panels(64) == 1);
+  STATIC_REQUIRE(glukit::moe_row_dot_panels(65) == 2);
+  STATIC_REQUIRE(glukit::moe_row_dot_panels(768) == 12);
 }
 
 TEST_CASE("the e4m3 gather's rules name the argument they refuse", "[moe][fp8]") {
