@@ -412,8 +412,9 @@ MOE_BACKWARD_GATE_UP_SCHEMA = (
     "int tokens, *, str layout, bool bias) -> (Tensor, Tensor, Tensor)")
 
 
-def _dx_torch(dp, gate_up, offsets, row_choice, tokens, layout):
-    """x's gradient: each routed row's dP W_gu^e (fp32), summed per token (0 past the valid rows)."""
+def _dx_torch(dp, gate_up, offsets, row_choice, choice_row, tokens, layout):
+    """x's gradient: each routed row's dP W_gu^e (fp32), summed per token (0 past the valid rows;
+    choice_row unused: _dx_cuda's signature)."""
     rows, hidden, acc = dp.shape[0], gate_up.shape[1 if layout == "alternating" else 2], _accumulator(dp.dtype)
     top_k, bounds = rows // max(tokens, 1), offsets.tolist()
     dx_routed = torch.zeros(rows, hidden, device=dp.device, dtype=acc)
@@ -437,18 +438,15 @@ def _dx_cuda(dp, gate_up, offsets, row_choice, choice_row, tokens, layout):
     return dx
 
 
-def _backward_gate_up_torch(dp, gate_up, x_routed, offsets, row_choice, choice_row, tokens, layout, bias):
-    """(dx, dW_gate_up in gate_up's layout, dbias_gate_up or an empty tensor) with torch ops."""
-    dx = _dx_torch(dp, gate_up, offsets, row_choice, tokens, layout)
-    dgu, dgub = _gate_up_grads(dp, x_routed, offsets, gate_up.shape[0], layout, bias)
-    return dx, dgu, dgub if dgub is not None else dp.new_empty(0)
-
-
-def _backward_gate_up_cuda(dp, gate_up, x_routed, offsets, row_choice, choice_row, tokens, layout, bias):
-    """The same, dx on glukit's kernels (its routed rows freed before dW_gate_up is made)."""
-    dx = _dx_cuda(dp, gate_up, offsets, row_choice, choice_row, tokens, layout)
-    dgu, dgub = _gate_up_grads(dp, x_routed, offsets, gate_up.shape[0], layout, bias)
-    return dx, dgu, dgub if dgub is not None else dp.new_empty(0)
+def _backward_gate_up(dx_of):
+    """The op's implementation with x's gradient from dx_of (_dx_torch, or _dx_cuda on glukit's
+    kernels, whose routed rows are freed before dW_gate_up is made): (dx, dW_gate_up in gate_up's
+    layout, dbias_gate_up or an empty tensor)."""
+    def run(dp, gate_up, x_routed, offsets, row_choice, choice_row, tokens, layout, bias):
+        dx = dx_of(dp, gate_up, offsets, row_choice, choice_row, tokens, layout)
+        dgu, dgub = _gate_up_grads(dp, x_routed, offsets, gate_up.shape[0], layout, bias)
+        return dx, dgu, dgub if dgub is not None else dp.new_empty(0)
+    return run
 
 
 def _backward_gate_up_fake(dp, gate_up, x_routed, offsets, row_choice, choice_row, tokens, layout, bias):
@@ -458,8 +456,9 @@ def _backward_gate_up_fake(dp, gate_up, x_routed, offsets, row_choice, choice_ro
 
 
 define("moe_experts_train_backward_gate_up" + MOE_BACKWARD_GATE_UP_SCHEMA, fake=_backward_gate_up_fake,
-       cpu=_backward_gate_up_torch, cuda=_backward_gate_up_cuda,
-       launchers=("moe_experts_backward_dx", "moe_experts_backward_dx_alternating"), fallback=_backward_gate_up_torch)
+       cpu=_backward_gate_up(_dx_torch), cuda=_backward_gate_up(_dx_cuda),
+       launchers=("moe_experts_backward_dx", "moe_experts_backward_dx_alternating"),
+       fallback=_backward_gate_up(_dx_torch))
 
 
 def _saved_tensor_hooks_active() -> bool:
