@@ -43,12 +43,11 @@ using BwdPolicy = policy::WithEpilogue<std::conditional_t<Pingpong, policy::Gate
 
 /// Router-weighted: one expert's row dots (m x panels of 64 columns) against the fp64 sums of
 /// H dH (H = act(G) U, dH = dY W_d) with a bound from the terms' magnitudes (dH's fp32
-/// accumulation relative to sum |dy w|, H's fp32 evaluation: rh.absolute per unit of dH),
-/// then dP's and H's references scaled by the rows' weights w (values, sensitivities and
+/// accumulation relative to sum |dy w|, H's fp32 evaluation: rh.absolute per unit of dH; rh
+/// as references() makes it), then dP's and H's references scaled by the rows' weights w (values, sensitivities and
 /// absolute terms: the epilogue's dP is the activation's backward of w dH, H is w act(G) U).
-template <class T, class Op>
-void check_row_dots(const GatedBackwardArgsT<T>& g, Op op, const Reference& h_unweighted, const float* w,
-                    const float* dots, Reference& rdp, Reference& rh) {
+template <class T>
+void check_row_dots(const GatedBackwardArgsT<T>& g, const float* w, const float* dots, Reference& rdp, Reference& rh) {
   const std::int64_t panels = moe_row_dot_panels(g.n);
   std::int64_t wrong = 0;
   for (std::int64_t i = 0; i < g.m; ++i)
@@ -60,10 +59,10 @@ void check_row_dots(const GatedBackwardArgsT<T>& g, Op op, const Reference& h_un
           const double t = double(to_float(g.dy[i * g.lddy + kk])) * double(to_float(g.w_down[kk * g.ldw_down + j]));
           dh += t, s += std::fabs(t);
         }
-        const double hv = h_unweighted.value[static_cast<std::size_t>(i * g.n + j)];
+        const double hv = rh.value[static_cast<std::size_t>(i * g.n + j)];
         want += hv * dh;
         bound += std::fabs(hv) * s * double(g.k + 8) * fp32_unit_roundoff +
-                 h_unweighted.absolute[static_cast<std::size_t>(i * g.n + j)] * std::fabs(dh) +
+                 rh.absolute[static_cast<std::size_t>(i * g.n + j)] * std::fabs(dh) +
                  8 * fp32_unit_roundoff * std::fabs(hv * dh);
       }
       const float got = dots[i * panels + c];
@@ -71,7 +70,6 @@ void check_row_dots(const GatedBackwardArgsT<T>& g, Op op, const Reference& h_un
         UNSCOPED_INFO("row " << i << " panel " << c << ": " << got << " against " << want << " (bound " << bound << ")");
     }
   CHECK(wrong == 0);
-  (void)op;
   for (std::int64_t i = 0; i < g.m; ++i) {
     for (std::int64_t j = 0; j < 2 * g.n; ++j) {
       const auto at = static_cast<std::size_t>(i * 2 * g.n + j);
@@ -178,6 +176,7 @@ void check_grouped_backward(const BwdMoeShape& s) {
   REQUIRE(st.ok());
   GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
   const std::vector<T> dp_out = ddp.download(), hv = dh.download();
+  const std::vector<float> row_dots = drow_dots.download();
   const bool alternating = s.layout == ExpertLayout::alternating;
   const GateLayout gl = s.layout == ExpertLayout::interleaved ? GateLayout::interleaved : GateLayout::stacked;
   // Alternating: dP's columns 2 j, 2 j + 1 (gate, up) back in P's stacked order for the reference.
@@ -196,7 +195,7 @@ void check_grouped_backward(const BwdMoeShape& s) {
                                   nullptr, r1 - r0, s.n, hid, lddy, s.n, ldp, lddp, ldh, gl};
     Reference rdp, rh;
     references(d, Op{}, rdp, rh);
-    if (s.weighted) check_row_dots(d, Op{}, rh, row_w.data() + r0, drow_dots.download().data() + r0 * panels, rdp, rh);
+    if (s.weighted) check_row_dots(d, row_w.data() + r0, row_dots.data() + r0 * panels, rdp, rh);
     check_output_matches(std::vector<T>(dpv.begin() + r0 * lddp, dpv.begin() + r1 * lddp),
                          Shape{r1 - r0, 2 * s.n, hid, 0, 0, 0, lddp}, rdp);
     check_output_matches(std::vector<T>(hv.begin() + r0 * ldh, hv.begin() + r1 * ldh),
@@ -205,9 +204,8 @@ void check_grouped_backward(const BwdMoeShape& s) {
   CHECK(strays(dp_out, rows, valid, 2 * s.n, lddp) == 0);
   CHECK(strays(hv, rows, valid, s.n, ldh) == 0);
   if (s.weighted) {  // the rows routed to no expert: their dots untouched (NaN)
-    const std::vector<float> dots = drow_dots.download();
     std::int64_t touched = 0;
-    for (std::int64_t i = valid * panels; i < rows * panels; ++i) touched += !std::isnan(dots[i]);
+    for (std::int64_t i = valid * panels; i < rows * panels; ++i) touched += !std::isnan(row_dots[i]);
     CHECK(touched == 0);
   }
 }
