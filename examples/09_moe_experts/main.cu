@@ -6,15 +6,20 @@
 //             (x W_u^e^T) and the pre-activations P of every routed row in one launch
 //             (grouped_gated_projection<SwiGlu>: the default's tile), out = h W_d^e^T
 //             (grouped_down_projection), y[t] = sum_j w[t, j] out[row(t, j)] (moe_combine);
-//   backward: dY's routed rows = w[t, j] dy[t] (moe_gather with weights), then dH = dY W_d^e
-//             with the activation's backward in the epilogue, dP and h written, dH never in
-//             memory (grouped_gated_backward on GatedBackwardTma128x128); dx's routed rows
-//             dP W_gu^e (the down projection's kernel over W_gu read as row-major blocks) and
-//             their sum per token (moe_combine with unit weights). The weight gradients are
-//             K-grouped GEMMs (dP_e^T x_e, dY_e^T h_e: torch._grouped_mm in python/glukit/moe.py).
-// Sampled tokens' y and dx and sampled routed rows' dP and h are checked against fp64 host
-// sums, and each launch's median time of 20 is printed. docs/api.md describes the calls;
-// python's glukit.moe.MoEExperts runs the same path from PyTorch.
+//   backward, router-weighted (as python/glukit/moe.py runs it): dY's routed rows = dy[t]
+//             (moe_gather, unweighted) and each routed row's router weight w_r (a small kernel
+//             below), then dH = dY W_d^e with the activation's backward in the epilogue, which
+//             applies w_r: dP from w_r dH and H = w_r silu(G) U written, dH never in memory, and
+//             each row's silu(G) U . dH as partial sums per 64 columns (row_dots), whose row sum
+//             is the router weight's gradient dy[t] . out[row] (grouped_gated_backward on
+//             GatedBackwardTma128x128 with row_weight and row_dots; the forward keeps no out rows);
+//             that sum per choice (a small kernel); dx's routed rows dP W_gu^e (the down
+//             projection's kernel over W_gu read as row-major blocks) and their sum per token
+//             (moe_combine with unit weights). The weight gradients are K-grouped GEMMs
+//             (dP_e^T x_e, dY_e^T h_e: torch._grouped_mm in python/glukit/moe.py).
+// Sampled tokens' y, dx and router weights' gradient and sampled routed rows' dP and h are
+// checked against fp64 host sums, and each launch's median time of 20 is printed. docs/api.md
+// describes the calls; python's glukit.moe.MoEExperts runs the same path from PyTorch.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -103,16 +108,47 @@ float median_ms(const char* what, Launch&& launch) {
 }
 
 double f(bf16 v) { return glukit::to_float(v); }
+double f(float v) { return v; }
 double silu(double g) { return g / (1.0 + std::exp(-g)); }
 
-/// Relative L2 error of got (n values) against want.
-double rel_err(const bf16* got, const std::vector<double>& want) {
+/// Relative L2 error of got (want.size() values, bf16 or float) against want.
+template <class G>
+double rel_err(const G* got, const std::vector<double>& want) {
   double num = 0, den = 0;
   for (std::size_t j = 0; j < want.size(); ++j) {
     const double d = f(got[j]) - want[j];
     num += d * d, den += want[j] * want[j];
   }
   return std::isfinite(num) ? std::sqrt(num / den) : INFINITY;
+}
+
+constexpr int kThreads = 256, kRowBlocks = static_cast<int>((kRows + kThreads - 1) / kThreads);  // a thread a row
+
+/// row_weight[r] = weights[row_choice[r]]: each routed row's router weight, in routed order
+/// (the backward's row_weight).
+__global__ void weights_by_row(const float* weights, glukit::MoeRouting routing, std::int64_t rows, float* row_weight) {
+  const std::int64_t r = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
+  if (r < rows) row_weight[r] = weights[routing.row_choice[r]];
+}
+
+/// The router weights' gradient in choice order (tokens x top_k, as top_k_weights): choice c's
+/// the sum of its routed row's `panels` row dots, 0 for a choice routed to no expert (its row
+/// past expert_offsets[experts], which the backward does not write).
+__global__ void row_dot_sums(const float* row_dots, std::int64_t panels, glukit::MoeRouting routing,
+                             std::int64_t choices, float* grad) {
+  const std::int64_t c = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
+  if (c >= choices) return;
+  const std::int64_t r = routing.choice_row[c];
+  float sum = 0.f;
+  if (r < routing.expert_offsets[routing.experts])
+    for (std::int64_t p = 0; p < panels; ++p) sum += row_dots[r * panels + p];
+  grad[c] = sum;
+}
+
+/// The last kernel launch's Status for median_ms (a launch error exits, as CHECK_CUDA does).
+glukit::Status launched() {
+  CHECK_CUDA(cudaGetLastError());
+  return glukit::Status::success();
 }
 
 }  // namespace
@@ -146,6 +182,9 @@ int main() {
        *d_y = poisoned<bf16>(kTokens * kHidden), *d_dyr = poisoned<bf16>(kRows * kHidden),
        *d_dp = poisoned<bf16>(kRows * 2 * kInter), *d_h2 = poisoned<bf16>(kRows * kInter),
        *d_dxr = poisoned<bf16>(kRows * kHidden), *d_dx = poisoned<bf16>(kTokens * kHidden);
+  const std::int64_t panels = glukit::moe_row_dot_panels(kInter);  // row dots: one per 64 columns of I
+  float *d_row_w = poisoned<float>(kRows), *d_row_dots = poisoned<float>(kRows * panels),
+        *d_dw = poisoned<float>(kRows);  // the router weights' gradient, tokens x top_k
 
   const glukit::MoeRouteArgsT<std::int64_t> route{d_ids, kTokens, kTopK, kExperts, d_offsets, d_row_choice,
                                                   d_choice_row, d_invalid, d_ws};
@@ -167,15 +206,24 @@ int main() {
   const glukit::MoeCombineArgsT<bf16, float> combine{d_out, d_weights, d_y, routing, kHidden, kHidden, kHidden};
   const float combine_ms = median_ms("moe_combine", [&] { return glukit::moe_combine(combine); });
 
-  // Backward through the activation, then dx.
-  const glukit::MoeGatherArgsT<bf16> gather_dy{d_dy, d_dyr, routing, kHidden, kHidden, kHidden, d_weights};
+  // Backward through the activation, router-weighted: dy's routed rows unweighted, each row's
+  // weight applied in the epilogue, the router weights' gradient from the row dots; then dx.
+  const glukit::MoeGatherArgsT<bf16> gather_dy{d_dy, d_dyr, routing, kHidden, kHidden, kHidden};
   const float gather_ms = median_ms("moe_gather", [&] { return glukit::moe_gather(gather_dy); });
+  const float row_w_ms = median_ms("weights_by_row", [&] {
+    weights_by_row<<<kRowBlocks, kThreads>>>(d_weights, routing, kRows, d_row_w);
+    return launched();
+  });
   glukit::GroupedGatedBackwardArgsT<bf16> back;
   back.dy = d_dyr, back.w_down = d_wd, back.p = d_p, back.dp = d_dp, back.h = d_h2, back.routing = routing;
   back.hidden = kHidden, back.intermediate = kInter, back.lddy = kHidden, back.ldp = back.lddp = 2 * kInter;
-  back.ldh = kInter;
+  back.ldh = kInter, back.row_weight = d_row_w, back.row_dots = d_row_dots;
   using Back = glukit::policy::GatedBackwardTma128x128<glukit::arch::sm90a>;  // SwiGLU, the forward's
   const float back_ms = median_ms("grouped_gated_backward", [&] { return glukit::grouped_gated_backward<Back>(back); });
+  const float dw_ms = median_ms("row_dot_sums", [&] {
+    row_dot_sums<<<kRowBlocks, kThreads>>>(d_row_dots, panels, routing, kRows, d_dw);
+    return launched();
+  });
   glukit::GroupedDownProjectionArgsT<bf16> dx_rows;  // dP (rows x 2I) W_gu^e (2I x H)
   dx_rows.h = d_dp, dx_rows.w = d_wgu, dx_rows.out = d_dxr, dx_rows.routing = routing, dx_rows.hidden = kHidden;
   dx_rows.intermediate = 2 * kInter, dx_rows.ldh = 2 * kInter, dx_rows.ldo = kHidden;
@@ -188,6 +236,9 @@ int main() {
   // dY rows the GPU wrote, as its own reference is the forward's P).
   const std::vector<std::int32_t> choice_row = download(d_choice_row, kRows);
   const std::vector<bf16> y = download(d_y, kTokens * kHidden), dx = download(d_dx, kTokens * kHidden);
+  const std::vector<float> dw = download(d_dw, kRows);
+  std::vector<float> dw_got;  // the sampled choices' router gradients, and their fp64 sums
+  std::vector<double> dw_want;
   double worst = 0;
   for (const std::int64_t t : {std::int64_t{0}, kTokens / 3, kTokens - 1}) {
     std::vector<double> y_want(kHidden, 0.0), dx_want(kHidden, 0.0);
@@ -198,8 +249,10 @@ int main() {
                               dyr = download(d_dyr + r * kHidden, kHidden), dp = download(d_dp + r * 2 * kInter, 2 * kInter),
                               h2 = download(d_h2 + r * kInter, kInter);
       std::vector<double> h(kInter), dp_want(2 * kInter), h_want(kInter), dyr_want(kHidden);
-      for (std::int64_t kk = 0; kk < kHidden; ++kk) dyr_want[kk] = weights[t * kTopK + j] * f(dy[t * kHidden + kk]);
+      const double w = weights[t * kTopK + j];
+      for (std::int64_t kk = 0; kk < kHidden; ++kk) dyr_want[kk] = f(dy[t * kHidden + kk]);
       worst = std::max(worst, rel_err(dyr.data(), dyr_want));
+      double dot = 0;  // silu(G) U . dH: the router weight's gradient
       for (std::int64_t i = 0; i < kInter; ++i) {
         double g = 0, u = 0, dh = 0;
         for (std::int64_t kk = 0; kk < kHidden; ++kk) {
@@ -209,19 +262,22 @@ int main() {
         }
         h[i] = silu(g) * u;
         const double gp = f(p[i]), up_ = f(p[kInter + i]), s = 1.0 / (1.0 + std::exp(-gp));
-        dp_want[i] = dh * up_ * s * (1.0 + gp * (1.0 - s)), dp_want[kInter + i] = dh * gp * s;
-        h_want[i] = gp * s * up_;
+        dp_want[i] = w * dh * up_ * s * (1.0 + gp * (1.0 - s)), dp_want[kInter + i] = w * dh * gp * s;
+        h_want[i] = w * gp * s * up_;
+        dot += gp * s * up_ * dh;
       }
+      dw_got.push_back(dw[t * kTopK + j]), dw_want.push_back(dot);
       worst = std::max({worst, rel_err(dp.data(), dp_want), rel_err(h2.data(), h_want)});
       for (std::int64_t c = 0; c < kHidden; ++c) {
         double o = 0, d = 0;
         for (std::int64_t i = 0; i < kInter; ++i) o += h[i] * f(w_d[(e * kHidden + c) * kInter + i]);
         for (std::int64_t i = 0; i < 2 * kInter; ++i) d += f(dp[i]) * f(wg[i * kHidden + c]);
-        y_want[c] += weights[t * kTopK + j] * o, dx_want[c] += d;
+        y_want[c] += w * o, dx_want[c] += d;
       }
     }
     worst = std::max({worst, rel_err(y.data() + t * kHidden, y_want), rel_err(dx.data() + t * kHidden, dx_want)});
   }
+  worst = std::max(worst, rel_err(dw_got.data(), dw_want));  // over the sampled choices together
   const double up_flops = 2.0 * kRows * 2 * kInter * kHidden, down_flops = 2.0 * kRows * kHidden * kInter;
   const auto row = [](const char* what, float ms, double flops) {
     std::printf("%-44s %8.1f us", what, ms * 1e3);
@@ -232,15 +288,17 @@ int main() {
   row("grouped_gated_projection (h and P)", up_ms, up_flops);
   row("grouped_down_projection", down_ms, down_flops);
   row("moe_combine", combine_ms, 0);
-  row("moe_gather (dY rows, weighted)", gather_ms, 0);
-  row("grouped_gated_backward (dP and h)", back_ms, down_flops);
+  row("moe_gather (dY rows)", gather_ms, 0);
+  row("router weights by routed row", row_w_ms, 0);
+  row("grouped_gated_backward (dP, h, row dots)", back_ms, down_flops);
+  row("router weights' gradient (row dot sums)", dw_ms, 0);
   row("grouped_down_projection (dx rows)", dx_ms, up_flops);
   row("moe_combine (dx)", dx_sum_ms, 0);
   const bool ok = worst < 1e-2;
   std::printf("worst sampled check, relative L2 against fp64: %.2e  %s\n", worst, ok ? "ok" : "FAILED");
   for (void* d : std::initializer_list<void*>{d_x, d_wgu, d_wd, d_dy, d_ids, d_weights, d_ones, d_offsets,
                                               d_row_choice, d_choice_row, d_invalid, d_ws, d_xr, d_h, d_p, d_out,
-                                              d_y, d_dyr, d_dp, d_h2, d_dxr, d_dx})
+                                              d_y, d_dyr, d_dp, d_h2, d_dxr, d_dx, d_row_w, d_row_dots, d_dw})
     CHECK_CUDA(cudaFree(d));
   return ok ? 0 : 1;
 }
