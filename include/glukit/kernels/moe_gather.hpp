@@ -1,9 +1,7 @@
 // The routed rows of x on the device (ops/moe_gather.hpp, MoeGatherArgsT): block r copies
 // x's row of routed row r's token (routing.row_choice[r] / top_k) into out's row r, eight
-// elements a thread at a time, scaled by the choice's weight where weights are given, and
-// where dots are asked for, the row's dot product with dot_rows' row r (the router weights'
-// gradient); rows past expert_offsets[experts] (the choices routed to no expert) are not
-// written (their dots are 0). What the grouped kernels that read A with TMA multiply
+// elements a thread at a time, scaled by the choice's weight where weights are given; rows
+// past expert_offsets[experts] (the choices routed to no expert) are not written. What the grouped kernels that read A with TMA multiply
 // (grouped_gated_projection with x_routed), what a backward's weight gradient reads again,
 // and (weighted) the backward's dY rows. moe_gather_e4m3 (MoeGatherE4m3ArgsT): block r copies
 // the e4m3 codes of routed row r's token, 16 bytes a thread, and the token's scale (the e4m3
@@ -27,48 +25,23 @@ namespace glukit {
 namespace detail {
 inline constexpr int moe_gather_threads = 128;
 
-/// x[token] . dot_rows[r] over the row (each thread's columns in order, then a tree over the
-/// threads in shared memory: the same sum every run), written by thread 0 at dots[choice].
-GLUKIT_DEVICE inline void moe_gather_dot(float part, std::int32_t choice, float* dots) {
-  __shared__ float parts[moe_gather_threads];
-  parts[thread_x()] = part;
-  block_sync();
-  for (unsigned half = moe_gather_threads / 2; half > 0; half /= 2) {
-    if (thread_x() < half) parts[thread_x()] += parts[thread_x() + half];
-    block_sync();
-  }
-  if (thread_x() == 0) dots[choice] = parts[0];
-}
-
 template <Element T>
 __global__ void __launch_bounds__(moe_gather_threads) moe_gather_kernel(MoeGatherArgsT<T> a) {
   const std::int64_t r = block_x();
   const std::int32_t choice = a.routing.row_choice[r];
-  if (r >= a.routing.expert_offsets[a.routing.experts]) {  // routed to no expert
-    if (a.dots != nullptr && thread_x() == 0) a.dots[choice] = 0.f;
-    return;
-  }
+  if (r >= a.routing.expert_offsets[a.routing.experts]) return;  // routed to no expert
   const std::int64_t token = choice / a.routing.top_k;
   const auto* src = reinterpret_cast<const EightElements<T>*>(a.x + token * a.ldx);
   auto* dst = reinterpret_cast<EightElements<T>*>(a.out + r * a.ldo);
-  const auto* with =
-      a.dots != nullptr ? reinterpret_cast<const EightElements<T>*>(a.dot_rows + r * a.ld_dot_rows) : nullptr;
   const float w = a.weights != nullptr ? a.weights[choice] : 1.f;
-  float part = 0.f;
   for (std::int64_t c = thread_x(); 8 * c < a.hidden; c += moe_gather_threads) {
     EightElements<T> v = src[c];
-    if (a.dots != nullptr) {
-      const EightElements<T> o = with[c];
-#pragma unroll
-      for (int i = 0; i < 8; ++i) part += to_float(v.v[i]) * to_float(o.v[i]);
-    }
     if (a.weights != nullptr) {
 #pragma unroll
       for (int i = 0; i < 8; ++i) v.v[i] = from_float<T>(w * to_float(v.v[i]));
     }
     dst[c] = v;
   }
-  if (a.dots != nullptr) moe_gather_dot(part, choice, a.dots);
 }
 
 struct alignas(16) SixteenBytes {
@@ -104,7 +77,7 @@ Status launch_per_row(void (*kernel)(Args), Args args, stream_t stream) {
 template <Element T>
 Status moe_gather(const MoeGatherArgsT<T>& a, stream_t stream = {}) {
   if (Status s = validate_moe_gather(a); !s) return s;
-  if (a.routing.rows() == 0 || (a.hidden == 0 && a.dots == nullptr)) return Status::success();
+  if (a.routing.rows() == 0 || a.hidden == 0) return Status::success();
   return detail::launch_per_row(&detail::moe_gather_kernel<T>, a, stream);
 }
 

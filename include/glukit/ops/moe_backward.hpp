@@ -1,6 +1,6 @@
 // The experts' backward through their activation, as an op's arguments and rules: for every
 // routed row r of expert e (ops/moe_routing.hpp), given dY_r, the gradient of the row's down
-// projection output (the router's weight applied: moe_gather with weights makes it),
+// projection output (the router's weight applied, as moe_gather with weights makes it),
 //   dH_r = dY_r W_d^e                       (the GEMM, K = hidden)
 //   dP_r = [dG, dU] at P_r, H_r = act(G_r) U_r
 // the dense gated backward (ops/gated_backward.hpp) once per expert, in one launch: dH never

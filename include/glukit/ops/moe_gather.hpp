@@ -1,6 +1,5 @@
 // The gathers of an MoE layer's routed rows as ops' arguments and rules: x's rows in routed
-// order (MoeGatherArgsT: 16-bit, optionally weighted, optionally with the router weights'
-// gradient), and e4m3 rows with their tokens' scales (MoeGatherE4m3ArgsT: a quantised x's rows
+// order (MoeGatherArgsT: 16-bit, optionally weighted), and e4m3 rows with their tokens' scales (MoeGatherE4m3ArgsT: a quantised x's rows
 // for the e4m3 projections of ops/moe_fp8.hpp). The kernels: kernels/moe_gather.hpp. No
 // backend.
 #pragma once
@@ -17,9 +16,7 @@ namespace glukit {
 /// below expert_offsets[experts] (the rest not written). x: tokens x hidden (ldx); out:
 /// routing.rows() x hidden (ldo). weights, optional: tokens x top_k fp32 (the router's, as
 /// the combine reads them); given, out[r] = weights[row_choice[r]] * x[token] in fp32, rounded
-/// once (the backward's dY rows from the layer's gradient). dots with dot_rows (rows x hidden):
-/// dots[row_choice[r]] = x[token] . dot_rows[r] in fp32, summed in a fixed order (0 for a choice
-/// routed to no expert): the router weights' gradient from the down projection's rows.
+/// once (dY's rows of a backward that does not apply the router's weights itself).
 template <Element T>
 struct MoeGatherArgsT {
   const T* x = nullptr;
@@ -29,9 +26,6 @@ struct MoeGatherArgsT {
   std::int64_t ldx = 0;
   std::int64_t ldo = 0;
   const float* weights = nullptr;
-  const T* dot_rows = nullptr;
-  std::int64_t ld_dot_rows = 0;
-  float* dots = nullptr;
 };
 
 /// The gather's rules (host only), each naming its argument.
@@ -50,10 +44,6 @@ Status validate_moe_gather(const MoeGatherArgsT<T>& a) {
   if (detail::bad_stride(a.ldo, a.hidden)) return Status::invalid("ldo: must be >= hidden, a multiple of 8 and < 2^31");
   if (a.ldx > max_elements / r.tokens || a.ldo > max_elements / r.rows())
     return Status::invalid("ldx, ldo: rows * ld overflows the index range");
-  if ((a.dots == nullptr) != (a.dot_rows == nullptr)) return Status::invalid("dots, dot_rows: give both or neither");
-  if (a.dots != nullptr && !detail::aligned16(a.dot_rows)) return Status::invalid("dot_rows: must be 16-byte aligned");
-  if (a.dots != nullptr && (detail::bad_stride(a.ld_dot_rows, a.hidden) || a.ld_dot_rows > max_elements / r.rows()))
-    return Status::invalid("ld_dot_rows: must be >= hidden, a multiple of 8, and rows * ld_dot_rows < 2^31");
   return Status::success();
 }
 
