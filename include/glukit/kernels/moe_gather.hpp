@@ -1,13 +1,13 @@
 // The routed rows of x on the device (ops/moe_gather.hpp, MoeGatherArgsT): block r copies
 // x's row of routed row r's token (routing.row_choice[r] / top_k) into out's row r, eight
 // elements a thread at a time, scaled by the choice's weight where weights are given; rows
-// past expert_offsets[experts] (the choices routed to no expert) are not written. What the grouped kernels that read A with TMA multiply
-// (grouped_gated_projection with x_routed), what a backward's weight gradient reads again,
-// and (weighted) the backward's dY rows. moe_gather_e4m3 (MoeGatherE4m3ArgsT): block r copies
-// the e4m3 codes of routed row r's token, 16 bytes a thread, and the token's scale (the e4m3
-// serving path's A rows). One source for both backends, like
-// kernels/moe_combine.hpp; in a plain C++ translation unit (kernels/grouped.hpp includes it
-// there too) a launch is a compile error naming the compiler it needs.
+// past expert_offsets[experts] (the choices routed to no expert) are not written. What the
+// grouped kernels that read A with TMA multiply (grouped_gated_projection with x_routed), what
+// a backward's weight gradient reads again, and the backward's dY rows. moe_gather_e4m3
+// (MoeGatherE4m3ArgsT): block r copies the e4m3 codes of routed row r's token, 16 bytes a
+// thread, and the token's scale (the e4m3 serving path's A rows). One source for both
+// backends, like kernels/moe_combine.hpp; in a plain C++ translation unit (kernels/grouped.hpp
+// includes it there too) a launch is a compile error naming the compiler it needs.
 #pragma once
 #include <cstdint>
 

@@ -1,7 +1,7 @@
 // The gathers of an MoE layer's routed rows as ops' arguments and rules: x's rows in routed
-// order (MoeGatherArgsT: 16-bit, optionally weighted), and e4m3 rows with their tokens' scales (MoeGatherE4m3ArgsT: a quantised x's rows
-// for the e4m3 projections of ops/moe_fp8.hpp). The kernels: kernels/moe_gather.hpp. No
-// backend.
+// order (MoeGatherArgsT: 16-bit, optionally weighted), and e4m3 rows with their tokens' scales
+// (MoeGatherE4m3ArgsT: a quantised x's rows for the e4m3 projections of ops/moe_fp8.hpp). The
+// kernels: kernels/moe_gather.hpp. No backend.
 #pragma once
 #include <cstdint>
 

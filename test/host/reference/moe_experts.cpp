@@ -23,8 +23,8 @@ using glukit::half_t;
 namespace {
 
 /// A refusal of the rules `validate`: invalid_argument, its message naming `what` first.
-template <class Args, class Validate>
-auto refusal_of(Validate validate) {
+template <class Args>
+auto refusal_of(glukit::Status (*validate)(const Args&)) {
   return [validate](const Args& a, const std::string& what) {
     const glukit::Status s = validate(a);
     INFO(s.message());
@@ -136,7 +136,7 @@ TEST_CASE("the experts' rules name the argument they refuse", "[moe]") {
   good.x = x, good.w = w, good.h = h, good.hidden = 32, good.intermediate = 64, good.ldx = 32, good.ldh = 64;
   good.routing = {offsets, rows, nullptr, 64, 2, 4};
   CHECK(glukit::validate_grouped_gated_arguments(good).ok());
-  const auto refused = refusal_of<GroupedGatedProjectionArgsT<half_t>>([](const GroupedGatedProjectionArgsT<half_t>& a) { return glukit::validate_grouped_gated_arguments(a); });
+  const auto refused = refusal_of(&glukit::validate_grouped_gated_arguments<half_t>);
   auto a = good;
   a.routing.experts = 0, refused(a, "experts");
   a = good, a.routing.top_k = 5, refused(a, "top_k");
@@ -165,7 +165,7 @@ TEST_CASE("the gather's rules name the argument they refuse", "[moe]") {
   alignas(16) static std::int32_t offsets[5], rows[128];
   const glukit::MoeGatherArgsT<half_t> good{x, out, {offsets, rows, nullptr, 64, 2, 4}, 32, 32, 32};
   CHECK(glukit::validate_moe_gather(good).ok());
-  const auto refused = refusal_of<glukit::MoeGatherArgsT<half_t>>([](const glukit::MoeGatherArgsT<half_t>& a) { return glukit::validate_moe_gather(a); });
+  const auto refused = refusal_of(&glukit::validate_moe_gather<half_t>);
   auto a = good;
   a.routing.experts = 0, refused(a, "experts");
   a = good, a.hidden = 12, refused(a, "hidden");
@@ -191,7 +191,7 @@ TEST_CASE("the experts' backward's rules name the argument they refuse, router-w
   good.routing = {offsets, rows, nullptr, 64, 2, 4};
   good.hidden = 32, good.intermediate = 64, good.lddy = 32, good.ldp = good.lddp = 128, good.ldh = 64;
   CHECK(glukit::validate_grouped_gated_backward_arguments(good).ok());
-  const auto refused = refusal_of<glukit::GroupedGatedBackwardArgsT<half_t>>([](const glukit::GroupedGatedBackwardArgsT<half_t>& a) { return glukit::validate_grouped_gated_backward_arguments(a); });
+  const auto refused = refusal_of(&glukit::validate_grouped_gated_backward_arguments<half_t>);
   auto a = good;
   a.row_weight = row_weight, refused(a, "row_weight, row_dots");  // one without the other
   a = good, a.row_dots = row_dots, refused(a, "row_weight, row_dots");
@@ -216,7 +216,7 @@ TEST_CASE("the e4m3 gather's rules name the argument they refuse", "[moe][fp8]")
   alignas(16) static std::int32_t offsets[5], rows[128];
   const glukit::MoeGatherE4m3ArgsT<F8> good{x, x_scale, out, out_scale, {offsets, rows, nullptr, 64, 2, 4}, 32, 48, 32};
   CHECK(glukit::validate_moe_gather_e4m3(good).ok());
-  const auto refused = refusal_of<glukit::MoeGatherE4m3ArgsT<F8>>([](const glukit::MoeGatherE4m3ArgsT<F8>& a) { return glukit::validate_moe_gather_e4m3(a); });
+  const auto refused = refusal_of(&glukit::validate_moe_gather_e4m3<F8>);
   auto a = good;
   a.routing.top_k = 0, refused(a, "top_k");
   a = good, a.hidden = 24, refused(a, "hidden");  // 8 bytes past a 16-byte piece
