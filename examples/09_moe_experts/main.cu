@@ -1,19 +1,19 @@
 // Example 09: the experts of a Qwen3-30B-A3B Mixture-of-Experts layer (128 experts, top-8,
 // hidden 2048, intermediate 768), bf16, 4096 tokens, through glukit's grouped kernels:
 //   routing:  glukit::moe_route turns the router's top_k_index (tokens x 8, as transformers
-//             passes it) into the routed rows sorted by expert, on the device (no host sync);
+//             passes it) into the routed rows sorted by expert, on the device (no host sync),
+//             and puts each routed row's router weight beside it (row_weight, for the backward);
 //   forward:  the routed rows of x (moe_gather, inside the launch), h = silu(x W_g^e^T) *
 //             (x W_u^e^T) and the pre-activations P of every routed row in one launch
 //             (grouped_gated_projection<SwiGlu>: the default's tile), out = h W_d^e^T
 //             (grouped_down_projection), y[t] = sum_j w[t, j] out[row(t, j)] (moe_combine);
 //   backward, router-weighted (as python/glukit/moe.py runs it): dY's routed rows = dy[t]
-//             (moe_gather, unweighted) and each routed row's router weight w_r (a small kernel
-//             below), then dH = dY W_d^e with the activation's backward in the epilogue, which
+//             (moe_gather, unweighted), then with each routed row's router weight w_r dH = dY W_d^e with the activation's backward in the epilogue, which
 //             applies w_r: dP from w_r dH and H = w_r silu(G) U written, dH never in memory, and
 //             each row's silu(G) U . dH as partial sums per 64 columns (row_dots), whose row sum
 //             is the router weight's gradient dy[t] . out[row] (grouped_gated_backward on
 //             GatedBackwardTma128x128 with row_weight and row_dots; the forward keeps no out rows);
-//             that sum per choice (a small kernel); dx's routed rows dP W_gu^e (the down
+//             that sum per choice (moe_router_grad); dx's routed rows dP W_gu^e (the down
 //             projection's kernel over W_gu read as row-major blocks) and their sum per token
 //             (moe_combine with unit weights). The weight gradients are K-grouped GEMMs
 //             (dP_e^T x_e, dY_e^T h_e: torch._grouped_mm in python/glukit/moe.py).
@@ -122,35 +122,6 @@ double rel_err(const G* got, const std::vector<double>& want) {
   return std::isfinite(num) ? std::sqrt(num / den) : INFINITY;
 }
 
-constexpr int kThreads = 256, kRowBlocks = static_cast<int>((kRows + kThreads - 1) / kThreads);  // a thread a row
-
-/// row_weight[r] = weights[row_choice[r]]: each routed row's router weight, in routed order
-/// (the backward's row_weight).
-__global__ void weights_by_row(const float* weights, glukit::MoeRouting routing, std::int64_t rows, float* row_weight) {
-  const std::int64_t r = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
-  if (r < rows) row_weight[r] = weights[routing.row_choice[r]];
-}
-
-/// The router weights' gradient in choice order (tokens x top_k, as top_k_weights): choice c's
-/// the sum of its routed row's `panels` row dots, 0 for a choice routed to no expert (its row
-/// past expert_offsets[experts], which the backward does not write).
-__global__ void row_dot_sums(const float* row_dots, std::int64_t panels, glukit::MoeRouting routing,
-                             std::int64_t choices, float* grad) {
-  const std::int64_t c = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
-  if (c >= choices) return;
-  const std::int64_t r = routing.choice_row[c];
-  float sum = 0.f;
-  if (r < routing.expert_offsets[routing.experts])
-    for (std::int64_t p = 0; p < panels; ++p) sum += row_dots[r * panels + p];
-  grad[c] = sum;
-}
-
-/// The last kernel launch's Status for median_ms (a launch error exits, as CHECK_CUDA does).
-glukit::Status launched() {
-  CHECK_CUDA(cudaGetLastError());
-  return glukit::Status::success();
-}
-
 }  // namespace
 
 int main() {
@@ -186,8 +157,8 @@ int main() {
   float *d_row_w = poisoned<float>(kRows), *d_row_dots = poisoned<float>(kRows * panels),
         *d_dw = poisoned<float>(kRows);  // the router weights' gradient, tokens x top_k
 
-  const glukit::MoeRouteArgsT<std::int64_t> route{d_ids, kTokens, kTopK, kExperts, d_offsets, d_row_choice,
-                                                  d_choice_row, d_invalid, d_ws};
+  const glukit::MoeRouteArgsT<std::int64_t> route{d_ids,        kTokens,   kTopK, kExperts,  d_offsets, d_row_choice,
+                                                  d_choice_row, d_invalid, d_ws,  d_weights, d_row_w};
   const glukit::MoeRouting routing = route.routing();
   const float route_ms = median_ms("moe_route", [&] { return glukit::moe_route(route); });
 
@@ -200,9 +171,7 @@ int main() {
   glukit::GroupedDownProjectionArgsT<bf16> down;
   down.h = d_h, down.w = d_wd, down.out = d_out, down.routing = routing, down.hidden = kHidden;
   down.intermediate = kInter, down.ldh = kInter, down.ldo = kHidden, down.w_layout = glukit::Layout::col_major;
-  using Down = glukit::policy::WithEpilogue<glukit::policy::WarpSpecializedTma<glukit::arch::sm90a>,
-                                            glukit::epilogue::BiasOnly>;
-  const float down_ms = median_ms("grouped_down_projection", [&] { return glukit::grouped_down_projection<Down>(down); });
+  const float down_ms = median_ms("grouped_down_projection", [&] { return glukit::grouped_down_projection(down); });
   const glukit::MoeCombineArgsT<bf16, float> combine{d_out, d_weights, d_y, routing, kHidden, kHidden, kHidden};
   const float combine_ms = median_ms("moe_combine", [&] { return glukit::moe_combine(combine); });
 
@@ -210,25 +179,19 @@ int main() {
   // weight applied in the epilogue, the router weights' gradient from the row dots; then dx.
   const glukit::MoeGatherArgsT<bf16> gather_dy{d_dy, d_dyr, routing, kHidden, kHidden, kHidden};
   const float gather_ms = median_ms("moe_gather", [&] { return glukit::moe_gather(gather_dy); });
-  const float row_w_ms = median_ms("weights_by_row", [&] {
-    weights_by_row<<<kRowBlocks, kThreads>>>(d_weights, routing, kRows, d_row_w);
-    return launched();
-  });
   glukit::GroupedGatedBackwardArgsT<bf16> back;
   back.dy = d_dyr, back.w_down = d_wd, back.p = d_p, back.dp = d_dp, back.h = d_h2, back.routing = routing;
   back.hidden = kHidden, back.intermediate = kInter, back.lddy = kHidden, back.ldp = back.lddp = 2 * kInter;
   back.ldh = kInter, back.row_weight = d_row_w, back.row_dots = d_row_dots;
   using Back = glukit::policy::GatedBackwardTma128x128<glukit::arch::sm90a>;  // SwiGLU, the forward's
   const float back_ms = median_ms("grouped_gated_backward", [&] { return glukit::grouped_gated_backward<Back>(back); });
-  const float dw_ms = median_ms("row_dot_sums", [&] {
-    row_dot_sums<<<kRowBlocks, kThreads>>>(d_row_dots, panels, routing, kRows, d_dw);
-    return launched();
-  });
+  const glukit::MoeRouterGradArgsT<bf16> router_grad{d_row_dots, d_dw, routing, kInter};  // no down bias here
+  const float dw_ms = median_ms("moe_router_grad", [&] { return glukit::moe_router_grad(router_grad); });
   glukit::GroupedDownProjectionArgsT<bf16> dx_rows;  // dP (rows x 2I) W_gu^e (2I x H)
   dx_rows.h = d_dp, dx_rows.w = d_wgu, dx_rows.out = d_dxr, dx_rows.routing = routing, dx_rows.hidden = kHidden;
   dx_rows.intermediate = 2 * kInter, dx_rows.ldh = 2 * kInter, dx_rows.ldo = kHidden;
   dx_rows.w_layout = glukit::Layout::row_major;
-  const float dx_ms = median_ms("grouped_down_projection (dx)", [&] { return glukit::grouped_down_projection<Down>(dx_rows); });
+  const float dx_ms = median_ms("grouped_down_projection (dx)", [&] { return glukit::grouped_down_projection(dx_rows); });
   const glukit::MoeCombineArgsT<bf16, float> dx_sum{d_dxr, d_ones, d_dx, routing, kHidden, kHidden, kHidden};
   const float dx_sum_ms = median_ms("moe_combine (dx)", [&] { return glukit::moe_combine(dx_sum); });
 
@@ -289,9 +252,8 @@ int main() {
   row("grouped_down_projection", down_ms, down_flops);
   row("moe_combine", combine_ms, 0);
   row("moe_gather (dY rows)", gather_ms, 0);
-  row("router weights by routed row", row_w_ms, 0);
   row("grouped_gated_backward (dP, h, row dots)", back_ms, down_flops);
-  row("router weights' gradient (row dot sums)", dw_ms, 0);
+  row("moe_router_grad (router weights' gradient)", dw_ms, 0);
   row("grouped_down_projection (dx rows)", dx_ms, up_flops);
   row("moe_combine (dx)", dx_sum_ms, 0);
   const bool ok = worst < 1e-2;

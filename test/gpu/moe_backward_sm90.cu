@@ -11,7 +11,8 @@
 // and the rows routed to no expert checked untouched; argument errors name the argument.
 // Router-weighted (row_weight, row_dots): dY gathered unweighted, dP and H against the
 // reference's rows times the row's weight, the row dots against the fp64 sums of act(G) U dH
-// per 64 columns, those of the rows routed to no expert left poisoned.
+// per 64 columns, those of the rows routed to no expert left poisoned; moe_router_grad's sums
+// of them with the down bias's term against fp64 sums, 0 for the choices routed to no expert.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -19,6 +20,7 @@
 
 #include "gated_backward_reference.hpp"
 #include "glukit/kernels/moe_gather.hpp"
+#include "glukit/kernels/moe_combine.hpp"
 #include "glukit/kernels/moe_route.hpp"
 #include "glukit/kernels/sm90/grouped/launcher.hpp"
 #include "glukit/reference/moe_routing.hpp"
@@ -80,6 +82,47 @@ void check_row_dots(const GatedBackwardArgsT<T>& g, const float* w, const float*
       rh.value[at] *= w[i], rh.absolute[at] *= w[i];
     }
   }
+}
+
+/// moe_router_grad from the row dots on the device (rows_dots: their values), with the down
+/// bias's term (a random bias, experts x hidden): each valid choice's gradient against the fp64
+/// sum of its row's dots and of dy[t] . b_d[e], within (panels + hidden + 16) fp32 roundings of
+/// the sums of the terms' magnitudes; the choices routed to no expert 0; grad poisoned first.
+template <Element T>
+void check_router_grad(const BwdMoeShape& s, const MoeRouting& routing, const reference::MoeRoutingHost& route,
+                       const float* d_row_dots, const std::vector<float>& row_dots, const std::vector<T>& g,
+                       const T* d_g, std::int64_t ldg, std::mt19937_64& rng) {
+  const std::int64_t rows = s.tokens * s.top_k, panels = moe_row_dot_panels(s.n), valid = route.expert_offsets[s.experts];
+  std::vector<T> bias(static_cast<std::size_t>(s.experts * s.hidden));
+  fill_random(bias, rng);
+  DeviceBuffer<T> d_bias(bias.size());
+  DeviceBuffer<float> d_grad(static_cast<std::size_t>(rows));
+  d_bias.upload(bias);
+  d_grad.poison();
+  MoeRouterGradArgsT<T> a{d_row_dots, d_grad.ptr, routing, s.n, d_g, d_bias.ptr, s.hidden, ldg};
+  const Status st = moe_router_grad(a);
+  INFO("moe_router_grad: " << st.message());
+  REQUIRE(st.ok());
+  GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
+  const std::vector<float> grad = d_grad.download();
+  std::int64_t wrong = 0;
+  for (std::int64_t c = 0; c < rows; ++c) {
+    const std::int32_t r = route.choice_row[c];
+    double want = 0, size = 1e-30;
+    if (r < valid) {
+      int e = 0;
+      while (route.expert_offsets[e + 1] <= r) ++e;
+      for (std::int64_t p = 0; p < panels; ++p) want += row_dots[r * panels + p], size += std::fabs(row_dots[r * panels + p]);
+      for (std::int64_t j = 0; j < s.hidden; ++j) {
+        const double t = double(to_float(g[c / s.top_k * ldg + j])) * to_float(bias[e * s.hidden + j]);
+        want += t, size += std::fabs(t);
+      }
+    }
+    const double bound = r < valid ? double(panels + s.hidden + 16) * fp32_unit_roundoff * size : 0.0;
+    if (!(std::fabs(grad[c] - want) <= bound) && ++wrong <= 4)
+      UNSCOPED_INFO("choice " << c << " (row " << r << "): " << grad[c] << " against " << want << " (bound " << bound << ")");
+  }
+  CHECK(wrong == 0);
 }
 
 template <class Op, Element T, bool Pingpong = false>
@@ -192,6 +235,7 @@ void check_grouped_backward(const BwdMoeShape& s) {
     std::int64_t touched = 0;
     for (std::int64_t i = valid * panels; i < rows * panels; ++i) touched += !std::isnan(row_dots[i]);
     CHECK(touched == 0);
+    check_router_grad<T>(s, ra.routing(), route, drow_dots.ptr, row_dots, g, dg.ptr, ldg, rng);
   }
 }
 

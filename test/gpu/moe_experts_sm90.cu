@@ -234,14 +234,15 @@ void check_grouped(const MoeShape& s) {
     GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
     const std::vector<T> out = dout.download();
     check_down(out);
-    {  // the warp-specialised grouped kernel (TMA), the same checks
-      INFO("WarpSpecializedTma (BiasOnly)");
+    for (const bool by_default : {false, true}) {  // the warp-specialised grouped kernel (TMA); the default's pick
+      INFO((by_default ? "grouped_down_projection(args): the default's pick" : "WarpSpecializedTma (BiasOnly)"));
       DeviceBuffer<T> dout_ws(dout.count);
       dout_ws.poison();
       GroupedDownProjectionArgsT<T> dw = da;
       dw.out = dout_ws.ptr;
-      const Status sw = grouped_down_projection<policy::WithEpilogue<policy::WarpSpecializedTma<arch::sm90a>,
-                                                                     epilogue::BiasOnly>>(dw);
+      const Status sw = by_default ? grouped_down_projection(dw)
+                                   : grouped_down_projection<policy::WithEpilogue<policy::WarpSpecializedTma<arch::sm90a>,
+                                                                                  epilogue::BiasOnly>>(dw);
       INFO("grouped_down_projection: " << sw.message());
       REQUIRE(sw.ok());
       GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
@@ -317,7 +318,8 @@ TEST_CASE("grouped_gated_projection matches the dense reference expert by expert
   }
 }
 
-TEST_CASE("grouped_gated_projection<Op>: the default's three picks match the reference", "[moe][grouped]") {
+TEST_CASE("grouped_gated_projection<Op> and grouped_down_projection: the defaults' picks match the reference",
+          "[moe][grouped]") {
   // sm90::default_grouped_gated_kernel: 40 rows an expert (GatedTmaPingpong64x128), 500 with 16
   // experts (GatedTma128x256), 66 with 256 experts, more than the wide tile holds (GatedTma128x128).
   using glukit::sm90::default_grouped_gated_kernel;
@@ -328,6 +330,11 @@ TEST_CASE("grouped_gated_projection<Op>: the default's three picks match the ref
   check_grouped<V2SwiGlu, half_t, epilogue::SwiGlu>({1000, 136, 200, 8, 16, ExpertLayout::stacked, false});
   check_grouped<V3GeGlu, bfloat16_t, epilogue::GeGlu>({1000, 256, 192, 8, 16, ExpertLayout::interleaved, true});
   check_grouped<V2SwiGlu, bfloat16_t, epilogue::SwiGlu>({2100, 64, 128, 8, 256, ExpertLayout::stacked, true});
+  // ... and the down projection's default (check_grouped runs it beside WarpSpecializedTma):
+  // 40 rows an expert the 64-row ping-pong tile, 500 the 128-row one.
+  using glukit::sm90::default_grouped_down_kernel;
+  CHECK(std::string(default_grouped_down_kernel(40 * 8, 8, 6107).name()) == "WarpSpecializedTmaPingpong64x128");
+  CHECK(std::string(default_grouped_down_kernel(1000 * 8, 16, 6107).name()) == "WarpSpecializedTma");
 }
 
 TEST_CASE("the experts under the sanitizers: ragged experts, ids out of range", "[moe][grouped][sanitize]") {

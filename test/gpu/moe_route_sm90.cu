@@ -2,8 +2,9 @@
 // for value, to the host reference (reference/moe_routing.hpp) on random routings with ids
 // of both index types, skewed routings (one expert takes every choice, experts left empty),
 // ids out of range (routed last and counted), tokens = 0 and one token; every output
-// poisoned first; two launches give the same bits; the rules refuse bad arguments before
-// anything is written.
+// poisoned first; each routed row's router weight in routed order (row_weight) equal to its
+// choice's; two launches give the same bits; the rules refuse bad arguments before anything
+// is written.
 #include "gpu_test_util.hpp"
 #include "glukit/kernels/moe_route.hpp"
 #include "glukit/reference/moe_routing.hpp"
@@ -43,15 +44,21 @@ void check_routing(std::int64_t tokens, int top_k, int experts, Skew skew) {
   const std::size_t rows = static_cast<std::size_t>(tokens * top_k);
   DeviceBuffer<Index> d_idx(rows);
   d_idx.upload(idx);
+  std::vector<float> weights(rows);
+  std::uniform_real_distribution<float> wdist(0.f, 1.f);
+  for (float& w : weights) w = wdist(rng);
+  DeviceBuffer<float> d_weights(rows), row_weight(rows);
+  d_weights.upload(weights);
   DeviceBuffer<std::int32_t> offsets(static_cast<std::size_t>(experts) + 1), row_choice(rows), choice_row(rows),
       invalid(1);
   DeviceBuffer<unsigned char> ws(static_cast<std::size_t>(moe_route_workspace_bytes(tokens, top_k, experts)));
   MoeRouteArgsT<Index> a{.top_k_index = d_idx.ptr, .tokens = tokens, .top_k = top_k, .experts = experts,
                          .expert_offsets = offsets.ptr, .row_choice = row_choice.ptr, .choice_row = choice_row.ptr,
-                         .invalid_choices = invalid.ptr, .workspace = ws.ptr};
+                         .invalid_choices = invalid.ptr, .workspace = ws.ptr, .top_k_weights = d_weights.ptr,
+                         .row_weight = row_weight.ptr};
   std::vector<std::int32_t> first_rows;
   for (int launch = 0; launch < 2; ++launch) {
-    offsets.poison(), row_choice.poison(), choice_row.poison(), invalid.poison(), ws.poison();
+    offsets.poison(), row_choice.poison(), choice_row.poison(), invalid.poison(), ws.poison(), row_weight.poison();
     const Status s = moe_route(a);
     INFO("moe_route: " << s.message());
     REQUIRE(s.ok());
@@ -61,6 +68,10 @@ void check_routing(std::int64_t tokens, int top_k, int experts, Skew skew) {
     const std::vector<std::int32_t> rc = row_choice.download();
     CHECK(rc == want.row_choice);
     CHECK(choice_row.download() == want.choice_row);
+    const std::vector<float> rw = row_weight.download();
+    std::size_t wrong = 0;
+    for (std::size_t r = 0; r < rows; ++r) wrong += rw[r] != weights[static_cast<std::size_t>(want.row_choice[r])];
+    CHECK(wrong == 0);
     if (launch == 0) first_rows = rc;
     else CHECK(rc == first_rows);
   }
@@ -121,6 +132,11 @@ TEST_CASE("moe_route refuses bad arguments and writes nothing", "[moe][route]") 
   a = good, a.top_k_index = nullptr, refused(a, "top_k_index");
   a = good, a.row_choice = nullptr, refused(a, "row_choice");
   a = good, a.workspace = static_cast<unsigned char*>(a.workspace) + 4, refused(a, "workspace");
+  DeviceBuffer<float> weights(64), row_weight(64);
+  a = good, a.top_k_weights = weights.ptr, refused(a, "top_k_weights, row_weight");  // one without the other
+  a = good, a.row_weight = row_weight.ptr, refused(a, "top_k_weights, row_weight");
+  a = good, a.top_k_weights = weights.ptr, a.row_weight = reinterpret_cast<float*>(reinterpret_cast<char*>(row_weight.ptr) + 2);
+  refused(a, "row_weight");
   GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
   for (std::int32_t v : offsets.download()) CHECK(v == -1);  // still the poison
 }

@@ -1,11 +1,10 @@
-// The launchers of the experts of a Mixture-of-Experts layer (ops/moe_experts.hpp), written
-// once for both backends: glukit::grouped_gated_projection<Policy>(args, stream),
-// glukit::grouped_down_projection<Policy>(args, stream) and, on sm90a,
-// glukit::grouped_gated_backward<Policy>(args, stream), and the e4m3 forms
-// glukit::grouped_gated_projection_fp8<Policy> and grouped_down_projection_fp8<Policy>. Each validates, maps its arguments
-// onto a GEMM over all routed rows (expert 0's weights; the gated projection's GEMM view and
-// its problem with A's rows gathered, GroupedGatedProblem, or read in order from x_routed;
-// the down projection W_d's layout's, GroupedProblem) and hands them to the backend's grouped kernel
+// The launchers of the experts of a Mixture-of-Experts layer (ops/moe_experts.hpp), written once
+// for both backends: glukit::grouped_gated_projection<Policy>(args, stream), grouped_down_projection
+// <Policy>, on sm90a grouped_gated_backward<Policy>, the e4m3 grouped_gated_projection_fp8<Policy>
+// and grouped_down_projection_fp8<Policy>, and the defaults' forms. Each validates, maps its
+// arguments onto a GEMM over all routed rows (expert 0's weights; the gated projection's GEMM
+// view with A's rows gathered, GroupedGatedProblem, or read in order from x_routed; the down
+// projection W_d's layout's, GroupedProblem) and hands them to the backend's grouped kernel
 // (detail::GroupedLauncher: kernels/sm90/grouped/launcher.hpp, kernels/cdna/grouped_launcher.hpp),
 // which walks the routed rows expert by expert. Asynchronous.
 #pragma once
@@ -43,15 +42,13 @@ struct GroupedWalk {
 
 namespace detail {
 /// Backends specialise this, BP a Bound policy, with
-///   static Status run(const AddmmGluArgsT<element_of<BP>>& gemm, const MoeRouting&,
-///                     std::int64_t w_stride, std::int64_t bias_stride, int device, stream_t,
-///                     const OperandSlotsT<element_of<BP>>& extra):
-///   the grouped kernel's launch over gemm (all routed rows), expert e's B and bias at
-///   e * w_stride and e * bias_stride elements, on `device`, the current device; extra: the
-///   operands beside the GEMM in the composition's slots (kernels/operand_slots.hpp);
-///   static constexpr bool writes_preact: whether BP's grouped kernel writes the pre-activations;
-///   static constexpr bool reads_alternating: whether it reads ExpertLayout::alternating weights
-///   (BP bound to a GroupedAlternatingProblem).
+///   static Status run(const AddmmGluArgsT<element_of<BP>>& gemm, const MoeRouting&, std::int64_t
+///                     w_stride, std::int64_t bias_stride, int device, stream_t, const OperandSlotsT<...>& extra):
+///   the grouped kernel's launch over gemm (all routed rows), expert e's B and bias at e * w_stride
+///   and e * bias_stride elements, on `device`, the current device; extra: the operands beside the
+///   GEMM in the composition's slots (kernels/operand_slots.hpp); static constexpr bool
+///   writes_preact, reads_alternating: whether BP's grouped kernel writes the pre-activations,
+///   reads ExpertLayout::alternating weights (BP bound to a GroupedAlternatingProblem).
 template <class BP, Backend B>
 struct GroupedLauncher {
   static constexpr bool writes_preact = false;
@@ -89,14 +86,14 @@ inline constexpr bool grouped_reads_alternating =
                     arch_traits<typename Policy::arch>::backend>::reads_alternating;
 }  // namespace detail
 
-/// h = act(x[token] W_g^e^T + b_g^e) * (x[token] W_u^e^T + b_u^e) for every routed row of
-/// a.routing (its device layout: moe_route), with Policy's kernel, its epilogue_op the
-/// activation (sm90a: a multistage cp.async policy, V2-V4, or a warp-specialised TMA policy;
-/// CDNA: a direct-to-LDS one, V2-V4). Without a.x_routed the kernel gathers x's rows by token
-/// as it loads them (the warp-specialised one with its producer's cp.async, W by TMA); with it,
-/// moe_gather first fills x_routed and the kernel reads its rows in order (A by TMA).
-/// ExpertLayout::alternating (gpt-oss's (E, H, 2I)) runs on sm90a's warp-specialised TMA
-/// policies, W read as stored (N-major); its p is written stacked.
+/// h = act(x[token] W_g^e^T + b_g^e) * (x[token] W_u^e^T + b_u^e) for every routed row of a.routing
+/// (its device layout: moe_route), with Policy's kernel, its epilogue_op the activation (sm90a: a
+/// multistage cp.async policy, V2-V4, or a warp-specialised TMA policy; CDNA: a direct-to-LDS one,
+/// V2-V4). Without a.x_routed the kernel gathers x's rows by token as it loads them (the
+/// warp-specialised one with its producer's cp.async, W by TMA); with it, moe_gather first fills
+/// x_routed and the kernel reads its rows in order (A by TMA). ExpertLayout::alternating
+/// (gpt-oss's (E, H, 2I)) runs on sm90a's warp-specialised TMA policies, W read as stored (N-major),
+/// p written stacked.
 template <class Policy, Element T>
   requires(!EpilogueOp<Policy>)
 Status grouped_gated_projection(const GroupedGatedProjectionArgsT<T>& a, stream_t stream = {}) {
@@ -122,12 +119,9 @@ Status grouped_gated_projection(const GroupedGatedProjectionArgsT<T>& a, stream_
   constexpr GateLayout st = GateLayout::stacked, il = GateLayout::interleaved;
   // The routed rows of x first (moe_gather), then a kernel that reads them in order.
   const auto gathered_first = [&]() -> Status {
-    if (Status s = moe_gather(MoeGatherArgsT<T>{a.x, a.x_routed, a.routing, a.hidden, dense.lda, a.ld_x_routed},
-                              stream);
-        !s)
-      return s;
+    const MoeGatherArgsT<T> g{a.x, a.x_routed, a.routing, a.hidden, dense.lda, a.ld_x_routed};
     gemm.a = a.x_routed, gemm.lda = a.ld_x_routed;
-    return Status::success();
+    return moe_gather(g, stream);
   };
   if (a.p != nullptr) {
     if constexpr (detail::grouped_writes_preact<Policy, T>) {
@@ -207,6 +201,12 @@ Status grouped_down_projection(const GroupedDownProjectionArgsT<T>& a, stream_t 
                                                                                       a.hidden, stream);
   return detail::run_grouped<Policy, GroupedProblem<Problem<T, Layout::row_major>>>(gemm, a.routing, w_stride,
                                                                                     a.hidden, stream);
+}
+
+/// The same on the tile the backend's default picks (as grouped_gated_projection<Operation>'s).
+template <Element T>
+Status grouped_down_projection(const GroupedDownProjectionArgsT<T>& a, stream_t stream = {}) {
+  return detail::run_default<epilogue::BiasOnly>(a, stream);
 }
 
 /// The experts' backward through their activation (ops/moe_backward.hpp) with Policy's

@@ -103,11 +103,12 @@ __global__ void __launch_bounds__(moe_route_threads)
   if (t == 0) *invalid_choices = totals[experts];
 }
 
-/// Pass 4. Each choice to its row.
+/// Pass 4. Each choice to its row (and its weight, where asked, to row_weight).
 template <class Index>
 __global__ void __launch_bounds__(moe_route_threads)
     moe_route_scatter(const Index* top_k_index, std::int64_t rows, int experts, const std::int32_t* chunk_bases,
-                      const std::int32_t* expert_offsets, std::int32_t* row_choice, std::int32_t* choice_row) {
+                      const std::int32_t* expert_offsets, std::int32_t* row_choice, std::int32_t* choice_row,
+                      const float* top_k_weights, float* row_weight) {
   __shared__ int buckets[moe_route_chunk];
   moe_load_chunk(buckets, top_k_index, rows, experts);
   const int t = static_cast<int>(thread_x());
@@ -119,6 +120,7 @@ __global__ void __launch_bounds__(moe_route_threads)
   const std::int32_t row = expert_offsets[b] + chunk_bases[std::int64_t{block_x()} * (experts + 1) + b] + before;
   row_choice[row] = static_cast<std::int32_t>(c);
   choice_row[c] = row;
+  if (row_weight != nullptr) row_weight[row] = top_k_weights[c];
 }
 }  // namespace detail
 
@@ -137,6 +139,8 @@ Status moe_route(const MoeRouteArgsT<Index>& a, stream_t stream = {}) {
   std::int32_t* invalid = a.invalid_choices;
   std::int32_t* row_choice = a.row_choice;
   std::int32_t* choice_row = a.choice_row;
+  const float* weights = a.top_k_weights;
+  float* row_weight = a.row_weight;
   const auto launch = [&](auto* kernel, std::int64_t grid, void** args) -> Status {
     if (error_t e = launch_kernel(kernel, static_cast<unsigned>(grid), detail::moe_route_threads, args, 0, stream);
         e != success)
@@ -147,7 +151,7 @@ Status moe_route(const MoeRouteArgsT<Index>& a, stream_t stream = {}) {
   void* count_args[] = {&index, &rows, &experts, &counts};
   void* base_args[] = {&counts, &chunks, &experts};
   void* offset_args[] = {&totals, &experts, &offsets, &invalid};
-  void* scatter_args[] = {&index, &rows, &experts, &counts, &offsets, &row_choice, &choice_row};
+  void* scatter_args[] = {&index, &rows, &experts, &counts, &offsets, &row_choice, &choice_row, &weights, &row_weight};
   if (rows > 0)
     if (Status s = launch(&detail::moe_route_count<Index>, chunks, count_args); !s) return s;
   if (Status s = launch(&detail::moe_route_chunk_bases<>, bucket_blocks, base_args); !s) return s;

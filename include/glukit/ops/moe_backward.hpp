@@ -58,6 +58,53 @@ GLUKIT_HOST_DEVICE constexpr std::int64_t moe_row_dot_panels(std::int64_t interm
   return (intermediate + 63) / 64;
 }
 
+/// The router weights' gradient from a router-weighted backward's row dots, choice by choice:
+/// grad[c] = the sum of row_dots' panels of choice c's routed row (routing.choice_row[c]), in
+/// panel order, then, with dy and down_bias, + dy[t] . down_bias[e] (t = c / top_k, e the
+/// row's expert; fp32, a fixed order of sums) = d y[t] / d top_k_weights[c]; 0 for a choice
+/// routed to no expert. row_dots: rows x moe_row_dot_panels(intermediate) fp32
+/// (GroupedGatedBackwardArgsT::row_dots); grad: tokens x top_k fp32, top_k_weights' shape;
+/// dy: the layer's gradient, tokens x hidden (ldy); down_bias: experts x hidden, rows of hidden.
+template <Element T>
+struct MoeRouterGradArgsT {
+  const float* row_dots = nullptr;
+  float* grad = nullptr;
+  MoeRouting routing;
+  std::int64_t intermediate = 0;
+  const T* dy = nullptr;
+  const T* down_bias = nullptr;
+  std::int64_t hidden = 0;
+  std::int64_t ldy = 0;
+};
+
+/// moe_router_grad's rules (host only), each naming its argument.
+template <Element T>
+Status validate_moe_router_grad(const MoeRouterGradArgsT<T>& a) {
+  const MoeRouting& r = a.routing;
+  if (Status s = validate_moe_sizes(r.tokens, r.top_k, r.experts); !s) return s;
+  if (a.intermediate < 1 || a.intermediate >= max_dimension / 2)
+    return Status::invalid("intermediate: must be >= 1 and < 2^30");
+  if ((a.dy == nullptr) != (a.down_bias == nullptr)) return Status::invalid("dy, down_bias: give both or neither");
+  if (r.tokens == 0) return Status::success();
+  if (a.row_dots == nullptr || reinterpret_cast<std::uintptr_t>(a.row_dots) % 4 != 0)
+    return Status::invalid("row_dots: must not be null, 4-byte aligned");
+  if (a.grad == nullptr || reinterpret_cast<std::uintptr_t>(a.grad) % 4 != 0)
+    return Status::invalid("grad: must not be null, 4-byte aligned");
+  if (r.expert_offsets == nullptr) return Status::invalid("routing.expert_offsets: must not be null");
+  if (r.choice_row == nullptr) return Status::invalid("routing.choice_row: must not be null");
+  if (r.rows() > max_elements / moe_row_dot_panels(a.intermediate))
+    return Status::invalid("row_dots: rows * moe_row_dot_panels(intermediate) overflows the index range");
+  if (a.dy == nullptr) return Status::success();
+  if (a.hidden < 1 || a.hidden >= max_dimension || a.hidden % vector_elems != 0)
+    return Status::invalid("hidden: must be >= 1, < 2^31 and a multiple of 8 (with dy and down_bias)");
+  if (!detail::aligned16(a.dy)) return Status::invalid("dy: must be 16-byte aligned");
+  if (!detail::aligned16(a.down_bias)) return Status::invalid("down_bias: must be 16-byte aligned");
+  if (detail::bad_stride(a.ldy, a.hidden) || a.ldy > max_elements / r.tokens)
+    return Status::invalid("ldy: must be >= hidden, a multiple of 8, and tokens * ldy < 2^31");
+  if (a.hidden > max_elements / r.experts) return Status::invalid("down_bias: experts * hidden overflows the index range");
+  return Status::success();
+}
+
 /// A gated backward problem Pr with the router's weights applied in its epilogue
 /// (GroupedGatedBackwardArgsT::row_weight): the row weights as the row_scale vector, the row
 /// dots' partials into OperandVectors::row_dots.

@@ -45,7 +45,10 @@ inline constexpr int moe_route_chunk = 256;
 /// moe_route's arguments. Index: std::int32_t or std::int64_t (torch.topk's indices).
 /// Outputs: expert_offsets (experts + 1), row_choice and choice_row (tokens * top_k each),
 /// invalid_choices (one value); workspace: moe_route_workspace_bytes(tokens, top_k, experts)
-/// bytes, 16-byte aligned.
+/// bytes, 16-byte aligned. Optional, together: top_k_weights (tokens x top_k fp32, the router's
+/// weights) and row_weight (tokens * top_k fp32): row_weight[r] = top_k_weights[row_choice[r]],
+/// each routed row's weight in routed order (a router-weighted backward's
+/// GroupedGatedBackwardArgsT::row_weight).
 template <class Index>
 struct MoeRouteArgsT {
   const Index* top_k_index = nullptr;
@@ -57,6 +60,8 @@ struct MoeRouteArgsT {
   std::int32_t* choice_row = nullptr;
   std::int32_t* invalid_choices = nullptr;
   void* workspace = nullptr;
+  const float* top_k_weights = nullptr;
+  float* row_weight = nullptr;
 
   /// The layout these outputs hold once moe_route has run.
   constexpr MoeRouting routing() const { return {expert_offsets, row_choice, choice_row, tokens, top_k, experts}; }
@@ -91,6 +96,11 @@ Status validate_moe_route(const MoeRouteArgsT<Index>& a) {
   if (a.invalid_choices == nullptr) return Status::invalid("invalid_choices: must not be null");
   if (a.workspace == nullptr || !detail::aligned16(a.workspace))
     return Status::invalid("workspace: must not be null, 16-byte aligned, moe_route_workspace_bytes long");
+  if ((a.top_k_weights == nullptr) != (a.row_weight == nullptr))
+    return Status::invalid("top_k_weights, row_weight: give both or neither");
+  if (reinterpret_cast<std::uintptr_t>(a.top_k_weights) % 4 != 0)
+    return Status::invalid("top_k_weights: must be 4-byte aligned");
+  if (reinterpret_cast<std::uintptr_t>(a.row_weight) % 4 != 0) return Status::invalid("row_weight: must be 4-byte aligned");
   if (a.tokens == 0) return Status::success();
   if (a.top_k_index == nullptr) return Status::invalid("top_k_index: must not be null");
   if (a.row_choice == nullptr) return Status::invalid("row_choice: must not be null");

@@ -3,7 +3,7 @@
 // projection on the tile the sm90a default picks by rows per expert
 // (grouped_gated_projection<Op>: 64-row ping-pong, 128 x 256 or 128 x 128,
 // kernels/sm90/plan_default.hpp; x's routed rows gathered first into x_routed), the grouped
-// down projection (WarpSpecializedTma, BiasOnly) and the combine with the router's weights
+// down projection (the default's tile: 64-row ping-pong at decode, else WarpSpecializedTma) and the combine with the router's weights
 // (fp32), all on the caller's stream. Operands: x, top_k_index
 // (int64, tokens x top_k), top_k_weights (float, tokens x top_k), gate_up (E, 2I, H: stacked,
 // or interleaved with w_interleaved; moe_experts_alternating: (E, H, 2I), gate and up columns
@@ -39,9 +39,8 @@ LaunchStatus launch_moe(const Call& c, cudaStream_t stream) {
   d.routing = ra.routing();
   d.hidden = hidden, d.intermediate = inter, d.ldh = inter, d.ldo = hidden;
   d.w_layout = b_layout(c);
-  using Down = glukit::policy::WithEpilogue<glukit::policy::WarpSpecializedTma<glukit::arch::sm90a>,
-                                            glukit::epilogue::BiasOnly>;
-  if (glukit::Status s = glukit::grouped_down_projection<Down>(d, stream); !s) return plain(s);
+  // The default's tile: 64-row ping-pong tiles at decode, 128-row ones above.
+  if (glukit::Status s = glukit::grouped_down_projection(d, stream); !s) return plain(s);
   const glukit::MoeCombineArgsT<T, float> combine{ptr<const T>(c, 15), ptr<const float>(c, 2), ptr<T>(c, 7),
                                                   ra.routing(), hidden, hidden, hidden};
   return plain(glukit::moe_combine(combine, stream));

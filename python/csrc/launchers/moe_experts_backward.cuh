@@ -61,9 +61,7 @@ LaunchStatus launch_moe_backward_dx(const Call& c, cudaStream_t stream) {
   d.hidden = hidden, d.intermediate = 2 * inter, d.ldh = 2 * inter, d.ldo = hidden;
   // W_gu (E, 2I, H): row-major 2I x H blocks; alternating (E, H, 2I): their transpose, col_major
   d.w_layout = Alternating ? glukit::Layout::col_major : glukit::Layout::row_major;
-  using Down = glukit::policy::WithEpilogue<glukit::policy::WarpSpecializedTma<glukit::arch::sm90a>,
-                                            glukit::epilogue::BiasOnly>;
-  if (glukit::Status s = glukit::grouped_down_projection<Down>(d, stream); !s) return plain(s);
+  if (glukit::Status s = glukit::grouped_down_projection(d, stream); !s) return plain(s);
   const glukit::MoeCombineArgsT<T, float> sum{ptr<const T>(c, 5), ptr<const float>(c, 6), ptr<T>(c, 7), routing,
                                               hidden, hidden, hidden};
   return plain(glukit::moe_combine(sum, stream));

@@ -209,6 +209,34 @@ TEST_CASE("the experts' backward's rules name the argument they refuse, router-w
   STATIC_REQUIRE(glukit::moe_row_dot_panels(768) == 12);
 }
 
+TEST_CASE("the router weights' gradient's rules name the argument they refuse", "[moe]") {
+  // 64 tokens, top 2, 4 experts: 128 routed rows; intermediate 100 (2 panels), hidden 32.
+  alignas(16) static half_t dy[64 * 40], bias[4 * 32];
+  alignas(16) static std::int32_t offsets[5], choice_row[128];
+  alignas(16) static float row_dots[128 * 2], grad[128 + 1];
+  glukit::MoeRouterGradArgsT<half_t> good{row_dots, grad, {offsets, nullptr, choice_row, 64, 2, 4}, 100};
+  CHECK(glukit::validate_moe_router_grad(good).ok());
+  const auto refused = refusal_of<glukit::MoeRouterGradArgsT<half_t>>(
+      [](const glukit::MoeRouterGradArgsT<half_t>& a) { return glukit::validate_moe_router_grad(a); });
+  auto a = good;
+  a.dy = dy, a.down_bias = bias, a.hidden = 32, a.ldy = 40;
+  CHECK(glukit::validate_moe_router_grad(a).ok());
+  a = good, a.routing.experts = 0, refused(a, "experts");
+  a = good, a.intermediate = 0, refused(a, "intermediate");
+  a = good, a.dy = dy, refused(a, "dy, down_bias");  // one without the other
+  a = good, a.down_bias = bias, refused(a, "dy, down_bias");
+  a = good, a.row_dots = nullptr, refused(a, "row_dots");
+  a = good, a.grad = reinterpret_cast<float*>(reinterpret_cast<char*>(grad) + 2), refused(a, "grad");
+  a = good, a.routing.expert_offsets = nullptr, refused(a, "routing.expert_offsets");
+  a = good, a.routing.choice_row = nullptr, refused(a, "routing.choice_row");
+  a = good, a.dy = dy, a.down_bias = bias, a.hidden = 12, a.ldy = 40, refused(a, "hidden");
+  a = good, a.dy = dy + 1, a.down_bias = bias, a.hidden = 32, a.ldy = 40, refused(a, "dy");
+  a = good, a.dy = dy, a.down_bias = bias + 1, a.hidden = 32, a.ldy = 40, refused(a, "down_bias");
+  a = good, a.dy = dy, a.down_bias = bias, a.hidden = 32, a.ldy = 36, refused(a, "ldy");
+  a = good, a.routing.tokens = 0, a.row_dots = nullptr, a.grad = nullptr;
+  CHECK(glukit::validate_moe_router_grad(a).ok());  // no tokens: nothing to read or write
+}
+
 TEST_CASE("the e4m3 gather's rules name the argument they refuse", "[moe][fp8]") {
   using F8 = glukit::float8_e4m3_t;
   alignas(16) static F8 x[64 * 48], out[128 * 48];

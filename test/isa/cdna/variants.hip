@@ -321,9 +321,11 @@ template glukit::Status glukit::GatedProjectionBackward<V4SwiGluBackward>::run(
     const glukit::GatedProjectionBackwardArgsT<half_t>&, glukit::stream_t);
 template glukit::Status glukit::gated_projection_backward<SwiGlu>(
     const glukit::GatedProjectionBackwardArgsT<half_t>&, glukit::stream_t);
-// The MoE routing, written once for both backends (kernels/moe_route.hpp).
+// The MoE routing, combine and router weights' gradient, written once for both backends
+// (kernels/moe_route.hpp, kernels/moe_combine.hpp).
 template glukit::Status glukit::moe_route(const glukit::MoeRouteArgsT<std::int64_t>&, glukit::stream_t);
 template glukit::Status glukit::moe_route(const glukit::MoeRouteArgsT<std::int32_t>&, glukit::stream_t);
 template glukit::Status glukit::moe_combine(const glukit::MoeCombineArgsT<bfloat16_t, float>&, glukit::stream_t);
 template glukit::Status glukit::moe_combine(const glukit::MoeCombineArgsT<half_t, half_t>&, glukit::stream_t);
+template glukit::Status glukit::moe_router_grad(const glukit::MoeRouterGradArgsT<bfloat16_t>&, glukit::stream_t);
 #endif

@@ -55,6 +55,16 @@ struct Defaults<Backend::hip> {
                                  });
   }
 
+  /// The experts' down projection: V4FusedEpilogue of the current chip.
+  template <class Operation, Element T>
+  static Status run(const GroupedDownProjectionArgsT<T>& a, stream_t stream) {
+    return cdna::on_current_chip("device: glukit's kernels on HIP need a gfx942 (MI300) or gfx950 (MI350) GPU",
+                                 [&]<class Arch>(Arch, int) -> Status {
+                                   return grouped_down_projection<
+                                       with_operation<policy::V4FusedEpilogue<Arch>, Operation>>(a, stream);
+                                 });
+  }
+
   /// The experts' e4m3 gated projection: the same, on operands of the chip's encoding.
   template <class Operation, Element T, class F8>
   static Status run(const GroupedGatedProjectionFp8ArgsT<T, F8>& a, stream_t stream) {

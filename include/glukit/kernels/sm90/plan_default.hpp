@@ -4,13 +4,13 @@
 //
 // Decode (m <= 64) runs WarpSpecializedTmaPingpong64x128: a 128-row tile would spend
 // half of its wgmma on rows past m, and at M = 16 the 64-row ping-pong kernel measured
-// faster than the 128-row ones; at m <= 16 its 16-row-tile
-// form WarpSpecializedTmaDecode16x128, whose smaller A tiles leave room for more stages
-// of the weight. With several rows of tiles and 512 <= k <= 1024 it runs
-// WarpSpecializedTmaPingpong128x128: there a tile's epilogue weighs against its main loop,
-// and the ping-pong consumers run it under the other warpgroup's wgmma (measured at the
-// reference shape; at k = 256 the main loop is too short to cover it, and at k >= 4096 the
-// 128 x 256 tiles, fewer bytes moved per flop, keep a higher clock under the power cap).
+// faster than the 128-row ones; at m <= 16 its 16-row-tile form WarpSpecializedTmaDecode16x128,
+// whose smaller A tiles leave room for more stages of the weight. With several rows of tiles
+// and 512 <= k <= 1024 it runs WarpSpecializedTmaPingpong128x128: there a tile's epilogue
+// weighs against its main loop, and the ping-pong consumers run it under the other
+// warpgroup's wgmma (measured at the reference shape; at k = 256 the main loop is too short
+// to cover it, and at k >= 4096 the 128 x 256 tiles, fewer bytes moved per flop, keep a
+// higher clock under the power cap).
 // Elsewhere the candidates are
 // WarpSpecializedTma at 128 x 128, 128 x 192 (the tuned kernel) and 128 x 256 tiles. A persistent kernel's time is close to
 //   waves x (time of one tile),  waves = ceil(tiles / SMs),
@@ -251,6 +251,17 @@ constexpr DefaultGroupedGatedKernel default_grouped_gated_kernel(std::int64_t ro
   if (rows <= decode_rows * (experts > 0 ? experts : 1))
     return experts <= decode_max_experts ? K::of<GatedTmaPingpong64x128>() : K::of<GatedTma128x128>();
   return experts <= wide_max_experts ? K::of<GatedTma128x256>() : K::of<GatedTma128x128>();
+}
+
+/// The experts' down projection's default (grouped_down_projection(args)), as the gated one's:
+/// WarpSpecializedTmaPingpong64x128 up to decode_rows routed rows an expert where it holds the
+/// experts, else WarpSpecializedTma (holds every routing). Measured: docs/perf-notes.md, MoE.
+using DefaultGroupedDownKernel =
+    Pick<std::tuple<policy::WarpSpecializedTma<arch::sm90a>, policy::WarpSpecializedTmaPingpong64x128<arch::sm90a>>>;
+constexpr DefaultGroupedDownKernel default_grouped_down_kernel(std::int64_t rows, int experts, int decode_max_experts) {
+  const bool decode = rows <= decode_rows * (experts > 0 ? experts : 1) && experts <= decode_max_experts;
+  return decode ? DefaultGroupedDownKernel::of<policy::WarpSpecializedTmaPingpong64x128>()
+                : DefaultGroupedDownKernel::of<policy::WarpSpecializedTma>();
 }
 
 /// The experts' e4m3 gated projection's default (glukit::grouped_gated_projection_fp8<Op>),

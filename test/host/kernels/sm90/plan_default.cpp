@@ -151,6 +151,24 @@ TEST_CASE("the experts' gated default: 64-row ping-pong up to 64 rows an expert,
   CHECK(std::string(G::of<GatedTma128x256>().name()) == "GatedTma128x256");
 }
 
+TEST_CASE("the experts' down default: 64-row ping-pong up to 64 rows an expert, else the 128-row tile") {
+  using glukit::sm90::default_grouped_down_kernel;
+  using D = glukit::sm90::DefaultGroupedDownKernel;
+  constexpr int decode = 6107;  // WarpSpecializedTmaPingpong64x128's, BiasOnly (grouped_layout.cpp)
+  // Decode: Qwen3-30B-A3B (128 experts, top 8) at 1 and 1024 tokens, Mixtral (8, top 2) at 64.
+  CHECK(default_grouped_down_kernel(8, 128, decode) == D::of<WarpSpecializedTmaPingpong64x128>());
+  CHECK(default_grouped_down_kernel(1024 * 8, 128, decode) == D::of<WarpSpecializedTmaPingpong64x128>());
+  CHECK(default_grouped_down_kernel(64 * 2, 8, decode) == D::of<WarpSpecializedTmaPingpong64x128>());
+  // Prefill: one row past 64 an expert on average; Qwen3 and Mixtral at 4096 tokens.
+  CHECK(default_grouped_down_kernel(64 * 128 + 1, 128, decode) == D::of<WarpSpecializedTma>());
+  CHECK(default_grouped_down_kernel(4096 * 8, 128, decode) == D::of<WarpSpecializedTma>());
+  CHECK(default_grouped_down_kernel(4096 * 2, 8, decode) == D::of<WarpSpecializedTma>());
+  // More experts than the 64-row tile holds: the 128-row one.
+  CHECK(default_grouped_down_kernel(64, 64, 32) == D::of<WarpSpecializedTma>());
+  CHECK(default_grouped_down_kernel(0, 0, decode) == D::of<WarpSpecializedTmaPingpong64x128>());
+  CHECK(std::string(D::of<WarpSpecializedTma>().name()) == "WarpSpecializedTma");
+}
+
 TEST_CASE("the experts' e4m3 gated default: 128 x 128 in one wave, then ping-pong at k <= 2048, else 128 x 256") {
   using glukit::sm90::default_grouped_gated_fp8_kernel;
   using G = glukit::sm90::DefaultGroupedGatedFp8Kernel;

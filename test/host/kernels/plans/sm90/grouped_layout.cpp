@@ -64,6 +64,9 @@ TEST_CASE("grouped tiles: the most experts beside the ring", "[sm90][grouped]") 
   CHECK(max_experts<Gated<gp::GatedTma128x256<sm90a>>, GatedP> == 235);
   CHECK(max_experts<Gated<gp::GatedTma128x256<sm90a>>, AlternatingP> == 235);
   CHECK(max_experts<Gated<gp::GatedTmaPingpong64x128<sm90a>>, Gated0> == 4055);
+  // The down projection's 64-row tile (its default at decode): every routing too.
+  CHECK(max_experts<gp::WithEpilogue<gp::WarpSpecializedTmaPingpong64x128<sm90a>, glukit::epilogue::BiasOnly>, Down> ==
+        6107);
   // The rule is the layout's bytes: one more expert would not fit in 227 KiB.
   using Wide = glukit::sm90::GroupedWsLayout<glukit::Bound<Gated<gp::GatedTma128x256<sm90a>>, Gated0>>;
   CHECK(Wide::smem_bytes(235) <= glukit::arch_traits<sm90a>::smem_bytes_per_block);
