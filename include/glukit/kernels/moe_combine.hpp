@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "glukit/blocks/grouped_tile_scheduler.hpp"
 #include "glukit/ops/moe_backward.hpp"
 #include "glukit/ops/moe_experts.hpp"
 #include "glukit/ops/status.hpp"
@@ -53,18 +54,6 @@ __global__ void __launch_bounds__(moe_combine_threads)
   for (int i = 0; i < 8; ++i) out.v[i] = from_float<T>(s[i]);
   *reinterpret_cast<EightElements<T>*>(a.y + t * a.ldy + 8 * c) = out;
 }
-/// The expert whose rows hold routed row `row` (< offsets[experts]): the last e with
-/// offsets[e] <= row, which skips the empty experts.
-GLUKIT_DEVICE inline int moe_expert_of_row(std::int32_t row, const std::int32_t* offsets, int experts) {
-  int lo = 0, hi = experts;  // offsets[lo] <= row < offsets[hi]
-  while (hi - lo > 1) {
-    const int mid = (lo + hi) / 2;
-    if (offsets[mid] <= row) lo = mid;
-    else hi = mid;
-  }
-  return lo;
-}
-
 /// Block t: grad of token t's top_k choices. Thread 0 sums a choice's row dots in panel order;
 /// with the down bias, each thread its columns of dy[t] . down_bias[e] (eight at a time, in
 /// order), then a tree over the threads in shared memory.
@@ -83,7 +72,7 @@ __global__ void __launch_bounds__(moe_combine_threads) moe_router_grad_kernel(Mo
     }
     float bias_term = 0.f;
     if (a.dy != nullptr) {
-      const int e = moe_expert_of_row(row, a.routing.expert_offsets, a.routing.experts);
+      const int e = group_of_row_tile(row, a.routing.expert_offsets, a.routing.experts);  // the row's expert
       const T* dy = a.dy + t * a.ldy;
       const T* b = a.down_bias + std::int64_t{e} * a.hidden;
       float part = 0.f;
