@@ -29,10 +29,12 @@
 //       (tile_fill_128, tile_fill_64: the tile quantisation bound) and their weights' bytes over the gate/up and down times of
 //       either path (weights_TBps, weights_ws_TBps: the decode rows' bound); the card's copy rate,
 //       a device-to-device copy of up to 512 MiB of weights as HBM traffic, read and write
-//       (us_copy, copy_TBps), the e4m3 down projection alone (us_down_fp8), and the weight
+//       (us_copy, copy_TBps), the e4m3 down projection alone on WarpSpecializedTma and on its
+//       default's tile (us_down_fp8, us_down_fp8_default), and the weight
 //       streams of the PyTorch layers' decode kernels against it: 64-row ping-pong gate/up with
 //       WarpSpecializedTma down (weights_pp64_TBps, weights_pp64_vs_copy), the e4m3 default's
-//       gate/up with the e4m3 down (weights_fp8_TBps, weights_fp8_vs_copy); the iteration
+//       gate/up with the e4m3 down (weights_fp8_TBps, weights_fp8_vs_copy; with the down's
+//       default, weights_fp8_default_vs_copy); the iteration
 //       time is the layer's forward, the four glukit launches of the multistage path. Checked
 //       once: the combine finite. sets / weight_sets: the input sets rotated and the weight
 //       sets among them (one where the sets' weights would not fit in 80% of free memory).
@@ -322,7 +324,7 @@ struct MoeOperands {
                                        cudaMemcpyDeviceToDevice, stream));
   }
   /// The e4m3 layer from the routed e4m3 rows: the gated projection merging h's row maxima,
-  /// h quantised per row, the e4m3 down projection, the combine.
+  /// h quantised per row, the e4m3 down projection on its default's tile, the combine.
   glukit::Status layer_fp8(int i, cudaStream_t stream) const {
     const Set& s = sets[std::size_t(i) % sets.size()];
     const std::int64_t rows = c.rows(), n = c.model.n;
@@ -335,7 +337,7 @@ struct MoeOperands {
       return st;
     if (glukit::Status st = glukit::grouped_gated_projection_fp8<GateFp8Op>(up, stream); !st) return st;
     if (glukit::Status st = glukit::quantize_rows_e4m3(q, stream); !st) return st;
-    if (glukit::Status st = glukit::grouped_down_projection_fp8<DownWsPolicy>(down, stream); !st) return st;
+    if (glukit::Status st = glukit::grouped_down_projection_fp8(down, stream); !st) return st;
     return glukit::moe_combine(combine(i), stream);
   }
   /// The backward's dY rows: the routed rows of y (the layer's gradient), unweighted.
@@ -482,7 +484,8 @@ void bm_moe(benchmark::State& state, MoeCase c) {
               [&] { return glukit::grouped_gated_projection_fp8<GateFp8Ws128Policy>(ops.gate_up_fp8(call++), stream); }),
          step("copy", [&] { return ops.copy(call++, stream); }),
          step("down_fp8",
-              [&] { return glukit::grouped_down_projection_fp8<DownWsPolicy>(ops.down_fp8(call++), stream); })},
+              [&] { return glukit::grouped_down_projection_fp8<DownWsPolicy>(ops.down_fp8(call++), stream); }),
+         step("down_fp8_default", [&] { return glukit::grouped_down_projection_fp8(ops.down_fp8(call++), stream); })},
         std::min(counts.warmup, 3), counts.samples);
     GLUKIT_BENCH_CHECK_LAUNCH();
     if (!failed.ok()) {
@@ -569,6 +572,8 @@ void bm_moe(benchmark::State& state, MoeCase c) {
     const double fp8_TBps = weight_bytes / 2.0 / ((med[13] + med[25]) * 1e-6) * 1e-12;
     state.counters["weights_fp8_TBps"] = fp8_TBps;
     state.counters["weights_fp8_vs_copy"] = fp8_TBps / copy_TBps;
+    state.counters["us_down_fp8_default"] = med[26];
+    state.counters["weights_fp8_default_vs_copy"] = weight_bytes / 2.0 / ((med[13] + med[26]) * 1e-6) * 1e-12 / copy_TBps;
     state.counters["sets"] = double(ops.sets.size());
     state.counters["weight_sets"] = double(ops.weight_sets.size());
   }

@@ -145,13 +145,14 @@ void check_grouped_fp8(const Fp8MoeShape& s) {
   CHECK(wrong == 0);
 }
 
-/// The e4m3 down projection (BiasOnly on WarpSpecializedTma): every expert's block of out
-/// against X = sa sw a w^T + b in fp64 with the fp8 accumulation term; s.n is the
-/// intermediate size (k), s.hidden the output's width.
+/// The e4m3 down projection (BiasOnly on WarpSpecializedTma, or grouped_down_projection_fp8(args)
+/// with by_default: the default's pick): every expert's block of out against X = sa sw a w^T + b
+/// in fp64 with the fp8 accumulation term; s.n is the intermediate size (k), s.hidden the
+/// output's width.
 template <Element T>
-void check_grouped_down_fp8(const Fp8MoeShape& s) {
+void check_grouped_down_fp8(const Fp8MoeShape& s, bool by_default = false) {
   const std::uint64_t seed = fresh_seed();
-  INFO("down " << element_name<T>() << " tokens=" << s.tokens << " hidden=" << s.hidden << " n=" << s.n
+  INFO("down " << (by_default ? "(the default's pick) " : "") << element_name<T>() << " tokens=" << s.tokens << " hidden=" << s.hidden << " n=" << s.n
                << " top_k=" << s.top_k << " experts=" << s.experts << " bias=" << s.bias << " scales "
                << (s.ka == ScaleKind::per_row ? "row" : "tensor") << "/" << (s.kw == ScaleKind::per_row ? "row" : "tensor")
                << " seed=" << seed);
@@ -175,7 +176,7 @@ void check_grouped_down_fp8(const Fp8MoeShape& s) {
   g.routing = ra.routing(), g.hidden = hid, g.intermediate = k, g.lda = lda, g.ldo = ldo;
   g.scale_a_kind = s.ka, g.scale_w_kind = s.kw;
   using Down = policy::WithEpilogue<policy::WarpSpecializedTma<arch::sm90a>, epilogue::BiasOnly>;
-  const Status st = grouped_down_projection_fp8<Down>(g);
+  const Status st = by_default ? grouped_down_projection_fp8(g) : grouped_down_projection_fp8<Down>(g);
   INFO("grouped_down_projection_fp8: " << st.message());
   REQUIRE(st.ok());
   GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
@@ -314,6 +315,14 @@ TEST_CASE("grouped_down_projection_fp8 matches the fp64 reference expert by expe
   check_grouped_down_fp8<bfloat16_t>({40, 64, 128, 8, 8, ExpertLayout::stacked, true, row, tensor});  // decode-like
 }
 
+TEST_CASE("grouped_down_projection_fp8(args): the default's both picks match the reference", "[moe][grouped][fp8]") {
+  // The bf16 down projection's rule (sm90::default_grouped_down_kernel): 40 rows an expert run
+  // the 64-row ping-pong tile, 75 the 128-row WarpSpecializedTma.
+  check_grouped_down_fp8<bfloat16_t>({40, 200, 272, 8, 8, ExpertLayout::stacked, true, row, row}, true);
+  check_grouped_down_fp8<half_t>({17, 64, 128, 4, 16, ExpertLayout::stacked, false, tensor, tensor}, true);
+  check_grouped_down_fp8<bfloat16_t>({300, 200, 272, 4, 16, ExpertLayout::stacked, true, row, row}, true);
+}
+
 TEST_CASE("moe_gather_e4m3 copies each routed row's codes and its token's scale", "[moe][grouped][fp8]") {
   check_gather_e4m3(300, 272, 4, 16);
   check_gather_e4m3(700, 2048, 8, 64);  // 16 bytes a thread, several a row
@@ -355,6 +364,7 @@ TEST_CASE("the experts' e4m3 projections under the sanitizers", "[moe][grouped][
   check_gather_e4m3(300, 272, 4, 16);
   check_grouped_fp8<epilogue::SwiGlu, bfloat16_t>({300, 272, 192, 4, 16, ExpertLayout::stacked, true, row, row});
   check_grouped_down_fp8<bfloat16_t>({300, 200, 272, 4, 16, ExpertLayout::stacked, true, row, row});
+  check_grouped_down_fp8<bfloat16_t>({40, 200, 272, 8, 8, ExpertLayout::stacked, true, row, row}, true);  // 64 rows
   // The default's other two tiles (16 experts x 10 tiles of 128 W rows: past one wave of a
   // device under 160 SMs): ping-pong 128 x 128 at k = 128, 128 x 256 at k = 2176.
   using SG = epilogue::SwiGlu;

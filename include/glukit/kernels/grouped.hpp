@@ -1,12 +1,10 @@
 // The launchers of the experts of a Mixture-of-Experts layer (ops/moe_experts.hpp), written once
-// for both backends: glukit::grouped_gated_projection<Policy>(args, stream), grouped_down_projection
-// <Policy>, on sm90a grouped_gated_backward<Policy>, the e4m3 grouped_gated_projection_fp8<Policy>
-// and grouped_down_projection_fp8<Policy>, and the defaults' forms. Each validates, maps its
-// arguments onto a GEMM over all routed rows (expert 0's weights; the gated projection's GEMM
-// view with A's rows gathered, GroupedGatedProblem, or read in order from x_routed; the down
-// projection W_d's layout's, GroupedProblem) and hands them to the backend's grouped kernel
-// (detail::GroupedLauncher: kernels/sm90/grouped/launcher.hpp, kernels/cdna/grouped_launcher.hpp),
-// which walks the routed rows expert by expert. Asynchronous.
+// for both backends: grouped_gated_projection, grouped_down_projection, on sm90a
+// grouped_gated_backward, and the e4m3 grouped_gated_projection_fp8 and grouped_down_projection_fp8,
+// each <Policy> or on the default's tile. Each validates, maps its arguments onto a GEMM over all
+// routed rows (expert 0's weights; A's rows gathered, GroupedGatedProblem, or read in order) and
+// hands them to the backend's grouped kernel (detail::GroupedLauncher: kernels/sm90/grouped/
+// launcher.hpp, kernels/cdna/grouped_launcher.hpp), which walks the routed rows expert by expert.
 #pragma once
 #include <cstdint>
 #include <type_traits>
@@ -21,9 +19,8 @@
 
 namespace glukit {
 
-/// What a grouped kernel reads beside its GEMM's parameters (both backends): the experts'
-/// routed-row offsets, the routed rows' choices (token: choice / top_k; read where A's rows
-/// are gathered), and the strides from one expert's weights and bias to the next.
+/// What a grouped kernel reads beside its GEMM's parameters: the experts' routed-row offsets, the
+/// rows' choices (token: choice / top_k; where A's rows are gathered), the per-expert strides.
 struct GroupedWalk {
   const std::int32_t* offsets = nullptr;     ///< groups + 1
   const std::int32_t* row_choice = nullptr;
@@ -41,14 +38,12 @@ struct GroupedWalk {
 };
 
 namespace detail {
-/// Backends specialise this, BP a Bound policy, with
-///   static Status run(const AddmmGluArgsT<element_of<BP>>& gemm, const MoeRouting&, std::int64_t
-///                     w_stride, std::int64_t bias_stride, int device, stream_t, const OperandSlotsT<...>& extra):
-///   the grouped kernel's launch over gemm (all routed rows), expert e's B and bias at e * w_stride
-///   and e * bias_stride elements, on `device`, the current device; extra: the operands beside the
-///   GEMM in the composition's slots (kernels/operand_slots.hpp); static constexpr bool
-///   writes_preact, reads_alternating: whether BP's grouped kernel writes the pre-activations,
-///   reads ExpertLayout::alternating weights (BP bound to a GroupedAlternatingProblem).
+/// Backends specialise this (BP a Bound policy) with static Status run(gemm, routing, w_stride,
+/// bias_stride, device, stream, extra): the grouped kernel's launch over gemm (all routed rows),
+/// expert e's B and bias at e * w_stride and e * bias_stride elements, on `device`, the current one;
+/// extra: the operands beside the GEMM in the composition's slots (kernels/operand_slots.hpp);
+/// and static constexpr bool writes_preact, reads_alternating (BP's grouped kernel writes the
+/// pre-activations; reads ExpertLayout::alternating weights, bound to GroupedAlternatingProblem).
 template <class BP, Backend B>
 struct GroupedLauncher {
   static constexpr bool writes_preact = false;
@@ -294,6 +289,12 @@ Status grouped_down_projection_fp8(const GroupedDownProjectionFp8ArgsT<T, F8>& a
   // W_d (E, H, I) e4m3: H x I values, H x I / 2 elements of T per expert.
   return detail::run_grouped<Policy, GroupedProblem<ScaledProblem<T, F8>>>(
       detail::half_width_view(dense), a.routing, a.hidden * a.intermediate / 2, a.hidden, stream, x);
+}
+
+/// The same on the tile the backend's default picks (sm90a: grouped_down_projection's rule).
+template <Element T, class F8>
+Status grouped_down_projection_fp8(const GroupedDownProjectionFp8ArgsT<T, F8>& a, stream_t stream = {}) {
+  return detail::run_default<epilogue::BiasOnly>(a, stream);
 }
 
 }  // namespace glukit

@@ -4,9 +4,9 @@
 // moe_gather_e4m3 of its routed rows' codes and scales, the grouped e4m3 gated projection
 // (the tile of grouped_gated_projection_fp8<Op>'s default) writing h in T and merging h's row
 // maxima into h_absmax (zeroed first, on the stream), quantize_rows_e4m3 of h with those
-// maxima, the grouped e4m3 down projection (WarpSpecializedTma, BiasOnly) and the combine
-// with the router's weights (fp32), all on the caller's stream: benchmark/moe.cu's layer_fp8,
-// from x. Operands: x (tokens x H), top_k_index
+// maxima, the grouped e4m3 down projection (the tile of grouped_down_projection_fp8's
+// default) and the combine with the router's weights (fp32), all on the caller's stream:
+// benchmark/moe.cu's layer_fp8, from x. Operands: x (tokens x H), top_k_index
 // (int64, tokens x top_k), top_k_weights (float, tokens x top_k), gate_up (E, 2I, H e4m3:
 // stacked, or interleaved with w_interleaved), gate_up_scale (E x 2I float, in W's row
 // order), down (E, H, I e4m3), down_scale (E x H float), gate_up_bias (E x 2I) or none,
@@ -86,9 +86,7 @@ LaunchStatus launch_moe_fp8(const Call& c, cudaStream_t stream) {
   d.routing = routing;
   d.hidden = hidden, d.intermediate = inter, d.lda = inter, d.ldo = hidden;
   d.scale_a_kind = per_row, d.scale_w_kind = per_row;
-  using Down = glukit::policy::WithEpilogue<glukit::policy::WarpSpecializedTma<glukit::arch::sm90a>,
-                                            glukit::epilogue::BiasOnly>;
-  if (glukit::Status s = glukit::grouped_down_projection_fp8<Down>(d, stream); !s) return plain(s);
+  if (glukit::Status s = glukit::grouped_down_projection_fp8(d, stream); !s) return plain(s);
   const glukit::MoeCombineArgsT<T, float> combine{ptr<const T>(c, 23), ptr<const float>(c, 2), ptr<T>(c, 9), routing,
                                                   hidden, hidden, hidden};
   return plain(glukit::moe_combine(combine, stream));

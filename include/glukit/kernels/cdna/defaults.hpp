@@ -77,6 +77,18 @@ struct Defaults<Backend::hip> {
                                  });
   }
 
+  /// The experts' e4m3 down projection: the same.
+  template <class Operation, Element T, class F8>
+  static Status run(const GroupedDownProjectionFp8ArgsT<T, F8>& a, stream_t stream) {
+    return cdna::on_current_chip("device: glukit's kernels on HIP need a gfx942 (MI300) or gfx950 (MI350) GPU",
+                                 [&]<class Arch>(Arch, int) -> Status {
+                                   return in_encoding<Arch, F8>([&]<class A2>(A2) {
+                                     return grouped_down_projection_fp8<
+                                         with_operation<policy::V4FusedEpilogue<A2>, Operation>>(a, stream);
+                                   });
+                                 });
+  }
+
   template <class Operation, class A>
   static Status run(const A& args, stream_t stream) {
     using Op = typename A::op;

@@ -119,6 +119,21 @@ struct Defaults<Backend::cuda> {
     return run_pick(pick, [&]<class P>() { return grouped_down_projection<with_operation<P, Operation>>(a, stream); });
   }
 
+  /// The experts' e4m3 down projection: the bf16 one's rule (sm90::default_grouped_down_kernel),
+  /// each tile's expert limit that of the e4m3 problem; grouped_down_projection_fp8 with the pick.
+  template <class Operation, Element T, class F8>
+  static Status run(const GroupedDownProjectionFp8ArgsT<T, F8>& a, stream_t stream) {
+    using Pr = GroupedProblem<ScaledProblem<T, F8>>;
+    constexpr int decode_max_experts =
+        grouped_max_experts<policy::WarpSpecializedTmaPingpong64x128<arch::sm90a>, Operation, Pr>;
+    static_assert(grouped_max_experts<policy::WarpSpecializedTma<arch::sm90a>, Operation, Pr> >= max_moe_experts,
+                  "the e4m3 down default's 128-row tile holds every routing the rules admit");
+    const sm90::DefaultGroupedDownKernel pick =
+        sm90::default_grouped_down_kernel(a.routing.rows(), a.routing.experts, decode_max_experts);
+    return run_pick(pick,
+                    [&]<class P>() { return grouped_down_projection_fp8<with_operation<P, Operation>>(a, stream); });
+  }
+
   /// The experts' e4m3 gated projection: picks by the rows, the experts, the shape and the
   /// device's SMs, then grouped_gated_projection_fp8 with the pick validates and launches.
   template <class Operation, Element T, class F8>
