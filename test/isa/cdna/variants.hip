@@ -277,10 +277,12 @@ template glukit::Status glukit::grouped_gated_projection_fp8<V4GroupedFp8>(
 template glukit::Status glukit::grouped_down_projection_fp8<V4GroupedDownFp8>(
     const glukit::GroupedDownProjectionFp8ArgsT<bfloat16_t, F8>&, glukit::stream_t);
 #if defined(GLUKIT_ISA_LAUNCHER)
-// The experts' e4m3 gated default (V4FusedEpilogue of the current chip, SwiGLU its operation;
-// the other chip's encoding refused): compiled by the launcher check only.
+// The experts' e4m3 defaults (V4FusedEpilogue of the current chip, SwiGLU or BiasOnly its
+// operation; the other chip's encoding refused): compiled by the launcher check only.
 template glukit::Status glukit::grouped_gated_projection_fp8<SwiGlu>(
     const glukit::GroupedGatedProjectionFp8ArgsT<bfloat16_t, F8>&, glukit::stream_t);
+template glukit::Status glukit::grouped_down_projection_fp8(const glukit::GroupedDownProjectionFp8ArgsT<bfloat16_t, F8>&,
+                                                            glukit::stream_t);
 #endif
 
 #if defined(GLUKIT_ISA_LAUNCHER)
