@@ -23,7 +23,8 @@
 //       gate_up_alt_vs_ws: its time against the stacked (E, 2I, H) read), the gated projection on
 //       the other whole gated tiles, 128 x 256 and ping-pong 128 x 128 (us_gate_up_ws256,
 //       us_gate_up_pp128 and each one's _vs_dense), the e4m3 gated projection on the same two
-//       and on 128 x 128 (us_gate_up_fp8_ws256, us_gate_up_fp8_pp128, us_gate_up_fp8_ws128), the backward's dH on ping-pong 128 x 128
+//       and on 128 x 128 and 64-row ping-pong tiles (us_gate_up_fp8_ws256, us_gate_up_fp8_pp128,
+//       us_gate_up_fp8_ws128, us_gate_up_fp8_pp64), the backward's dH on ping-pong 128 x 128
 //       (us_backward_dh_pp128) and the down projection on 128 x 256 (us_down_ws256); the experts the routing
 //       touches (touched_experts), the routed rows' share of their 128- and 64-row tiles
 //       (tile_fill_128, tile_fill_64: the tile quantisation bound) and their weights' bytes over the gate/up and down times of
@@ -485,7 +486,9 @@ void bm_moe(benchmark::State& state, MoeCase c) {
          step("copy", [&] { return ops.copy(call++, stream); }),
          step("down_fp8",
               [&] { return glukit::grouped_down_projection_fp8<DownWsPolicy>(ops.down_fp8(call++), stream); }),
-         step("down_fp8_default", [&] { return glukit::grouped_down_projection_fp8(ops.down_fp8(call++), stream); })},
+         step("down_fp8_default", [&] { return glukit::grouped_down_projection_fp8(ops.down_fp8(call++), stream); }),
+         tile("gate_up_fp8_pp64",
+              [&] { return glukit::grouped_gated_projection_fp8<GateWs64Policy>(ops.gate_up_fp8(call++), stream); })},
         std::min(counts.warmup, 3), counts.samples);
     GLUKIT_BENCH_CHECK_LAUNCH();
     if (!failed.ok()) {
@@ -574,6 +577,7 @@ void bm_moe(benchmark::State& state, MoeCase c) {
     state.counters["weights_fp8_vs_copy"] = fp8_TBps / copy_TBps;
     state.counters["us_down_fp8_default"] = med[26];
     state.counters["weights_fp8_default_vs_copy"] = weight_bytes / 2.0 / ((med[13] + med[26]) * 1e-6) * 1e-12 / copy_TBps;
+    if (failed.runs("gate_up_fp8_pp64")) state.counters["us_gate_up_fp8_pp64"] = med[27];
     state.counters["sets"] = double(ops.sets.size());
     state.counters["weight_sets"] = double(ops.weight_sets.size());
   }
