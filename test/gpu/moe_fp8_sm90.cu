@@ -287,25 +287,29 @@ TEST_CASE("grouped_gated_projection_fp8: a zero row, a NaN row and a row of the 
     check_grouped_fp8<epilogue::SwiGlu, bfloat16_t>({300, 272, 192, 4, 16, l, true, row, row, true, true});
 }
 
-TEST_CASE("grouped_gated_projection_fp8<Op>: the default's three picks match the reference", "[moe][grouped][fp8]") {
+TEST_CASE("grouped_gated_projection_fp8<Op>: the default's four picks match the reference", "[moe][grouped][fp8]") {
   // sm90::default_grouped_gated_fp8_kernel on this device: 8 experts of 2 tiles of 128 W rows
-  // each, one wave (GatedTma128x128); 16 experts of 10 such tiles at k = 256 (ping-pong
-  // 128 x 128) and at k = 2176 (GatedTma128x256).
+  // each, one wave (GatedTma128x128); 16 experts of 10 such tiles with 10 rows an expert (the
+  // 64-row ping-pong tile), 65-75 at k = 256 (ping-pong 128 x 128) and at k = 2176 (128 x 256).
   using glukit::sm90::default_grouped_gated_fp8_kernel;
   int device = 0, sms = 0;
   GLUKIT_CHECK_CUDA(cudaGetDevice(&device));
   GLUKIT_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   REQUIRE(sms >= 16);
   REQUIRE(sms < 160);
-  CHECK(std::string(default_grouped_gated_fp8_kernel(8, 8, 128, 256, sms, 235).name()) == "GatedTma128x128");
-  CHECK(std::string(default_grouped_gated_fp8_kernel(600, 16, 640, 256, sms, 235).name()) ==
+  CHECK(std::string(default_grouped_gated_fp8_kernel(8, 8, 128, 256, sms, 235, 4055).name()) == "GatedTma128x128");
+  CHECK(std::string(default_grouped_gated_fp8_kernel(160, 16, 640, 256, sms, 235, 4055).name()) ==
+        "GatedTmaPingpong64x128");
+  CHECK(std::string(default_grouped_gated_fp8_kernel(1200, 16, 640, 256, sms, 235, 4055).name()) ==
         "GatedTmaPingpong128x128");
-  CHECK(std::string(default_grouped_gated_fp8_kernel(200, 16, 640, 2176, sms, 235).name()) ==
+  CHECK(std::string(default_grouped_gated_fp8_kernel(1040, 16, 640, 2176, sms, 235, 4055).name()) ==
         "GatedTma128x256");
   using SG = epilogue::SwiGlu;
   check_grouped_fp8<SG, bfloat16_t, SG>({4, 256, 128, 2, 8, ExpertLayout::stacked, true, row, row, true});
-  check_grouped_fp8<SG, bfloat16_t, SG>({150, 256, 640, 4, 16, ExpertLayout::interleaved, true, row, row, true});
-  check_grouped_fp8<epilogue::GeGlu, half_t, epilogue::GeGlu>({100, 2176, 640, 2, 16, ExpertLayout::stacked, false,
+  check_grouped_fp8<SG, bfloat16_t, SG>({40, 256, 640, 4, 16, ExpertLayout::interleaved, true, row, row, true});
+  check_grouped_fp8<SG, half_t, SG>({40, 2176, 640, 4, 16, ExpertLayout::stacked, true, tensor, row, false});
+  check_grouped_fp8<SG, bfloat16_t, SG>({300, 256, 640, 4, 16, ExpertLayout::interleaved, true, row, row, true});
+  check_grouped_fp8<epilogue::GeGlu, half_t, epilogue::GeGlu>({520, 2176, 640, 2, 16, ExpertLayout::stacked, false,
                                                                 tensor, row});
 }
 
@@ -365,11 +369,13 @@ TEST_CASE("the experts' e4m3 projections under the sanitizers", "[moe][grouped][
   check_grouped_fp8<epilogue::SwiGlu, bfloat16_t>({300, 272, 192, 4, 16, ExpertLayout::stacked, true, row, row});
   check_grouped_down_fp8<bfloat16_t>({300, 200, 272, 4, 16, ExpertLayout::stacked, true, row, row});
   check_grouped_down_fp8<bfloat16_t>({40, 200, 272, 8, 8, ExpertLayout::stacked, true, row, row}, true);  // 64 rows
-  // The default's other two tiles (16 experts x 10 tiles of 128 W rows: past one wave of a
-  // device under 160 SMs): ping-pong 128 x 128 at k = 128, 128 x 256 at k = 2176.
+  // The default's other three tiles (16 experts x 10 tiles of 128 W rows: past one wave of a
+  // device under 160 SMs): 10 rows an expert the 64-row ping-pong tile, 75 at k = 128 ping-pong
+  // 128 x 128, 65 at k = 2176 128 x 256.
   using SG = epilogue::SwiGlu;
   check_grouped_fp8<SG, bfloat16_t, SG>({40, 128, 640, 4, 16, ExpertLayout::interleaved, true, row, row, true});
-  check_grouped_fp8<SG, bfloat16_t, SG>({20, 2176, 640, 2, 16, ExpertLayout::stacked, false, row, row});
+  check_grouped_fp8<SG, bfloat16_t, SG>({300, 128, 640, 4, 16, ExpertLayout::interleaved, true, row, row, true});
+  check_grouped_fp8<SG, bfloat16_t, SG>({520, 2176, 640, 2, 16, ExpertLayout::stacked, false, row, row});
 }
 
 TEST_CASE("grouped_gated_projection_fp8 refuses what it cannot run, naming it", "[moe][grouped][fp8]") {

@@ -140,13 +140,15 @@ struct Defaults<Backend::cuda> {
   static Status run(const GroupedGatedProjectionFp8ArgsT<T, F8>& a, stream_t stream) {
     using Problem = GroupedProblem<GatedScaledProblem<T, GateLayout::stacked, true, F8>>;
     constexpr int wide_max_experts = grouped_max_experts<policy::GatedTma128x256<arch::sm90a>, Operation, Problem>;
+    constexpr int decode_max_experts =
+        grouped_max_experts<policy::GatedTmaPingpong64x128<arch::sm90a>, Operation, Problem>;
     static_assert(grouped_max_experts<policy::GatedTmaPingpong128x128<arch::sm90a>, Operation, Problem> >=
                       max_moe_experts,
                   "the e4m3 default's ping-pong tile holds every routing the rules admit");
     int device = 0, sms = 0;
     if (Status s = current_sms(&device, &sms); !s.ok()) return s;
     const sm90::DefaultGroupedGatedFp8Kernel pick = sm90::default_grouped_gated_fp8_kernel(
-        a.routing.rows(), a.routing.experts, a.intermediate, a.hidden, sms, wide_max_experts);
+        a.routing.rows(), a.routing.experts, a.intermediate, a.hidden, sms, wide_max_experts, decode_max_experts);
     return run_pick(pick, [&]<class P>() { return grouped_gated_projection_fp8<with_operation<P, Operation>>(a, stream); });
   }
 

@@ -264,26 +264,26 @@ constexpr DefaultGroupedDownKernel default_grouped_down_kernel(std::int64_t rows
                 : DefaultGroupedDownKernel::of<policy::WarpSpecializedTma>();
 }
 
-/// The experts' e4m3 gated projection's default (glukit::grouped_gated_projection_fp8<Op>),
-/// from the e4m3 kernels: 128 x 128 while one tile of 128 W rows for every column block of the
-/// experts with rows (min(rows, experts) of them, a bound known on the host) fits one wave;
-/// above, GatedTmaPingpong128x128 up to k = 2048 (a short e4m3 main loop: one warpgroup's
-/// epilogue under the other's wgmma pays), else GatedTma128x256 where its grouped kernel holds
-/// the experts' row-tile starts, else 128 x 128 (the ping-pong tile holds every routing the
-/// rules admit: kernels/sm90/defaults.hpp asserts it). Measured (H100, glukit_bench's
-/// moe_experts rows of docs/perf-notes.md): the fastest tile, or within 1.5 % of it, at every
-/// row of Qwen3-30B-A3B (k 2048), gpt-oss-120b (2880) and Mixtral-8x7B (4096), 1-16384 tokens.
+/// The experts' e4m3 gated projection's default (glukit::grouped_gated_projection_fp8<Op>):
+/// 128 x 128 while one tile of 128 W rows for every column block of the experts with rows
+/// (min(rows, experts) of them, a bound known on the host) fits one wave; else up to decode_rows
+/// routed rows an expert GatedTmaPingpong64x128 where it holds the experts; above,
+/// GatedTmaPingpong128x128 up to k = 2048 (one warpgroup's epilogue under the other's wgmma),
+/// else GatedTma128x256 where it holds the experts, else 128 x 128 (the ping-pong tile holds
+/// every routing the rules admit: kernels/sm90/defaults.hpp asserts it). Measured: perf-notes,
+/// MoE (H100, glukit_bench's moe_experts rows of Qwen3-30B-A3B, gpt-oss-120b, Mixtral-8x7B).
 inline constexpr std::int64_t fp8_grouped_pingpong_max_k = 2048;
 using DefaultGroupedGatedFp8Kernel =
     Pick<std::tuple<policy::GatedTma128x128<arch::sm90a>, policy::GatedTma128x256<arch::sm90a>,
-                    policy::GatedTmaPingpong128x128<arch::sm90a>>>;
+                    policy::GatedTmaPingpong128x128<arch::sm90a>, policy::GatedTmaPingpong64x128<arch::sm90a>>>;
 constexpr DefaultGroupedGatedFp8Kernel default_grouped_gated_fp8_kernel(std::int64_t rows, int experts,
                                                                         std::int64_t n, std::int64_t k, int sms,
-                                                                        int wide_max_experts) {
+                                                                        int wide_max_experts, int decode_max_experts) {
   using namespace policy;
   using K = DefaultGroupedGatedFp8Kernel;
   const std::int64_t busy = rows < experts ? rows : experts;  // experts with rows, at most
   if (busy * ceil_div(2 * n, 128) <= sms) return K::of<GatedTma128x128>();
+  if (rows <= decode_rows * experts && experts <= decode_max_experts) return K::of<GatedTmaPingpong64x128>();
   if (k <= fp8_grouped_pingpong_max_k) return K::of<GatedTmaPingpong128x128>();
   return experts <= wide_max_experts ? K::of<GatedTma128x256>() : K::of<GatedTma128x128>();
 }

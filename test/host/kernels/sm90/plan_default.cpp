@@ -169,30 +169,41 @@ TEST_CASE("the experts' down default: 64-row ping-pong up to 64 rows an expert, 
   CHECK(std::string(D::of<WarpSpecializedTma>().name()) == "WarpSpecializedTma");
 }
 
-TEST_CASE("the experts' e4m3 gated default: 128 x 128 in one wave, then ping-pong at k <= 2048, else 128 x 256") {
+TEST_CASE("the experts' e4m3 gated default: 128 x 128 in one wave, 64-row ping-pong at decode, then ping-pong "
+          "at k <= 2048, else 128 x 256") {
   using glukit::sm90::default_grouped_gated_fp8_kernel;
   using G = glukit::sm90::DefaultGroupedGatedFp8Kernel;
-  constexpr int sms = 132, wide = 235;
+  constexpr int sms = 132, wide = 235, decode = 4055;
   // (tokens, experts, top_k, I, H) of the measured models; rows = tokens x top_k.
   const auto pick = [](std::int64_t tokens, int experts, int top_k, std::int64_t n, std::int64_t k) {
-    return default_grouped_gated_fp8_kernel(tokens * top_k, experts, n, k, sms, wide);
+    return default_grouped_gated_fp8_kernel(tokens * top_k, experts, n, k, sms, wide, decode);
   };
-  // Qwen3-30B-A3B (128, 8, 768, 2048): one token's 8 experts x 12 tiles fit a wave; from 8
-  // tokens the ping-pong kernel (k 2048).
+  // Qwen3-30B-A3B (128, 8, 768, 2048): one token's 8 experts x 12 tiles fit a wave; 8 and 64
+  // tokens (up to 64 rows an expert) the 64-row ping-pong tile; from 4096 the 128-row one (k 2048).
   CHECK(pick(1, 128, 8, 768, 2048) == G::of<GatedTma128x128>());
-  for (const std::int64_t t : {8, 64, 4096, 16384}) CHECK(pick(t, 128, 8, 768, 2048) == G::of<GatedTmaPingpong128x128>());
-  // gpt-oss-120b (128, 4, 2880, 2880) and Mixtral-8x7B (8, 2, 14336, 4096): 128 x 256 from one
-  // token (4 x 45 and 2 x 224 tiles of 128 W rows: more than a wave).
-  for (const std::int64_t t : {1, 8, 64, 4096, 16384}) {
+  for (const std::int64_t t : {8, 64}) CHECK(pick(t, 128, 8, 768, 2048) == G::of<GatedTmaPingpong64x128>());
+  for (const std::int64_t t : {4096, 16384}) CHECK(pick(t, 128, 8, 768, 2048) == G::of<GatedTmaPingpong128x128>());
+  // gpt-oss-120b (128, 4, 2880, 2880) and Mixtral-8x7B (8, 2, 14336, 4096): past a wave from one
+  // token (4 x 45 and 2 x 224 tiles of 128 W rows); 64-row tiles to 64 tokens, then 128 x 256.
+  for (const std::int64_t t : {1, 8, 64}) {
+    CHECK(pick(t, 128, 4, 2880, 2880) == G::of<GatedTmaPingpong64x128>());
+    CHECK(pick(t, 8, 2, 14336, 4096) == G::of<GatedTmaPingpong64x128>());
+  }
+  for (const std::int64_t t : {4096, 16384}) {
     CHECK(pick(t, 128, 4, 2880, 2880) == G::of<GatedTma128x256>());
     CHECK(pick(t, 8, 2, 14336, 4096) == G::of<GatedTma128x256>());
   }
-  // Past the tile's experts, 128 x 128: DeepSeek-V3's 256 experts (k 7168) on the wide tile.
+  // Mixtral at 512 tokens: 128 rows an expert, past decode.
+  CHECK(pick(512, 8, 2, 14336, 4096) == G::of<GatedTma128x256>());
+  // Past the tiles' experts, 128 x 128: DeepSeek-V3's 256 experts (k 7168) on the wide tile; the
+  // 64-row tile's limit.
   CHECK(pick(4096, 256, 8, 2048, 7168) == G::of<GatedTma128x128>());
+  CHECK(default_grouped_gated_fp8_kernel(640, 128, 2880, 2880, sms, wide, 64) == G::of<GatedTma128x256>());
   // The wave bound counts the experts with rows: at most the rows.
-  CHECK(default_grouped_gated_fp8_kernel(11, 128, 768, 2880, sms, wide) == G::of<GatedTma128x128>());
-  CHECK(default_grouped_gated_fp8_kernel(12, 128, 768, 2880, sms, wide) == G::of<GatedTma128x256>());
+  CHECK(default_grouped_gated_fp8_kernel(11, 128, 768, 2880, sms, wide, decode) == G::of<GatedTma128x128>());
+  CHECK(default_grouped_gated_fp8_kernel(12, 128, 768, 2880, sms, wide, decode) == G::of<GatedTmaPingpong64x128>());
   // No rows: a pick all the same (the launch returns before any kernel).
-  CHECK(default_grouped_gated_fp8_kernel(0, 0, 768, 2048, sms, wide) == G::of<GatedTma128x128>());
+  CHECK(default_grouped_gated_fp8_kernel(0, 0, 768, 2048, sms, wide, decode) == G::of<GatedTma128x128>());
   CHECK(std::string(G::of<GatedTmaPingpong128x128>().name()) == "GatedTmaPingpong128x128");
+  CHECK(std::string(G::of<GatedTmaPingpong64x128>().name()) == "GatedTmaPingpong64x128");
 }
