@@ -105,33 +105,26 @@ struct Defaults<Backend::cuda> {
     return run_pick(pick, [&]<class P>() { return grouped_gated_projection<with_operation<P, Operation>>(a, stream); });
   }
 
-  /// The experts' down projection: picks by rows per expert (sm90::default_grouped_down_kernel),
-  /// then grouped_down_projection with the pick validates and launches.
-  template <class Operation, Element T>
-  static Status run(const GroupedDownProjectionArgsT<T>& a, stream_t stream) {
-    using Pr = GroupedProblem<Problem<T, Layout::col_major>>;
+  /// The experts' down projections, bf16 and e4m3: picks by rows per expert
+  /// (sm90::default_grouped_down_kernel, each tile's expert limit that of problem Pr), then
+  /// launch<P>() (grouped_down_projection[_fp8] with the pick) validates and launches.
+  template <class Operation, class Pr, class Launch>
+  static Status run_down(const MoeRouting& r, Launch launch) {
     constexpr int decode_max_experts =
         grouped_max_experts<policy::WarpSpecializedTmaPingpong64x128<arch::sm90a>, Operation, Pr>;
     static_assert(grouped_max_experts<policy::WarpSpecializedTma<arch::sm90a>, Operation, Pr> >= max_moe_experts,
                   "the experts' down default's 128-row tile holds every routing the rules admit");
-    const sm90::DefaultGroupedDownKernel pick =
-        sm90::default_grouped_down_kernel(a.routing.rows(), a.routing.experts, decode_max_experts);
-    return run_pick(pick, [&]<class P>() { return grouped_down_projection<with_operation<P, Operation>>(a, stream); });
+    return run_pick(sm90::default_grouped_down_kernel(r.rows(), r.experts, decode_max_experts), launch);
   }
-
-  /// The experts' e4m3 down projection: the bf16 one's rule (sm90::default_grouped_down_kernel),
-  /// each tile's expert limit that of the e4m3 problem; grouped_down_projection_fp8 with the pick.
+  template <class Operation, Element T>
+  static Status run(const GroupedDownProjectionArgsT<T>& a, stream_t stream) {
+    return run_down<Operation, GroupedProblem<Problem<T, Layout::col_major>>>(
+        a.routing, [&]<class P>() { return grouped_down_projection<with_operation<P, Operation>>(a, stream); });
+  }
   template <class Operation, Element T, class F8>
   static Status run(const GroupedDownProjectionFp8ArgsT<T, F8>& a, stream_t stream) {
-    using Pr = GroupedProblem<ScaledProblem<T, F8>>;
-    constexpr int decode_max_experts =
-        grouped_max_experts<policy::WarpSpecializedTmaPingpong64x128<arch::sm90a>, Operation, Pr>;
-    static_assert(grouped_max_experts<policy::WarpSpecializedTma<arch::sm90a>, Operation, Pr> >= max_moe_experts,
-                  "the e4m3 down default's 128-row tile holds every routing the rules admit");
-    const sm90::DefaultGroupedDownKernel pick =
-        sm90::default_grouped_down_kernel(a.routing.rows(), a.routing.experts, decode_max_experts);
-    return run_pick(pick,
-                    [&]<class P>() { return grouped_down_projection_fp8<with_operation<P, Operation>>(a, stream); });
+    return run_down<Operation, GroupedProblem<ScaledProblem<T, F8>>>(
+        a.routing, [&]<class P>() { return grouped_down_projection_fp8<with_operation<P, Operation>>(a, stream); });
   }
 
   /// The experts' e4m3 gated projection: picks by the rows, the experts, the shape and the
