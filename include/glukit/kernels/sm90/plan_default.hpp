@@ -110,10 +110,11 @@ struct DefaultRule {
   }
 };
 
-/// Rows up to which the default runs the 64-row ping-pong kernel (decode), and up to
-/// which its 16-row-tile form (a_rows = 16).
+/// Rows up to which the default runs the 64-row ping-pong kernel (decode; in the experts' rules,
+/// routed rows an expert on average: grouped_decode), and up to which its 16-row-tile form.
 inline constexpr std::int64_t decode_rows = 64;
 inline constexpr std::int64_t decode16_rows = 16;
+constexpr bool grouped_decode(std::int64_t rows, int experts) { return rows <= decode_rows * (experts ? experts : 1); }
 /// Rows of 128-row tiles up to which the 128 x 256 pick runs its Y-ring form.
 inline constexpr std::int64_t ring_tile_rows = 2;
 /// The k (16-bit operands) at which the default runs the ping-pong 128 x 128 kernel when
@@ -248,20 +249,19 @@ constexpr DefaultGroupedGatedKernel default_grouped_gated_kernel(std::int64_t ro
                                                                  int decode_max_experts) {
   using namespace policy;
   using K = DefaultGroupedGatedKernel;
-  if (rows <= decode_rows * (experts > 0 ? experts : 1))
+  if (grouped_decode(rows, experts))
     return experts <= decode_max_experts ? K::of<GatedTmaPingpong64x128>() : K::of<GatedTma128x128>();
   return experts <= wide_max_experts ? K::of<GatedTma128x256>() : K::of<GatedTma128x128>();
 }
 
-/// The experts' down projection's default (grouped_down_projection(args)), as the gated one's:
-/// WarpSpecializedTmaPingpong64x128 up to decode_rows routed rows an expert where it holds the
+/// The experts' down projections' default: the 64-row ping-pong tile at decode where it holds the
 /// experts, else WarpSpecializedTma (holds every routing). Measured: docs/perf-notes.md, MoE.
 using DefaultGroupedDownKernel =
     Pick<std::tuple<policy::WarpSpecializedTma<arch::sm90a>, policy::WarpSpecializedTmaPingpong64x128<arch::sm90a>>>;
 constexpr DefaultGroupedDownKernel default_grouped_down_kernel(std::int64_t rows, int experts, int decode_max_experts) {
-  const bool decode = rows <= decode_rows * (experts > 0 ? experts : 1) && experts <= decode_max_experts;
-  return decode ? DefaultGroupedDownKernel::of<policy::WarpSpecializedTmaPingpong64x128>()
-                : DefaultGroupedDownKernel::of<policy::WarpSpecializedTma>();
+  using K = DefaultGroupedDownKernel;
+  const bool decode = grouped_decode(rows, experts) && experts <= decode_max_experts;
+  return decode ? K::of<policy::WarpSpecializedTmaPingpong64x128>() : K::of<policy::WarpSpecializedTma>();
 }
 
 /// The experts' e4m3 gated projection's default (glukit::grouped_gated_projection_fp8<Op>):
@@ -283,7 +283,7 @@ constexpr DefaultGroupedGatedFp8Kernel default_grouped_gated_fp8_kernel(std::int
   using K = DefaultGroupedGatedFp8Kernel;
   const std::int64_t busy = rows < experts ? rows : experts;  // experts with rows, at most
   if (busy * ceil_div(2 * n, 128) <= sms) return K::of<GatedTma128x128>();
-  if (rows <= decode_rows * experts && experts <= decode_max_experts) return K::of<GatedTmaPingpong64x128>();
+  if (grouped_decode(rows, experts) && experts <= decode_max_experts) return K::of<GatedTmaPingpong64x128>();
   if (k <= fp8_grouped_pingpong_max_k) return K::of<GatedTmaPingpong128x128>();
   return experts <= wide_max_experts ? K::of<GatedTma128x256>() : K::of<GatedTma128x128>();
 }
