@@ -44,49 +44,35 @@ struct Defaults<Backend::hip> {
     }
   }
 
-  /// The experts' gated projection: V4FusedEpilogue of the current chip with Operation (whose
-  /// launcher validates).
+  static constexpr const char* no_chip = "device: glukit's kernels on HIP need a gfx942 (MI300) or gfx950 (MI350) GPU";
+
+  /// launch.template operator()<P>() with P V4FusedEpilogue of the current chip with Operation,
+  /// its e4m3 operands of encoding F8 (void: 16-bit operands); the launch validates.
+  template <class Operation, class F8, class Launch>
+  static Status on_chip(Launch&& launch) {
+    return cdna::on_current_chip(no_chip, [&]<class Arch>(Arch, int) -> Status {
+      return in_encoding<Arch, F8>([&]<class A2>(A2) {
+        return launch.template operator()<with_operation<policy::V4FusedEpilogue<A2>, Operation>>();
+      });
+    });
+  }
+
+  /// The experts' gated and down projections, 16-bit and e4m3, through on_chip.
   template <class Operation, Element T>
   static Status run(const GroupedGatedProjectionArgsT<T>& a, stream_t stream) {
-    return cdna::on_current_chip("device: glukit's kernels on HIP need a gfx942 (MI300) or gfx950 (MI350) GPU",
-                                 [&]<class Arch>(Arch, int) -> Status {
-                                   return grouped_gated_projection<
-                                       with_operation<policy::V4FusedEpilogue<Arch>, Operation>>(a, stream);
-                                 });
+    return on_chip<Operation, void>([&]<class P>() { return grouped_gated_projection<P>(a, stream); });
   }
-
-  /// The experts' down projection: V4FusedEpilogue of the current chip.
   template <class Operation, Element T>
   static Status run(const GroupedDownProjectionArgsT<T>& a, stream_t stream) {
-    return cdna::on_current_chip("device: glukit's kernels on HIP need a gfx942 (MI300) or gfx950 (MI350) GPU",
-                                 [&]<class Arch>(Arch, int) -> Status {
-                                   return grouped_down_projection<
-                                       with_operation<policy::V4FusedEpilogue<Arch>, Operation>>(a, stream);
-                                 });
+    return on_chip<Operation, void>([&]<class P>() { return grouped_down_projection<P>(a, stream); });
   }
-
-  /// The experts' e4m3 gated projection: the same, on operands of the chip's encoding.
   template <class Operation, Element T, class F8>
   static Status run(const GroupedGatedProjectionFp8ArgsT<T, F8>& a, stream_t stream) {
-    return cdna::on_current_chip("device: glukit's kernels on HIP need a gfx942 (MI300) or gfx950 (MI350) GPU",
-                                 [&]<class Arch>(Arch, int) -> Status {
-                                   return in_encoding<Arch, F8>([&]<class A2>(A2) {
-                                     return grouped_gated_projection_fp8<
-                                         with_operation<policy::V4FusedEpilogue<A2>, Operation>>(a, stream);
-                                   });
-                                 });
+    return on_chip<Operation, F8>([&]<class P>() { return grouped_gated_projection_fp8<P>(a, stream); });
   }
-
-  /// The experts' e4m3 down projection: the same.
   template <class Operation, Element T, class F8>
   static Status run(const GroupedDownProjectionFp8ArgsT<T, F8>& a, stream_t stream) {
-    return cdna::on_current_chip("device: glukit's kernels on HIP need a gfx942 (MI300) or gfx950 (MI350) GPU",
-                                 [&]<class Arch>(Arch, int) -> Status {
-                                   return in_encoding<Arch, F8>([&]<class A2>(A2) {
-                                     return grouped_down_projection_fp8<
-                                         with_operation<policy::V4FusedEpilogue<A2>, Operation>>(a, stream);
-                                   });
-                                 });
+    return on_chip<Operation, F8>([&]<class P>() { return grouped_down_projection_fp8<P>(a, stream); });
   }
 
   template <class Operation, class A>
@@ -95,14 +81,12 @@ struct Defaults<Backend::hip> {
     using F8 = decltype(fp8_of(args));
     if (Status s = Op::validate(args, Operation::reads_aux); !s) return s;
     if (args.m == 0 || args.n == 0) return Status::success();
-    return cdna::on_current_chip(
-        "device: glukit's kernels on HIP need a gfx942 (MI300) or gfx950 (MI350) GPU",
-        [&]<class Arch>(Arch, int device) -> Status {
-          return in_encoding<Arch, F8>([&]<class A2>(A2) {
-            return run_validated<OpKernel<Op, with_operation<policy::V4FusedEpilogue<A2>, Operation>>>(args, stream,
-                                                                                                       device);
-          });
-        });
+    return cdna::on_current_chip(no_chip, [&]<class Arch>(Arch, int device) -> Status {
+      return in_encoding<Arch, F8>([&]<class A2>(A2) {
+        using P = with_operation<policy::V4FusedEpilogue<A2>, Operation>;
+        return run_validated<OpKernel<Op, P>>(args, stream, device);
+      });
+    });
   }
 };
 
