@@ -15,7 +15,7 @@
 //             into h_absmax (zeroed first);
 //   h:        quantize_rows_e4m3 with those maxima: h's codes and one scale per routed row (the
 //             gated projection has no e4m3 output of its own yet);
-//   down:     grouped_down_projection_fp8 (WarpSpecializedTma, BiasOnly): out = h W_d^e^T, bf16;
+//   down:     grouped_down_projection_fp8 (the default's tile): out = h W_d^e^T, bf16;
 //   combine:  y[t] = sum_j w[t, j] out[row(t, j)] (moe_combine, fp32, bf16 y).
 // Sampled tokens are checked in relative L2 against fp64 sums of the dequantised operands (the
 // codes times their scales, as the GPU made them): h, and y from the GPU's e4m3 h, within 1e-2
@@ -216,8 +216,6 @@ int main(int argc, char** argv) {
   down.a = d_hq, down.w = d_wd, down.scale_a = d_h_scale, down.scale_w = d_wd_scale, down.out = d_out;
   down.routing = routing, down.hidden = kHidden, down.intermediate = kInter, down.lda = kInter, down.ldo = kHidden;
   down.scale_a_kind = per_row, down.scale_w_kind = per_row;
-  using Down = glukit::policy::WithEpilogue<glukit::policy::WarpSpecializedTma<glukit::arch::sm90a>,
-                                            glukit::epilogue::BiasOnly>;
   const glukit::MoeCombineArgsT<bf16, float> combine{d_out, d_weights, d_y, routing, kHidden, kHidden, kHidden};
 
   const double up_flops = 2.0 * double(rows) * 2 * kInter * kHidden, down_flops = 2.0 * double(rows) * kHidden * kInter;
@@ -232,7 +230,7 @@ int main(int argc, char** argv) {
        },
        up_flops},
       {"quantize_rows_e4m3 (h, per routed row)", [&] { return glukit::quantize_rows_e4m3(quantize_h); }, 0},
-      {"grouped_down_projection_fp8", [&] { return glukit::grouped_down_projection_fp8<Down>(down); }, down_flops},
+      {"grouped_down_projection_fp8", [&] { return glukit::grouped_down_projection_fp8(down); }, down_flops},
       {"moe_combine", [&] { return glukit::moe_combine(combine); }, 0},
   };
   std::vector<float> step_ms;
