@@ -35,7 +35,12 @@
 //       streams of the PyTorch layers' decode kernels against it: 64-row ping-pong gate/up with
 //       WarpSpecializedTma down (weights_pp64_TBps, weights_pp64_vs_copy), the e4m3 default's
 //       gate/up with the e4m3 down (weights_fp8_TBps, weights_fp8_vs_copy; with the down's
-//       default, weights_fp8_default_vs_copy); the iteration
+//       default, weights_fp8_default_vs_copy); the weight-streaming kernels (kernels/sm90/grouped/
+//       stream_launch.hpp): us_gate_up_stream, us_down_stream, us_gate_up_fp8_stream,
+//       us_down_fp8_stream, gpt-oss's layouts (us_gate_up_alt_stream; us_down_stream_ih, W_d read
+//       as (E, I, H)) and their weight streams against the copy (weights_stream_vs_copy,
+//       weights_fp8_stream_vs_copy, weights_alt_stream_vs_copy), beside the e4m3 down projection
+//       on 64-row ping-pong tiles (us_down_fp8_pp64); the iteration
 //       time is the layer's forward, the four glukit launches of the multistage path. Checked
 //       once: the combine finite. sets / weight_sets: the input sets rotated and the weight
 //       sets among them (one where the sets' weights would not fit in 80% of free memory).
@@ -488,7 +493,24 @@ void bm_moe(benchmark::State& state, MoeCase c) {
               [&] { return glukit::grouped_down_projection_fp8<DownWsPolicy>(ops.down_fp8(call++), stream); }),
          step("down_fp8_default", [&] { return glukit::grouped_down_projection_fp8(ops.down_fp8(call++), stream); }),
          tile("gate_up_fp8_pp64",
-              [&] { return glukit::grouped_gated_projection_fp8<GateWs64Policy>(ops.gate_up_fp8(call++), stream); })},
+              [&] { return glukit::grouped_gated_projection_fp8<GateWs64Policy>(ops.gate_up_fp8(call++), stream); }),
+         step("gate_up_stream",
+              [&] { return glukit::grouped_gated_projection_streamed<GateFp8Op>(ops.gate_up(call++), stream); }),
+         step("down_stream", [&] { return glukit::grouped_down_projection_streamed(ops.down(call++), stream); }),
+         step("gate_up_fp8_stream",
+              [&] { return glukit::grouped_gated_projection_fp8_streamed<GateFp8Op>(ops.gate_up_fp8(call++), stream); }),
+         step("down_fp8_stream",
+              [&] { return glukit::grouped_down_projection_fp8_streamed(ops.down_fp8(call++), stream); }),
+         step("gate_up_alt_stream",
+              [&] { return glukit::grouped_gated_projection_streamed<GateFp8Op>(ops.gate_up_alt(call++), stream); }),
+         step("down_stream_ih",
+              [&] {
+                glukit::GroupedDownProjectionArgsT<T> d = ops.down(call++);
+                d.w_layout = glukit::Layout::row_major;  // the same bytes read as gpt-oss's (E, I, H)
+                return glukit::grouped_down_projection_streamed(d, stream);
+              }),
+         tile("down_fp8_pp64",
+              [&] { return glukit::grouped_down_projection_fp8<DownWs64Policy>(ops.down_fp8(call++), stream); })},
         std::min(counts.warmup, 3), counts.samples);
     GLUKIT_BENCH_CHECK_LAUNCH();
     if (!failed.ok()) {
@@ -578,6 +600,17 @@ void bm_moe(benchmark::State& state, MoeCase c) {
     state.counters["us_down_fp8_default"] = med[26];
     state.counters["weights_fp8_default_vs_copy"] = weight_bytes / 2.0 / ((med[13] + med[26]) * 1e-6) * 1e-12 / copy_TBps;
     if (failed.runs("gate_up_fp8_pp64")) state.counters["us_gate_up_fp8_pp64"] = med[27];
+    state.counters["us_gate_up_stream"] = med[28];
+    state.counters["us_down_stream"] = med[29];
+    state.counters["us_gate_up_fp8_stream"] = med[30];
+    state.counters["us_down_fp8_stream"] = med[31];
+    state.counters["us_gate_up_alt_stream"] = med[32];
+    state.counters["us_down_stream_ih"] = med[33];
+    if (failed.runs("down_fp8_pp64")) state.counters["us_down_fp8_pp64"] = med[34];
+    state.counters["weights_stream_vs_copy"] = weight_bytes / ((med[28] + med[29]) * 1e-6) * 1e-12 / copy_TBps;
+    state.counters["weights_fp8_stream_vs_copy"] =
+        weight_bytes / 2.0 / ((med[30] + med[31]) * 1e-6) * 1e-12 / copy_TBps;
+    state.counters["weights_alt_stream_vs_copy"] = weight_bytes / ((med[32] + med[33]) * 1e-6) * 1e-12 / copy_TBps;
     state.counters["sets"] = double(ops.sets.size());
     state.counters["weight_sets"] = double(ops.weight_sets.size());
   }

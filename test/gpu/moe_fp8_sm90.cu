@@ -10,6 +10,7 @@
 // their tokens' scales byte for byte, nothing else written.
 #include "fp8_problem.hpp"
 #include "glukit/kernels/sm90/grouped/launcher.hpp"
+#include "glukit/kernels/sm90/grouped/stream_launch.hpp"
 #include "glukit/reference/moe_routing.hpp"
 #include "gpu_test_util.hpp"
 #include "moe_test_util.hpp"
@@ -34,6 +35,8 @@ constexpr std::int64_t nan_row = 1;
 
 template <class Op>
 using Fp8Policy = policy::WithEpilogue<policy::GatedTma128x128<arch::sm90a>, Op>;
+/// check_grouped_fp8's X for grouped_gated_projection_fp8_streamed<Op>.
+struct Streamed {};
 
 /// X: the kernel's policy, or Op itself (grouped_gated_projection_fp8<Op>: the default's pick).
 template <class Op, Element T, class X = Fp8Policy<Op>>
@@ -75,7 +78,10 @@ void check_grouped_fp8(const Fp8MoeShape& s) {
   g.scale_a = dsa.ptr, g.scale_w = dsw.ptr, g.bias = s.bias ? dbias.ptr : nullptr, g.h = dh.ptr;
   g.routing = ra.routing(), g.hidden = k, g.intermediate = s.n, g.lda = lda, g.ldh = ldh, g.w_layout = s.layout;
   g.scale_a_kind = s.ka, g.scale_w_kind = s.kw;
-  const Status st = grouped_gated_projection_fp8<X>(g);
+  const Status st = [&] {
+    if constexpr (std::is_same_v<X, Streamed>) return grouped_gated_projection_fp8_streamed<Op>(g);
+    else return grouped_gated_projection_fp8<X>(g);
+  }();
   INFO("grouped_gated_projection_fp8: " << st.message());
   REQUIRE(st.ok());
   GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
@@ -150,9 +156,9 @@ void check_grouped_fp8(const Fp8MoeShape& s) {
 /// in fp64 with the fp8 accumulation term; s.n is the intermediate size (k), s.hidden the
 /// output's width.
 template <Element T>
-void check_grouped_down_fp8(const Fp8MoeShape& s, bool by_default = false) {
+void check_grouped_down_fp8(const Fp8MoeShape& s, bool by_default = false, bool streamed = false) {
   const std::uint64_t seed = fresh_seed();
-  INFO("down " << (by_default ? "(the default's pick) " : "") << element_name<T>() << " tokens=" << s.tokens << " hidden=" << s.hidden << " n=" << s.n
+  INFO("down " << (by_default ? "(the default's pick) " : "") << (streamed ? "(streamed) " : "") << element_name<T>() << " tokens=" << s.tokens << " hidden=" << s.hidden << " n=" << s.n
                << " top_k=" << s.top_k << " experts=" << s.experts << " bias=" << s.bias << " scales "
                << (s.ka == ScaleKind::per_row ? "row" : "tensor") << "/" << (s.kw == ScaleKind::per_row ? "row" : "tensor")
                << " seed=" << seed);
@@ -176,7 +182,9 @@ void check_grouped_down_fp8(const Fp8MoeShape& s, bool by_default = false) {
   g.routing = ra.routing(), g.hidden = hid, g.intermediate = k, g.lda = lda, g.ldo = ldo;
   g.scale_a_kind = s.ka, g.scale_w_kind = s.kw;
   using Down = policy::WithEpilogue<policy::WarpSpecializedTma<arch::sm90a>, epilogue::BiasOnly>;
-  const Status st = by_default ? grouped_down_projection_fp8(g) : grouped_down_projection_fp8<Down>(g);
+  const Status st = streamed     ? grouped_down_projection_fp8_streamed(g)
+                    : by_default ? grouped_down_projection_fp8(g)
+                                 : grouped_down_projection_fp8<Down>(g);
   INFO("grouped_down_projection_fp8: " << st.message());
   REQUIRE(st.ok());
   GLUKIT_CHECK_CUDA(cudaDeviceSynchronize());
@@ -289,7 +297,8 @@ TEST_CASE("grouped_gated_projection_fp8: a zero row, a NaN row and a row of the 
 
 TEST_CASE("grouped_gated_projection_fp8<Op>: the default's four picks match the reference", "[moe][grouped][fp8]") {
   // sm90::default_grouped_gated_fp8_kernel on this device: 8 experts of 2 tiles of 128 W rows
-  // each, one wave (GatedTma128x128); 16 experts of 10 such tiles with 10 rows an expert (the
+  // each, one wave (GatedTma128x128; 8 rows on 8 experts stream the weights instead, under
+  // sm90::stream_rows, so the first case below runs grouped_gated_projection_fp8_streamed); 16 experts of 10 such tiles with 10 rows an expert (the
   // 64-row ping-pong tile), 65-75 at k = 256 (ping-pong 128 x 128) and at k = 2176 (128 x 256).
   using glukit::sm90::default_grouped_gated_fp8_kernel;
   int device = 0, sms = 0;
@@ -325,6 +334,22 @@ TEST_CASE("grouped_down_projection_fp8(args): the default's both picks match the
   check_grouped_down_fp8<bfloat16_t>({40, 200, 272, 8, 8, ExpertLayout::stacked, true, row, row}, true);
   check_grouped_down_fp8<half_t>({17, 64, 128, 4, 16, ExpertLayout::stacked, false, tensor, tensor}, true);
   check_grouped_down_fp8<bfloat16_t>({300, 200, 272, 4, 16, ExpertLayout::stacked, true, row, row}, true);
+}
+
+TEST_CASE("the streamed e4m3 projections match the fp64 reference expert by expert", "[moe][grouped][fp8][stream]") {
+  // ragged (experts of 0, 1 and 129 rows: 33 passes of 4), row maxima; decode routings
+  check_grouped_fp8<epilogue::SwiGlu, bfloat16_t, Streamed>({300, 272, 192, 4, 16, ExpertLayout::stacked, true, row, row, true});
+  check_grouped_fp8<epilogue::GeGlu, half_t, Streamed>({300, 256, 128, 4, 16, ExpertLayout::interleaved, false, tensor, row});
+  check_grouped_fp8<epilogue::SwiGlu, bfloat16_t, Streamed>({2, 2048, 768, 8, 128, ExpertLayout::stacked, true, row, row, true});
+  check_grouped_fp8<epilogue::SwiGlu, bfloat16_t, Streamed>(
+      {300, 272, 192, 4, 16, ExpertLayout::interleaved, true, row, row, true, true});  // zero, NaN, largest rows
+  check_grouped_down_fp8<bfloat16_t>({300, 200, 272, 4, 16, ExpertLayout::stacked, true, row, row}, false, true);
+  check_grouped_down_fp8<half_t>({3, 2048, 768, 8, 128, ExpertLayout::stacked, false, tensor, row}, false, true);
+}
+
+TEST_CASE("the streamed e4m3 projections under the sanitizers", "[moe][grouped][fp8][stream][sanitize]") {
+  check_grouped_fp8<epilogue::SwiGlu, bfloat16_t, Streamed>({40, 64, 64, 4, 16, ExpertLayout::stacked, true, row, row, true});
+  check_grouped_down_fp8<bfloat16_t>({40, 64, 64, 4, 16, ExpertLayout::stacked, true, row, tensor}, false, true);
 }
 
 TEST_CASE("moe_gather_e4m3 copies each routed row's codes and its token's scale", "[moe][grouped][fp8]") {

@@ -13,6 +13,7 @@
 #include "glukit/kernels/op_kernel.hpp"
 #include "glukit/kernels/plans/sm90/grouped_layout.hpp"
 #include "glukit/kernels/sm90/grouped/launcher.hpp"
+#include "glukit/kernels/sm90/grouped/stream_launch.hpp"
 #include "glukit/kernels/sm90/launcher.hpp"
 #include "glukit/kernels/sm90/plan_default.hpp"
 #include "glukit/platform/runtime.hpp"
@@ -90,11 +91,16 @@ struct Defaults<Backend::cuda> {
     return {};
   }
 
-  /// The experts' gated projection: picks by rows per expert, then grouped_gated_projection
-  /// with the pick validates and launches. A tile's expert limit is that of any gated problem
-  /// it runs (its ring is the policy's: test/host/kernels/plans/sm90/grouped_layout.cpp).
+  /// Whether the experts' defaults stream the weights (kernels/sm90/grouped/stream_launch.hpp):
+  /// up to sm90::stream_rows routed rows an expert on average.
+  static bool streams(const MoeRouting& r) { return sm90::grouped_decode(r.rows(), r.experts, sm90::stream_rows); }
+
+  /// The experts' gated projection: streamed (without p) or picks by rows per expert, then
+  /// grouped_gated_projection with the pick validates and launches. A tile's expert limit is that
+  /// of any gated problem it runs (its ring is the policy's: test/host/kernels/plans/sm90/grouped_layout.cpp).
   template <class Operation, Element T>
   static Status run(const GroupedGatedProjectionArgsT<T>& a, stream_t stream) {
+    if (a.p == nullptr && streams(a.routing)) return grouped_gated_projection_streamed<Operation>(a, stream);
     using Pr = GroupedProblem<GatedProblem<T, GateLayout::stacked, true>>;
     constexpr int wide_max_experts = grouped_max_experts<policy::GatedTma128x256<arch::sm90a>, Operation, Pr>;
     constexpr int decode_max_experts = grouped_max_experts<policy::GatedTmaPingpong64x128<arch::sm90a>, Operation, Pr>;
@@ -118,11 +124,13 @@ struct Defaults<Backend::cuda> {
   }
   template <class Operation, Element T>
   static Status run(const GroupedDownProjectionArgsT<T>& a, stream_t stream) {
+    if (streams(a.routing)) return grouped_down_projection_streamed(a, stream);
     return run_down<Operation, GroupedProblem<Problem<T, Layout::col_major>>>(
         a.routing, [&]<class P>() { return grouped_down_projection<with_operation<P, Operation>>(a, stream); });
   }
   template <class Operation, Element T, class F8>
   static Status run(const GroupedDownProjectionFp8ArgsT<T, F8>& a, stream_t stream) {
+    if (streams(a.routing)) return grouped_down_projection_fp8_streamed(a, stream);
     return run_down<Operation, GroupedProblem<ScaledProblem<T, F8>>>(
         a.routing, [&]<class P>() { return grouped_down_projection_fp8<with_operation<P, Operation>>(a, stream); });
   }
@@ -131,6 +139,7 @@ struct Defaults<Backend::cuda> {
   /// device's SMs, then grouped_gated_projection_fp8 with the pick validates and launches.
   template <class Operation, Element T, class F8>
   static Status run(const GroupedGatedProjectionFp8ArgsT<T, F8>& a, stream_t stream) {
+    if (streams(a.routing)) return grouped_gated_projection_fp8_streamed<Operation>(a, stream);
     using Problem = GroupedProblem<GatedScaledProblem<T, GateLayout::stacked, true, F8>>;
     constexpr int wide_max_experts = grouped_max_experts<policy::GatedTma128x256<arch::sm90a>, Operation, Problem>;
     constexpr int decode_max_experts =

@@ -11,8 +11,8 @@
 // warpgroup's wgmma (measured at the reference shape; at k = 256 the main loop is too short
 // to cover it, and at k >= 4096 the 128 x 256 tiles, fewer bytes moved per flop, keep a
 // higher clock under the power cap).
-// Elsewhere the candidates are
-// WarpSpecializedTma at 128 x 128, 128 x 192 (the tuned kernel) and 128 x 256 tiles. A persistent kernel's time is close to
+// Elsewhere the candidates are WarpSpecializedTma at 128 x 128, 128 x 192 (the tuned kernel)
+// and 128 x 256 tiles. A persistent kernel's time is close to
 //   waves x (time of one tile),  waves = ceil(tiles / SMs),
 // and where the output has several rows of tiles a tile's time grows with its width
 // plus a fixed part (A's panels, the epilogue's start, the pipeline's fill): the rule
@@ -46,10 +46,10 @@ template <class Shorter, class Longer>
 inline constexpr bool list_prefix_v = false;
 template <class... S, class... L>
   requires(sizeof...(S) <= sizeof...(L))
-inline constexpr bool list_prefix_v<std::tuple<S...>, std::tuple<L...>> = []<std::size_t... I>(
-                                                                               std::index_sequence<I...>) {
-  return (std::is_same_v<S, std::tuple_element_t<I, std::tuple<L...>>> && ...);
-}(std::index_sequence_for<S...>{});
+inline constexpr bool list_prefix_v<std::tuple<S...>, std::tuple<L...>> =
+    []<std::size_t... I>(std::index_sequence<I...>) {
+      return (std::is_same_v<S, std::tuple_element_t<I, std::tuple<L...>>> && ...);
+    }(std::index_sequence_for<S...>{});
 
 /// One of a default's candidate policies (List: a std::tuple of sm90a policies, the one
 /// list the rule picks from, the launcher instantiates and the names come from): its
@@ -99,8 +99,7 @@ using DefaultKernel = Pick<DefaultCandidates>;
 
 struct DefaultRule {
   static constexpr int tile_m = 128;
-  /// A tile's fixed cost in units of one output column's main-loop work (fitted: 8 to 24
-  /// give the same picks on the sweep; 0 and >= 32 pick worse).
+  /// A tile's fixed cost in output columns' main-loop work (fitted: 8-24 pick alike; 0, >= 32 worse).
   static constexpr std::int64_t tile_overhead_columns = 16;
   /// The score of a candidate of tile_n columns at m x n on `sms` SMs (lower is faster).
   static constexpr std::int64_t score(std::int64_t m, std::int64_t n, int tile_n, int sms) {
@@ -111,10 +110,11 @@ struct DefaultRule {
 };
 
 /// Rows up to which the default runs the 64-row ping-pong kernel (decode; in the experts' rules,
-/// routed rows an expert on average: grouped_decode), and up to which its 16-row-tile form.
-inline constexpr std::int64_t decode_rows = 64;
-inline constexpr std::int64_t decode16_rows = 16;
-constexpr bool grouped_decode(std::int64_t rows, int experts) { return rows <= decode_rows * (experts ? experts : 1); }
+/// routed rows an expert on average: grouped_decode), and up to which its 16-row-tile form; the
+/// experts' routed rows an expert up to which their defaults stream the weights instead
+/// (kernels/sm90/grouped/stream_launch.hpp; measured: docs/perf-notes.md, MoE).
+inline constexpr std::int64_t decode_rows = 64, decode16_rows = 16, stream_rows = 4;
+constexpr bool grouped_decode(std::int64_t rows, int e, std::int64_t per = decode_rows) { return rows <= per * (e ? e : 1); }
 /// Rows of 128-row tiles up to which the 128 x 256 pick runs its Y-ring form.
 inline constexpr std::int64_t ring_tile_rows = 2;
 /// The k (16-bit operands) at which the default runs the ping-pong 128 x 128 kernel when
@@ -254,8 +254,8 @@ constexpr DefaultGroupedGatedKernel default_grouped_gated_kernel(std::int64_t ro
   return experts <= wide_max_experts ? K::of<GatedTma128x256>() : K::of<GatedTma128x128>();
 }
 
-/// The experts' down projections' default: the 64-row ping-pong tile at decode where it holds the
-/// experts, else WarpSpecializedTma (holds every routing). Measured: docs/perf-notes.md, MoE.
+/// The experts' down projections' default: the 64-row ping-pong tile at decode where it holds
+/// the experts, else WarpSpecializedTma (holds every routing). Measured: perf-notes, MoE.
 using DefaultGroupedDownKernel =
     Pick<std::tuple<policy::WarpSpecializedTma<arch::sm90a>, policy::WarpSpecializedTmaPingpong64x128<arch::sm90a>>>;
 constexpr DefaultGroupedDownKernel default_grouped_down_kernel(std::int64_t rows, int experts, int decode_max_experts) {
@@ -289,10 +289,9 @@ constexpr DefaultGroupedGatedFp8Kernel default_grouped_gated_fp8_kernel(std::int
 }
 
 /// The backwards' defaults: one kernel each, at every shape (lists of one, so that the
-/// backend's defaults treat every op alike). The gated backward: ping-pong 128 x 128, one
-/// warpgroup's epilogue under the other's wgmma, faster than the cooperative
-/// GatedBackwardTma128x128 at every measured training shape; the recomputing backward: the
-/// gated projection's kernel above decode; addmm_glu's backward: the 128 x 128 kernel.
+/// backend's defaults treat every op alike). The gated backward: ping-pong 128 x 128, faster
+/// than the cooperative GatedBackwardTma128x128 at every measured training shape; the
+/// recomputing backward: the gated kernel above decode; addmm_glu's: the 128 x 128 kernel.
 using DefaultGatedBackwardKernel = Pick<std::tuple<policy::GatedBackwardTmaPingpong128x128<arch::sm90a>>>;
 using DefaultProjectionBackwardKernel = Pick<std::tuple<policy::GatedTma128x256<arch::sm90a>>>;
 using DefaultAddmmGluBackwardKernel = Pick<std::tuple<policy::AddmmGluBackwardTma128x128<arch::sm90a>>>;
