@@ -40,7 +40,9 @@
 //       us_down_fp8_stream, gpt-oss's layouts (us_gate_up_alt_stream; us_down_stream_ih, W_d read
 //       as (E, I, H)) and their weight streams against the copy (weights_stream_vs_copy,
 //       weights_fp8_stream_vs_copy, weights_alt_stream_vs_copy), beside the e4m3 down projection
-//       on 64-row ping-pong tiles (us_down_fp8_pp64); the iteration
+//       on 64-row ping-pong tiles (us_down_fp8_pp64), and a copy of the same HBM traffic as the
+//       touched weights' read, bf16 and e4m3, in one launch (us_copy_same, copy_same_vs_copy;
+//       us_copy_same_fp8, copy_same_fp8_vs_copy: the rate a transfer of that size reaches); the iteration
 //       time is the layer's forward, the four glukit launches of the multistage path. Checked
 //       once: the combine finite. sets / weight_sets: the input sets rotated and the weight
 //       sets among them (one where the sets' weights would not fit in 80% of free memory).
@@ -324,9 +326,9 @@ struct MoeOperands {
     down.scale_a_kind = down.scale_w_kind = glukit::ScaleKind::per_row;
     return down;
   }
-  /// A device-to-device copy of copy_bytes of weight set i's W_gate_up.
-  glukit::Status copy(int i, cudaStream_t stream) const {
-    return cuda_status(cudaMemcpyAsync(copy_dst.get(), weight_set(i).w_gate_up.get(), copy_bytes,
+  /// A device-to-device copy of `bytes` (at most copy_bytes) of weight set i's W_gate_up.
+  glukit::Status copy(int i, cudaStream_t stream, std::size_t bytes = ~std::size_t{0}) const {
+    return cuda_status(cudaMemcpyAsync(copy_dst.get(), weight_set(i).w_gate_up.get(), std::min(bytes, copy_bytes),
                                        cudaMemcpyDeviceToDevice, stream));
   }
   /// The e4m3 layer from the routed e4m3 rows: the gated projection merging h's row maxima,
@@ -446,6 +448,10 @@ void bm_moe(benchmark::State& state, MoeCase c) {
         if (failed.ok() && failed.runs(name)) failed.optional(name, run());
       };
     };
+    // A copy of the HBM traffic of the touched experts' weights (half their bytes, read and
+    // written; bf16 and e4m3): what one launch moving that much reaches at this size.
+    const double touched_bytes = ops.touched_experts * 3.0 * double(c.model.n) * double(c.model.hidden) * sizeof(T);
+    const auto same_bytes = [&](int div) { return static_cast<std::size_t>(touched_bytes / div) / 16 * 16; };
     const std::vector<double> med = medians_in_turns(
         stream,
         {step("moe_route", [&] { return glukit::moe_route(ops.route(call++), stream); }),
@@ -510,7 +516,9 @@ void bm_moe(benchmark::State& state, MoeCase c) {
                 return glukit::grouped_down_projection_streamed(d, stream);
               }),
          tile("down_fp8_pp64",
-              [&] { return glukit::grouped_down_projection_fp8<DownWs64Policy>(ops.down_fp8(call++), stream); })},
+              [&] { return glukit::grouped_down_projection_fp8<DownWs64Policy>(ops.down_fp8(call++), stream); }),
+         step("copy_same", [&] { return ops.copy(call++, stream, same_bytes(2)); }),
+         step("copy_same_fp8", [&] { return ops.copy(call++, stream, same_bytes(4)); })},
         std::min(counts.warmup, 3), counts.samples);
     GLUKIT_BENCH_CHECK_LAUNCH();
     if (!failed.ok()) {
@@ -610,6 +618,11 @@ void bm_moe(benchmark::State& state, MoeCase c) {
     state.counters["weights_stream_vs_copy"] = weight_bytes / ((med[28] + med[29]) * 1e-6) * 1e-12 / copy_TBps;
     state.counters["weights_fp8_stream_vs_copy"] =
         weight_bytes / 2.0 / ((med[30] + med[31]) * 1e-6) * 1e-12 / copy_TBps;
+    state.counters["us_copy_same"] = med[35];
+    state.counters["copy_same_vs_copy"] = 2.0 * double(std::min(same_bytes(2), ops.copy_bytes)) / (med[35] * 1e-6) * 1e-12 / copy_TBps;
+    state.counters["us_copy_same_fp8"] = med[36];
+    state.counters["copy_same_fp8_vs_copy"] =
+        2.0 * double(std::min(same_bytes(4), ops.copy_bytes)) / (med[36] * 1e-6) * 1e-12 / copy_TBps;
     state.counters["weights_alt_stream_vs_copy"] = weight_bytes / ((med[32] + med[33]) * 1e-6) * 1e-12 / copy_TBps;
     state.counters["sets"] = double(ops.sets.size());
     state.counters["weight_sets"] = double(ops.weight_sets.size());

@@ -297,8 +297,7 @@ TEST_CASE("grouped_gated_projection_fp8: a zero row, a NaN row and a row of the 
 
 TEST_CASE("grouped_gated_projection_fp8<Op>: the default's four picks match the reference", "[moe][grouped][fp8]") {
   // sm90::default_grouped_gated_fp8_kernel on this device: 8 experts of 2 tiles of 128 W rows
-  // each, one wave (GatedTma128x128; 8 rows on 8 experts stream the weights instead, under
-  // sm90::stream_rows, so the first case below runs grouped_gated_projection_fp8_streamed); 16 experts of 10 such tiles with 10 rows an expert (the
+  // each, one wave (GatedTma128x128); 16 experts of 10 such tiles with 10 rows an expert (the
   // 64-row ping-pong tile), 65-75 at k = 256 (ping-pong 128 x 128) and at k = 2176 (128 x 256).
   using glukit::sm90::default_grouped_gated_fp8_kernel;
   int device = 0, sms = 0;

@@ -1,10 +1,10 @@
 // The experts of an MoE layer's forward (include/glukit/ops/moe_experts.hpp), for each gated
 // activation Op of glukit's list: glukit::moe_route of the expert ids, the grouped gated
 // projection on the tile the sm90a default picks by rows per expert
-// (grouped_gated_projection<Op>: the weights streamed at up to 4 routed rows an expert, else
+// (grouped_gated_projection<Op>: the weights streamed at up to 1 routed row an expert, else
 // 64-row ping-pong, 128 x 256 or 128 x 128, kernels/sm90/plan_default.hpp; x's routed rows
 // gathered first into x_routed for the tiles), the grouped down projection (the default's:
-// streamed, 64-row ping-pong at decode, else WarpSpecializedTma) and the combine with the router's weights
+// 64-row ping-pong at decode, else WarpSpecializedTma) and the combine with the router's weights
 // (fp32), all on the caller's stream. Operands: x, top_k_index
 // (int64, tokens x top_k), top_k_weights (float, tokens x top_k), gate_up (E, 2I, H: stacked,
 // or interleaved with w_interleaved; moe_experts_alternating: (E, H, 2I), gate and up columns

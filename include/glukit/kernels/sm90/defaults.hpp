@@ -91,8 +91,10 @@ struct Defaults<Backend::cuda> {
     return {};
   }
 
-  /// Whether the experts' defaults stream the weights (kernels/sm90/grouped/stream_launch.hpp):
-  /// up to sm90::stream_rows routed rows an expert on average.
+  /// Whether the experts' 16-bit gated default streams the weights (kernels/sm90/grouped/
+  /// stream_launch.hpp): up to sm90::stream_rows routed rows an expert on average. The down
+  /// projections and the e4m3 gated one stay on their tiles: streamed, they were slower at most
+  /// measured decode rows (docs/perf-notes.md, MoE).
   static bool streams(const MoeRouting& r) { return sm90::grouped_decode(r.rows(), r.experts, sm90::stream_rows); }
 
   /// The experts' gated projection: streamed (without p) or picks by rows per expert, then
@@ -124,13 +126,11 @@ struct Defaults<Backend::cuda> {
   }
   template <class Operation, Element T>
   static Status run(const GroupedDownProjectionArgsT<T>& a, stream_t stream) {
-    if (streams(a.routing)) return grouped_down_projection_streamed(a, stream);
     return run_down<Operation, GroupedProblem<Problem<T, Layout::col_major>>>(
         a.routing, [&]<class P>() { return grouped_down_projection<with_operation<P, Operation>>(a, stream); });
   }
   template <class Operation, Element T, class F8>
   static Status run(const GroupedDownProjectionFp8ArgsT<T, F8>& a, stream_t stream) {
-    if (streams(a.routing)) return grouped_down_projection_fp8_streamed(a, stream);
     return run_down<Operation, GroupedProblem<ScaledProblem<T, F8>>>(
         a.routing, [&]<class P>() { return grouped_down_projection_fp8<with_operation<P, Operation>>(a, stream); });
   }
@@ -139,7 +139,6 @@ struct Defaults<Backend::cuda> {
   /// device's SMs, then grouped_gated_projection_fp8 with the pick validates and launches.
   template <class Operation, Element T, class F8>
   static Status run(const GroupedGatedProjectionFp8ArgsT<T, F8>& a, stream_t stream) {
-    if (streams(a.routing)) return grouped_gated_projection_fp8_streamed<Operation>(a, stream);
     using Problem = GroupedProblem<GatedScaledProblem<T, GateLayout::stacked, true, F8>>;
     constexpr int wide_max_experts = grouped_max_experts<policy::GatedTma128x256<arch::sm90a>, Operation, Problem>;
     constexpr int decode_max_experts =

@@ -111,9 +111,9 @@ struct DefaultRule {
 
 /// Rows up to which the default runs the 64-row ping-pong kernel (decode; in the experts' rules,
 /// routed rows an expert on average: grouped_decode), and up to which its 16-row-tile form; the
-/// experts' routed rows an expert up to which their defaults stream the weights instead
+/// routed rows an expert up to which the 16-bit gated default streams the weights instead
 /// (kernels/sm90/grouped/stream_launch.hpp; measured: docs/perf-notes.md, MoE).
-inline constexpr std::int64_t decode_rows = 64, decode16_rows = 16, stream_rows = 4;
+inline constexpr std::int64_t decode_rows = 64, decode16_rows = 16, stream_rows = 1;
 constexpr bool grouped_decode(std::int64_t rows, int e, std::int64_t per = decode_rows) { return rows <= per * (e ? e : 1); }
 /// Rows of 128-row tiles up to which the 128 x 256 pick runs its Y-ring form.
 inline constexpr std::int64_t ring_tile_rows = 2;

@@ -20,6 +20,7 @@
 
 #include <cuda_fp8.h>
 
+#include "glukit/arch/hopper/cp_async.hpp"
 #include "glukit/arch/hopper/memory.hpp"
 #include "glukit/kernels/sm90/fragment.hpp"
 #include "glukit/ops/gated_projection.hpp"
@@ -36,6 +37,8 @@ inline constexpr int n_warps = 16;     ///< stream_n_kernel's warps, splitting k
 inline constexpr int lane_cols = 4;    ///< W columns a lane of stream_n_kernel reads (8 bytes)
 inline constexpr int block_cols = 32 * lane_cols;
 inline constexpr int k_step = 8;  ///< k rows a warp of stream_n_kernel takes at a time (one 16-byte x chunk)
+inline constexpr int k_stages = 6;  ///< stream_k_kernel's ring: steps a lane has in flight, plus one
+inline constexpr int k_ring_bytes = k_stages * warp_w_rows * k_warps * 32 * 16;  ///< its dynamic shared memory
 
 /// One launch's operands. E: the element of x's rows and W (T, or e4m3 codes); out, bias in T.
 template <class T, class E>
@@ -122,10 +125,16 @@ GLUKIT_DEVICE inline void store(const Params<T, E>& p, std::int64_t r, std::int6
 }
 
 /// W's rows contiguous along k. Block: k_warps warps, each warp_w_rows / (Gated ? 2 : 1)
-/// outputs; lane l takes W's 16-byte chunks l, l + 32, ... of each of its warp's rows.
+/// outputs; lane l takes W's 16-byte chunks l, l + 32, ... of each of its warp's rows, by
+/// cp.async into its own ring of k_stages steps (a step: its chunk of each of the rows), so
+/// that k_stages - 1 steps are in flight without holding registers (the rows are short at
+/// decode: a lane's whole share of a Qwen3 W row is 8 chunks); the routed rows of x are read
+/// directly (a few rows, from L2).
 template <class Op, bool Gated, class T, class E>
 __global__ void __launch_bounds__(k_warps * 32) stream_k_kernel(const Params<T, E> p) {
   constexpr int units = Gated ? 2 : 1, outs = warp_w_rows / units, ve = 16 / sizeof(E);
+  extern __shared__ uint4 ring_flat[];  // [k_stages][warp_w_rows][k_warps * 32]: k_ring_bytes
+  const auto ring = reinterpret_cast<uint4 (*)[warp_w_rows][k_warps * 32]>(ring_flat);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const std::int64_t j0 = (std::int64_t{blockIdx.x} * k_warps + warp) * outs;
   if (j0 >= p.n) return;
@@ -140,20 +149,32 @@ __global__ void __launch_bounds__(k_warps * 32) stream_k_kernel(const Params<T, 
 #pragma unroll
   for (int u = 0; u < warp_w_rows; ++u)  // past n: the last output's rows again, never stored
     wp[u] = reinterpret_cast<const uint4*>(p.w + e * p.w_expert + w_row(min(j0 + u / units, p.n - 1), u % units) * p.ldw);
-  const std::int64_t chunks = p.k / ve;
+  const std::int64_t chunks = p.k / ve, steps = (chunks - lane + 31) / 32;  // this lane's steps
+  // Step t (chunk lane + 32 t of each row) into slot t % k_stages; an empty group past the last.
+  const auto issue = [&](std::int64_t t) {
+    if (t < steps)
+#pragma unroll
+      for (int u = 0; u < warp_w_rows; ++u) arch::hopper::cp_async_16(&ring[t % k_stages][u][threadIdx.x], wp[u] + lane + 32 * t, 16);
+    arch::hopper::cp_async_commit();
+  };
   for (std::int32_t rb = r0; rb < r1; rb += pass_rows) {
     const int nr = min(pass_rows, r1 - rb);
+#pragma unroll
+    for (int t = 0; t < k_stages - 1; ++t) issue(t);
     const uint4* xp[pass_rows];
 #pragma unroll
     for (int i = 0; i < pass_rows; ++i) xp[i] = reinterpret_cast<const uint4*>(x_row(p, rb, i, nr));
     float acc[warp_w_rows][pass_rows] = {};
-#pragma unroll 2
-    for (std::int64_t c = lane; c < chunks; c += 32) {
-      uint4 wv[warp_w_rows], xv[pass_rows];
-#pragma unroll
-      for (int u = 0; u < warp_w_rows; ++u) wv[u] = __ldg(wp[u] + c);
+    for (std::int64_t t = 0; t < steps; ++t) {
+      issue(t + k_stages - 1);
+      uint4 xv[pass_rows];
+      const std::int64_t c = lane + 32 * t;
 #pragma unroll
       for (int i = 0; i < pass_rows; ++i) xv[i] = i < nr ? __ldg(xp[i] + c) : make_uint4(0, 0, 0, 0);
+      arch::hopper::cp_async_wait<k_stages - 1>();
+      uint4 wv[warp_w_rows];
+#pragma unroll
+      for (int u = 0; u < warp_w_rows; ++u) wv[u] = ring[t % k_stages][u][threadIdx.x];
 #pragma unroll
       for (int q = 0; q < ve / 2; ++q) {
         float2 wf[warp_w_rows];
@@ -168,6 +189,7 @@ __global__ void __launch_bounds__(k_warps * 32) stream_k_kernel(const Params<T, 
         }
       }
     }
+    arch::hopper::cp_async_wait<0>();  // the empty groups past the last step
 #pragma unroll
     for (int u = 0; u < warp_w_rows; ++u)
 #pragma unroll

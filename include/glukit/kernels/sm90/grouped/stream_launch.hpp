@@ -4,8 +4,10 @@
 // naming the argument: the pre-activations (p; training runs the GEMM kernels). Each validates,
 // then launches one block per expert with rows (a bound known on the host: min(rows, experts);
 // the blocks of fewer return at once) and block of output columns, on `stream`; asynchronous;
-// any CUDA device. The sm90a defaults run them at up to stream_rows routed rows an expert on
-// average (kernels/sm90/defaults.hpp).
+// any CUDA device. The 16-bit gated default (grouped_gated_projection<Op>) runs
+// grouped_gated_projection_streamed at up to sm90::stream_rows routed rows an expert on average
+// (kernels/sm90/defaults.hpp); the others are for callers to pick (docs/perf-notes.md, MoE: where
+// each is faster than the tiles).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -40,9 +42,12 @@ Status launch_stream(const sm90::stream::Params<T, E>& p, bool along_n, stream_t
     }
   }
   constexpr std::int64_t outs = st::k_warps * st::warp_w_rows / (Gated ? 2 : 1);
-  err = cudaLaunchKernel(reinterpret_cast<const void*>(&st::stream_k_kernel<Op, Gated, T, E>),
+  auto* kernel = &st::stream_k_kernel<Op, Gated, T, E>;
+  if (set_max_dynamic_smem(kernel, st::k_ring_bytes) != success)
+    return {StatusCode::runtime_error, "device: cannot raise the kernel's dynamic shared-memory limit"};
+  err = cudaLaunchKernel(reinterpret_cast<const void*>(kernel),
                          dim3(static_cast<unsigned>(ceil_div(p.n, outs)), static_cast<unsigned>(slots)),
-                         dim3(st::k_warps * 32), args, 0, stream);
+                         dim3(st::k_warps * 32), args, st::k_ring_bytes, stream);
   return err == success ? Status::success() : Status{StatusCode::runtime_error, error_string(err)};
 }
 }  // namespace detail
