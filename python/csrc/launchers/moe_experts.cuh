@@ -1,10 +1,10 @@
 // The experts of an MoE layer's forward (include/glukit/ops/moe_experts.hpp), for each gated
 // activation Op of glukit's list: glukit::moe_route of the expert ids, the grouped gated
 // projection on the tile the sm90a default picks by rows per expert
-// (grouped_gated_projection<Op>: the weights streamed at up to 1 routed row an expert, else
-// 64-row ping-pong, 128 x 256 or 128 x 128, kernels/sm90/plan_default.hpp; x's routed rows
-// gathered first into x_routed for the tiles), the grouped down projection (the default's:
-// 64-row ping-pong at decode, else WarpSpecializedTma) and the combine with the router's weights
+// (grouped_gated_projection<Op>: streamed up to one routed row an expert, then 64-row
+// ping-pong, 128 x 256 or 128 x 128,
+// kernels/sm90/plan_default.hpp; x's routed rows gathered first into x_routed), the grouped
+// down projection (the default's tile: 64-row ping-pong at decode, else WarpSpecializedTma) and the combine with the router's weights
 // (fp32), all on the caller's stream. Operands: x, top_k_index
 // (int64, tokens x top_k), top_k_weights (float, tokens x top_k), gate_up (E, 2I, H: stacked,
 // or interleaved with w_interleaved; moe_experts_alternating: (E, H, 2I), gate and up columns
@@ -32,11 +32,8 @@ LaunchStatus launch_moe(const Call& c, cudaStream_t stream) {
   g.w_layout = Alternating      ? glukit::ExpertLayout::alternating
                : c.w_interleaved ? glukit::ExpertLayout::interleaved
                                  : glukit::ExpertLayout::stacked;
+  g.x_routed = ptr<T>(c, 13), g.ld_x_routed = hidden;
   g.p = ptr<T>(c, 16), g.ldp = 2 * inter;
-  // x's routed rows, gathered first for the tiles (and the backward); the streamed kernels of a
-  // forward at decode read x's rows by token instead (kernels/sm90/grouped/stream_launch.hpp).
-  if (g.p != nullptr || !glukit::detail::Defaults<glukit::Backend::cuda>::streams(g.routing))
-    g.x_routed = ptr<T>(c, 13), g.ld_x_routed = hidden;
   if (glukit::Status s = glukit::grouped_gated_projection<Op>(g, stream); !s) return plain(s);
   glukit::GroupedDownProjectionArgsT<T> d;
   d.h = ptr<const T>(c, 14), d.w = ptr<const T>(c, 4), d.bias = ptr<const T>(c, 6), d.out = ptr<T>(c, 15);
