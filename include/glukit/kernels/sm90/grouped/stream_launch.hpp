@@ -30,25 +30,25 @@ Status launch_stream(const sm90::stream::Params<T, E>& p, bool along_n, stream_t
   const std::int64_t slots = std::min<std::int64_t>(p.routing.rows(), p.routing.experts);
   if (slots == 0 || p.n == 0) return Status::success();
   void* args[] = {const_cast<st::Params<T, E>*>(&p)};
-  error_t err = success;
+  const auto status = [](error_t e) {
+    return e == success ? Status::success() : Status{StatusCode::runtime_error, error_string(e)};
+  };
   if constexpr (std::is_same_v<T, E>) {
     if (along_n) {
       const std::int64_t cols = Gated ? 2 * p.n : p.n;
-      err = cudaLaunchKernel(reinterpret_cast<const void*>(&st::stream_n_kernel<Op, Gated, T>),
-                             dim3(static_cast<unsigned>(ceil_div(cols, std::int64_t{st::block_cols})),
-                                  static_cast<unsigned>(slots)),
-                             dim3(st::n_warps * 32), args, 0, stream);
-      return err == success ? Status::success() : Status{StatusCode::runtime_error, error_string(err)};
+      return status(cudaLaunchKernel(reinterpret_cast<const void*>(&st::stream_n_kernel<Op, Gated, T>),
+                                     dim3(static_cast<unsigned>(ceil_div(cols, std::int64_t{st::block_cols})),
+                                          static_cast<unsigned>(slots)),
+                                     dim3(st::n_warps * 32), args, 0, stream));
     }
   }
   constexpr std::int64_t outs = st::k_warps * st::warp_w_rows / (Gated ? 2 : 1);
   auto* kernel = &st::stream_k_kernel<Op, Gated, T, E>;
   if (set_max_dynamic_smem(kernel, st::k_ring_bytes) != success)
     return {StatusCode::runtime_error, "device: cannot raise the kernel's dynamic shared-memory limit"};
-  err = cudaLaunchKernel(reinterpret_cast<const void*>(kernel),
-                         dim3(static_cast<unsigned>(ceil_div(p.n, outs)), static_cast<unsigned>(slots)),
-                         dim3(st::k_warps * 32), args, st::k_ring_bytes, stream);
-  return err == success ? Status::success() : Status{StatusCode::runtime_error, error_string(err)};
+  return status(cudaLaunchKernel(reinterpret_cast<const void*>(kernel),
+                                 dim3(static_cast<unsigned>(ceil_div(p.n, outs)), static_cast<unsigned>(slots)),
+                                 dim3(st::k_warps * 32), args, st::k_ring_bytes, stream));
 }
 }  // namespace detail
 
