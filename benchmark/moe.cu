@@ -42,7 +42,10 @@
 //       weights_fp8_stream_vs_copy, weights_alt_stream_vs_copy), beside the e4m3 down projection
 //       on 64-row ping-pong tiles (us_down_fp8_pp64), and a copy of the same HBM traffic as the
 //       touched weights' read, bf16 and e4m3, in one launch (us_copy_same, copy_same_vs_copy;
-//       us_copy_same_fp8, copy_same_fp8_vs_copy: the rate a transfer of that size reaches); the iteration
+//       us_copy_same_fp8, copy_same_fp8_vs_copy: the rate a transfer of that size reaches), and the
+//       dense gated projection on the grouped one's 128 x 256 tile over the same FLOPs (all routed
+//       rows times one expert's W: us_gate_up_dense_ws256, gate_up_dense_ws256_vs_dense, the
+//       grouped kernel's ceiling at the shape); the iteration
 //       time is the layer's forward, the four glukit launches of the multistage path. Checked
 //       once: the combine finite. sets / weight_sets: the input sets rotated and the weight
 //       sets among them (one where the sets' weights would not fit in 80% of free memory).
@@ -518,7 +521,18 @@ void bm_moe(benchmark::State& state, MoeCase c) {
          tile("down_fp8_pp64",
               [&] { return glukit::grouped_down_projection_fp8<DownWs64Policy>(ops.down_fp8(call++), stream); }),
          step("copy_same", [&] { return ops.copy(call++, stream, same_bytes(2)); }),
-         step("copy_same_fp8", [&] { return ops.copy(call++, stream, same_bytes(4)); })},
+         step("copy_same_fp8", [&] { return ops.copy(call++, stream, same_bytes(4)); }),
+         step("gate_up_dense_ws256", [&] {
+           glukit::GatedProjectionArgsT<T> d;
+           d.a = ops.dense_a.get();
+           d.w = ops.dense_b.get();
+           d.out = ops.dense_c.get();
+           d.m = c.rows();
+           d.n = c.model.n;
+           d.k = d.lda = d.ldw = c.model.hidden;
+           d.ldo = c.model.n;
+           return glukit::gated_projection<GateWs256Policy>(d, stream);
+         })},
         std::min(counts.warmup, 3), counts.samples);
     GLUKIT_BENCH_CHECK_LAUNCH();
     if (!failed.ok()) {
@@ -623,6 +637,8 @@ void bm_moe(benchmark::State& state, MoeCase c) {
     state.counters["us_copy_same_fp8"] = med[36];
     state.counters["copy_same_fp8_vs_copy"] =
         2.0 * double(std::min(same_bytes(4), ops.copy_bytes)) / (med[36] * 1e-6) * 1e-12 / copy_TBps;
+    state.counters["us_gate_up_dense_ws256"] = med[37];
+    state.counters["gate_up_dense_ws256_vs_dense"] = med[4] / med[37];
     state.counters["weights_alt_stream_vs_copy"] = weight_bytes / ((med[32] + med[33]) * 1e-6) * 1e-12 / copy_TBps;
     state.counters["sets"] = double(ops.sets.size());
     state.counters["weight_sets"] = double(ops.weight_sets.size());
