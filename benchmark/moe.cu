@@ -504,14 +504,14 @@ void bm_moe(benchmark::State& state, MoeCase c) {
          tile("gate_up_fp8_pp64",
               [&] { return glukit::grouped_gated_projection_fp8<GateWs64Policy>(ops.gate_up_fp8(call++), stream); }),
          step("gate_up_stream",
-              [&] { return glukit::grouped_gated_projection_streamed<GateFp8Op>(ops.gate_up(call++), stream); }),
+              [&] { return glukit::grouped_gated_projection_streamed<glukit::epilogue::SwiGlu>(ops.gate_up(call++), stream); }),
          step("down_stream", [&] { return glukit::grouped_down_projection_streamed(ops.down(call++), stream); }),
          step("gate_up_fp8_stream",
               [&] { return glukit::grouped_gated_projection_fp8_streamed<GateFp8Op>(ops.gate_up_fp8(call++), stream); }),
          step("down_fp8_stream",
               [&] { return glukit::grouped_down_projection_fp8_streamed(ops.down_fp8(call++), stream); }),
          step("gate_up_alt_stream",
-              [&] { return glukit::grouped_gated_projection_streamed<GateFp8Op>(ops.gate_up_alt(call++), stream); }),
+              [&] { return glukit::grouped_gated_projection_streamed<glukit::epilogue::SwiGlu>(ops.gate_up_alt(call++), stream); }),
          step("down_stream_ih",
               [&] {
                 glukit::GroupedDownProjectionArgsT<T> d = ops.down(call++);
@@ -610,6 +610,8 @@ void bm_moe(benchmark::State& state, MoeCase c) {
     const double copy_TBps = 2.0 * double(ops.copy_bytes) / (med[24] * 1e-6) * 1e-12;
     state.counters["us_copy"] = med[24];
     state.counters["copy_TBps"] = copy_TBps;
+    // `bytes` of HBM traffic over `us` against the copy rate.
+    const auto vs_copy = [&](double bytes, double us) { return bytes / (us * 1e-6) * 1e-12 / copy_TBps; };
     state.counters["us_down_fp8"] = med[25];
     if (failed.runs("gate_up_ws64")) {
       const double pp64_TBps = weight_bytes / ((med[11] + med[5]) * 1e-6) * 1e-12;
@@ -620,7 +622,7 @@ void bm_moe(benchmark::State& state, MoeCase c) {
     state.counters["weights_fp8_TBps"] = fp8_TBps;
     state.counters["weights_fp8_vs_copy"] = fp8_TBps / copy_TBps;
     state.counters["us_down_fp8_default"] = med[26];
-    state.counters["weights_fp8_default_vs_copy"] = weight_bytes / 2.0 / ((med[13] + med[26]) * 1e-6) * 1e-12 / copy_TBps;
+    state.counters["weights_fp8_default_vs_copy"] = vs_copy(weight_bytes / 2.0, med[13] + med[26]);
     if (failed.runs("gate_up_fp8_pp64")) state.counters["us_gate_up_fp8_pp64"] = med[27];
     state.counters["us_gate_up_stream"] = med[28];
     state.counters["us_down_stream"] = med[29];
@@ -629,17 +631,15 @@ void bm_moe(benchmark::State& state, MoeCase c) {
     state.counters["us_gate_up_alt_stream"] = med[32];
     state.counters["us_down_stream_ih"] = med[33];
     if (failed.runs("down_fp8_pp64")) state.counters["us_down_fp8_pp64"] = med[34];
-    state.counters["weights_stream_vs_copy"] = weight_bytes / ((med[28] + med[29]) * 1e-6) * 1e-12 / copy_TBps;
-    state.counters["weights_fp8_stream_vs_copy"] =
-        weight_bytes / 2.0 / ((med[30] + med[31]) * 1e-6) * 1e-12 / copy_TBps;
+    state.counters["weights_stream_vs_copy"] = vs_copy(weight_bytes, med[28] + med[29]);
+    state.counters["weights_fp8_stream_vs_copy"] = vs_copy(weight_bytes / 2.0, med[30] + med[31]);
     state.counters["us_copy_same"] = med[35];
-    state.counters["copy_same_vs_copy"] = 2.0 * double(std::min(same_bytes(2), ops.copy_bytes)) / (med[35] * 1e-6) * 1e-12 / copy_TBps;
+    state.counters["copy_same_vs_copy"] = vs_copy(2.0 * double(std::min(same_bytes(2), ops.copy_bytes)), med[35]);
     state.counters["us_copy_same_fp8"] = med[36];
-    state.counters["copy_same_fp8_vs_copy"] =
-        2.0 * double(std::min(same_bytes(4), ops.copy_bytes)) / (med[36] * 1e-6) * 1e-12 / copy_TBps;
+    state.counters["copy_same_fp8_vs_copy"] = vs_copy(2.0 * double(std::min(same_bytes(4), ops.copy_bytes)), med[36]);
     state.counters["us_gate_up_dense_ws256"] = med[37];
     state.counters["gate_up_dense_ws256_vs_dense"] = med[4] / med[37];
-    state.counters["weights_alt_stream_vs_copy"] = weight_bytes / ((med[32] + med[33]) * 1e-6) * 1e-12 / copy_TBps;
+    state.counters["weights_alt_stream_vs_copy"] = vs_copy(weight_bytes, med[32] + med[33]);
     state.counters["sets"] = double(ops.sets.size());
     state.counters["weight_sets"] = double(ops.weight_sets.size());
   }

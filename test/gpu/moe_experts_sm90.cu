@@ -63,23 +63,8 @@ void check_grouped(const MoeShape& s) {
   // Every expert's rows against the dense gated projection of its gathered rows; nothing
   // written in the padding columns, nor in the rows routed to no expert.
   const auto check_h = [&](const std::vector<T>& hv) {
-    for (int e = 0; e < s.experts; ++e) {
-      const std::int64_t r0 = route.expert_offsets[e], r1 = route.expert_offsets[e + 1];
-      if (r0 == r1) continue;
-      INFO("expert " << e << ": rows " << r0 << ".." << r1);
-      std::vector<T> gathered;
-      for (std::int64_t r = r0; r < r1; ++r) {
-        const std::int64_t t = route.row_choice[r] / s.top_k;
-        gathered.insert(gathered.end(), x.begin() + t * ldx, x.begin() + t * ldx + s.hidden);
-      }
-      GatedProjectionArgsT<T> d{gathered.data(), w.data() + e * 2 * s.n * s.hidden,
-                                s.bias ? bias.data() + e * 2 * s.n : nullptr, nullptr, r1 - r0, s.n, s.hidden,
-                                s.hidden, s.hidden, ldh, gl};
-      const std::vector<T> block(hv.begin() + r0 * ldh, hv.begin() + r1 * ldh);
-      check_output_matches(block, Shape{r1 - r0, s.n, s.hidden, 0, 0, 0, ldh},
-                           gated_reference_of(d, typename Policy::epilogue_op{}));
-    }
-    CHECK(strays(hv, rows, route.expert_offsets[s.experts], s.n, ldh) == 0);
+    check_gated_experts(hv, ldh, x, ldx, w.data(), s.bias ? bias.data() : nullptr, s.n, s.hidden, gl, route, s.top_k,
+                        typename Policy::epilogue_op{});
   };
   check_h(h);
   {  // the warp-specialised grouped kernel (TMA for W): x's rows gathered by its producer, then
@@ -217,16 +202,7 @@ void check_grouped(const MoeShape& s) {
     // Every expert's rows against the dense reference; nothing written in the padding
     // columns nor in the rows routed to no expert.
     const auto check_down = [&](const std::vector<T>& o) {
-      for (int e = 0; e < s.experts; ++e) {
-        const std::int64_t r0 = route.expert_offsets[e], r1 = route.expert_offsets[e + 1];
-        if (r0 == r1) continue;
-        INFO("expert " << e);
-        AddmmGluArgsT<T> g{h.data() + r0 * ldh, wd.data() + e * hid * s.n, s.bias ? bd.data() + e * hid : nullptr,
-                           nullptr, nullptr, r1 - r0, hid, s.n, ldh, wl == Layout::col_major ? s.n : hid, 0, ldo, wl};
-        const std::vector<T> block(o.begin() + r0 * ldo, o.begin() + r1 * ldo);
-        check_output_matches(block, Shape{r1 - r0, hid, s.n, 0, 0, 0, ldo}, reference_of(g, epilogue::BiasOnly{}));
-      }
-      CHECK(strays(o, rows, valid, hid, ldo) == 0);
+      check_down_experts(o, ldo, h.data(), ldh, wd.data(), s.bias ? bd.data() : nullptr, hid, s.n, wl, route);
     };
     st = grouped_down_projection<policy::WithEpilogue<policy::V2DirectToLds<arch::sm90a>, epilogue::BiasOnly>>(da);
     INFO("grouped_down_projection: " << st.message());

@@ -70,22 +70,8 @@ void check_streamed(const StreamShape& s) {
   // layout gl (w_host: the weights as that layout stores them).
   const auto check_h = [&](const std::vector<T>& h, const std::vector<T>& w_host, const std::vector<T>& b_host,
                            GateLayout gl) {
-    for (int e = 0; e < s.experts; ++e) {
-      const std::int64_t r0 = route.expert_offsets[e], r1 = route.expert_offsets[e + 1];
-      if (r0 == r1) continue;
-      INFO("expert " << e << ": rows " << r0 << ".." << r1);
-      std::vector<T> gathered;
-      for (std::int64_t r = r0; r < r1; ++r) {
-        const std::int64_t t = route.row_choice[r] / s.top_k;
-        gathered.insert(gathered.end(), x.begin() + t * ldx, x.begin() + t * ldx + s.hidden);
-      }
-      GatedProjectionArgsT<T> d{gathered.data(), w_host.data() + e * 2 * s.n * s.hidden,
-                                s.bias ? b_host.data() + e * 2 * s.n : nullptr, nullptr, r1 - r0, s.n, s.hidden,
-                                s.hidden, s.hidden, ldh, gl};
-      check_output_matches(std::vector<T>(h.begin() + r0 * ldh, h.begin() + r1 * ldh),
-                           Shape{r1 - r0, s.n, s.hidden, 0, 0, 0, ldh}, gated_reference_of(d, Op{}));
-    }
-    CHECK(strays(h, rows, valid, s.n, ldh) == 0);
+    check_gated_experts(h, ldh, x, ldx, w_host.data(), s.bias ? b_host.data() : nullptr, s.n, s.hidden, gl, route,
+                        s.top_k, Op{});
   };
   GroupedGatedProjectionArgsT<T> a;
   a.x = dx.ptr, a.w = dw.ptr, a.bias = s.bias ? dbias.ptr : nullptr, a.h = dh.ptr, a.routing = ra.routing();
@@ -137,16 +123,7 @@ void check_streamed(const StreamShape& s) {
     da.h = dhv.ptr, da.w = dwd.ptr, da.bias = s.bias ? dbd.ptr : nullptr, da.out = dout.ptr, da.routing = ra.routing();
     da.hidden = hid, da.intermediate = k, da.ldh = ldh, da.ldo = ldo, da.w_layout = wl;
     const std::vector<T> out = run(dout, [&] { return grouped_down_projection_streamed(da); });
-    for (int e = 0; e < s.experts; ++e) {
-      const std::int64_t r0 = route.expert_offsets[e], r1 = route.expert_offsets[e + 1];
-      if (r0 == r1) continue;
-      INFO("expert " << e);
-      AddmmGluArgsT<T> g{hv.data() + r0 * ldh, wd.data() + e * hid * k, s.bias ? bd.data() + e * hid : nullptr,
-                         nullptr, nullptr, r1 - r0, hid, k, ldh, wl == Layout::col_major ? k : hid, 0, ldo, wl};
-      check_output_matches(std::vector<T>(out.begin() + r0 * ldo, out.begin() + r1 * ldo),
-                           Shape{r1 - r0, hid, k, 0, 0, 0, ldo}, reference_of(g, epilogue::BiasOnly{}));
-    }
-    CHECK(strays(out, rows, valid, hid, ldo) == 0);
+    check_down_experts(out, ldo, hv.data(), ldh, wd.data(), s.bias ? bd.data() : nullptr, hid, k, wl, route);
     CHECK(same_bits(run(dout, [&] { return grouped_down_projection_streamed(da); }), out));
   }
 }

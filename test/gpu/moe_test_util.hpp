@@ -1,5 +1,6 @@
-// Helpers of the experts' GPU tests (moe_experts_sm90.cu, moe_backward_sm90.cu): a ragged
-// routing's expert ids, and the count of elements written where nothing may be.
+// Helpers of the experts' GPU tests (moe_*_sm90.cu): a ragged routing's expert ids, the count of
+// elements written where nothing may be, and the per-expert checks of a gated and a down
+// projection's output against the dense references.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "glukit/kernels/moe_route.hpp"
+#include "glukit/reference/moe_routing.hpp"
 #include "gpu_test_util.hpp"
 
 namespace glukit::test {
@@ -41,6 +43,53 @@ inline std::vector<std::int64_t> moe_choices(std::int64_t tokens, int top_k, int
   }
   std::shuffle(idx.begin() + 1, idx.end(), rng);  // choice 0 keeps expert 1's single row
   return idx;
+}
+
+/// Every expert's rows of h (the routed rows x ldh of `route`) against the dense gated projection
+/// (op) of its tokens' rows of x (ldx apart), with the expert's W (2n x hidden, in layout gl) and
+/// bias (2n, or null) from w and bias (experts after one another); nothing written in the padding
+/// columns nor in the rows routed to no expert.
+template <class T, class Op>
+void check_gated_experts(const std::vector<T>& h, std::int64_t ldh, const std::vector<T>& x, std::int64_t ldx,
+                         const T* w, const T* bias, std::int64_t n, std::int64_t hidden, GateLayout gl,
+                         const reference::MoeRoutingHost& route, int top_k, Op op) {
+  const int experts = static_cast<int>(route.expert_offsets.size()) - 1;
+  for (int e = 0; e < experts; ++e) {
+    const std::int64_t r0 = route.expert_offsets[e], r1 = route.expert_offsets[e + 1];
+    if (r0 == r1) continue;
+    INFO("expert " << e << ": rows " << r0 << ".." << r1);
+    std::vector<T> gathered;
+    for (std::int64_t r = r0; r < r1; ++r) {
+      const std::int64_t t = route.row_choice[r] / top_k;
+      gathered.insert(gathered.end(), x.begin() + t * ldx, x.begin() + t * ldx + hidden);
+    }
+    GatedProjectionArgsT<T> d{gathered.data(), w + e * 2 * n * hidden, bias ? bias + e * 2 * n : nullptr, nullptr,
+                              r1 - r0, n, hidden, hidden, hidden, ldh, gl};
+    check_output_matches(std::vector<T>(h.begin() + r0 * ldh, h.begin() + r1 * ldh),
+                         Shape{r1 - r0, n, hidden, 0, 0, 0, ldh}, gated_reference_of(d, op));
+  }
+  CHECK(strays(h, static_cast<std::int64_t>(route.row_choice.size()), route.expert_offsets[experts], n, ldh) == 0);
+}
+
+/// Every expert's rows of out (ldo) against the dense GEMM of its rows of h (ldh, k wide) with
+/// its W_d (hidden x k in layout wl: col_major (E, H, I), row_major (E, I, H)) and bias (hidden,
+/// or null); nothing written in the padding columns nor in the rows routed to no expert.
+template <class T>
+void check_down_experts(const std::vector<T>& out, std::int64_t ldo, const T* h, std::int64_t ldh, const T* wd,
+                        const T* bias, std::int64_t hidden, std::int64_t k, Layout wl,
+                        const reference::MoeRoutingHost& route) {
+  const int experts = static_cast<int>(route.expert_offsets.size()) - 1;
+  for (int e = 0; e < experts; ++e) {
+    const std::int64_t r0 = route.expert_offsets[e], r1 = route.expert_offsets[e + 1];
+    if (r0 == r1) continue;
+    INFO("expert " << e);
+    AddmmGluArgsT<T> g{h + r0 * ldh, wd + e * hidden * k, bias ? bias + e * hidden : nullptr, nullptr, nullptr,
+                       r1 - r0, hidden, k, ldh, wl == Layout::col_major ? k : hidden, 0, ldo, wl};
+    check_output_matches(std::vector<T>(out.begin() + r0 * ldo, out.begin() + r1 * ldo),
+                         Shape{r1 - r0, hidden, k, 0, 0, 0, ldo}, reference_of(g, epilogue::BiasOnly{}));
+  }
+  CHECK(strays(out, static_cast<std::int64_t>(route.row_choice.size()), route.expert_offsets[experts], hidden, ldo) ==
+        0);
 }
 
 /// A routing made on the device: the expert ids uploaded, moe_route's outputs and workspace,

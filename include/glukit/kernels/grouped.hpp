@@ -114,9 +114,8 @@ Status grouped_gated_projection(const GroupedGatedProjectionArgsT<T>& a, stream_
   constexpr GateLayout st = GateLayout::stacked, il = GateLayout::interleaved;
   // The routed rows of x first (moe_gather), then a kernel that reads them in order.
   const auto gathered_first = [&]() -> Status {
-    const MoeGatherArgsT<T> g{a.x, a.x_routed, a.routing, a.hidden, dense.lda, a.ld_x_routed};
     gemm.a = a.x_routed, gemm.lda = a.ld_x_routed;
-    return moe_gather(g, stream);
+    return moe_gather(x_routed_gather(a), stream);
   };
   if (a.p != nullptr) {
     if constexpr (detail::grouped_writes_preact<Policy, T>) {

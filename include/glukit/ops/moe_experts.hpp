@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "glukit/ops/gated_projection.hpp"
+#include "glukit/ops/moe_gather.hpp"
 #include "glukit/ops/moe_routing.hpp"
 #include "glukit/ops/status.hpp"
 #include "glukit/platform/element.hpp"
@@ -94,6 +95,12 @@ struct GroupedGatedProjectionArgsT {
   T* x_routed = nullptr;
   std::int64_t ld_x_routed = 0;
 };
+
+/// The gather that fills a.x_routed with x's routed rows (x's rows ldx apart, hidden when 0).
+template <Element T>
+constexpr MoeGatherArgsT<T> x_routed_gather(const GroupedGatedProjectionArgsT<T>& a) {
+  return {a.x, a.x_routed, a.routing, a.hidden, a.ldx > 0 ? a.ldx : a.hidden, a.ld_x_routed};
+}
 
 /// Where expert e's gate and up weight of output column j and hidden index kk lie, as an
 /// element offset from w (n: intermediate, k: hidden); the same map for the bias with k = 1

@@ -115,9 +115,13 @@ GLUKIT_DEVICE inline float scaled(const Params<T, E>& p, float acc, int e, std::
   return p.bias != nullptr ? acc + to_float(p.bias[e * p.bias_expert + row]) : acc;
 }
 
-/// Stores output j of routed row r and merges its |value as stored| into the row's maximum.
-template <class T, class E>
-GLUKIT_DEVICE inline void store(const Params<T, E>& p, std::int64_t r, std::int64_t j, float v) {
+/// Stores output j of routed row r from its scaled values f: Op of the gate and up value
+/// (Gated), else f[0]; merges its |value as stored| into the row's maximum.
+template <class Op, bool Gated, class T, class E>
+GLUKIT_DEVICE inline void store(const Params<T, E>& p, std::int64_t r, std::int64_t j, const float* f) {
+  float v;
+  if constexpr (Gated) v = Op{}(f[0], f[1]);
+  else v = f[0];
   const T h = from_float<T>(v);
   p.out[r * p.ldo + j] = h;
   if (p.row_absmax != nullptr)  // fp32 bits as unsigned integers: NaN is the largest
@@ -210,8 +214,7 @@ __global__ void __launch_bounds__(k_warps * 32) stream_k_kernel(const Params<T, 
       float f[units];
 #pragma unroll
       for (int t = 0; t < units; ++t) f[t] = scaled(p, v[t], e, r, w_row(j, t));
-      if constexpr (Gated) store(p, r, j, Op{}(f[0], f[1]));
-      else store(p, r, j, f[0]);
+      store<Op, Gated>(p, r, j, f);
     }
   }
 }
@@ -273,8 +276,7 @@ __global__ void __launch_bounds__(n_warps * 32) stream_n_kernel(const Params<T, 
         for (int w = 0; w < n_warps; ++w) s += part[w][i][units * jj + u];
         f[u] = scaled(p, s, e, r, units * j + u);
       }
-      if constexpr (Gated) store(p, r, j, Op{}(f[0], f[1]));
-      else store(p, r, j, f[0]);
+      store<Op, Gated>(p, r, j, f);
     }
     __syncthreads();
   }

@@ -64,8 +64,7 @@ Status grouped_gated_projection_streamed(const GroupedGatedProjectionArgsT<T>& a
   sm90::stream::Params<T, T> p;
   p.x = a.x, p.ldx = a.ldx > 0 ? a.ldx : a.hidden, p.gather = true;
   if (a.x_routed != nullptr) {
-    const MoeGatherArgsT<T> g{a.x, a.x_routed, a.routing, a.hidden, p.ldx, a.ld_x_routed};
-    if (Status s = moe_gather(g, stream); !s) return s;
+    if (Status s = moe_gather(x_routed_gather(a), stream); !s) return s;
     p.x = a.x_routed, p.ldx = a.ld_x_routed, p.gather = false;
   }
   const bool alt = a.w_layout == ExpertLayout::alternating;
