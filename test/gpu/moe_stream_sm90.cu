@@ -61,7 +61,6 @@ void check_streamed(const StreamShape& s) {
   fill_random(bias, rng);
   const std::vector<std::int64_t> idx = choices(s, rng);
   const reference::MoeRoutingHost route = reference::moe_route(idx.data(), s.tokens, s.top_k, s.experts);
-  const std::int64_t valid = route.expert_offsets[s.experts];
   DeviceBuffer<T> dx(x.size()), dw(w.size()), dbias(bias.size()), dh(static_cast<std::size_t>(rows * ldh)),
       dxr(static_cast<std::size_t>(rows * ldx));
   dx.upload(x), dw.upload(w), dbias.upload(bias);
