@@ -105,7 +105,7 @@ Status grouped_gated_projection(const GroupedGatedProjectionArgsT<T>& a, stream_
   GatedProjectionArgsT<T> dense;
   dense.a = a.x, dense.w = a.w, dense.bias = a.bias, dense.out = a.h;
   dense.m = rows, dense.n = a.intermediate, dense.k = a.hidden;
-  dense.lda = a.ldx > 0 ? a.ldx : a.hidden, dense.ldw = a.hidden, dense.ldo = a.ldh;
+  dense.lda = x_stride(a), dense.ldw = a.hidden, dense.ldo = a.ldh;
   AddmmGluArgsT<T> gemm = detail::gemm_view(dense);
   if (a.w_layout == ExpertLayout::alternating)  // W (E, H, 2I): B = W^e, k x 2n, N-major
     gemm.ldb = 2 * a.intermediate, gemm.b_layout = Layout::row_major;

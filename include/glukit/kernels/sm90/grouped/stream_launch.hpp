@@ -62,7 +62,7 @@ Status grouped_gated_projection_streamed(const GroupedGatedProjectionArgsT<T>& a
     return Status::invalid("p: the streamed kernels do not write the pre-activations (grouped_gated_projection does)");
   if (a.routing.rows() == 0 || a.intermediate == 0) return Status::success();
   sm90::stream::Params<T, T> p;
-  p.x = a.x, p.ldx = a.ldx > 0 ? a.ldx : a.hidden, p.gather = true;
+  p.x = a.x, p.ldx = x_stride(a), p.gather = true;
   if (a.x_routed != nullptr) {
     if (Status s = moe_gather(x_routed_gather(a), stream); !s) return s;
     p.x = a.x_routed, p.ldx = a.ld_x_routed, p.gather = false;
