@@ -105,7 +105,7 @@ Status grouped_gated_projection(const GroupedGatedProjectionArgsT<T>& a, stream_
   GatedProjectionArgsT<T> dense;
   dense.a = a.x, dense.w = a.w, dense.bias = a.bias, dense.out = a.h;
   dense.m = rows, dense.n = a.intermediate, dense.k = a.hidden;
-  dense.lda = x_stride(a), dense.ldw = a.hidden, dense.ldo = a.ldh;
+  dense.lda = a.ldx, dense.ldw = a.hidden, dense.ldo = a.ldh;
   AddmmGluArgsT<T> gemm = detail::gemm_view(dense);
   if (a.w_layout == ExpertLayout::alternating)  // W (E, H, 2I): B = W^e, k x 2n, N-major
     gemm.ldb = 2 * a.intermediate, gemm.b_layout = Layout::row_major;
@@ -186,7 +186,7 @@ Status grouped_down_projection(const GroupedDownProjectionArgsT<T>& a, stream_t 
   AddmmGluArgsT<T> gemm{};
   gemm.a = a.h, gemm.b = a.w, gemm.bias = a.bias, gemm.y = nullptr, gemm.out = a.out;
   gemm.m = rows, gemm.n = a.hidden, gemm.k = a.intermediate;
-  gemm.lda = a.ldh > 0 ? a.ldh : a.intermediate, gemm.ldo = a.ldo, gemm.ldy = a.hidden;
+  gemm.lda = a.ldh, gemm.ldo = a.ldo, gemm.ldy = a.hidden;
   gemm.ldb = a.w_layout == Layout::col_major ? a.intermediate : a.hidden;
   gemm.b_layout = a.w_layout;
   const std::int64_t w_stride = a.hidden * a.intermediate;

@@ -96,16 +96,10 @@ struct GroupedGatedProjectionArgsT {
   std::int64_t ld_x_routed = 0;
 };
 
-/// The elements between x's rows: ldx, or hidden where ldx is 0.
-template <Element T>
-constexpr std::int64_t x_stride(const GroupedGatedProjectionArgsT<T>& a) {
-  return a.ldx > 0 ? a.ldx : a.hidden;
-}
-
 /// The gather that fills a.x_routed with x's routed rows.
 template <Element T>
 constexpr MoeGatherArgsT<T> x_routed_gather(const GroupedGatedProjectionArgsT<T>& a) {
-  return {a.x, a.x_routed, a.routing, a.hidden, x_stride(a), a.ld_x_routed};
+  return {a.x, a.x_routed, a.routing, a.hidden, a.ldx, a.ld_x_routed};
 }
 
 /// Where expert e's gate and up weight of output column j and hidden index kk lie, as an

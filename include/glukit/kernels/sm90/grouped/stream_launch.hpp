@@ -62,7 +62,7 @@ Status grouped_gated_projection_streamed(const GroupedGatedProjectionArgsT<T>& a
     return Status::invalid("p: the streamed kernels do not write the pre-activations (grouped_gated_projection does)");
   if (a.routing.rows() == 0 || a.intermediate == 0) return Status::success();
   sm90::stream::Params<T, T> p;
-  p.x = a.x, p.ldx = x_stride(a), p.gather = true;
+  p.x = a.x, p.ldx = a.ldx, p.gather = true;
   if (a.x_routed != nullptr) {
     if (Status s = moe_gather(x_routed_gather(a), stream); !s) return s;
     p.x = a.x_routed, p.ldx = a.ld_x_routed, p.gather = false;
@@ -81,7 +81,7 @@ Status grouped_down_projection_streamed(const GroupedDownProjectionArgsT<T>& a, 
   if (Status s = validate_grouped_down_arguments(a); !s) return s;
   if (a.routing.rows() == 0 || a.hidden == 0) return Status::success();
   sm90::stream::Params<T, T> p;
-  p.x = a.h, p.ldx = a.ldh > 0 ? a.ldh : a.intermediate;
+  p.x = a.h, p.ldx = a.ldh;
   p.w = a.w, p.w_expert = a.hidden * a.intermediate;
   p.ldw = a.w_layout == Layout::col_major ? a.intermediate : a.hidden;
   p.bias = a.bias, p.bias_expert = a.hidden, p.out = a.out, p.ldo = a.ldo, p.routing = a.routing;
