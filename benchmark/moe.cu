@@ -45,7 +45,10 @@
 //       us_copy_same_fp8, copy_same_fp8_vs_copy: the rate a transfer of that size reaches), and the
 //       dense gated projection on the grouped one's 128 x 256 tile over the same FLOPs (all routed
 //       rows times one expert's W: us_gate_up_dense_ws256, gate_up_dense_ws256_vs_dense, the
-//       grouped kernel's ceiling at the shape); the iteration
+//       grouped kernel's ceiling at the shape), the 128 x 256 tile gathering x's rows in its
+//       producer (us_gate_up_ws256_gather) and the 16-bit default without x_routed
+//       (us_gate_up_default_gather: its tile gathers them, or the weights are streamed), each
+//       with its _vs_dense; the iteration
 //       time is the layer's forward, the four glukit launches of the multistage path. Checked
 //       once: the combine finite. sets / weight_sets: the input sets rotated and the weight
 //       sets among them (one where the sets' weights would not fit in 80% of free memory).
@@ -532,7 +535,11 @@ void bm_moe(benchmark::State& state, MoeCase c) {
            d.k = d.lda = d.ldw = c.model.hidden;
            d.ldo = c.model.n;
            return glukit::gated_projection<GateWs256Policy>(d, stream);
-         })},
+         }),
+         tile("gate_up_ws256_gather",
+              [&] { return glukit::grouped_gated_projection<GateWs256Policy>(ops.gate_up(call++), stream); }),
+         step("gate_up_default_gather",
+              [&] { return glukit::grouped_gated_projection<glukit::epilogue::SwiGlu>(ops.gate_up(call++), stream); })},
         std::min(counts.warmup, 3), counts.samples);
     GLUKIT_BENCH_CHECK_LAUNCH();
     if (!failed.ok()) {
@@ -639,6 +646,12 @@ void bm_moe(benchmark::State& state, MoeCase c) {
     state.counters["copy_same_fp8_vs_copy"] = vs_copy(2.0 * double(std::min(same_bytes(4), ops.copy_bytes)), med[36]);
     state.counters["us_gate_up_dense_ws256"] = med[37];
     state.counters["gate_up_dense_ws256_vs_dense"] = med[4] / med[37];
+    if (failed.runs("gate_up_ws256_gather")) {
+      state.counters["us_gate_up_ws256_gather"] = med[38];
+      state.counters["gate_up_ws256_gather_vs_dense"] = med[4] / med[38];
+    }
+    state.counters["us_gate_up_default_gather"] = med[39];
+    state.counters["gate_up_default_gather_vs_dense"] = med[4] / med[39];
     state.counters["weights_alt_stream_vs_copy"] = vs_copy(weight_bytes, med[32] + med[33]);
     state.counters["sets"] = double(ops.sets.size());
     state.counters["weight_sets"] = double(ops.weight_sets.size());

@@ -130,7 +130,7 @@ def kernel_times(fn, top=15):
     return sorted(rows, key=lambda r: -r[1])[:top]
 
 
-def bench(model, tokens, rounds, profile=False):
+def bench(model, tokens, rounds, profile=False, steps_too=True):
     import gc
 
     import glukit.moe
@@ -174,10 +174,11 @@ def bench(model, tokens, rounds, profile=False):
                 t.grad = None
             f().backward(dy)
         return run
-    steps = {k: step(f) for k, f in forwards.items() if k != "hf_loop" or experts <= 32}
-    train = time_in_turns(steps, max(5, rounds // 2))
+    steps = {k: step(f) for k, f in forwards.items() if steps_too and (k != "hf_loop" or experts <= 32)}
+    train = time_in_turns(steps, max(5, rounds // 2)) if steps else {}
     memory = {k: step_memory(s)[0] / 2**20 for k, s in steps.items()}
-    kernels = {f"{k}_kernels_us": kernel_times(steps[k]) for k in ("glukit", "torch_compiled")} if profile else {}
+    kernels = ({f"{k}_kernels_us": kernel_times(steps[k]) for k in ("glukit", "torch_compiled")}
+               if profile and steps else {})
     for label, top in kernels.items():
         print(f"{model} {tokens} {label}: " + "; ".join(f"{name[:60]} {us:.0f}" for name, us in top), flush=True)
     flops = 2.0 * tokens * top_k * hidden * 3 * n  # gate, up, down
@@ -285,12 +286,13 @@ def main():
     p.add_argument("--tokens", default="4096,16384")
     p.add_argument("--models", default=",".join(MODELS))
     p.add_argument("--rounds", type=int, default=20)
+    p.add_argument("--forward-only", action="store_true", help="no training steps (the forwards and fp8 rows only)")
     p.add_argument("--profile", action="store_true",
                    help="also each training step's 15 longest kernels (glukit's, torch.compile's) under torch.profiler")
     args = p.parse_args()
     if not torch.cuda.is_available():
         sys.exit("bench_moe.py: needs a CUDA device")
-    rows = [bench(m, int(t), args.rounds, args.profile) for m in args.models.split(",") for t in args.tokens.split(",")]
+    rows = [bench(m, int(t), args.rounds, args.profile, not args.forward_only) for m in args.models.split(",") for t in args.tokens.split(",")]
     meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
             "date": time.strftime("%Y-%m-%d", time.gmtime())}
     with open(args.out, "w") as f:

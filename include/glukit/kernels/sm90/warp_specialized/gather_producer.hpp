@@ -2,7 +2,8 @@
 // whose A rows are gathered (grouped/ws_kernel.hpp's walk: each tile row a routed row, its
 // token choices(t)[i] / top_k()): the ring's copy threads copy A's rows with cp.async, as the
 // multistage kernels' gather does, and arrive on a stage's full barrier once its copies have
-// landed; thread 0 also announces and issues B's boxes (TMA) and, where the ring carries it
+// landed, all but one of the ring's stages in flight (with one, the gathered tiles took twice
+// the time of routed rows read by TMA: the copies' latency exposed); thread 0 also announces and issues B's boxes (TMA) and, where the ring carries it
 // (Plan::bias_in_ring), the tile's bias row with its first stage; thread y_producer_tid the Y
 // parts'. WsKernel picks it for a gathered problem (kernel.hpp).
 #pragma once
@@ -22,19 +23,26 @@ struct WsGatherProducer : WsProducer<P> {
   using typename Base::State;
   using typename Base::Walk;
   using typename Base::WalkTile;
-  using Base::BM, Base::BK, Base::CM;
+  using Base::BM, Base::BK, Base::CM, Base::S;
   using Base::first_slot, Base::slot_stride;
   static_assert(CM == 1, "the gathering producer runs clusters of one block");
 
-  /// The ring (ring_copy_threads threads, ptid): A's rows by token, the newest stage left in
-  /// flight (as WsProducer::produce_ring), B's boxes by thread 0.
+  /// Stages whose copies a thread leaves in flight after issuing one: all but one of the
+  /// ring's. The stage it acquires next is then the one issued S stages before, already
+  /// waited for and announced, so the consumers can drain it.
+  static constexpr int in_flight = S > 1 ? S - 1 : 1;
+
+  /// The ring (ring_copy_threads threads, ptid): A's rows by token, in_flight stages of them
+  /// in flight, each stage announced on its full barrier once the thread's copies landed;
+  /// B's boxes by thread 0. A stage's ring index is its count % S (the ring position starts
+  /// at 0 and runs on across tiles).
   GLUKIT_DEVICE static void produce_ring(const Params<P>& p, const Shared& sh, int ptid) {
     using namespace arch::hopper;
     using CA = AsyncGatherTileCopier<typename Plan::ALayout, Plan::ring_copy_threads, typename Plan::element>;
     constexpr std::uint32_t b_tx_bytes = P::tile_n * BK * 2;
     const Walk walk = Walk::of(p, sh);
     State st{};
-    int landed_pending = -1;  // the stage whose A copies are not yet waited for
+    std::int64_t issued = 0;  // stages issued; the last in_flight of them not yet announced
     for (std::int64_t slot = first_slot(); slot < walk.tiles(); slot += slot_stride()) {
       const WalkTile tc = walk.tile(slot);
       const auto& args = walk.args(tc);
@@ -65,18 +73,16 @@ struct WsGatherProducer : WsProducer<P> {
         ca.issue(sh.ring.template tile<0>(st.index), a_rows, static_cast<int>(args.k - k0));
         ca.advance(BK);
         CA::commit();
-        if (landed_pending >= 0) {
-          CA::template wait<1>();
-          sh.stages.commit(landed_pending);
-        }
-        landed_pending = st.index;
         ++st;
+        if (++issued > in_flight) {  // the stage issued in_flight stages ago has landed
+          CA::template wait<in_flight>();
+          sh.stages.commit(static_cast<int>((issued - 1 - in_flight) % S));
+        }
       }
     }
-    if (landed_pending >= 0) {
-      CA::template wait<0>();
-      sh.stages.commit(landed_pending);
-    }
+    CA::template wait<0>();
+    for (std::int64_t g = issued > in_flight ? issued - in_flight : 0; g < issued; ++g)
+      sh.stages.commit(static_cast<int>(g % S));
   }
 
   /// The producer kind (WsProducer's TmaProducer's interface).
