@@ -2,8 +2,9 @@
 // whose A rows are gathered (grouped/ws_kernel.hpp's walk: each tile row a routed row, its
 // token choices(t)[i] / top_k()): the ring's copy threads copy A's rows with cp.async, as the
 // multistage kernels' gather does, and arrive on a stage's full barrier once its copies have
-// landed, all but one of the ring's stages in flight (with one, the gathered tiles took twice
-// the time of routed rows read by TMA: the copies' latency exposed); thread 0 also announces and issues B's boxes (TMA) and, where the ring carries it
+// landed (cp.async's own arrival, so a thread never waits for its copies: as many stages in
+// flight as the ring holds; with one, the gathered tiles took twice the time of routed rows
+// read by TMA); thread 0 also announces and issues B's boxes (TMA) and, where the ring carries it
 // (Plan::bias_in_ring), the tile's bias row with its first stage; thread y_producer_tid the Y
 // parts'. WsKernel picks it for a gathered problem (kernel.hpp).
 #pragma once
@@ -23,26 +24,18 @@ struct WsGatherProducer : WsProducer<P> {
   using typename Base::State;
   using typename Base::Walk;
   using typename Base::WalkTile;
-  using Base::BM, Base::BK, Base::CM, Base::S;
+  using Base::BM, Base::BK, Base::CM;
   using Base::first_slot, Base::slot_stride;
   static_assert(CM == 1, "the gathering producer runs clusters of one block");
 
-  /// Stages whose copies a thread leaves in flight after issuing one: all but one of the
-  /// ring's. The stage it acquires next is then the one issued S stages before, already
-  /// waited for and announced, so the consumers can drain it.
-  static constexpr int in_flight = S > 1 ? S - 1 : 1;
-
-  /// The ring (ring_copy_threads threads, ptid): A's rows by token, in_flight stages of them
-  /// in flight, each stage announced on its full barrier once the thread's copies landed;
-  /// B's boxes by thread 0. A stage's ring index is its count % S (the ring position starts
-  /// at 0 and runs on across tiles).
+  /// The ring (ring_copy_threads threads, ptid): A's rows by token, each stage's copies
+  /// announced on its full barrier by cp.async's arrival once they land; B's boxes by thread 0.
   GLUKIT_DEVICE static void produce_ring(const Params<P>& p, const Shared& sh, int ptid) {
     using namespace arch::hopper;
     using CA = AsyncGatherTileCopier<typename Plan::ALayout, Plan::ring_copy_threads, typename Plan::element>;
     constexpr std::uint32_t b_tx_bytes = P::tile_n * BK * 2;
     const Walk walk = Walk::of(p, sh);
     State st{};
-    std::int64_t issued = 0;  // stages issued; the last in_flight of them not yet announced
     for (std::int64_t slot = first_slot(); slot < walk.tiles(); slot += slot_stride()) {
       const WalkTile tc = walk.tile(slot);
       const auto& args = walk.args(tc);
@@ -72,17 +65,11 @@ struct WsGatherProducer : WsProducer<P> {
         }
         ca.issue(sh.ring.template tile<0>(st.index), a_rows, static_cast<int>(args.k - k0));
         ca.advance(BK);
-        CA::commit();
+        cp_async_mbarrier_arrive_noinc(sh.stages.full_barrier(st.index));
         ++st;
-        if (++issued > in_flight) {  // the stage issued in_flight stages ago has landed
-          CA::template wait<in_flight>();
-          sh.stages.commit(static_cast<int>((issued - 1 - in_flight) % S));
-        }
       }
     }
-    CA::template wait<0>();
-    for (std::int64_t g = issued > in_flight ? issued - in_flight : 0; g < issued; ++g)
-      sh.stages.commit(static_cast<int>(g % S));
+    cp_async_wait_all();  // no copy of this thread outlives it
   }
 
   /// The producer kind (WsProducer's TmaProducer's interface).
