@@ -174,9 +174,14 @@ struct MainloopPlan {
   /// and with the bias row of a tile's first k-block.
   static constexpr int stage_tx_bytes = (a_rows + P::tile_n) * P::tile_k * 2;
   static constexpr int bias_tx_bytes = P::tile_n * 2;
-  /// setmaxnreg targets of the warp-specialised kernel (sum fits 64K registers).
-  static constexpr int producer_registers = 40;
-  static constexpr int consumer_registers = 232;
+  /// setmaxnreg targets of the warp-specialised kernel (sum fits 64K registers). A producer
+  /// gathering A's rows (warp_specialized/gather_producer.hpp) keeps each copy thread's row
+  /// offsets and addresses live across its copies: at 40 registers ptxas spilled 140 bytes of
+  /// them (CUDA 13.0, 128 x 256), local loads queued behind the copies; at 72 none, and the
+  /// consumers' 216 hold the 128 x 256 tile without spilling.
+  static constexpr bool gathers_a = problem_of<P>::gathered;
+  static constexpr int producer_registers = gathers_a ? 72 : 40;
+  static constexpr int consumer_registers = gathers_a ? 216 : 232;
   static constexpr int accumulators_per_thread = wg_slices * P::tile_n / 2;  ///< fp32, m64nN fragments
   /// Registers a consumer thread can have: the launch budget of min_blocks_per_cu blocks
   /// per SM, or after setmaxnreg the consumers' target (ptxas allocates the code after
