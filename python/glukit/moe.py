@@ -166,10 +166,7 @@ def _experts_cuda(x, top_k_index, top_k_weights, gate_up, down, gate_up_bias, do
     n = down.shape[2] if down_layout == "hidden_intermediate" else down.shape[1]
     rows = tokens * top_k
     offsets, row_choice, choice_row, invalid, workspace = _route_buffers(x.device, experts, rows)
-    # x's routed rows are gathered by the gated kernel's producer as it loads them (no rows x H
-    # copy), unless x has 2^31 elements or more (its row offsets are 32-bit there).
-    x_routed = x.new_empty(rows, hidden) if tokens * hidden >= 2**31 else None
-    h, out = x.new_empty(rows, n), x.new_empty(rows, hidden)
+    x_routed, h, out = x.new_empty(rows, hidden), x.new_empty(rows, n), x.new_empty(rows, hidden)
     y = x.new_empty(tokens, hidden)
     launch("moe_experts_alternating" if layout == "alternating" else "moe_experts", x.dtype,
            [x, top_k_index.to(torch.int64), top_k_weights.to(torch.float32), gate_up, down, gate_up_bias, down_bias,

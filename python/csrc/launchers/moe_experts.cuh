@@ -3,8 +3,7 @@
 // projection on the tile the sm90a default picks by rows per expert
 // (grouped_gated_projection<Op>: streamed up to one routed row an expert, then 64-row
 // ping-pong, 128 x 256 or 128 x 128,
-// kernels/sm90/plan_default.hpp; x's routed rows gathered by the kernel's producer, or first
-// into x_routed where it is given: the training forward keeps them for the backward), the grouped
+// kernels/sm90/plan_default.hpp; x's routed rows gathered first into x_routed), the grouped
 // down projection (the default's tile: 64-row ping-pong at decode, else WarpSpecializedTma) and the combine with the router's weights
 // (fp32), all on the caller's stream. Operands: x, top_k_index
 // (int64, tokens x top_k), top_k_weights (float, tokens x top_k), gate_up (E, 2I, H: stacked,
@@ -12,7 +11,7 @@
 // alternating, as gpt-oss stores it), down (E, H, I with b_col_major, else E, I, H),
 // gate_up_bias (E, 2I) or none, down_bias (E, H) or none, y (tokens x H: the output), then
 // the workspaces expert_offsets (E + 1, int32), row_choice, choice_row (rows, int32), invalid
-// (1, int32), route_workspace (bytes), x_routed (rows x H) or none, h (rows x I), out (rows x H), and
+// (1, int32), route_workspace (bytes), x_routed (rows x H), h (rows x I), out (rows x H), and
 // p (rows x 2I, the pre-activations in W's row order, for the backward) or none.
 // m: tokens, n: I, k: H.
 #pragma once
