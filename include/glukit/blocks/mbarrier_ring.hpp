@@ -1,8 +1,8 @@
 // A ring of slots guarded by a pair of shared-memory mbarriers each (sm_90): `full` says a
 // slot's contents have landed, `empty` that its readers are done with it. The producer
-// acquires a slot (waits until it is empty), fills it and commits (one arrival on full, or
-// an arrival announcing the bytes TMA copies will complete on it); the consumer waits for
-// a slot to be full and releases it. Slot and parity come from the caller's ring position
+// acquires a slot (waits until it is empty), fills it and commits (one arrival on full, one
+// made when its cp.async copies land, or an arrival announcing the bytes TMA copies will
+// complete on it); the consumer waits for a slot to be full and releases it. Slot and parity come from the caller's ring position
 // (PipelineState, or the kernel's own per-buffer count), which runs on across tiles, so a
 // wait names the parity of the phase it needs. In a cluster, release_cluster arrives on
 // the slot's empty barrier in every block that shares the slot's contents.
@@ -38,6 +38,9 @@ struct MbarrierRing {
   }
   /// Producer: the slot's contents are written (an arrival on full).
   GLUKIT_DEVICE void commit(int slot) const { arch::hopper::mbarrier_arrive(&full[slot]); }
+  /// Producer: an arrival on full once this thread's cp.async copies issued so far have
+  /// landed (the thread does not wait for them).
+  GLUKIT_DEVICE void commit_async(int slot) const { arch::hopper::mbarrier_arrive_cp_async(&full[slot]); }
   /// Producer: an arrival on full announcing `bytes` of bulk copies that complete on it
   /// (issue them with full_barrier(slot)).
   GLUKIT_DEVICE void commit_tx(int slot, std::uint32_t bytes) const {

@@ -22,13 +22,6 @@ GLUKIT_DEVICE inline void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-/// An arrival on the shared-memory mbarrier `bar` made once all of this thread's earlier
-/// cp.async copies have landed, counted as one of the arrivals the barrier expects (.noinc):
-/// the thread goes on at once.
-GLUKIT_DEVICE inline void cp_async_mbarrier_arrive_noinc(std::uint64_t* bar) {
-  const auto b = static_cast<std::uint32_t>(__cvta_generic_to_shared(bar));
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(b) : "memory");
-}
 /// Waits until all of this thread's cp.async copies have landed.
 GLUKIT_DEVICE inline void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 

@@ -21,6 +21,11 @@ GLUKIT_DEVICE inline void fence_mbarrier_init() {
 GLUKIT_DEVICE inline void mbarrier_arrive(std::uint64_t* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
 }
+/// An arrival made once all of this thread's earlier cp.async copies have landed, counted as
+/// one of the arrivals the barrier expects (.noinc): the thread goes on at once.
+GLUKIT_DEVICE inline void mbarrier_arrive_cp_async(std::uint64_t* bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_u32(bar)) : "memory");
+}
 /// Arrives and announces `bytes` of bulk-copy transactions that will complete on it.
 GLUKIT_DEVICE inline void mbarrier_arrive_expect_tx(std::uint64_t* bar, std::uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes)

@@ -65,7 +65,7 @@ struct WsGatherProducer : WsProducer<P> {
         }
         ca.issue(sh.ring.template tile<0>(st.index), a_rows, static_cast<int>(args.k - k0));
         ca.advance(BK);
-        cp_async_mbarrier_arrive_noinc(sh.stages.full_barrier(st.index));
+        sh.stages.commit_async(st.index);
         ++st;
       }
     }
